@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Make, mount and tear down the filesystem matrix fspace is tested on:
+#   ext4, xfs, btrfs, ext4-noextents (an ext3 image: fallocate returns EOPNOTSUPP),
+#   tmpfs, and sshfs served by a private sshd on 127.0.0.1 (FUSE, no fallocate).
+#
+# Usage (as root):
+#   ci/matrix.sh up      make and mount everything; prints FSPACE_TEST_MOUNTS=...
+#                        and writes it to $FSPACE_MATRIX_DIR/env
+#   ci/matrix.sh down    unmount everything, detach loops, stop sshd (by its PID)
+#   ci/matrix.sh deps    install the Debian packages the matrix needs, if missing
+#
+# FSPACE_MATRIX_DIR (default /tmp/fspace-matrix) holds images, mounts and keys.
+# FSPACE_MATRIX_SIZE_MB (default 512) sizes each loop image and the tmpfs.
+set -euo pipefail
+
+BASE=${FSPACE_MATRIX_DIR:-/tmp/fspace-matrix}
+SIZE_MB=${FSPACE_MATRIX_SIZE_MB:-512}
+SSH_PORT=${FSPACE_MATRIX_SSH_PORT:-22722}
+LOOP_FS=(ext4 xfs btrfs ext4-noextents)
+
+log() { echo "matrix: $*" >&2; }
+die() { echo "matrix: error: $*" >&2; exit 1; }
+
+need_root() { [ "$(id -u)" = 0 ] || die "must run as root (loop devices, mounts, sshd)"; }
+
+deps() {
+    need_root
+    local missing=()
+    command -v mkfs.xfs >/dev/null || missing+=(xfsprogs)
+    command -v mkfs.btrfs >/dev/null || missing+=(btrfs-progs)
+    command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
+    command -v chattr >/dev/null || missing+=(e2fsprogs)
+    command -v sshfs >/dev/null || missing+=(sshfs)
+    [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+    command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+    command -v strace >/dev/null || missing+=(strace)
+    command -v fallocate >/dev/null || missing+=(util-linux)
+    command -v setpriv >/dev/null || missing+=(util-linux)
+    command -v nm >/dev/null || missing+=(binutils)
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >&2
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    fi
+}
+
+mkfs_for() { # name image
+    case "$1" in
+        ext4) mkfs.ext4 -q -F "$2" ;;
+        xfs) mkfs.xfs -q -f "$2" ;;
+        btrfs) mkfs.btrfs -q -f "$2" >/dev/null ;;
+        # ext3 layout: block-mapped files, so fallocate returns EOPNOTSUPP.
+        ext4-noextents) mkfs.ext3 -q -F "$2" ;;
+        *) die "unknown filesystem $1" ;;
+    esac
+}
+
+mount_type() {
+    case "$1" in
+        ext4-noextents) echo ext3 ;;
+        *) echo "$1" ;;
+    esac
+}
+
+up() {
+    need_root
+    deps
+    down 2>/dev/null || true
+    mkdir -p "$BASE/img" "$BASE/mnt"
+    local mounts=()
+    for fs in "${LOOP_FS[@]}"; do
+        local img="$BASE/img/$fs.img" mnt="$BASE/mnt/$fs"
+        mkdir -p "$mnt"
+        rm -f "$img"
+        truncate -s "${SIZE_MB}M" "$img"
+        mkfs_for "$fs" "$img"
+        local dev
+        dev=$(losetup --find --show "$img")
+        echo "$dev" >"$BASE/img/$fs.loop"
+        mount -t "$(mount_type "$fs")" "$dev" "$mnt"
+        chmod 1777 "$mnt"
+        mounts+=("$fs=$mnt")
+        log "$fs on $dev at $mnt"
+    done
+
+    mkdir -p "$BASE/mnt/tmpfs"
+    mount -t tmpfs -o "size=${SIZE_MB}m,mode=1777" fspace-tmpfs "$BASE/mnt/tmpfs"
+    mounts+=("tmpfs=$BASE/mnt/tmpfs")
+    log "tmpfs at $BASE/mnt/tmpfs"
+
+    # sshfs: a private sshd on 127.0.0.1 with its own keys, serving a directory.
+    local ssh="$BASE/ssh" export="$BASE/sshfs-export" mnt="$BASE/mnt/sshfs"
+    mkdir -p "$ssh" "$export" "$mnt" /run/sshd
+    chmod 700 "$ssh"
+    chmod 1777 "$export"
+    ssh-keygen -q -t ed25519 -N '' -f "$ssh/host_key" <<<y >/dev/null 2>&1 || true
+    ssh-keygen -q -t ed25519 -N '' -f "$ssh/client_key" <<<y >/dev/null 2>&1 || true
+    cp "$ssh/client_key.pub" "$ssh/authorized_keys"
+    cat >"$ssh/sshd_config" <<CONF
+ListenAddress 127.0.0.1
+Port $SSH_PORT
+HostKey $ssh/host_key
+AuthorizedKeysFile $ssh/authorized_keys
+PidFile $ssh/sshd.pid
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+Subsystem sftp internal-sftp
+CONF
+    /usr/sbin/sshd -f "$ssh/sshd_config" -E "$ssh/sshd.log"
+    for _ in $(seq 50); do [ -s "$ssh/sshd.pid" ] && break; sleep 0.1; done
+    [ -s "$ssh/sshd.pid" ] || die "sshd did not start (see $ssh/sshd.log)"
+    sshfs -o "IdentityFile=$ssh/client_key,port=$SSH_PORT,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR" \
+        "root@127.0.0.1:$export" "$mnt"
+    mounts+=("sshfs=$mnt")
+    log "sshfs at $mnt (sshd pid $(cat "$ssh/sshd.pid"), port $SSH_PORT)"
+
+    local joined
+    joined=$(IFS=,; echo "${mounts[*]}")
+    echo "FSPACE_TEST_MOUNTS=$joined" >"$BASE/env"
+    echo "FSPACE_TEST_MOUNTS=$joined"
+}
+
+down() {
+    [ "$(id -u)" = 0 ] || die "must run as root"
+    local rc=0
+    if mountpoint -q "$BASE/mnt/sshfs" 2>/dev/null; then
+        fusermount -u "$BASE/mnt/sshfs" 2>/dev/null || umount -l "$BASE/mnt/sshfs" || rc=1
+    fi
+    if [ -s "$BASE/ssh/sshd.pid" ]; then
+        local pid
+        pid=$(cat "$BASE/ssh/sshd.pid")
+        kill "$pid" 2>/dev/null || true
+        rm -f "$BASE/ssh/sshd.pid"
+    fi
+    for fs in tmpfs "${LOOP_FS[@]}"; do
+        local mnt="$BASE/mnt/$fs"
+        if mountpoint -q "$mnt" 2>/dev/null; then
+            # Leftover immutable flags or busy files must not keep a mount alive.
+            umount "$mnt" 2>/dev/null || umount -l "$mnt" || rc=1
+        fi
+        if [ -s "$BASE/img/$fs.loop" ]; then
+            losetup -d "$(cat "$BASE/img/$fs.loop")" 2>/dev/null || true
+            rm -f "$BASE/img/$fs.loop"
+        fi
+        rm -f "$BASE/img/$fs.img"
+    done
+    rm -f "$BASE/env"
+    return $rc
+}
+
+case "${1:-}" in
+    up) up ;;
+    down) down ;;
+    deps) deps ;;
+    *) echo "usage: $0 up|down|deps" >&2; exit 2 ;;
+esac

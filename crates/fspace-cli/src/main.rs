@@ -1,0 +1,425 @@
+//! `fspace`: the command-line face of the fspace library. Glue only: every
+//! decision lives in the library; this file parses arguments and prints.
+
+use clap::{Parser, Subcommand};
+use fspace::units::{format_human, parse_size};
+use fspace::{ExtentState, FsInfo, GrowOptions, Intent, MapOptions, Strategy};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code when the operation failed (usage errors exit 2, from clap).
+const EXIT_FAILED: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "fspace",
+    version,
+    about = "Grow, map and measure file space the right way for each Linux filesystem",
+    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error.\n\
+                  Sizes accept plain bytes or K/M/G/T/P/E with or without iB (binary units)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the filesystem under PATH: kind, sizes, measured capabilities and the auto policy.
+    Info {
+        /// A file or directory.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Grow FILE to SIZE bytes with the right strategy for its filesystem.
+    #[command(after_help = "Strategies:\n  \
+        sparse        ftruncate: the new range is a hole\n  \
+        reserve       fallocate KEEP_SIZE: blocks reserved past EOF, length unchanged\n  \
+        allocate      fallocate: unwritten blocks (falls back to zero-fill)\n  \
+        write-zeroes  fallocate WRITE_ZEROES: written blocks without moving data (falls back to zero-fill)\n  \
+        zero-fill     large pwritev of zeros from the current end of file\n\
+        auto picks by filesystem and --for: bulk (written once soon), log (small overwrites + fdatasync),\n\
+        sparse (may stay empty). Existing bytes are never changed and files never shrink.\n\n\
+        Examples:\n  fspace grow --create --for log --sync wal/000001.seg 16MiB\n  \
+        fspace grow --json image.raw 20G")]
+    Grow {
+        /// The file to grow.
+        file: PathBuf,
+        /// The new length: 4096, 64K, 16MiB, 1.5G, 2T.
+        #[arg(value_parser = size_arg, allow_hyphen_values = true)]
+        size: u64,
+        /// How to grow; auto chooses by filesystem and intent.
+        #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+        strategy: StrategyChoice,
+        /// What the space is for (drives auto).
+        #[arg(long = "for", default_value = "bulk", value_parser = intent_arg)]
+        intent: Intent,
+        /// Create FILE if missing (it appears only once fully grown).
+        #[arg(long)]
+        create: bool,
+        /// Make the result durable (fdatasync; fsync of the directory when created).
+        #[arg(long)]
+        sync: bool,
+        /// With an explicit --strategy, fail instead of falling back.
+        #[arg(long)]
+        no_fallback: bool,
+        /// Zero-fill even when statfs reports too little free space (writes until ENOSPC, then rolls back).
+        #[arg(long)]
+        no_space_check: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
+    Map {
+        /// The file to map.
+        file: PathBuf,
+        /// Flush dirty data first so delayed allocations show as real extents.
+        #[arg(long)]
+        sync: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+/// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
+#[derive(Clone, Copy)]
+struct StrategyChoice(Option<Strategy>);
+
+fn strategy_arg(s: &str) -> Result<StrategyChoice, String> {
+    if s == "auto" {
+        Ok(StrategyChoice(None))
+    } else {
+        s.parse().map(|s| StrategyChoice(Some(s)))
+    }
+}
+
+fn intent_arg(s: &str) -> Result<Intent, String> {
+    s.parse()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (json, result) = match cli.command {
+        Command::Info { path, json } => (json, info(&path, json)),
+        Command::Grow {
+            file,
+            size,
+            strategy,
+            intent,
+            create,
+            sync,
+            no_fallback,
+            no_space_check,
+            json,
+        } => {
+            let opts = GrowOptions {
+                strategy: strategy.0,
+                intent,
+                fallback: !no_fallback,
+                sync,
+                create,
+                check_free_space: !no_space_check,
+                progress: None,
+            };
+            (json, grow(&file, size, opts, json))
+        }
+        Command::Map { file, sync, json } => (json, map(&file, sync, json)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let hint = hint(&e);
+            eprintln!("fspace: error: {e}");
+            if let Some(h) = hint {
+                eprintln!("fspace: hint: {h}");
+            }
+            if json {
+                let v = serde_json::json!({ "error": e.to_string(), "errno": e.raw_os_error(), "hint": hint });
+                println!("{v}");
+            }
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// Returns advice for errors whose errno alone is cryptic.
+fn hint(e: &fspace::Error) -> Option<&'static str> {
+    match e.raw_os_error()? {
+        1 => Some(
+            "the file may be immutable or append-only (see lsattr; chattr -i removes the flag)",
+        ),
+        2 => Some("the file does not exist; pass --create to create it"),
+        13 => Some("you lack write permission on the file or its directory"),
+        28 => Some("the filesystem is full; the file was left at its old length"),
+        30 => Some("the filesystem is mounted read-only"),
+        _ => None,
+    }
+}
+
+fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => {
+            println!("{s}");
+            Ok(())
+        }
+        Err(e) => Err(fspace::Error::Refused {
+            op: "json",
+            path: PathBuf::from("-"),
+            message: e.to_string(),
+            errno: 22,
+        }),
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
+    let p = fspace::grow::auto_plan(info, intent);
+    let names: Vec<&str> = p.ladder.iter().map(|s| s.name()).collect();
+    (names.join(" -> "), p.reason)
+}
+
+fn info(path: &Path, json: bool) -> fspace::Result<()> {
+    let info = fspace::fs_info(path)?;
+    let intents = [Intent::Bulk, Intent::Log, Intent::Sparse];
+    if json {
+        #[derive(Serialize)]
+        struct PolicyEntry {
+            intent: Intent,
+            ladder: Vec<Strategy>,
+            reason: String,
+        }
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            info: &'a FsInfo,
+            policy: Vec<PolicyEntry>,
+        }
+        let policy = intents
+            .iter()
+            .map(|&i| {
+                let p = fspace::grow::auto_plan(&info, i);
+                PolicyEntry {
+                    intent: i,
+                    ladder: p.ladder,
+                    reason: p.reason,
+                }
+            })
+            .collect();
+        return print_json(&Out {
+            info: &info,
+            policy,
+        });
+    }
+    println!("path:          {}", info.path.display());
+    println!(
+        "filesystem:    {} (magic 0x{:x})",
+        info.display_name(),
+        info.magic
+    );
+    if let (Some(mp), Some(src)) = (&info.mount_point, &info.source) {
+        println!("mount:         {} from {}", mp.display(), src);
+    }
+    println!("block size:    {}", info.block_size);
+    println!(
+        "space:         {} total, {} free",
+        format_human(info.total_bytes),
+        format_human(info.free_bytes)
+    );
+    println!("copy-on-write: {}", yes_no(info.copy_on_write));
+    println!("network:       {}", yes_no(info.network));
+    println!("read-only:     {}", yes_no(info.read_only));
+    match &info.capabilities {
+        Ok(c) => {
+            println!("capabilities (measured on a scratch file here):");
+            let rows = [
+                ("fallocate", &c.fallocate),
+                ("keep-size", &c.keep_size),
+                ("punch-hole", &c.punch_hole),
+                ("zero-range", &c.zero_range),
+                ("write-zeroes", &c.write_zeroes),
+                ("seek-hole", &c.seek_hole),
+                ("fiemap", &c.fiemap),
+                ("ficlone", &c.ficlone),
+            ];
+            for (name, cap) in rows {
+                match &cap.detail {
+                    Some(d) => println!("  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
+                    None => println!("  {name:<13} {}", yes_no(cap.supported)),
+                }
+            }
+        }
+        Err(e) => println!("capabilities:  unknown ({e})"),
+    }
+    println!("auto policy:");
+    for i in intents {
+        let (l, reason) = ladder(&info, i);
+        println!("  {:<7} {l}", i.name());
+        println!("          {reason}");
+    }
+    Ok(())
+}
+
+fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Result<()> {
+    let bar = std::cell::OnceCell::new();
+    let show = |p: fspace::Progress| {
+        let b = bar.get_or_init(|| {
+            let b = indicatif::ProgressBar::with_draw_target(Some(p.total), indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "zero-fill {bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            ) {
+                b.set_style(style);
+            }
+            b
+        });
+        b.set_position(p.done);
+    };
+    let opts = GrowOptions {
+        progress: Some(&show),
+        ..opts
+    };
+    let result = fspace::grow(file, size, &opts);
+    if let Some(b) = bar.get() {
+        b.finish_and_clear();
+    }
+    let r = result?;
+    if json {
+        return print_json(&r);
+    }
+    let how = match r.requested {
+        None => format!("auto, intent {}", r.intent.name()),
+        Some(s) => format!("requested {s}"),
+    };
+    println!(
+        "path:          {}{}",
+        r.path.display(),
+        if r.created { " (created)" } else { "" }
+    );
+    println!("filesystem:    {}", r.filesystem);
+    println!("strategy:      {} ({how})", r.strategy);
+    println!("reason:        {}", r.reason);
+    if r.fallbacks.is_empty() {
+        println!("fallbacks:     none");
+    } else {
+        println!("fallbacks:");
+        for f in &r.fallbacks {
+            println!("  - {}: {}", f.strategy, f.error);
+        }
+    }
+    println!("old_len:       {} ({})", r.old_len, format_human(r.old_len));
+    println!("new_len:       {} ({})", r.new_len, format_human(r.new_len));
+    if r.new_len != r.target_len {
+        println!(
+            "reserved to:   {} ({}) past EOF",
+            r.target_len,
+            format_human(r.target_len)
+        );
+    }
+    println!(
+        "bytes_written: {} ({})",
+        r.bytes_written,
+        format_human(r.bytes_written)
+    );
+    println!(
+        "syscalls:      {} ({} write-type)",
+        r.syscalls, r.write_syscalls
+    );
+    println!("synced:        {}", yes_no(r.synced));
+    println!("elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
+    Ok(())
+}
+
+fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
+    let m = fspace::map_file(
+        file,
+        MapOptions {
+            sync,
+            ..Default::default()
+        },
+    )?;
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            path: &'a Path,
+            #[serde(flatten)]
+            map: &'a fspace::ExtentMap,
+        }
+        return print_json(&Out {
+            path: file,
+            map: &m,
+        });
+    }
+    println!("{:>20} {:>20} {:>12}  STATE", "OFFSET", "LENGTH", "");
+    for e in &m.extents {
+        println!(
+            "{:>20} {:>20} {:>12}  {}",
+            e.offset,
+            e.length,
+            format_human(e.length),
+            state_name(e.state)
+        );
+    }
+    let s = &m.summary;
+    let opt = |v: Option<u64>| v.map(format_human).unwrap_or_else(|| "unknown".into());
+    println!();
+    println!("size:       {} ({})", s.size, format_human(s.size));
+    println!("allocated:  {}", format_human(s.allocated));
+    println!("written:    {}", opt(s.written));
+    println!("unwritten:  {}", opt(s.unwritten));
+    println!("holes:      {}", format_human(s.holes));
+    if let Some(d) = s.delalloc.filter(|&d| d > 0) {
+        println!(
+            "delalloc:   {} (not yet allocated; --sync flushes first)",
+            format_human(d)
+        );
+    }
+    if let Some(sh) = s.shared.filter(|&d| d > 0) {
+        println!("shared:     {}", format_human(sh));
+    }
+    if let Some(b) = s.beyond_eof.filter(|&d| d > 0) {
+        println!(
+            "past EOF:   {} allocated beyond the end of file",
+            format_human(b)
+        );
+    }
+    println!("extents:    {}", s.extents);
+    println!(
+        "method:     {}",
+        if m.method == fspace::MapMethod::Fiemap {
+            "fiemap"
+        } else {
+            "seek"
+        }
+    );
+    if let Some(n) = m.note {
+        println!("note:       {n}");
+    }
+    Ok(())
+}
+
+fn state_name(s: ExtentState) -> &'static str {
+    match s {
+        ExtentState::Hole => "hole",
+        ExtentState::Unwritten => "unwritten",
+        ExtentState::Written => "written",
+        ExtentState::Shared => "shared",
+        ExtentState::Delalloc => "delalloc",
+        ExtentState::Data => "data",
+        ExtentState::Other => "other",
+    }
+}

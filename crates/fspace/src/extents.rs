@@ -1,0 +1,364 @@
+//! The extent map of a file: which byte ranges are holes, unwritten,
+//! written, shared or still delayed-allocated.
+//!
+//! FIEMAP is the source of truth. Where it is missing (tmpfs, most FUSE
+//! filesystems) the map falls back to `SEEK_DATA`/`SEEK_HOLE`, which can tell
+//! holes from data but cannot tell written from unwritten blocks; the map says
+//! so in [`ExtentMap::method`] and leaves `written`/`unwritten` unknown.
+
+use crate::error::{Error, Result};
+use crate::sys::{self, Errno, RawExtent};
+use rustix::fd::AsFd;
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::path::Path;
+
+/// The state of a byte range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExtentState {
+    /// No blocks; reads as zeros.
+    Hole,
+    /// Allocated blocks flagged "reads as zero"; the first write converts them.
+    Unwritten,
+    /// Allocated blocks holding real bytes (zeros included).
+    Written,
+    /// Blocks shared with another file (reflink / CoW snapshot).
+    Shared,
+    /// Dirty data whose blocks are not allocated yet (delayed allocation).
+    Delalloc,
+    /// Data, written or unwritten: `SEEK_DATA` cannot tell which.
+    Data,
+    /// Inline, encoded or otherwise unusual data.
+    Other,
+}
+
+impl ExtentState {
+    fn from_flags(flags: u32) -> ExtentState {
+        if flags & sys::FIEMAP_EXTENT_DELALLOC != 0 {
+            ExtentState::Delalloc
+        } else if flags & sys::FIEMAP_EXTENT_SHARED != 0 {
+            ExtentState::Shared
+        } else if flags & sys::FIEMAP_EXTENT_UNWRITTEN != 0 {
+            ExtentState::Unwritten
+        } else if flags & (sys::FIEMAP_EXTENT_DATA_INLINE | sys::FIEMAP_EXTENT_UNKNOWN) != 0 {
+            ExtentState::Other
+        } else {
+            ExtentState::Written
+        }
+    }
+}
+
+/// One range of a file in one state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Extent {
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// What the range holds.
+    pub state: ExtentState,
+}
+
+impl Extent {
+    /// Returns the end offset (exclusive).
+    pub fn end(&self) -> u64 {
+        self.offset + self.length
+    }
+}
+
+/// How the map was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MapMethod {
+    /// `FS_IOC_FIEMAP`: every state is known.
+    Fiemap,
+    /// `SEEK_DATA`/`SEEK_HOLE`: holes vs data only.
+    Seek,
+}
+
+/// Byte totals of an [`ExtentMap`], all within `0..size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct Summary {
+    /// File length.
+    pub size: u64,
+    /// Bytes backed by blocks or dirty data (everything but holes).
+    pub allocated: u64,
+    /// Written bytes, including shared ones; `None` when unknown (seek method).
+    pub written: Option<u64>,
+    /// Unwritten bytes; `None` when unknown (seek method).
+    pub unwritten: Option<u64>,
+    /// Bytes in holes.
+    pub holes: u64,
+    /// Shared (reflinked) bytes; `None` when unknown.
+    pub shared: Option<u64>,
+    /// Delayed-allocation bytes; `None` when unknown.
+    pub delalloc: Option<u64>,
+    /// Number of non-hole extents.
+    pub extents: u64,
+    /// Bytes allocated past EOF (`KEEP_SIZE` reservations, speculative
+    /// preallocation); `None` when unknown.
+    pub beyond_eof: Option<u64>,
+}
+
+/// A file's extent map.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExtentMap {
+    /// How it was obtained.
+    pub method: MapMethod,
+    /// What the method cannot tell, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+    /// Ranges covering `0..size` in order, holes included.
+    pub extents: Vec<Extent>,
+    /// Totals.
+    pub summary: Summary,
+}
+
+impl ExtentMap {
+    /// Returns the bytes in state `state` within `range`.
+    pub fn bytes_in(&self, state: ExtentState, range: std::ops::Range<u64>) -> u64 {
+        self.extents
+            .iter()
+            .filter(|e| e.state == state)
+            .map(|e| {
+                e.end()
+                    .min(range.end)
+                    .saturating_sub(e.offset.max(range.start))
+            })
+            .sum()
+    }
+}
+
+/// Options for [`map_file`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MapOptions {
+    /// Flush dirty data first (`FIEMAP_FLAG_SYNC`) so that delayed
+    /// allocations show as the extents they become.
+    pub sync: bool,
+    /// Use `SEEK_DATA`/`SEEK_HOLE` even where FIEMAP works (for testing the
+    /// fallback).
+    pub force_seek: bool,
+}
+
+const SEEK_NOTE: &str = "FIEMAP is not available here: SEEK_DATA/SEEK_HOLE tell holes from data, \
+                         but cannot tell written from unwritten blocks";
+
+/// Maps the file at `path`.
+pub fn map_file(path: &Path, opts: MapOptions) -> Result<ExtentMap> {
+    let fd = sys::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
+        .map_err(|e| Error::io("open", path, None, e))?;
+    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    if !st.is_regular() {
+        return Err(Error::refused(
+            "map",
+            path,
+            if st.mode & 0o170000 == 0o040000 {
+                Errno::ISDIR
+            } else {
+                Errno::INVAL
+            },
+            format!("is a {}, not a regular file", st.type_name()),
+        ));
+    }
+    map_fd(&fd, path, st.size, opts)
+}
+
+/// Maps an open file of length `size`; `path` is used in errors only.
+pub fn map_fd<Fd: AsFd>(fd: Fd, path: &Path, size: u64, opts: MapOptions) -> Result<ExtentMap> {
+    let fd = fd.as_fd();
+    if !opts.force_seek {
+        match sys::fiemap(fd, 0, u64::MAX, opts.sync) {
+            Ok(raw) => return Ok(from_fiemap(&raw, size)),
+            Err(Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::NOSYS) => {}
+            Err(e) => return Err(Error::io("ioctl(FIEMAP)", path, None, e)),
+        }
+    }
+    from_seek(fd, path, size)
+}
+
+fn from_fiemap(raw: &[RawExtent], size: u64) -> ExtentMap {
+    let mut extents = Vec::new();
+    let mut pos = 0u64;
+    let mut beyond = 0u64;
+    for r in raw {
+        let start = r.logical;
+        let end = r.logical.saturating_add(r.length);
+        if end > size {
+            beyond += end - start.max(size);
+        }
+        let (s, e) = (start.max(pos), end.min(size));
+        if s >= e {
+            continue;
+        }
+        if s > pos {
+            extents.push(Extent {
+                offset: pos,
+                length: s - pos,
+                state: ExtentState::Hole,
+            });
+        }
+        extents.push(Extent {
+            offset: s,
+            length: e - s,
+            state: ExtentState::from_flags(r.flags),
+        });
+        pos = e;
+    }
+    if pos < size {
+        extents.push(Extent {
+            offset: pos,
+            length: size - pos,
+            state: ExtentState::Hole,
+        });
+    }
+    let mut m = ExtentMap {
+        method: MapMethod::Fiemap,
+        note: None,
+        extents,
+        summary: Summary::default(),
+    };
+    let sum = |st: ExtentState| {
+        m.extents
+            .iter()
+            .filter(|e| e.state == st)
+            .map(|e| e.length)
+            .sum::<u64>()
+    };
+    let holes = sum(ExtentState::Hole);
+    let shared = sum(ExtentState::Shared);
+    m.summary = Summary {
+        size,
+        allocated: size - holes,
+        written: Some(sum(ExtentState::Written) + shared),
+        unwritten: Some(sum(ExtentState::Unwritten)),
+        holes,
+        shared: Some(shared),
+        delalloc: Some(sum(ExtentState::Delalloc)),
+        extents: m
+            .extents
+            .iter()
+            .filter(|e| e.state != ExtentState::Hole)
+            .count() as u64,
+        beyond_eof: Some(beyond),
+    };
+    m
+}
+
+fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<ExtentMap> {
+    let mut extents = Vec::new();
+    let mut pos = 0u64;
+    while pos < size {
+        let data = sys::seek_data(fd, pos)
+            .map_err(|e| Error::io("lseek(SEEK_DATA)", path, Some(pos..size), e))?;
+        let Some(data) = data.filter(|&d| d < size) else {
+            extents.push(Extent {
+                offset: pos,
+                length: size - pos,
+                state: ExtentState::Hole,
+            });
+            break;
+        };
+        if data > pos {
+            extents.push(Extent {
+                offset: pos,
+                length: data - pos,
+                state: ExtentState::Hole,
+            });
+        }
+        let hole = sys::seek_hole(fd, data)
+            .map_err(|e| Error::io("lseek(SEEK_HOLE)", path, Some(data..size), e))?
+            .unwrap_or(size)
+            .min(size);
+        if hole <= data {
+            // A daemon that answers nonsense: count the rest as data rather than loop.
+            extents.push(Extent {
+                offset: data,
+                length: size - data,
+                state: ExtentState::Data,
+            });
+            break;
+        }
+        extents.push(Extent {
+            offset: data,
+            length: hole - data,
+            state: ExtentState::Data,
+        });
+        pos = hole;
+    }
+    let holes: u64 = extents
+        .iter()
+        .filter(|e| e.state == ExtentState::Hole)
+        .map(|e| e.length)
+        .sum();
+    let n = extents
+        .iter()
+        .filter(|e| e.state != ExtentState::Hole)
+        .count() as u64;
+    Ok(ExtentMap {
+        method: MapMethod::Seek,
+        note: Some(SEEK_NOTE),
+        extents,
+        summary: Summary {
+            size,
+            allocated: size - holes,
+            written: None,
+            unwritten: None,
+            holes,
+            shared: None,
+            delalloc: None,
+            extents: n,
+            beyond_eof: None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(logical: u64, length: u64, flags: u32) -> RawExtent {
+        RawExtent {
+            logical,
+            physical: 0,
+            length,
+            flags,
+        }
+    }
+
+    #[test]
+    fn fiemap_fills_holes_and_clips_at_eof() {
+        let m = from_fiemap(
+            &[
+                raw(4096, 4096, 0),
+                raw(
+                    16384,
+                    8192,
+                    sys::FIEMAP_EXTENT_UNWRITTEN | sys::FIEMAP_EXTENT_LAST,
+                ),
+            ],
+            20480,
+        );
+        let states: Vec<_> = m
+            .extents
+            .iter()
+            .map(|e| (e.offset, e.length, e.state))
+            .collect();
+        assert_eq!(
+            states,
+            vec![
+                (0, 4096, ExtentState::Hole),
+                (4096, 4096, ExtentState::Written),
+                (8192, 8192, ExtentState::Hole),
+                (16384, 4096, ExtentState::Unwritten),
+            ]
+        );
+        assert_eq!(m.summary.allocated, 8192);
+        assert_eq!(m.summary.written, Some(4096));
+        assert_eq!(m.summary.unwritten, Some(4096));
+        assert_eq!(m.summary.holes, 12288);
+        assert_eq!(m.summary.beyond_eof, Some(4096));
+        assert_eq!(m.summary.extents, 2);
+        assert_eq!(m.bytes_in(ExtentState::Hole, 0..10000), 4096 + 1808);
+    }
+}

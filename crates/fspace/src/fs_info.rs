@@ -1,0 +1,556 @@
+//! What filesystem a path is on, and what it can do — measured, not guessed.
+//!
+//! The kind comes from the `statfs` magic (refined by `/proc/self/mountinfo`
+//! for the FUSE subtype and the ext2/3/4 mount type). The capabilities come
+//! from trying each operation on a scratch file in the directory itself,
+//! because the kind alone does not tell: ext4 without the `extents` feature
+//! refuses `fallocate`, FALLOC_FL_WRITE_ZEROES depends on the device, and
+//! SEEK_HOLE on FUSE depends on the daemon. Capabilities are cached per
+//! device (`st_dev`).
+
+use crate::error::{Error, Result};
+use crate::sys::{self, Errno, FallocMode};
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A filesystem family, from the `statfs` magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FsKind {
+    /// ext2, ext3 or ext4 (one magic, `0xEF53`).
+    Ext4,
+    /// XFS.
+    Xfs,
+    /// Btrfs (copy-on-write).
+    Btrfs,
+    /// OpenZFS (copy-on-write).
+    Zfs,
+    /// bcachefs (copy-on-write).
+    Bcachefs,
+    /// F2FS.
+    F2fs,
+    /// tmpfs (memory).
+    Tmpfs,
+    /// ramfs (memory, no fallocate).
+    Ramfs,
+    /// NFS (network).
+    Nfs,
+    /// CIFS / SMB1 (network).
+    Cifs,
+    /// SMB2/3 (network).
+    Smb2,
+    /// Ceph (network).
+    Ceph,
+    /// 9P (network/virtual).
+    NineP,
+    /// Any FUSE filesystem; see [`FsInfo::fs_type`] for the subtype.
+    Fuse,
+    /// overlayfs: behaviour comes from the upper layer.
+    Overlay,
+    /// exFAT.
+    Exfat,
+    /// FAT (msdos/vfat).
+    Fat,
+    /// Anything else; the magic is kept.
+    Other(u64),
+}
+
+impl FsKind {
+    /// Returns the kind for a `statfs` `f_type` magic.
+    pub fn from_magic(magic: u64) -> FsKind {
+        match magic {
+            0xEF53 => FsKind::Ext4,
+            0x5846_5342 => FsKind::Xfs,
+            0x9123_683E => FsKind::Btrfs,
+            0x2FC1_2FC1 => FsKind::Zfs,
+            0xCA45_1A4E => FsKind::Bcachefs,
+            0xF2F5_2010 => FsKind::F2fs,
+            0x0102_1994 => FsKind::Tmpfs,
+            0x8584_58F6 => FsKind::Ramfs,
+            0x6969 => FsKind::Nfs,
+            0xFF53_4D42 => FsKind::Cifs,
+            0xFE53_4D42 => FsKind::Smb2,
+            0x00C3_6400 => FsKind::Ceph,
+            0x0102_1997 => FsKind::NineP,
+            0x6573_5546 => FsKind::Fuse,
+            0x794C_7630 => FsKind::Overlay,
+            0x2011_BAB0 => FsKind::Exfat,
+            0x4D44 => FsKind::Fat,
+            other => FsKind::Other(other),
+        }
+    }
+
+    /// Returns the short name (`ext4`, `xfs`, ..., or the magic in hex).
+    pub fn name(self) -> String {
+        match self {
+            FsKind::Ext4 => "ext4".into(),
+            FsKind::Xfs => "xfs".into(),
+            FsKind::Btrfs => "btrfs".into(),
+            FsKind::Zfs => "zfs".into(),
+            FsKind::Bcachefs => "bcachefs".into(),
+            FsKind::F2fs => "f2fs".into(),
+            FsKind::Tmpfs => "tmpfs".into(),
+            FsKind::Ramfs => "ramfs".into(),
+            FsKind::Nfs => "nfs".into(),
+            FsKind::Cifs => "cifs".into(),
+            FsKind::Smb2 => "smb2".into(),
+            FsKind::Ceph => "ceph".into(),
+            FsKind::NineP => "9p".into(),
+            FsKind::Fuse => "fuse".into(),
+            FsKind::Overlay => "overlay".into(),
+            FsKind::Exfat => "exfat".into(),
+            FsKind::Fat => "fat".into(),
+            FsKind::Other(m) => format!("unknown(0x{m:x})"),
+        }
+    }
+
+    /// Returns true if and only if every overwrite allocates new blocks
+    /// (btrfs, zfs, bcachefs), so zero-filling buys nothing.
+    pub fn is_copy_on_write(self) -> bool {
+        matches!(self, FsKind::Btrfs | FsKind::Zfs | FsKind::Bcachefs)
+    }
+
+    /// Returns true if and only if the data lives behind a network protocol.
+    /// FUSE is decided by its subtype in [`FsInfo::network`].
+    pub fn is_network(self) -> bool {
+        matches!(
+            self,
+            FsKind::Nfs | FsKind::Cifs | FsKind::Smb2 | FsKind::Ceph | FsKind::NineP
+        )
+    }
+}
+
+impl fmt::Display for FsKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for FsKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// FUSE subtypes known to sit on a network protocol.
+const NETWORK_FUSE_SUBTYPES: &[&str] = &[
+    "sshfs",
+    "s3fs",
+    "gcsfuse",
+    "rclone",
+    "glusterfs",
+    "davfs",
+    "curlftpfs",
+    "cephfs",
+    "juicefs",
+    "goofys",
+];
+
+/// Whether one operation works here, as measured on a scratch file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capability {
+    /// True if and only if the operation succeeded and behaved as specified.
+    pub supported: bool,
+    /// The errno it failed with, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errno: Option<i32>,
+    /// The failure or caveat in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Capability {
+    fn yes() -> Self {
+        Capability {
+            supported: true,
+            errno: None,
+            detail: None,
+        }
+    }
+
+    fn no(detail: impl Into<String>) -> Self {
+        Capability {
+            supported: false,
+            errno: None,
+            detail: Some(detail.into()),
+        }
+    }
+
+    fn from_result<T>(r: std::result::Result<T, Errno>) -> Self {
+        match r {
+            Ok(_) => Capability::yes(),
+            Err(e) => Capability {
+                supported: false,
+                errno: Some(e.raw_os_error()),
+                detail: Some(std::io::Error::from_raw_os_error(e.raw_os_error()).to_string()),
+            },
+        }
+    }
+}
+
+/// Capabilities measured on a scratch file (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// `fallocate` mode 0.
+    pub fallocate: Capability,
+    /// `FALLOC_FL_KEEP_SIZE`.
+    pub keep_size: Capability,
+    /// `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`.
+    pub punch_hole: Capability,
+    /// `FALLOC_FL_ZERO_RANGE`.
+    pub zero_range: Capability,
+    /// `FALLOC_FL_WRITE_ZEROES` (0x80).
+    pub write_zeroes: Capability,
+    /// `SEEK_DATA`/`SEEK_HOLE` that report a hole before EOF.
+    pub seek_hole: Capability,
+    /// `FS_IOC_FIEMAP`.
+    pub fiemap: Capability,
+    /// `FICLONE` (reflink).
+    pub ficlone: Capability,
+}
+
+/// Everything fspace knows about the filesystem holding a path.
+#[derive(Debug, Clone, Serialize)]
+pub struct FsInfo {
+    /// The path asked about.
+    pub path: PathBuf,
+    /// The family from the statfs magic.
+    pub kind: FsKind,
+    /// The statfs magic.
+    #[serde(serialize_with = "ser_hex")]
+    pub magic: u64,
+    /// The mount's type from mountinfo (`ext4`, `ext3`, `fuse.sshfs`), when found.
+    pub fs_type: Option<String>,
+    /// The FUSE subtype (`sshfs`), when visible.
+    pub fuse_subtype: Option<String>,
+    /// The mount point, when found in mountinfo.
+    pub mount_point: Option<PathBuf>,
+    /// The mounted device or source, when found.
+    pub source: Option<String>,
+    /// `st_dev` of the path.
+    pub device: u64,
+    /// `f_bsize`: preferred I/O size (unreliable on network filesystems).
+    pub block_size: u64,
+    /// Total bytes.
+    pub total_bytes: u64,
+    /// Bytes available to unprivileged users (`f_bavail`).
+    pub free_bytes: u64,
+    /// Whether the mount is read-only.
+    pub read_only: bool,
+    /// Whether overwrites allocate new blocks (btrfs, zfs, bcachefs).
+    pub copy_on_write: bool,
+    /// Whether the data goes over a network protocol.
+    pub network: bool,
+    /// Measured capabilities, or why they could not be measured.
+    #[serde(serialize_with = "ser_caps")]
+    pub capabilities: std::result::Result<Arc<Capabilities>, String>,
+}
+
+fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("0x{v:x}"))
+}
+
+fn ser_caps<S: serde::Serializer>(
+    v: &std::result::Result<Arc<Capabilities>, String>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Unknown<'a> {
+        error: &'a str,
+    }
+    match v {
+        Ok(c) => c.serialize(s),
+        Err(e) => Unknown { error: e }.serialize(s),
+    }
+}
+
+impl FsInfo {
+    /// Returns the kind's display name, preferring mountinfo's type
+    /// (`fuse.sshfs`, `ext3`) over the magic's family name.
+    pub fn display_name(&self) -> String {
+        self.fs_type.clone().unwrap_or_else(|| self.kind.name())
+    }
+
+    /// Returns the measured capabilities, if they could be measured.
+    pub fn caps(&self) -> Option<&Capabilities> {
+        self.capabilities.as_ref().ok().map(|c| c.as_ref())
+    }
+}
+
+fn cache() -> &'static Mutex<HashMap<u64, Arc<Capabilities>>> {
+    static CACHE: OnceLock<Mutex<HashMap<u64, Arc<Capabilities>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Describes the filesystem holding `path` (a file or a directory), probing
+/// its capabilities with a scratch file in the directory the first time a
+/// device is seen.
+pub fn fs_info(path: &Path) -> Result<FsInfo> {
+    fs_info_impl(path, true)
+}
+
+/// Like [`fs_info`] but always measures the capabilities again.
+pub fn fs_info_uncached(path: &Path) -> Result<FsInfo> {
+    fs_info_impl(path, false)
+}
+
+fn fs_info_impl(path: &Path, use_cache: bool) -> Result<FsInfo> {
+    let fd = sys::open(path, OFlags::PATH, 0).map_err(|e| Error::io("open", path, None, e))?;
+    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
+    let kind = FsKind::from_magic(sf.magic);
+    let mount = find_mount(path, st.dev);
+    let fs_type = mount.as_ref().map(|m| m.fs_type.clone());
+    let fuse_subtype = fs_type
+        .as_deref()
+        .and_then(|t| {
+            t.strip_prefix("fuse.")
+                .or_else(|| t.strip_prefix("fuseblk."))
+        })
+        .map(str::to_string);
+    let network = kind.is_network()
+        || fuse_subtype
+            .as_deref()
+            .is_some_and(|s| NETWORK_FUSE_SUBTYPES.contains(&s));
+    let read_only = sf.flags & 1 != 0 || mount.as_ref().is_some_and(|m| m.read_only);
+    let dir = if st.mode & 0o170000 == 0o040000 {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let capabilities = if read_only {
+        Err("read-only filesystem: capabilities cannot be measured".to_string())
+    } else {
+        let cached = if use_cache {
+            cache().lock().ok().and_then(|c| c.get(&st.dev).cloned())
+        } else {
+            None
+        };
+        match cached {
+            Some(c) => Ok(c),
+            None => match probe_capabilities(&dir) {
+                Ok(c) => {
+                    let c = Arc::new(c);
+                    if let Ok(mut m) = cache().lock() {
+                        m.insert(st.dev, c.clone());
+                    }
+                    Ok(c)
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        }
+    };
+    Ok(FsInfo {
+        path: path.to_path_buf(),
+        kind,
+        magic: sf.magic,
+        fs_type,
+        fuse_subtype,
+        mount_point: mount.as_ref().map(|m| m.mount_point.clone()),
+        source: mount.as_ref().map(|m| m.source.clone()),
+        device: st.dev,
+        block_size: sf.block_size,
+        total_bytes: sf.blocks.saturating_mul(sf.fragment_size),
+        free_bytes: sf.blocks_available.saturating_mul(sf.fragment_size),
+        read_only,
+        copy_on_write: kind.is_copy_on_write(),
+        network,
+        capabilities,
+    })
+}
+
+struct Mount {
+    mount_point: PathBuf,
+    fs_type: String,
+    source: String,
+    read_only: bool,
+}
+
+/// Finds the mountinfo entry for device `dev`, preferring the mount point
+/// that is the longest prefix of `path` (bind mounts share a device).
+fn find_mount(path: &Path, dev: u64) -> Option<Mount> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut best: Option<(usize, Mount)> = None;
+    for line in text.lines() {
+        let Some((pre, post)) = line.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = pre.split(' ').collect();
+        if f.len() < 6 || f[2] != want {
+            continue;
+        }
+        let mp = PathBuf::from(unescape_mountinfo(f[4]));
+        let ro = f[5].split(',').any(|o| o == "ro");
+        let mut p = post.split(' ');
+        let fs_type = p.next().unwrap_or("").to_string();
+        let source = unescape_mountinfo(p.next().unwrap_or(""));
+        let score = if abs.starts_with(&mp) {
+            mp.as_os_str().len() + 1
+        } else {
+            0
+        };
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((
+                score,
+                Mount {
+                    mount_point: mp,
+                    fs_type,
+                    source,
+                    read_only: ro,
+                },
+            ));
+        }
+    }
+    best.map(|(_, m)| m)
+}
+
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A scratch file removed when dropped.
+struct Scratch {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = sys::unlink(&self.path);
+    }
+}
+
+/// Prefix of scratch files made by the capability probe.
+pub const SCRATCH_PREFIX: &str = ".fspace-scratch-";
+
+fn scratch(dir: &Path) -> Result<Scratch> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let name = format!(
+        "{SCRATCH_PREFIX}{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let path = dir.join(name);
+    let fd = sys::open(&path, OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o600)
+        .map_err(|e| Error::io("open(scratch)", &path, None, e))?;
+    Ok(Scratch { fd, path })
+}
+
+/// Unit of the probe's test ranges: large enough to span whole blocks on
+/// every filesystem we know (64 KiB covers 4 KiB and 64 KiB pages/blocks).
+const PROBE_UNIT: u64 = 64 << 10;
+
+/// Measures every capability in [`Capabilities`] with scratch files in `dir`.
+pub fn probe_capabilities(dir: &Path) -> Result<Capabilities> {
+    let u = PROBE_UNIT;
+    let a = scratch(dir)?;
+    let fallocate = Capability::from_result(sys::fallocate(&a.fd, FallocMode::Allocate, 0, u));
+    let keep_size = Capability::from_result(sys::fallocate(&a.fd, FallocMode::KeepSize, u, u));
+    let data = vec![0xA5u8; u as usize];
+    write_all(&a, &data, 0)?;
+    let punch_hole =
+        Capability::from_result(sys::fallocate(&a.fd, FallocMode::PunchHole, 0, u / 2));
+    let zero_range =
+        Capability::from_result(sys::fallocate(&a.fd, FallocMode::ZeroRange, u / 2, u / 2));
+    let write_zeroes =
+        Capability::from_result(sys::fallocate(&a.fd, FallocMode::WriteZeroes, 2 * u, u));
+
+    // SEEK_HOLE: data in the first unit, then a hole up to 16 units.
+    let b = scratch(dir)?;
+    write_all(&b, &data, 0)?;
+    sys::ftruncate(&b.fd, 16 * u).map_err(|e| Error::io("ftruncate(scratch)", &b.path, None, e))?;
+    let seek_hole = match sys::seek_hole(&b.fd, 0) {
+        Ok(Some(h)) if h < 16 * u => match sys::seek_data(&b.fd, h) {
+            Ok(None) => Capability::yes(),
+            Ok(Some(d)) => Capability::no(format!("SEEK_DATA found data at {d} inside a hole")),
+            Err(e) => Capability::from_result::<()>(Err(e)),
+        },
+        Ok(_) => Capability::no("no hole reported before EOF (generic implementation)"),
+        Err(e) => Capability::from_result::<()>(Err(e)),
+    };
+    let fiemap = Capability::from_result(sys::fiemap(&b.fd, 0, 16 * u, false));
+    let c = scratch(dir)?;
+    let ficlone = Capability::from_result(sys::ficlone(&c.fd, &b.fd));
+    Ok(Capabilities {
+        fallocate,
+        keep_size,
+        punch_hole,
+        zero_range,
+        write_zeroes,
+        seek_hole,
+        fiemap,
+        ficlone,
+    })
+}
+
+fn write_all(s: &Scratch, data: &[u8], offset: u64) -> Result<()> {
+    let mut done = 0usize;
+    while done < data.len() {
+        let n = sys::pwritev(
+            &s.fd,
+            &[rustix::io::IoSlice::new(&data[done..])],
+            offset + done as u64,
+        )
+        .map_err(|e| {
+            Error::io(
+                "pwritev(scratch)",
+                &s.path,
+                Some(offset..offset + data.len() as u64),
+                e,
+            )
+        })?;
+        if n == 0 {
+            return Err(Error::io("pwritev(scratch)", &s.path, None, Errno::IO));
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magics() {
+        assert_eq!(FsKind::from_magic(0xEF53), FsKind::Ext4);
+        assert_eq!(FsKind::from_magic(0x9123683E), FsKind::Btrfs);
+        assert_eq!(FsKind::from_magic(0x1234).name(), "unknown(0x1234)");
+        assert!(FsKind::Btrfs.is_copy_on_write());
+        assert!(!FsKind::Xfs.is_copy_on_write());
+        assert!(FsKind::Nfs.is_network());
+    }
+
+    #[test]
+    fn mountinfo_unescape() {
+        assert_eq!(unescape_mountinfo("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mountinfo("plain"), "plain");
+    }
+}

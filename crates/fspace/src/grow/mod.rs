@@ -1,0 +1,577 @@
+//! Growing files: five strategies, a fallback ladder, and the `auto` policy.
+//!
+//! Every call returns a [`GrowReport`] saying what it did: the strategy used,
+//! each fallback tried with its errno, the old and new length, the bytes
+//! written and the syscalls issued (DESIGN.md rule 3). Growth never changes
+//! existing bytes and never shrinks a file; on failure the file is put back
+//! to its old length and blocks allocated past it are released (rule 2).
+
+mod policy;
+mod zero_fill;
+
+pub use policy::{auto as auto_plan, explicit as explicit_plan, Plan};
+pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
+
+use crate::error::{Error, Result};
+use crate::fs_info;
+use crate::sys::{self, Errno, FallocMode};
+use crate::units::format_human;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// One way to give a file more bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// `ftruncate`: logical growth; the new range is a hole.
+    Sparse,
+    /// `fallocate(KEEP_SIZE)`: blocks reserved past EOF; the length stays.
+    Reserve,
+    /// `fallocate` mode 0: unwritten blocks, length extended.
+    Allocate,
+    /// `fallocate(FALLOC_FL_WRITE_ZEROES)`: written zeroed blocks, no data
+    /// moved (Linux 6.17+, devices with unmap write-zeroes).
+    WriteZeroes,
+    /// Large `pwritev`s of zeros from the current EOF: written blocks.
+    ZeroFill,
+}
+
+impl Strategy {
+    /// All strategies, in the order of the documentation.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Sparse,
+        Strategy::Reserve,
+        Strategy::Allocate,
+        Strategy::WriteZeroes,
+        Strategy::ZeroFill,
+    ];
+
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Sparse => "sparse",
+            Strategy::Reserve => "reserve",
+            Strategy::Allocate => "allocate",
+            Strategy::WriteZeroes => "write-zeroes",
+            Strategy::ZeroFill => "zero-fill",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy {s:?} (sparse, reserve, allocate, write-zeroes, zero-fill)"
+                )
+            })
+    }
+}
+
+/// What the space is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Intent {
+    /// Written once, soon (restores, copies): reserve without writing.
+    #[default]
+    Bulk,
+    /// Overwritten by small records with `fdatasync`: needs written extents.
+    Log,
+    /// May stay empty: only the length changes.
+    Sparse,
+}
+
+impl Intent {
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::Bulk => "bulk",
+            Intent::Log => "log",
+            Intent::Sparse => "sparse",
+        }
+    }
+}
+
+impl FromStr for Intent {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "bulk" => Ok(Intent::Bulk),
+            "log" => Ok(Intent::Log),
+            "sparse" => Ok(Intent::Sparse),
+            _ => Err(format!("unknown intent {s:?} (bulk, log, sparse)")),
+        }
+    }
+}
+
+/// Progress of a long growth (zero-fill), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes done so far.
+    pub done: u64,
+    /// Bytes to do in all.
+    pub total: u64,
+}
+
+/// How to grow.
+#[derive(Clone, Copy)]
+pub struct GrowOptions<'a> {
+    /// `None` for the `auto` policy, or one strategy.
+    pub strategy: Option<Strategy>,
+    /// What the space is for (drives `auto`).
+    pub intent: Intent,
+    /// Whether an explicit strategy may fall back to an equivalent one when
+    /// the filesystem does not support it. `auto` always uses its ladder.
+    pub fallback: bool,
+    /// `fdatasync` once at the end (and `fsync` the directory of a created file).
+    pub sync: bool,
+    /// Create the file (durably: temporary name, then rename) when missing.
+    pub create: bool,
+    /// Refuse a zero-fill up front when the filesystem reports less free
+    /// space than it needs, instead of writing until `ENOSPC`.
+    pub check_free_space: bool,
+    /// Called after each zero-fill write.
+    pub progress: Option<&'a dyn Fn(Progress)>,
+}
+
+impl Default for GrowOptions<'_> {
+    fn default() -> Self {
+        GrowOptions {
+            strategy: None,
+            intent: Intent::Bulk,
+            fallback: true,
+            sync: false,
+            create: false,
+            check_free_space: true,
+            progress: None,
+        }
+    }
+}
+
+impl fmt::Debug for GrowOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrowOptions")
+            .field("strategy", &self.strategy)
+            .field("intent", &self.intent)
+            .field("fallback", &self.fallback)
+            .field("sync", &self.sync)
+            .field("create", &self.create)
+            .field("check_free_space", &self.check_free_space)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// A strategy that was tried and abandoned for the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fallback {
+    /// The strategy tried.
+    pub strategy: Strategy,
+    /// Why it was abandoned (the failed call and its error).
+    pub error: String,
+    /// Its errno.
+    pub errno: i32,
+}
+
+/// What a growth did.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowReport {
+    /// The file grown.
+    pub path: PathBuf,
+    /// The filesystem, as [`FsInfo::display_name`].
+    pub filesystem: String,
+    /// The intent given.
+    pub intent: Intent,
+    /// The strategy asked for; `None` means `auto`.
+    pub requested: Option<Strategy>,
+    /// The strategy that did the work.
+    pub strategy: Strategy,
+    /// Why that ladder was chosen.
+    pub reason: String,
+    /// Strategies tried before it, with their errors.
+    pub fallbacks: Vec<Fallback>,
+    /// Length before.
+    pub old_len: u64,
+    /// Length after (unchanged by `reserve`).
+    pub new_len: u64,
+    /// The length asked for (`reserve` allocates up to it past EOF).
+    pub target_len: u64,
+    /// Bytes written by `pwritev` (zero-fill only).
+    pub bytes_written: u64,
+    /// Every syscall issued, probes excluded.
+    pub syscalls: u64,
+    /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`).
+    pub write_syscalls: u64,
+    /// Whether the result was made durable.
+    pub synced: bool,
+    /// Whether the file was created.
+    pub created: bool,
+    /// Wall time.
+    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
+}
+
+/// Grows the file at `path` to `target` bytes (see [`GrowOptions`]).
+///
+/// Refuses, changing nothing, when the path is not a regular file or
+/// `target` is smaller than the current length. A created file appears at
+/// `path` only once fully grown.
+pub fn grow(path: &Path, target: u64, opts: &GrowOptions<'_>) -> Result<GrowReport> {
+    let start = Instant::now();
+    // Measure the filesystem first (cached per device) so that the probe's
+    // syscalls are not counted as this growth's.
+    let _ = fs_info::fs_info(path).or_else(|_| fs_info::fs_info(&parent_dir(path)));
+    let before = sys::counters();
+    let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+    match sys::open(path, flags, 0) {
+        Ok(fd) => {
+            check_regular(&fd, path)?;
+            // O_NONBLOCK only kept open() from hanging on a FIFO.
+            sys::set_status_flags(&fd, OFlags::empty())
+                .map_err(|e| Error::io("fcntl", path, None, e))?;
+            let mut r = grow_open(&fd, path, target, opts, before)?;
+            r.elapsed = start.elapsed();
+            Ok(r)
+        }
+        Err(Errno::NOENT) if opts.create => create_grown(path, target, opts, before, start),
+        Err(e) => Err(Error::io("open", path, None, e)),
+    }
+}
+
+/// Grows an already open regular file; `path` names it in errors and the
+/// report, and locates the filesystem for the `auto` policy.
+pub fn grow_fd<Fd: AsFd>(
+    fd: Fd,
+    path: &Path,
+    target: u64,
+    opts: &GrowOptions<'_>,
+) -> Result<GrowReport> {
+    let start = Instant::now();
+    let before = sys::counters();
+    let fd = fd.as_fd();
+    check_regular(fd, path)?;
+    let mut r = grow_open(fd, path, target, opts, before)?;
+    r.elapsed = start.elapsed();
+    Ok(r)
+}
+
+fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
+    let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    if st.is_regular() {
+        return Ok(());
+    }
+    let errno = if st.mode & 0o170000 == 0o040000 {
+        Errno::ISDIR
+    } else {
+        Errno::INVAL
+    };
+    Err(Error::refused(
+        "grow",
+        path,
+        errno,
+        format!("is a {}, not a regular file", st.type_name()),
+    ))
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Marker in the names of temporary files made by durable creation.
+pub const TEMP_MARKER: &str = ".fspace-tmp-";
+
+fn create_grown(
+    path: &Path,
+    target: u64,
+    opts: &GrowOptions<'_>,
+    before: sys::Counters,
+    start: Instant,
+) -> Result<GrowReport> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::refused("grow", path, Errno::INVAL, "has no file name to create"))?;
+    let dir = parent_dir(path);
+    let tmp = dir.join(format!(
+        ".{}{TEMP_MARKER}{}-{}",
+        name.to_string_lossy(),
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fd = sys::open(&tmp, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o666)
+        .map_err(|e| Error::io("open(create)", path, None, e))?;
+    let result = (|| {
+        let mut r = grow_open(&fd, &tmp, target, opts, before)?;
+        if opts.sync {
+            // The data was fdatasync'ed by grow_open; fsync adds the inode
+            // metadata (mode, times) before the name becomes visible.
+            sys::fsync(&fd).map_err(|e| Error::io("fsync", &tmp, None, e))?;
+        }
+        rename_noreplace(&tmp, path)?;
+        if opts.sync {
+            let d = sys::open(&dir, OFlags::RDONLY | OFlags::DIRECTORY, 0)
+                .map_err(|e| Error::io("open(directory)", &dir, None, e))?;
+            sys::fsync(&d).map_err(|e| Error::io("fsync(directory)", &dir, None, e))?;
+        }
+        r.path = path.to_path_buf();
+        r.created = true;
+        Ok(r)
+    })();
+    match result {
+        Ok(mut r) => {
+            r.syscalls = sys::counters().since(before).total;
+            r.elapsed = start.elapsed();
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = sys::unlink(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Renames without replacing an existing file (`RENAME_NOREPLACE`), falling
+/// back to plain `rename` where the filesystem refuses the flag (FUSE, NFS):
+/// never link + unlink, which leaves two names after a crash.
+fn rename_noreplace(from: &Path, to: &Path) -> Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            sys::rename(from, to).map_err(|e| Error::io("rename", to, None, e))
+        }
+        Err(e) => Err(Error::io("rename", to, None, e)),
+    }
+}
+
+fn grow_open<Fd: AsFd>(
+    fd: Fd,
+    path: &Path,
+    target: u64,
+    opts: &GrowOptions<'_>,
+    before: sys::Counters,
+) -> Result<GrowReport> {
+    let fd = fd.as_fd();
+    let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    let old_len = st.size;
+    if target < old_len {
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::INVAL,
+            format!(
+                "the requested size {} ({}) is smaller than the current length {} ({}); fspace never shrinks a file",
+                target,
+                format_human(target),
+                old_len,
+                format_human(old_len)
+            ),
+        ));
+    }
+    let info = fs_info::fs_info(path)?;
+    let plan = match opts.strategy {
+        None => policy::auto(&info, opts.intent),
+        Some(s) => policy::explicit(s, opts.fallback),
+    };
+    // Probing may have issued syscalls; they are not this growth's.
+    let probe_cost = sys::counters().since(before);
+    let mut fallbacks = Vec::new();
+    let mut last_err = None;
+    let mut done = None;
+    for &strategy in &plan.ladder {
+        match run(fd, path, strategy, old_len, target, opts) {
+            Ok(written) => {
+                done = Some((strategy, written));
+                break;
+            }
+            Err(Failure::Unsupported(err)) => {
+                fallbacks.push(Fallback {
+                    strategy,
+                    errno: err.raw_os_error().unwrap_or(0),
+                    error: err.to_string(),
+                });
+                last_err = Some(err);
+            }
+            Err(Failure::Fatal(err)) => {
+                rollback(fd, old_len, target);
+                return Err(err);
+            }
+        }
+    }
+    let Some((strategy, bytes_written)) = done else {
+        rollback(fd, old_len, target);
+        return Err(last_err
+            .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try")));
+    };
+    if opts.sync {
+        if let Err(e) = sys::fdatasync(fd) {
+            rollback(fd, old_len, target);
+            return Err(Error::io("fdatasync", path, None, e));
+        }
+    }
+    let new_len = sys::fstat(fd)
+        .map_err(|e| Error::io("fstat", path, None, e))?
+        .size;
+    let cost = sys::counters().since(before);
+    Ok(GrowReport {
+        path: path.to_path_buf(),
+        filesystem: info.display_name(),
+        intent: opts.intent,
+        requested: opts.strategy,
+        strategy,
+        reason: plan.reason,
+        fallbacks,
+        old_len,
+        new_len,
+        target_len: target,
+        bytes_written,
+        syscalls: cost.total - probe_cost.total,
+        write_syscalls: cost.writes - probe_cost.writes,
+        synced: opts.sync,
+        created: false,
+        elapsed: Duration::ZERO,
+    })
+}
+
+enum Failure {
+    /// Try the next strategy (EOPNOTSUPP, ENOSYS, EINVAL).
+    Unsupported(Error),
+    /// Stop (ENOSPC, EDQUOT, anything else).
+    Fatal(Error),
+}
+
+fn classify(err: Error) -> Failure {
+    match err.raw_os_error() {
+        Some(e)
+            if e == Errno::OPNOTSUPP.raw_os_error()
+                || e == Errno::NOSYS.raw_os_error()
+                || e == Errno::INVAL.raw_os_error() =>
+        {
+            Failure::Unsupported(err)
+        }
+        _ => Failure::Fatal(err),
+    }
+}
+
+/// Runs one strategy; returns the bytes written.
+fn run(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    strategy: Strategy,
+    old_len: u64,
+    target: u64,
+    opts: &GrowOptions<'_>,
+) -> std::result::Result<u64, Failure> {
+    let range = old_len..target;
+    let len = target - old_len;
+    let falloc = |mode: FallocMode| {
+        if len == 0 {
+            return Ok(0);
+        }
+        sys::fallocate(fd, mode, old_len, len)
+            .map(|()| 0)
+            .map_err(|e| classify(Error::io(mode.op_name(), path, Some(range.clone()), e)))
+    };
+    match strategy {
+        Strategy::Sparse => {
+            if len > 0 {
+                sys::ftruncate(fd, target)
+                    .map_err(|e| classify(Error::io("ftruncate", path, Some(range.clone()), e)))?;
+            }
+            Ok(0)
+        }
+        Strategy::Reserve => falloc(FallocMode::KeepSize),
+        Strategy::Allocate => falloc(FallocMode::Allocate),
+        Strategy::WriteZeroes => falloc(FallocMode::WriteZeroes),
+        Strategy::ZeroFill => {
+            if len == 0 {
+                return Ok(0);
+            }
+            if opts.check_free_space {
+                check_free_space(fd, path, range.clone())?;
+            }
+            zero_fill::fill(fd, old_len, target, opts.progress).map_err(|(e, reached)| {
+                // Only ENOSPC/EDQUOT and real I/O errors can stop a write;
+                // none of them means "try another strategy".
+                Failure::Fatal(Error::io("pwritev", path, Some(reached..target), e))
+            })
+        }
+    }
+}
+
+fn check_free_space(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    range: std::ops::Range<u64>,
+) -> std::result::Result<(), Failure> {
+    let need = range.end - range.start;
+    // Root may use the blocks reserved for it (f_bfree); others only f_bavail.
+    let sf = sys::fstatfs(fd).map_err(|e| Failure::Fatal(Error::io("fstatfs", path, None, e)))?;
+    let blocks = if rustix::process::geteuid().is_root() {
+        sf.blocks_free
+    } else {
+        sf.blocks_available
+    };
+    let free = blocks.saturating_mul(sf.fragment_size);
+    if sf.blocks > 0 && need > free {
+        return Err(Failure::Fatal(Error::Refused {
+            op: "zero-fill",
+            path: path.to_path_buf(),
+            message: format!(
+                "{} would write {} but the filesystem has {} free: No space left on device (os error 28); nothing was written",
+                crate::units::format_range(&range),
+                format_human(need),
+                format_human(free)
+            ),
+            errno: Errno::NOSPC.raw_os_error(),
+        }));
+    }
+    Ok(())
+}
+
+/// Puts the file back to `old_len` and releases blocks a failed strategy
+/// may have allocated in `old_len..target` past EOF. Best effort: the
+/// original error is what the caller reports.
+fn rollback(fd: BorrowedFd<'_>, old_len: u64, target: u64) {
+    if let Ok(st) = sys::fstat(fd) {
+        if st.size != old_len {
+            let _ = sys::ftruncate(fd, old_len);
+        }
+    }
+    if target > old_len {
+        let _ = sys::fallocate(fd, FallocMode::PunchHole, old_len, target - old_len);
+    }
+}
+
+/// Opens `path` for growing; exposed for callers that keep the descriptor.
+pub fn open_for_grow(path: &Path) -> Result<OwnedFd> {
+    let fd = sys::open(path, OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
+        .map_err(|e| Error::io("open", path, None, e))?;
+    check_regular(&fd, path)?;
+    sys::set_status_flags(&fd, OFlags::empty()).map_err(|e| Error::io("fcntl", path, None, e))?;
+    Ok(fd)
+}

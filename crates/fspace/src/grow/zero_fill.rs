@@ -1,0 +1,58 @@
+//! The `zero-fill` strategy: large `pwritev`s of one zeroed buffer.
+
+use super::Progress;
+use crate::sys::{self, Errno};
+use rustix::fd::BorrowedFd;
+use rustix::io::IoSlice;
+use std::sync::OnceLock;
+
+/// Size of the one zeroed buffer (DESIGN.md rule 4: at least 1 MiB). Each
+/// iovec of a `pwritev` points at it.
+pub const ZERO_FILL_BUFFER: usize = 1 << 20;
+
+/// Iovecs per `pwritev`: 8 × 1 MiB = 8 MiB per syscall, so a 256 MiB fill
+/// takes 32 write syscalls where glibc's `posix_fallocate` emulation takes
+/// 65,536 (seed 003). Larger calls gained nothing measurable on ext4/xfs
+/// loop mounts; FUSE splits them into its own request size anyway.
+pub const ZERO_FILL_IOVECS: usize = 8;
+
+/// Returns the shared zeroed buffer, allocated zeroed (`calloc`-style,
+/// never uninitialised memory) once per process.
+pub(crate) fn zero_buffer() -> &'static [u8] {
+    static BUF: OnceLock<Vec<u8>> = OnceLock::new();
+    BUF.get_or_init(|| vec![0u8; ZERO_FILL_BUFFER])
+}
+
+/// Writes zeros to `start..end` of `fd`; returns the bytes written. On error,
+/// returns the errno and the offset reached.
+pub(crate) fn fill(
+    fd: BorrowedFd<'_>,
+    start: u64,
+    end: u64,
+    progress: Option<&dyn Fn(Progress)>,
+) -> Result<u64, (Errno, u64)> {
+    let zeros = zero_buffer();
+    let mut pos = start;
+    while pos < end {
+        let left = end - pos;
+        let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(ZERO_FILL_IOVECS);
+        let mut planned = 0u64;
+        while iov.len() < ZERO_FILL_IOVECS && planned < left {
+            let n = (left - planned).min(zeros.len() as u64) as usize;
+            iov.push(IoSlice::new(&zeros[..n]));
+            planned += n as u64;
+        }
+        match sys::pwritev(fd, &iov, pos) {
+            Ok(0) => return Err((Errno::IO, pos)),
+            Ok(n) => pos += n as u64,
+            Err(e) => return Err((e, pos)),
+        }
+        if let Some(p) = progress {
+            p(Progress {
+                done: pos - start,
+                total: end - start,
+            });
+        }
+    }
+    Ok(pos - start)
+}

@@ -1,0 +1,37 @@
+//! fspace: file space management for storage software on Linux.
+//!
+//! How a file is grown decides how fast later durable writes are and what a
+//! copy costs. This crate:
+//!
+//! - describes the filesystem under a path and **measures** what it can do
+//!   ([`fs_info`]);
+//! - grows files with one of five [`Strategy`]s, or lets the `auto` policy
+//!   pick by filesystem and [`Intent`], falling back visibly ([`grow()`]);
+//! - maps a file's extents as holes, unwritten, written and shared ranges
+//!   ([`map_file`]).
+//!
+//! ```no_run
+//! use fspace::{grow, GrowOptions, Intent};
+//! # fn main() -> fspace::Result<()> {
+//! let opts = GrowOptions { intent: Intent::Log, create: true, sync: true, ..Default::default() };
+//! let report = grow("wal/000001.seg".as_ref(), 16 << 20, &opts)?;
+//! println!("{} via {} ({} syscalls)", report.new_len, report.strategy, report.syscalls);
+//! # Ok(()) }
+//! ```
+//!
+//! It never calls glibc's `posix_fallocate`, which silently writes one byte
+//! per block where `fallocate` is unsupported.
+
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod extents;
+pub mod fs_info;
+pub mod grow;
+pub mod sys;
+pub mod units;
+
+pub use error::{Error, Result};
+pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
+pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
+pub use grow::{grow, grow_fd, Fallback, GrowOptions, GrowReport, Intent, Progress, Strategy};

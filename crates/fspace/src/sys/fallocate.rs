@@ -1,0 +1,61 @@
+//! `fallocate(2)`, called directly: never glibc's `posix_fallocate`, which
+//! silently falls back to writing one byte per block (DESIGN.md rule 1).
+
+use super::{restart, Errno, Kind};
+use rustix::fd::AsFd;
+use rustix::fs::FallocateFlags;
+
+/// `FALLOC_FL_WRITE_ZEROES` (Linux 6.17+): allocate *written* zeroed extents
+/// using the device's unmap-write-zeroes command instead of moving data.
+pub const FALLOC_FL_WRITE_ZEROES: u32 = 0x80;
+
+/// A `fallocate(2)` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallocMode {
+    /// Mode 0: allocate (unwritten) blocks and extend the size.
+    Allocate,
+    /// `FALLOC_FL_KEEP_SIZE`: allocate blocks without changing the size.
+    KeepSize,
+    /// `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`: deallocate a range.
+    PunchHole,
+    /// `FALLOC_FL_ZERO_RANGE`: zero a range, leaving unwritten extents.
+    ZeroRange,
+    /// `FALLOC_FL_WRITE_ZEROES`: allocate written, zeroed extents.
+    WriteZeroes,
+}
+
+impl FallocMode {
+    fn flags(self) -> FallocateFlags {
+        match self {
+            FallocMode::Allocate => FallocateFlags::empty(),
+            FallocMode::KeepSize => FallocateFlags::KEEP_SIZE,
+            FallocMode::PunchHole => FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
+            FallocMode::ZeroRange => FallocateFlags::ZERO_RANGE,
+            FallocMode::WriteZeroes => FallocateFlags::from_bits_retain(FALLOC_FL_WRITE_ZEROES),
+        }
+    }
+
+    /// Returns the name used in error messages: `fallocate`, or
+    /// `fallocate(FLAG)` for the flagged modes.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            FallocMode::Allocate => "fallocate",
+            FallocMode::KeepSize => "fallocate(KEEP_SIZE)",
+            FallocMode::PunchHole => "fallocate(PUNCH_HOLE)",
+            FallocMode::ZeroRange => "fallocate(ZERO_RANGE)",
+            FallocMode::WriteZeroes => "fallocate(WRITE_ZEROES)",
+        }
+    }
+}
+
+/// `fallocate(fd, mode, offset, len)`.
+///
+/// Restarted on `EINTR`: allocating a range again is a no-op for the part
+/// already allocated, so the restart continues from what the interrupted call
+/// had done.
+pub fn fallocate<Fd: AsFd>(fd: Fd, mode: FallocMode, offset: u64, len: u64) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Write, || {
+        rustix::fs::fallocate(fd, mode.flags(), offset, len)
+    })
+}

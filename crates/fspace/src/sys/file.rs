@@ -1,0 +1,92 @@
+//! Opening, writing, truncating, syncing and seeking.
+
+use super::{restart, Errno, Kind};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Mode, OFlags, SeekFrom};
+use rustix::io::IoSlice;
+use std::path::Path;
+
+/// `open(path, flags, mode)` with `O_CLOEXEC` added.
+pub fn open(path: &Path, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
+    restart(Kind::Read, || {
+        rustix::fs::open(path, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode))
+    })
+}
+
+/// `fcntl(fd, F_SETFL, flags)`.
+pub fn set_status_flags<Fd: AsFd>(fd: Fd, flags: OFlags) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || rustix::fs::fcntl_setfl(fd, flags))
+}
+
+/// `pwritev(fd, bufs, offset)`: one call; the caller handles short writes.
+pub fn pwritev<Fd: AsFd>(fd: Fd, bufs: &[IoSlice<'_>], offset: u64) -> Result<usize, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Write, || rustix::io::pwritev(fd, bufs, offset))
+}
+
+/// `pread(fd, buf, offset)`: one call; the caller handles short reads.
+pub fn pread<Fd: AsFd>(fd: Fd, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || rustix::io::pread(fd, &mut *buf, offset))
+}
+
+/// `ftruncate(fd, len)`.
+pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Write, || rustix::fs::ftruncate(fd, len))
+}
+
+/// `fdatasync(fd)`.
+///
+/// Never restarted, not even on `EINTR`: after a failed sync the kernel may
+/// already have dropped the dirty pages and marked them clean, so a second
+/// call could report success for data that is lost (DESIGN.md rule 6).
+pub fn fdatasync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
+    super::TOTAL.with(|c| c.set(c.get() + 1));
+    rustix::fs::fdatasync(fd)
+}
+
+/// `fsync(fd)`. Never restarted, for the same reason as [`fdatasync`].
+pub fn fsync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
+    super::TOTAL.with(|c| c.set(c.get() + 1));
+    rustix::fs::fsync(fd)
+}
+
+/// `lseek(fd, offset, SEEK_DATA)`; `Ok(None)` when there is no data at or
+/// after `offset` (`ENXIO`).
+pub fn seek_data<Fd: AsFd>(fd: Fd, offset: u64) -> Result<Option<u64>, Errno> {
+    let fd = fd.as_fd();
+    match restart(Kind::Read, || rustix::fs::seek(fd, SeekFrom::Data(offset))) {
+        Ok(o) => Ok(Some(o)),
+        Err(Errno::NXIO) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `lseek(fd, offset, SEEK_HOLE)`; `Ok(None)` when `offset` is at or past
+/// EOF (`ENXIO`).
+pub fn seek_hole<Fd: AsFd>(fd: Fd, offset: u64) -> Result<Option<u64>, Errno> {
+    let fd = fd.as_fd();
+    match restart(Kind::Read, || rustix::fs::seek(fd, SeekFrom::Hole(offset))) {
+        Ok(o) => Ok(Some(o)),
+        Err(Errno::NXIO) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `ioctl(dst, FICLONE, src)`: share all of `src`'s blocks with `dst`.
+pub fn ficlone<Dst: AsFd, Src: AsFd>(dst: Dst, src: Src) -> Result<(), Errno> {
+    let (dst, src) = (dst.as_fd(), src.as_fd());
+    restart(Kind::Write, || rustix::fs::ioctl_ficlone(dst, src))
+}
+
+/// `unlink(path)`.
+pub fn unlink(path: &Path) -> Result<(), Errno> {
+    restart(Kind::Read, || rustix::fs::unlink(path))
+}
+
+/// `rename(from, to)`.
+pub fn rename(from: &Path, to: &Path) -> Result<(), Errno> {
+    restart(Kind::Read, || rustix::fs::rename(from, to))
+}

@@ -1,0 +1,97 @@
+//! `fstatfs(2)` and `fstat(2)`.
+
+use super::{restart, Errno, Kind};
+use rustix::fd::AsFd;
+
+/// The parts of `struct statfs` fspace uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatFs {
+    /// `f_type`: the filesystem magic.
+    pub magic: u64,
+    /// `f_bsize`: the preferred I/O block size.
+    pub block_size: u64,
+    /// `f_frsize`: the fundamental block size (units of the counts below).
+    pub fragment_size: u64,
+    /// `f_blocks`.
+    pub blocks: u64,
+    /// `f_bavail`: blocks free for unprivileged users.
+    pub blocks_available: u64,
+    /// `f_bfree`: blocks free for root.
+    pub blocks_free: u64,
+    /// `f_flags`: `ST_RDONLY` etc.
+    pub flags: u64,
+}
+
+/// `fstatfs(fd)`.
+pub fn fstatfs<Fd: AsFd>(fd: Fd) -> Result<StatFs, Errno> {
+    let fd = fd.as_fd();
+    let s = restart(Kind::Read, || rustix::fs::fstatfs(fd))?;
+    let frsize = if s.f_frsize > 0 {
+        s.f_frsize as u64
+    } else {
+        s.f_bsize as u64
+    };
+    Ok(StatFs {
+        // f_type is a signed word; magics such as XFS's fit in 32 bits, so
+        // keep the low 32 bits of negative values (btrfs's is 0x9123683E).
+        magic: (s.f_type as i64 as u64) & 0xffff_ffff,
+        block_size: s.f_bsize as u64,
+        fragment_size: frsize,
+        blocks: s.f_blocks,
+        blocks_available: s.f_bavail,
+        blocks_free: s.f_bfree,
+        flags: s.f_flags as u64,
+    })
+}
+
+/// The parts of `struct stat` fspace uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+    /// `st_mode`.
+    pub mode: u32,
+    /// `st_size`.
+    pub size: u64,
+    /// `st_blocks`, in 512-byte units.
+    pub blocks: u64,
+    /// `st_blksize`.
+    pub blksize: u64,
+}
+
+impl Stat {
+    /// Returns true if and only if this is a regular file.
+    pub fn is_regular(&self) -> bool {
+        self.mode & 0o170000 == 0o100000
+    }
+
+    /// Returns a word for the file type (`regular file`, `directory`, ...).
+    pub fn type_name(&self) -> &'static str {
+        match self.mode & 0o170000 {
+            0o100000 => "regular file",
+            0o040000 => "directory",
+            0o010000 => "FIFO",
+            0o020000 => "character device",
+            0o060000 => "block device",
+            0o140000 => "socket",
+            0o120000 => "symbolic link",
+            _ => "unknown file type",
+        }
+    }
+}
+
+/// `fstat(fd)`.
+pub fn fstat<Fd: AsFd>(fd: Fd) -> Result<Stat, Errno> {
+    let fd = fd.as_fd();
+    let s = restart(Kind::Read, || rustix::fs::fstat(fd))?;
+    Ok(Stat {
+        dev: s.st_dev,
+        ino: s.st_ino,
+        mode: s.st_mode,
+        size: s.st_size as u64,
+        blocks: s.st_blocks as u64,
+        blksize: s.st_blksize as u64,
+    })
+}

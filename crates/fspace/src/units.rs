@@ -1,0 +1,173 @@
+//! Byte sizes: parsing `16M`, `1.5GiB`, `4096`; printing `16MiB`.
+
+use std::ops::Range;
+
+/// Why a size string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SizeError {
+    /// Empty input.
+    #[error("empty size")]
+    Empty,
+    /// A leading minus sign.
+    #[error("size {0:?} is negative; sizes are byte counts >= 0")]
+    Negative(String),
+    /// Not a number followed by an optional unit.
+    #[error("size {0:?} is not a number of bytes (examples: 4096, 64K, 16MiB, 1.5G, 2T)")]
+    Invalid(String),
+    /// Larger than 2^64 - 1 bytes.
+    #[error("size {0:?} does not fit in 64 bits")]
+    Overflow(String),
+}
+
+/// Parses a byte count: plain digits, or a number (decimals allowed) with a
+/// binary unit `K`, `M`, `G`, `T`, `P`, `E`, each optionally followed by
+/// `iB` or `B` (`16M`, `16MiB` and `16MB` all mean 16 × 2^20; fspace uses
+/// binary units throughout). A trailing plain `B` means bytes.
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(SizeError::Empty);
+    }
+    if t.starts_with('-') {
+        return Err(SizeError::Negative(s.to_string()));
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let shift: u32 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        "t" | "tib" | "tb" => 40,
+        "p" | "pib" | "pb" => 50,
+        "e" | "eib" | "eb" => 60,
+        _ => return Err(SizeError::Invalid(s.to_string())),
+    };
+    if num.is_empty() || num.matches('.').count() > 1 || num == "." {
+        return Err(SizeError::Invalid(s.to_string()));
+    }
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let int_v: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse::<u128>()
+            .map_err(|_| SizeError::Overflow(s.to_string()))?
+    };
+    let mut total: u128 = int_v
+        .checked_mul(1u128 << shift)
+        .ok_or_else(|| SizeError::Overflow(s.to_string()))?;
+    if !frac.is_empty() {
+        if shift == 0 {
+            return Err(SizeError::Invalid(s.to_string()));
+        }
+        // Exact decimal fraction of the unit, rounded down to whole bytes.
+        let digits = &frac[..frac.len().min(18)];
+        let f: u128 = digits
+            .parse()
+            .map_err(|_| SizeError::Invalid(s.to_string()))?;
+        let scale = 10u128.pow(digits.len() as u32);
+        total += f * (1u128 << shift) / scale;
+    }
+    u64::try_from(total).map_err(|_| SizeError::Overflow(s.to_string()))
+}
+
+/// Formats a byte count exactly: `16MiB` when it is a whole number of a
+/// binary unit, plain bytes otherwise (`4097`).
+pub fn format_exact(n: u64) -> String {
+    const UNITS: [(u32, &str); 6] = [
+        (60, "EiB"),
+        (50, "PiB"),
+        (40, "TiB"),
+        (30, "GiB"),
+        (20, "MiB"),
+        (10, "KiB"),
+    ];
+    if n == 0 {
+        return "0".into();
+    }
+    for (shift, name) in UNITS {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{}{}", n >> shift, name);
+        }
+    }
+    n.to_string()
+}
+
+/// Formats a byte count for people: `1.5 GiB`, `512 B`.
+pub fn format_human(n: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
+/// Formats a range as `start..end` with [`format_exact`] on both ends.
+pub fn format_range(r: &Range<u64>) -> String {
+    format!("{}..{}", format_exact(r.start), format_exact(r.end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("64k"), Ok(64 << 10));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("16MB"), Ok(16 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("2TiB"), Ok(2 << 40));
+        assert_eq!(parse_size("100B"), Ok(100));
+        assert_eq!(parse_size("15E"), Ok(15 << 60));
+    }
+
+    #[test]
+    fn rejects_garbage_negative_and_overflow() {
+        assert!(matches!(parse_size(""), Err(SizeError::Empty)));
+        assert!(matches!(parse_size("abc"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("12Q"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("1.2.3M"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("1.5"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("-1"), Err(SizeError::Negative(_))));
+        assert!(matches!(parse_size("-4K"), Err(SizeError::Negative(_))));
+        assert!(matches!(
+            parse_size("18446744073709551616"),
+            Err(SizeError::Overflow(_))
+        ));
+        assert!(matches!(parse_size("16E"), Err(SizeError::Overflow(_))));
+        assert!(matches!(
+            parse_size("99999999999999999999999999999999999999999"),
+            Err(SizeError::Overflow(_))
+        ));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_exact(16 << 20), "16MiB");
+        assert_eq!(format_exact(4097), "4097");
+        assert_eq!(format_exact(0), "0");
+        assert_eq!(format_human(1536 << 20), "1.5 GiB");
+        assert_eq!(format_human(512), "512 B");
+        assert_eq!(format_range(&(0..16 << 20)), "0..16MiB");
+    }
+}
