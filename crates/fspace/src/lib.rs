@@ -4,7 +4,7 @@
 //! copy costs. This crate:
 //!
 //! - describes the filesystem under a path and **measures** what it can do
-//!   ([`fs_info`]);
+//!   ([`fs_info()`]);
 //! - grows files with one of five [`Strategy`]s, or lets the `auto` policy
 //!   pick by filesystem and [`Intent`], falling back visibly ([`grow()`]);
 //! - maps a file's extents as holes, unwritten, written and shared ranges

@@ -194,7 +194,7 @@ pub struct Fallback {
 pub struct GrowReport {
     /// The file grown.
     pub path: PathBuf,
-    /// The filesystem, as [`FsInfo::display_name`].
+    /// The filesystem, as [`FsInfo::display_name`](crate::FsInfo::display_name).
     pub filesystem: String,
     /// The intent given.
     pub intent: Intent,

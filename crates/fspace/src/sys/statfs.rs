@@ -34,6 +34,7 @@ pub fn fstatfs<Fd: AsFd>(fd: Fd) -> Result<StatFs, Errno> {
     Ok(StatFs {
         // f_type is a signed word; magics such as XFS's fit in 32 bits, so
         // keep the low 32 bits of negative values (btrfs's is 0x9123683E).
+        #[allow(clippy::unnecessary_cast)] // f_type is i64 or u32 depending on the backend
         magic: (s.f_type as i64 as u64) & 0xffff_ffff,
         block_size: s.f_bsize as u64,
         fragment_size: frsize,

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, docs, unit tests, and the
+# integration tests on the real filesystem matrix (ext4, xfs, btrfs,
+# ext4-noextents, tmpfs, sshfs), which this script mounts and always
+# unmounts again, even when a test fails.
+#
+# As root it installs what it needs (Debian packages) and builds the matrix.
+# Without root it runs everything on the current directory's filesystem.
+# FSPACE_REQUIRE_MATRIX=1 turns a missing filesystem into a failure (CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+
+if [ "$(id -u)" = 0 ]; then
+    ci/matrix.sh deps
+elif [ "${FSPACE_REQUIRE_MATRIX:-0}" = 1 ]; then
+    echo "test: FSPACE_REQUIRE_MATRIX=1 needs root to build the filesystem matrix" >&2
+    exit 1
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== build"
+cargo test --workspace --no-run --quiet
+
+if [ "$(id -u)" = 0 ]; then
+    trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2' EXIT
+    trap 'exit 130' INT TERM
+    echo "== filesystem matrix"
+    line=$(ci/matrix.sh up | tail -n 1)
+    export "${line?}"
+    echo "$line"
+else
+    echo "test: not root: no filesystem matrix; testing on $(pwd)'s filesystem only" >&2
+fi
+
+FSPACE_SKIP_LOG=$(mktemp)
+export FSPACE_SKIP_LOG
+echo "== cargo test"
+status=0
+cargo test --workspace || status=$?
+if [ -s "$FSPACE_SKIP_LOG" ]; then
+    echo "== skipped"
+    sort -u "$FSPACE_SKIP_LOG"
+else
+    echo "== skipped: nothing"
+fi
+rm -f "$FSPACE_SKIP_LOG"
+exit $status

@@ -1,0 +1,426 @@
+//! The `fspace` binary: output contract, exit codes, bad input, syscalls.
+
+#[path = "../../fspace/tests/common/mod.rs"]
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fspace")
+}
+
+fn fspace(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run fspace")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(o)))
+}
+
+/// Length, content and mtime of a file, to prove it was not touched.
+fn snapshot(p: &Path) -> (u64, Vec<u8>, SystemTime) {
+    let m = std::fs::metadata(p).unwrap();
+    (m.len(), std::fs::read(p).unwrap(), m.modified().unwrap())
+}
+
+#[test]
+fn grow_json_and_human_output_carry_the_report() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let f = dir.path().join("g");
+        let fs_ = f.to_str().unwrap();
+        let o = fspace(&["grow", "--create", "--json", "--for", "log", fs_, "3MiB"]);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v = json(&o);
+        for key in [
+            "strategy",
+            "fallbacks",
+            "old_len",
+            "new_len",
+            "bytes_written",
+            "syscalls",
+            "elapsed_ms",
+        ] {
+            assert!(v.get(key).is_some(), "{}: JSON lacks {key}: {v}", fs.name);
+        }
+        assert_eq!(v["new_len"], 3 << 20);
+        assert_eq!(v["old_len"], 0);
+        let o = fspace(&["grow", fs_, "4M"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for key in [
+            "strategy:",
+            "fallbacks:",
+            "old_len:",
+            "new_len:",
+            "bytes_written:",
+            "syscalls:",
+            "elapsed_ms:",
+        ] {
+            assert!(
+                out.contains(key),
+                "{}: human output lacks {key}: {out}",
+                fs.name
+            );
+        }
+        let o = fspace(&["map", "--json", fs_]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v = json(&o);
+        assert!(v["extents"].is_array());
+        for key in [
+            "size",
+            "allocated",
+            "written",
+            "unwritten",
+            "holes",
+            "extents",
+        ] {
+            assert!(v["summary"].get(key).is_some(), "map summary lacks {key}");
+        }
+        assert_eq!(v["summary"]["size"], 4 << 20);
+        let o = fspace(&["info", "--json", dir.path().to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v = json(&o);
+        assert!(v["kind"].is_string() && v["capabilities"]["fallocate"]["supported"].is_boolean());
+    }
+}
+
+/// `grow --for log` through the CLI leaves no unwritten byte on ext4/xfs.
+#[test]
+fn cli_log_growth_on_ext4_xfs_has_no_unwritten_bytes() {
+    for fs in common::only("cli_log_growth", &["ext4", "xfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let f = dir.path().join("wal");
+        std::fs::write(&f, vec![7u8; 5000]).unwrap();
+        let o = fspace(&["grow", "--for", "log", "--sync", f.to_str().unwrap(), "8M"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v = json(&fspace(&["map", "--sync", "--json", f.to_str().unwrap()]));
+        assert_eq!(v["summary"]["unwritten"], 0, "{}: {v}", fs.name);
+        assert_eq!(v["summary"]["holes"], 0, "{}: {v}", fs.name);
+    }
+}
+
+fn strace_writes(args: &[&str], out: &Path) -> u64 {
+    let st = Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(out)
+        .args([
+            "-e",
+            "trace=write,pwrite64,writev,pwritev,pwritev2,fallocate,ftruncate",
+        ])
+        .arg(bin())
+        .args(args)
+        .output()
+        .expect("strace");
+    assert!(st.status.success(), "{}", text(&st));
+    let report = std::fs::read_to_string(out).unwrap();
+    // The "total" line of strace -c: "100.00  0.1  12  34  total" -> calls column.
+    let total = report
+        .lines()
+        .find(|l| l.trim_end().ends_with("total"))
+        .unwrap_or_else(|| panic!("{report}"));
+    let cols: Vec<&str> = total.split_whitespace().collect();
+    // Columns: % time, seconds, usecs/call, calls, [errors], "total".
+    cols[3].parse().unwrap_or_else(|_| panic!("{report}"))
+}
+
+/// Counted from outside by strace: `grow --for bulk` 256 MiB where fallocate
+/// is missing issues at most 300 write-type syscalls.
+#[test]
+fn bulk_growth_syscalls_counted_by_strace() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        assert!(!common::require_matrix(), "strace is required in CI");
+        common::skipped("strace_syscalls", "all", "strace not installed");
+        return;
+    }
+    for fs in common::only("strace_syscalls", &["ext4-noextents", "sshfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let f = dir.path().join("bulk");
+        let n = strace_writes(
+            &[
+                "grow",
+                "--create",
+                "--sync",
+                "--for",
+                "bulk",
+                f.to_str().unwrap(),
+                "256M",
+            ],
+            &dir.path().join("../strace.out"),
+        );
+        eprintln!("{}: {n} write-type syscalls for 256 MiB", fs.name);
+        assert!(n <= 300, "{}: {n} write-type syscalls", fs.name);
+        assert!(n >= 32, "{}: {n}: strace counted nothing?", fs.name);
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 256 << 20);
+    }
+}
+
+/// Neither the binary nor the library imports glibc's posix_fallocate.
+#[test]
+fn no_posix_fallocate_symbol() {
+    let nm = |args: &[&str], file: &Path| -> String {
+        let o = Command::new("nm")
+            .args(args)
+            .arg(file)
+            .output()
+            .expect("nm (binutils) is needed");
+        assert!(o.status.success(), "nm {}: {}", file.display(), text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let exe = PathBuf::from(bin());
+    let syms = nm(&["-D", "--undefined-only"], &exe);
+    assert!(
+        syms.contains("pwritev") || syms.contains("syscall") || !syms.is_empty(),
+        "nm saw nothing"
+    );
+    assert!(
+        !syms.contains("posix_fallocate"),
+        "fspace imports posix_fallocate:\n{syms}"
+    );
+    let all = nm(&["--undefined-only"], &exe);
+    assert!(!all.contains("posix_fallocate"));
+    // The library's rlib(s) built next to the binary.
+    let deps = exe.parent().unwrap().join("deps");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&deps).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        if n.starts_with("libfspace-") && n.ends_with(".rlib") {
+            seen += 1;
+            let o = Command::new("nm")
+                .args(["--undefined-only"])
+                .arg(&p)
+                .output()
+                .unwrap();
+            assert!(
+                !String::from_utf8_lossy(&o.stdout).contains("posix_fallocate"),
+                "{n} needs posix_fallocate"
+            );
+        }
+    }
+    assert!(seen > 0, "no libfspace rlib found in {}", deps.display());
+}
+
+/// Usage errors exit 2 and leave the file untouched.
+#[test]
+fn bad_sizes_are_usage_errors() {
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let f = dir.path().join("f");
+    std::fs::write(&f, b"keep me").unwrap();
+    let before = snapshot(&f);
+    for (size, word) in [
+        ("garbage", "not a number"),
+        ("12Q", "not a number"),
+        ("-5", "negative"),
+        ("-1M", "negative"),
+        ("18446744073709551616", "64 bits"),
+        ("99999E", "64 bits"),
+        ("", "empty"),
+    ] {
+        let o = fspace(&["grow", f.to_str().unwrap(), size]);
+        assert_eq!(o.status.code(), Some(2), "{size}: {}", text(&o));
+        assert!(text(&o).contains(word), "{size}: {}", text(&o));
+        assert_eq!(snapshot(&f), before);
+    }
+    let o = fspace(&["grow", "--strategy", "magic", f.to_str().unwrap(), "1M"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fspace(&["grow"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+fn expect_failure(args: &[&str], words: &[&str]) -> String {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {t}");
+    for w in words {
+        assert!(t.contains(w), "{args:?}: expected {w:?} in: {t}");
+    }
+    t
+}
+
+/// Operation errors exit 1, name the operation and the path, and change nothing.
+#[test]
+fn bad_targets_fail_cleanly_on_every_filesystem() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path();
+        let s = |p: &Path| p.to_str().unwrap().to_string();
+
+        // Missing path without --create: error, and nothing is created.
+        let missing = d.join("missing");
+        expect_failure(
+            &["grow", &s(&missing), "1M"],
+            &["open(", &s(&missing), "No such file"],
+        );
+        assert!(!missing.exists());
+
+        // A directory.
+        expect_failure(&["grow", &s(d), "1M"], &[&s(d), "directory"]);
+
+        // Smaller than the current length.
+        let f = d.join("f");
+        std::fs::write(&f, vec![3u8; 10_000]).unwrap();
+        let before = snapshot(&f);
+        expect_failure(
+            &["grow", &s(&f), "4K"],
+            &["grow(", &s(&f), "smaller than the current length"],
+        );
+        assert_eq!(snapshot(&f), before);
+
+        // A FIFO: refused without blocking.
+        let fifo = d.join("fifo");
+        match rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+        ) {
+            Ok(()) => {
+                expect_failure(&["grow", &s(&fifo), "1M"], &[&s(&fifo)]);
+            }
+            Err(e) => common::skipped("bad_targets/fifo", &fs.name, &format!("mkfifo: {e}")),
+        }
+
+        // A read-only file (as an unprivileged user when we are root, since
+        // root may write any file).
+        let ro = d.join("ro");
+        std::fs::write(&ro, b"read only").unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let before = snapshot(&ro);
+        if common::is_root() {
+            if fs.name == "sshfs" {
+                common::skipped(
+                    "bad_targets/read-only-file",
+                    &fs.name,
+                    "sshfs is mounted for root only",
+                );
+            } else {
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+                let o = Command::new("setpriv")
+                    .args([
+                        "--reuid=65534",
+                        "--regid=65534",
+                        "--clear-groups",
+                        bin(),
+                        "grow",
+                        &s(&ro),
+                        "1M",
+                    ])
+                    .output()
+                    .expect("setpriv");
+                let t = text(&o);
+                assert_eq!(o.status.code(), Some(1), "{t}");
+                assert!(
+                    t.contains("Permission denied") && t.contains(&s(&ro)),
+                    "{t}"
+                );
+            }
+        } else {
+            expect_failure(&["grow", &s(&ro), "1M"], &["Permission denied", &s(&ro)]);
+        }
+        assert_eq!(snapshot(&ro), before);
+
+        // An immutable file.
+        let imm = d.join("immutable");
+        std::fs::write(&imm, b"frozen").unwrap();
+        let before = snapshot(&imm);
+        let chattr = Command::new("chattr").arg("+i").arg(&imm).output();
+        match chattr {
+            Ok(o) if o.status.success() => {
+                let r = Command::new(bin())
+                    .args(["grow", &s(&imm), "1M"])
+                    .output()
+                    .unwrap();
+                let _ = Command::new("chattr").arg("-i").arg(&imm).status();
+                let t = text(&r);
+                assert_eq!(r.status.code(), Some(1), "{}: {t}", fs.name);
+                assert!(
+                    t.contains("Operation not permitted") && t.contains("immutable"),
+                    "{t}"
+                );
+                assert_eq!(snapshot(&imm), before);
+            }
+            Ok(o) => common::skipped(
+                "bad_targets/immutable",
+                &fs.name,
+                &format!("chattr +i: {}", text(&o).trim()),
+            ),
+            Err(e) => common::skipped("bad_targets/immutable", &fs.name, &format!("chattr: {e}")),
+        }
+
+        // A file on a read-only mount (a read-only bind mount of this directory).
+        if common::is_root() {
+            let target = d.join("ro-mount");
+            std::fs::create_dir(&target).unwrap();
+            let src = d.join("src");
+            std::fs::create_dir(&src).unwrap();
+            let inner = src.join("data");
+            std::fs::write(&inner, b"on a read-only mount").unwrap();
+            let ok = Command::new("mount")
+                .arg("--bind")
+                .arg(&src)
+                .arg(&target)
+                .status()
+                .unwrap()
+                .success()
+                && Command::new("mount")
+                    .args(["-o", "remount,ro,bind"])
+                    .arg(&target)
+                    .status()
+                    .unwrap()
+                    .success();
+            if ok {
+                let f = target.join("data");
+                let before = snapshot(&f);
+                let r = Command::new(bin())
+                    .args(["grow", &s(&f), "1M"])
+                    .output()
+                    .unwrap();
+                let snap = snapshot(&f);
+                let _ = Command::new("umount").arg(&target).status();
+                let t = text(&r);
+                assert_eq!(r.status.code(), Some(1), "{t}");
+                assert!(
+                    t.contains("Read-only file system") && t.contains(&s(&f)),
+                    "{t}"
+                );
+                assert_eq!(snap, before);
+            } else {
+                let _ = Command::new("umount").arg(&target).status();
+                common::skipped("bad_targets/read-only-mount", &fs.name, "bind mount failed");
+            }
+        } else {
+            common::skipped("bad_targets/read-only-mount", &fs.name, "needs root");
+        }
+    }
+}
+
+#[test]
+fn dev_null_is_refused() {
+    let o = fspace(&["grow", "/dev/null", "1M"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("/dev/null") && text(&o).contains("character device"),
+        "{}",
+        text(&o)
+    );
+    let o = fspace(&["map", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = fspace(&["info", "/nonexistent/path"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("/nonexistent/path"));
+}

@@ -1,0 +1,159 @@
+//! The filesystem matrix, as tests see it.
+//!
+//! `FSPACE_TEST_MOUNTS=name=path,...` (made by `ci/matrix.sh up`) lists the
+//! mounted filesystems. Without it, tests run on the current directory's
+//! filesystem only, under the name `cwd`. With `FSPACE_REQUIRE_MATRIX=1`, a
+//! missing filesystem of [`EXPECTED`] fails the test that wanted it.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Every filesystem the matrix must provide in CI.
+pub const EXPECTED: [&str; 6] = ["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs", "sshfs"];
+
+#[derive(Debug, Clone)]
+pub struct Fs {
+    pub name: String,
+    pub root: PathBuf,
+}
+
+impl Fs {
+    /// Takes this filesystem for the calling test: tests that fill a
+    /// filesystem (ENOSPC) must not run beside others on the same one.
+    pub fn lock(&self) -> MutexGuard<'static, ()> {
+        static LOCKS: OnceLock<Mutex<HashMap<String, &'static Mutex<()>>>> = OnceLock::new();
+        let m = {
+            let mut map = LOCKS
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            *map.entry(self.name.clone())
+                .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))))
+        };
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes a fresh directory on this filesystem, removed when dropped.
+    pub fn tempdir(&self) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("fspace-test-")
+            .tempdir_in(&self.root)
+            .unwrap_or_else(|e| panic!("tempdir in {} ({}): {e}", self.root.display(), self.name))
+    }
+
+    pub fn is(&self, names: &[&str]) -> bool {
+        names.contains(&self.name.as_str())
+    }
+}
+
+pub fn require_matrix() -> bool {
+    std::env::var("FSPACE_REQUIRE_MATRIX").is_ok_and(|v| v == "1")
+}
+
+/// Returns the configured filesystems (or `cwd`).
+pub fn all() -> Vec<Fs> {
+    match std::env::var("FSPACE_TEST_MOUNTS") {
+        Ok(v) if !v.trim().is_empty() => v
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|kv| {
+                let (n, p) = kv
+                    .split_once('=')
+                    .unwrap_or_else(|| panic!("bad FSPACE_TEST_MOUNTS entry {kv:?}"));
+                Fs {
+                    name: n.to_string(),
+                    root: PathBuf::from(p),
+                }
+            })
+            .collect(),
+        _ => {
+            assert!(
+                !require_matrix(),
+                "FSPACE_REQUIRE_MATRIX=1 but FSPACE_TEST_MOUNTS is not set"
+            );
+            vec![Fs {
+                name: "cwd".into(),
+                root: std::env::current_dir().expect("cwd"),
+            }]
+        }
+    }
+}
+
+/// Returns the filesystems among `names` that are configured, and reports
+/// the others as skipped (or fails, under `FSPACE_REQUIRE_MATRIX=1`).
+pub fn only(test: &str, names: &[&str]) -> Vec<Fs> {
+    let all = all();
+    let have: Vec<Fs> = all
+        .iter()
+        .filter(|f| names.contains(&f.name.as_str()))
+        .cloned()
+        .collect();
+    for n in names {
+        if !have.iter().any(|f| f.name == *n) {
+            if require_matrix() {
+                panic!("{test}: filesystem {n} is missing from FSPACE_TEST_MOUNTS and FSPACE_REQUIRE_MATRIX=1");
+            }
+            skipped(test, n, "not in FSPACE_TEST_MOUNTS");
+        }
+    }
+    have
+}
+
+/// Records a skip: printed, and appended to `$FSPACE_SKIP_LOG` if set so
+/// that the test script can list every skip at the end.
+pub fn skipped(test: &str, fs: &str, why: &str) {
+    let line = format!("SKIPPED {test} on {fs}: {why}");
+    eprintln!("{line}");
+    if let Ok(p) = std::env::var("FSPACE_SKIP_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A deterministic pseudo-random byte stream (xorshift) with zero runs.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if x % 7 == 0 {
+            let run = (x >> 8) as usize % 9000;
+            out.extend(std::iter::repeat_n(0u8, run.min(len - out.len())));
+        } else {
+            out.extend_from_slice(&x.to_le_bytes()[..8.min(len - out.len())]);
+        }
+    }
+    out
+}
+
+pub fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// Free bytes (for root: f_bfree) of the filesystem holding `path`, after
+/// syncing it, so that freed blocks are accounted.
+pub fn free_after_sync(path: &Path) -> u64 {
+    let f = std::fs::File::open(path).expect("open for syncfs");
+    let _ = rustix::fs::syncfs(&f);
+    let s = rustix::fs::fstatfs(&f).expect("fstatfs");
+    let frsize = if s.f_frsize > 0 {
+        s.f_frsize as u64
+    } else {
+        s.f_bsize as u64
+    };
+    s.f_bfree * frsize
+}

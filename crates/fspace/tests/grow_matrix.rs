@@ -1,0 +1,554 @@
+//! Growth on every filesystem of the matrix.
+
+mod common;
+
+use common::{Fs, EXPECTED};
+use fspace::extents::{map_file, ExtentState, MapOptions};
+use fspace::{grow, FsKind, GrowOptions, Intent, Strategy};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use std::path::Path;
+
+const ENOSPC: i32 = 28;
+
+#[test]
+fn matrix_is_complete_and_each_mount_is_what_its_name_says() {
+    let all = common::all();
+    let names: Vec<&str> = all.iter().map(|f| f.name.as_str()).collect();
+    eprintln!("matrix: {names:?}");
+    for want in EXPECTED {
+        if !names.contains(&want) {
+            assert!(
+                !common::require_matrix(),
+                "filesystem {want} missing and FSPACE_REQUIRE_MATRIX=1"
+            );
+            common::skipped("matrix", want, "not in FSPACE_TEST_MOUNTS");
+        }
+    }
+    for fs in &all {
+        let info = fspace::fs_info(&fs.root).unwrap();
+        let caps = info.caps().expect("capabilities measured");
+        match fs.name.as_str() {
+            "ext4" => {
+                assert_eq!(info.kind, FsKind::Ext4);
+                assert!(caps.fallocate.supported);
+            }
+            "ext4-noextents" => {
+                assert_eq!(info.kind, FsKind::Ext4);
+                assert!(
+                    !caps.fallocate.supported,
+                    "an extent-less ext4 must refuse fallocate"
+                );
+                assert_eq!(caps.fallocate.errno, Some(95));
+            }
+            "xfs" => assert_eq!(info.kind, FsKind::Xfs),
+            "btrfs" => {
+                assert_eq!(info.kind, FsKind::Btrfs);
+                assert!(info.copy_on_write);
+                assert!(caps.ficlone.supported);
+            }
+            "tmpfs" => {
+                assert_eq!(info.kind, FsKind::Tmpfs);
+                assert!(!caps.fiemap.supported);
+            }
+            "sshfs" => {
+                assert_eq!(info.kind, FsKind::Fuse);
+                assert_eq!(info.fuse_subtype.as_deref(), Some("sshfs"));
+                assert!(info.network);
+                assert!(!caps.fallocate.supported);
+            }
+            _ => {}
+        }
+        // The probe leaves no scratch file behind.
+        for e in std::fs::read_dir(&fs.root).unwrap() {
+            let n = e.unwrap().file_name();
+            assert!(
+                !n.to_string_lossy()
+                    .starts_with(fspace::fs_info::SCRATCH_PREFIX),
+                "{n:?} left in {}",
+                fs.name
+            );
+        }
+    }
+}
+
+/// Every way to ask for growth: five explicit strategies and auto per intent.
+fn modes() -> Vec<(Option<Strategy>, Intent)> {
+    let mut m: Vec<_> = Strategy::ALL
+        .iter()
+        .map(|&s| (Some(s), Intent::Bulk))
+        .collect();
+    m.extend([Intent::Bulk, Intent::Log, Intent::Sparse].map(|i| (None, i)));
+    m
+}
+
+fn check_growth(
+    fs: &Fs,
+    dir: &Path,
+    seq: &std::cell::Cell<u64>,
+    init: &[u8],
+    extra: u64,
+    mode: (Option<Strategy>, Intent),
+) -> Result<(), TestCaseError> {
+    seq.set(seq.get() + 1);
+    let path = dir.join(format!("p{}", seq.get()));
+    std::fs::write(&path, init).unwrap();
+    let old = init.len() as u64;
+    let target = old + extra;
+    let opts = GrowOptions {
+        strategy: mode.0,
+        intent: mode.1,
+        ..Default::default()
+    };
+    let r = grow(&path, target, &opts);
+    let after = common::read(&path);
+    prop_assert!(after.len() as u64 >= old, "{}: shrank", fs.name);
+    prop_assert!(
+        after[..init.len()] == *init,
+        "{}: {:?} changed existing bytes",
+        fs.name,
+        mode
+    );
+    prop_assert!(
+        after[init.len()..].iter().all(|&b| b == 0),
+        "{}: grown range not zero",
+        fs.name
+    );
+    match r {
+        Ok(r) => {
+            prop_assert_eq!(r.old_len, old);
+            let expect_len = if r.strategy == Strategy::Reserve {
+                old
+            } else {
+                target
+            };
+            prop_assert_eq!(r.new_len, expect_len);
+            prop_assert_eq!(after.len() as u64, expect_len);
+            if r.strategy == Strategy::ZeroFill {
+                prop_assert_eq!(r.bytes_written, extra);
+            } else {
+                prop_assert_eq!(r.bytes_written, 0);
+            }
+            if let Some(s) = mode.0 {
+                // An explicit strategy is used, or fallen back from visibly.
+                prop_assert!(r.strategy == s || r.fallbacks.first().map(|f| f.strategy) == Some(s));
+            }
+        }
+        Err(e) => {
+            // Only an explicit strategy without an equivalent may fail: and
+            // then it must say why and leave the file as it was.
+            let s = mode
+                .0
+                .unwrap_or_else(|| panic!("{}: auto {:?} failed: {e}", fs.name, mode.1));
+            prop_assert!(
+                matches!(s, Strategy::Reserve),
+                "{}: {s} failed: {e}",
+                fs.name
+            );
+            prop_assert_eq!(e.raw_os_error(), Some(95), "{}: {}", fs.name, e);
+            prop_assert_eq!(after.len() as u64, old);
+        }
+    }
+    std::fs::remove_file(&path).unwrap();
+    Ok(())
+}
+
+/// Growth never changes existing bytes and never shrinks, for every
+/// strategy on every filesystem, over random contents and sizes.
+#[test]
+fn growth_never_changes_existing_bytes_property() {
+    let cases: u32 = std::env::var("FSPACE_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32);
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let seq = std::cell::Cell::new(0u64);
+        for mode in modes() {
+            let mut runner = TestRunner::new(Config {
+                cases,
+                failure_persistence: None,
+                ..Config::default()
+            });
+            let input = (
+                any::<u64>(),
+                0usize..300_000,
+                prop_oneof![0u64..10, 1u64..3 << 20, Just(1 << 20)],
+            );
+            runner
+                .run(&input, |(seed, len, extra)| {
+                    let init = common::pattern(seed, len);
+                    check_growth(&fs, dir.path(), &seq, &init, extra, mode)
+                })
+                .unwrap_or_else(|e| panic!("{} {:?}: {e}", fs.name, mode));
+        }
+    }
+}
+
+/// `--for log` on ext4 and xfs leaves no unwritten byte in the grown range;
+/// `--for bulk` there writes no data; on btrfs `--for log` writes no zeros.
+#[test]
+fn log_growth_leaves_written_extents_and_bulk_writes_nothing() {
+    for fs in common::only("log_growth", &["ext4", "xfs", "btrfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("seg");
+        std::fs::write(&p, common::pattern(7, 12345)).unwrap();
+        let log = GrowOptions {
+            intent: Intent::Log,
+            sync: true,
+            ..Default::default()
+        };
+        let r = grow(&p, 16 << 20, &log).unwrap();
+        let m = map_file(
+            &p,
+            MapOptions {
+                sync: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let grown = 12345..16 << 20;
+        if fs.name == "btrfs" {
+            assert_eq!(r.bytes_written, 0, "btrfs: log growth wrote zeros: {r:?}");
+            assert_ne!(r.strategy, Strategy::ZeroFill);
+        } else {
+            assert_eq!(
+                m.bytes_in(ExtentState::Unwritten, grown.clone()),
+                0,
+                "{}: {m:?}",
+                fs.name
+            );
+            assert_eq!(
+                m.bytes_in(ExtentState::Hole, grown.clone()),
+                0,
+                "{}: {m:?}",
+                fs.name
+            );
+            assert_eq!(
+                m.bytes_in(ExtentState::Delalloc, grown.clone()),
+                0,
+                "{}: {m:?}",
+                fs.name
+            );
+            assert!(matches!(
+                r.strategy,
+                Strategy::ZeroFill | Strategy::WriteZeroes
+            ));
+        }
+
+        let q = dir.path().join("bulk");
+        std::fs::write(&q, b"x").unwrap();
+        let r = grow(&q, 64 << 20, &GrowOptions::default()).unwrap();
+        if fs.name != "btrfs" {
+            assert_eq!(r.strategy, Strategy::Allocate, "{}", fs.name);
+            assert_eq!(r.bytes_written, 0);
+            let m = map_file(
+                &q,
+                MapOptions {
+                    sync: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                m.bytes_in(ExtentState::Written, 4096..64 << 20),
+                0,
+                "{}: bulk wrote data: {m:?}",
+                fs.name
+            );
+            assert!(m.bytes_in(ExtentState::Unwritten, 4096..64 << 20) >= (64 << 20) - 4096);
+        }
+    }
+}
+
+/// Where fallocate is missing, bulk growth of 256 MiB takes at most 300
+/// write-type syscalls (glibc's emulation takes 65,536), and reads as zeros.
+#[test]
+fn bulk_growth_without_fallocate_uses_few_syscalls() {
+    for fs in common::only("bulk_syscalls", &["ext4-noextents", "sshfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("big");
+        let r = grow(
+            &p,
+            256 << 20,
+            &GrowOptions {
+                create: true,
+                sync: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.strategy, Strategy::ZeroFill, "{}", fs.name);
+        assert!(
+            r.write_syscalls <= 300,
+            "{}: {} write syscalls",
+            fs.name,
+            r.write_syscalls
+        );
+        assert_eq!(r.bytes_written, 256 << 20);
+        let data = common::read(&p);
+        assert_eq!(data.len(), 256 << 20);
+        assert!(data.iter().all(|&b| b == 0));
+    }
+}
+
+/// Fallbacks are visible: allocate on a filesystem without fallocate
+/// reports the EOPNOTSUPP and the zero-fill that replaced it.
+#[test]
+fn fallback_is_reported_with_errno() {
+    for fs in common::only("fallback_reported", &["ext4-noextents", "sshfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"abc").unwrap();
+        let r = grow(
+            &p,
+            1 << 20,
+            &GrowOptions {
+                strategy: Some(Strategy::Allocate),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.strategy, Strategy::ZeroFill);
+        assert_eq!(r.fallbacks.len(), 1);
+        assert_eq!(r.fallbacks[0].strategy, Strategy::Allocate);
+        assert_eq!(r.fallbacks[0].errno, 95);
+        assert!(
+            r.fallbacks[0].error.starts_with("fallocate("),
+            "{}",
+            r.fallbacks[0].error
+        );
+
+        let strict = GrowOptions {
+            strategy: Some(Strategy::Allocate),
+            fallback: false,
+            ..Default::default()
+        };
+        let e = grow(&p, 2 << 20, &strict).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(95));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 20);
+    }
+}
+
+/// Growing past the free space fails with ENOSPC naming the syscall, the
+/// path and the range; the file keeps its length and content and the free
+/// space comes back.
+#[test]
+fn enospc_rolls_back_length_content_and_space() {
+    for fs in common::only(
+        "enospc",
+        &["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"],
+    ) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("victim");
+        let init = common::pattern(99, 100_000);
+        std::fs::write(&p, &init).unwrap();
+        let cases: [(Option<Strategy>, bool, &str); 4] = [
+            (None, true, ""),
+            (Some(Strategy::Allocate), true, "fallocate"),
+            (Some(Strategy::ZeroFill), false, "pwritev"),
+            (Some(Strategy::ZeroFill), true, "zero-fill"),
+        ];
+        for (strategy, check, op) in cases {
+            if fs.name == "ext4-noextents" && op == "fallocate" {
+                continue; // falls back to zero-fill, covered below
+            }
+            let free_before = common::free_after_sync(dir.path());
+            let target = init.len() as u64 + free_before + (64 << 20);
+            let opts = GrowOptions {
+                strategy,
+                check_free_space: check,
+                ..Default::default()
+            };
+            let e = grow(&p, target, &opts).expect_err("growth past free space must fail");
+            assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
+            let msg = e.to_string();
+            assert!(msg.contains(&p.display().to_string()), "{}: {msg}", fs.name);
+            if !op.is_empty() {
+                assert!(msg.starts_with(op), "{}: expected {op}: {msg}", fs.name);
+            }
+            assert!(msg.contains(".."), "{}: no range in {msg}", fs.name);
+            assert_eq!(
+                common::read(&p),
+                init,
+                "{}: content changed by {strategy:?}",
+                fs.name
+            );
+            let mut free_after = 0;
+            for _ in 0..50 {
+                free_after = common::free_after_sync(dir.path());
+                if free_after + (1 << 20) >= free_before {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            assert!(
+                free_after + (1 << 20) >= free_before,
+                "{} {strategy:?}: free space {free_before} -> {free_after}",
+                fs.name
+            );
+        }
+    }
+}
+
+/// A large zero-fill under a storm of signals (handler without SA_RESTART)
+/// completes correctly.
+#[test]
+fn zero_fill_survives_a_signal_storm() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    static HITS: AtomicU64 = AtomicU64::new(0);
+    extern "C" fn on_signal(_: libc::c_int) {
+        HITS.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: installs a handler that only touches an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = 0; // no SA_RESTART: interrupted syscalls return EINTR
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+    }
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("storm");
+        std::fs::write(&p, b"head").unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() } as usize;
+        let s2 = stop.clone();
+        let before = HITS.load(Ordering::Relaxed);
+        let storm = std::thread::spawn(move || {
+            while !s2.load(Ordering::Relaxed) {
+                // SAFETY: `me` is alive until `stop` is set and joined.
+                unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR1) };
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        });
+        let opts = GrowOptions {
+            strategy: Some(Strategy::ZeroFill),
+            sync: true,
+            ..Default::default()
+        };
+        let r = grow(&p, 96 << 20, &opts);
+        stop.store(true, Ordering::Relaxed);
+        storm.join().unwrap();
+        let r = r.unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+        let hits = HITS.load(Ordering::Relaxed) - before;
+        assert!(hits > 0, "{}: no signal was delivered", fs.name);
+        assert_eq!(r.new_len, 96 << 20);
+        let data = common::read(&p);
+        assert_eq!(&data[..4], b"head");
+        assert!(data[4..].iter().all(|&b| b == 0), "{}", fs.name);
+        eprintln!(
+            "{}: zero-fill completed under {hits} signals, {} syscalls",
+            fs.name, r.syscalls
+        );
+    }
+}
+
+/// Creation with growth appears only when complete and leaves no temp file.
+#[test]
+fn create_is_atomic_and_leaves_no_temp_files() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("new.seg");
+        let r = grow(
+            &p,
+            4 << 20,
+            &GrowOptions {
+                create: true,
+                sync: true,
+                intent: Intent::Log,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+        assert!(r.created);
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 4 << 20);
+        // A failing creation (too big) leaves nothing at all.
+        let q = dir.path().join("huge.seg");
+        let big = GrowOptions {
+            create: true,
+            strategy: Some(Strategy::ZeroFill),
+            ..Default::default()
+        };
+        if fs.name != "sshfs" && fs.name != "cwd" {
+            assert!(grow(&q, 1 << 50, &big).is_err());
+            assert!(!q.exists());
+        }
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["new.seg".to_string()], "{}", fs.name);
+    }
+}
+
+/// The map falls back to SEEK_DATA/SEEK_HOLE where FIEMAP is missing and
+/// agrees with FIEMAP on holes where both exist.
+#[test]
+fn extent_map_seek_fallback_agrees_on_holes() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("holey");
+        {
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::File::create(&p).unwrap();
+            f.write_all_at(&[1u8; 65536], 0).unwrap();
+            f.write_all_at(&[2u8; 65536], 1 << 20).unwrap();
+            f.set_len(2 << 20).unwrap();
+            f.sync_all().unwrap();
+        }
+        let info = fspace::fs_info(&p).unwrap();
+        let caps = info.caps().unwrap();
+        let seek = map_file(
+            &p,
+            MapOptions {
+                force_seek: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(seek.summary.size, 2 << 20);
+        assert!(seek.summary.written.is_none() && seek.note.is_some());
+        let auto = map_file(&p, MapOptions::default()).unwrap();
+        if !caps.fiemap.supported {
+            assert_eq!(auto.method, fspace::MapMethod::Seek, "{}", fs.name);
+        }
+        if caps.seek_hole.supported {
+            assert!(
+                seek.summary.holes >= (2 << 20) - (3 << 17),
+                "{}: {seek:?}",
+                fs.name
+            );
+            assert_eq!(seek.bytes_in(ExtentState::Data, 0..65536), 65536);
+            assert_eq!(
+                seek.bytes_in(ExtentState::Data, 1 << 20..(1 << 20) + 65536),
+                65536
+            );
+        } else {
+            common::skipped(
+                "extent_map_holes",
+                &fs.name,
+                "SEEK_HOLE measured unsupported",
+            );
+        }
+        if caps.fiemap.supported && caps.seek_hole.supported {
+            assert_eq!(
+                auto.bytes_in(ExtentState::Hole, 0..2 << 20),
+                seek.summary.holes,
+                "{}",
+                fs.name
+            );
+        }
+    }
+}
