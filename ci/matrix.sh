@@ -76,7 +76,7 @@ up() {
         truncate -s "${SIZE_MB}M" "$img"
         mkfs_for "$fs" "$img"
         local dev
-        dev=$(losetup --find --show "$img")
+        dev=$(losetup --find --show --direct-io=on "$img")
         echo "$dev" >"$BASE/img/$fs.loop"
         mount -t "$(mount_type "$fs")" "$dev" "$mnt"
         chmod 1777 "$mnt"

@@ -8,6 +8,18 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Appends one line to a `String` (output is printed in one piece, so that a
+/// report costs one `write` syscall, not one per line).
+macro_rules! out {
+    ($o:expr) => {
+        $o.push('\n')
+    };
+    ($o:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($t)*);
+    }};
+}
+
 /// Exit code when the operation failed (usage errors exit 2, from clap).
 const EXIT_FAILED: u8 = 1;
 
@@ -196,6 +208,7 @@ fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
 
 fn info(path: &Path, json: bool) -> fspace::Result<()> {
     let info = fspace::fs_info(path)?;
+    let mut o = String::new();
     let intents = [Intent::Bulk, Intent::Log, Intent::Sparse];
     if json {
         #[derive(Serialize)]
@@ -226,27 +239,29 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
             policy,
         });
     }
-    println!("path:          {}", info.path.display());
-    println!(
+    out!(o, "path:          {}", info.path.display());
+    out!(
+        o,
         "filesystem:    {} (magic 0x{:x})",
         info.display_name(),
         info.magic
     );
     if let (Some(mp), Some(src)) = (&info.mount_point, &info.source) {
-        println!("mount:         {} from {}", mp.display(), src);
+        out!(o, "mount:         {} from {}", mp.display(), src);
     }
-    println!("block size:    {}", info.block_size);
-    println!(
+    out!(o, "block size:    {}", info.block_size);
+    out!(
+        o,
         "space:         {} total, {} free",
         format_human(info.total_bytes),
         format_human(info.free_bytes)
     );
-    println!("copy-on-write: {}", yes_no(info.copy_on_write));
-    println!("network:       {}", yes_no(info.network));
-    println!("read-only:     {}", yes_no(info.read_only));
+    out!(o, "copy-on-write: {}", yes_no(info.copy_on_write));
+    out!(o, "network:       {}", yes_no(info.network));
+    out!(o, "read-only:     {}", yes_no(info.read_only));
     match &info.capabilities {
         Ok(c) => {
-            println!("capabilities (measured on a scratch file here):");
+            out!(o, "capabilities (measured on a scratch file here):");
             let rows = [
                 ("fallocate", &c.fallocate),
                 ("keep-size", &c.keep_size),
@@ -259,19 +274,20 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
             ];
             for (name, cap) in rows {
                 match &cap.detail {
-                    Some(d) => println!("  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
-                    None => println!("  {name:<13} {}", yes_no(cap.supported)),
+                    Some(d) => out!(o, "  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
+                    None => out!(o, "  {name:<13} {}", yes_no(cap.supported)),
                 }
             }
         }
-        Err(e) => println!("capabilities:  unknown ({e})"),
+        Err(e) => out!(o, "capabilities:  unknown ({e})"),
     }
-    println!("auto policy:");
+    out!(o, "auto policy:");
     for i in intents {
         let (l, reason) = ladder(&info, i);
-        println!("  {:<7} {l}", i.name());
-        println!("          {reason}");
+        out!(o, "  {:<7} {l}", i.name());
+        out!(o, "          {reason}");
     }
+    print!("{o}");
     Ok(())
 }
 
@@ -298,6 +314,7 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
         b.finish_and_clear();
     }
     let r = result?;
+    let mut o = String::new();
     if json {
         return print_json(&r);
     }
@@ -305,42 +322,58 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
         None => format!("auto, intent {}", r.intent.name()),
         Some(s) => format!("requested {s}"),
     };
-    println!(
+    out!(
+        o,
         "path:          {}{}",
         r.path.display(),
         if r.created { " (created)" } else { "" }
     );
-    println!("filesystem:    {}", r.filesystem);
-    println!("strategy:      {} ({how})", r.strategy);
-    println!("reason:        {}", r.reason);
+    out!(o, "filesystem:    {}", r.filesystem);
+    out!(o, "strategy:      {} ({how})", r.strategy);
+    out!(o, "reason:        {}", r.reason);
     if r.fallbacks.is_empty() {
-        println!("fallbacks:     none");
+        out!(o, "fallbacks:     none");
     } else {
-        println!("fallbacks:");
+        out!(o, "fallbacks:");
         for f in &r.fallbacks {
-            println!("  - {}: {}", f.strategy, f.error);
+            out!(o, "  - {}: {}", f.strategy, f.error);
         }
     }
-    println!("old_len:       {} ({})", r.old_len, format_human(r.old_len));
-    println!("new_len:       {} ({})", r.new_len, format_human(r.new_len));
+    out!(
+        o,
+        "old_len:       {} ({})",
+        r.old_len,
+        format_human(r.old_len)
+    );
+    out!(
+        o,
+        "new_len:       {} ({})",
+        r.new_len,
+        format_human(r.new_len)
+    );
     if r.new_len != r.target_len {
-        println!(
+        out!(
+            o,
             "reserved to:   {} ({}) past EOF",
             r.target_len,
             format_human(r.target_len)
         );
     }
-    println!(
+    out!(
+        o,
         "bytes_written: {} ({})",
         r.bytes_written,
         format_human(r.bytes_written)
     );
-    println!(
+    out!(
+        o,
         "syscalls:      {} ({} write-type)",
-        r.syscalls, r.write_syscalls
+        r.syscalls,
+        r.write_syscalls
     );
-    println!("synced:        {}", yes_no(r.synced));
-    println!("elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
+    out!(o, "synced:        {}", yes_no(r.synced));
+    out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
+    print!("{o}");
     Ok(())
 }
 
@@ -352,6 +385,7 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
             ..Default::default()
         },
     )?;
+    let mut o = String::new();
     if json {
         #[derive(Serialize)]
         struct Out<'a> {
@@ -364,9 +398,10 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
             map: &m,
         });
     }
-    println!("{:>20} {:>20} {:>12}  STATE", "OFFSET", "LENGTH", "");
+    out!(o, "{:>20} {:>20} {:>12}  STATE", "OFFSET", "LENGTH", "");
     for e in &m.extents {
-        println!(
+        out!(
+            o,
             "{:>20} {:>20} {:>12}  {}",
             e.offset,
             e.length,
@@ -376,29 +411,32 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
     }
     let s = &m.summary;
     let opt = |v: Option<u64>| v.map(format_human).unwrap_or_else(|| "unknown".into());
-    println!();
-    println!("size:       {} ({})", s.size, format_human(s.size));
-    println!("allocated:  {}", format_human(s.allocated));
-    println!("written:    {}", opt(s.written));
-    println!("unwritten:  {}", opt(s.unwritten));
-    println!("holes:      {}", format_human(s.holes));
+    out!(o);
+    out!(o, "size:       {} ({})", s.size, format_human(s.size));
+    out!(o, "allocated:  {}", format_human(s.allocated));
+    out!(o, "written:    {}", opt(s.written));
+    out!(o, "unwritten:  {}", opt(s.unwritten));
+    out!(o, "holes:      {}", format_human(s.holes));
     if let Some(d) = s.delalloc.filter(|&d| d > 0) {
-        println!(
+        out!(
+            o,
             "delalloc:   {} (not yet allocated; --sync flushes first)",
             format_human(d)
         );
     }
     if let Some(sh) = s.shared.filter(|&d| d > 0) {
-        println!("shared:     {}", format_human(sh));
+        out!(o, "shared:     {}", format_human(sh));
     }
     if let Some(b) = s.beyond_eof.filter(|&d| d > 0) {
-        println!(
+        out!(
+            o,
             "past EOF:   {} allocated beyond the end of file",
             format_human(b)
         );
     }
-    println!("extents:    {}", s.extents);
-    println!(
+    out!(o, "extents:    {}", s.extents);
+    out!(
+        o,
         "method:     {}",
         if m.method == fspace::MapMethod::Fiemap {
             "fiemap"
@@ -407,8 +445,9 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
         }
     );
     if let Some(n) = m.note {
-        println!("note:       {n}");
+        out!(o, "note:       {n}");
     }
+    print!("{o}");
     Ok(())
 }
 
