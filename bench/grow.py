@@ -11,7 +11,9 @@
 
 Runs alternate baseline and fspace, REPEAT times each, and report medians and
 the ratio. Needs the matrix (`ci/matrix.sh up`, as root) and a release build
-(`cargo build --release`). Usage: bench/grow.py [posix|fill|alloc ...]
+(`cargo build --release`); the 1 GiB allocation needs filesystems larger than the
+test suite's: `FSPACE_MATRIX_SIZE_MB=2048 ci/matrix.sh up`.
+Usage: bench/grow.py [posix|fill|alloc ...]
 Writes bench/results/grow-<date>.json and prints a Markdown table.
 """
 import json, os, platform, shutil, statistics, subprocess, sys, tempfile, time

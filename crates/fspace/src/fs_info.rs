@@ -292,15 +292,30 @@ fn cache() -> &'static Mutex<HashMap<u64, Arc<Capabilities>>> {
 /// its capabilities with a scratch file in the directory the first time a
 /// device is seen.
 pub fn fs_info(path: &Path) -> Result<FsInfo> {
-    fs_info_impl(path, true)
+    fs_info_impl(path, Probe::Cached)
 }
 
 /// Like [`fs_info`] but always measures the capabilities again.
 pub fn fs_info_uncached(path: &Path) -> Result<FsInfo> {
-    fs_info_impl(path, false)
+    fs_info_impl(path, Probe::Fresh)
 }
 
-fn fs_info_impl(path: &Path, use_cache: bool) -> Result<FsInfo> {
+/// Describes the filesystem holding `path` without measuring capabilities
+/// (no scratch files): kind, mount, sizes. [`FsInfo::capabilities`] holds
+/// the cached measurement if this device was already probed, else an error
+/// saying it was not measured.
+pub fn identify(path: &Path) -> Result<FsInfo> {
+    fs_info_impl(path, Probe::CachedOnly)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Cached,
+    Fresh,
+    CachedOnly,
+}
+
+fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let fd = sys::open(path, OFlags::PATH, 0).map_err(|e| Error::io("open", path, None, e))?;
     let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
@@ -330,13 +345,14 @@ fn fs_info_impl(path: &Path, use_cache: bool) -> Result<FsInfo> {
     let capabilities = if read_only {
         Err("read-only filesystem: capabilities cannot be measured".to_string())
     } else {
-        let cached = if use_cache {
-            cache().lock().ok().and_then(|c| c.get(&st.dev).cloned())
-        } else {
+        let cached = if probe == Probe::Fresh {
             None
+        } else {
+            cache().lock().ok().and_then(|c| c.get(&st.dev).cloned())
         };
         match cached {
             Some(c) => Ok(c),
+            None if probe == Probe::CachedOnly => Err("not measured".to_string()),
             None => match probe_capabilities(&dir) {
                 Ok(c) => {
                     let c = Arc::new(c);
@@ -376,41 +392,50 @@ struct Mount {
 }
 
 /// Finds the mountinfo entry for device `dev`, preferring the mount point
-/// that is the longest prefix of `path` (bind mounts share a device).
+/// that is the longest prefix of `path` (bind mounts share a device). When no
+/// entry carries `dev` (btrfs reports an anonymous device per subvolume that
+/// mountinfo does not show), falls back to the longest mount-point prefix.
 fn find_mount(path: &Path, dev: u64) -> Option<Mount> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut best: Option<(usize, Mount)> = None;
+    // (device matches, prefix length) orders candidates.
+    let mut best: Option<((bool, usize), Mount)> = None;
     for line in text.lines() {
         let Some((pre, post)) = line.split_once(" - ") else {
             continue;
         };
         let f: Vec<&str> = pre.split(' ').collect();
-        if f.len() < 6 || f[2] != want {
+        if f.len() < 6 {
             continue;
         }
         let mp = PathBuf::from(unescape_mountinfo(f[4]));
-        let ro = f[5].split(',').any(|o| o == "ro");
-        let mut p = post.split(' ');
-        let fs_type = p.next().unwrap_or("").to_string();
-        let source = unescape_mountinfo(p.next().unwrap_or(""));
-        let score = if abs.starts_with(&mp) {
+        let dev_match = f[2] == want;
+        let prefix = if abs.starts_with(&mp) {
             mp.as_os_str().len() + 1
         } else {
             0
         };
-        if best.as_ref().is_none_or(|(s, _)| score > *s) {
-            best = Some((
-                score,
-                Mount {
-                    mount_point: mp,
-                    fs_type,
-                    source,
-                    read_only: ro,
-                },
-            ));
+        if !dev_match && prefix == 0 {
+            continue;
         }
+        let score = (dev_match, prefix);
+        if best.as_ref().is_some_and(|(s, _)| *s >= score) {
+            continue;
+        }
+        let ro = f[5].split(',').any(|o| o == "ro");
+        let mut p = post.split(' ');
+        let fs_type = p.next().unwrap_or("").to_string();
+        let source = unescape_mountinfo(p.next().unwrap_or(""));
+        best = Some((
+            score,
+            Mount {
+                mount_point: mp,
+                fs_type,
+                source,
+                read_only: ro,
+            },
+        ));
     }
     best.map(|(_, m)| m)
 }

@@ -90,3 +90,17 @@ pub fn unlink(path: &Path) -> Result<(), Errno> {
 pub fn rename(from: &Path, to: &Path) -> Result<(), Errno> {
     restart(Kind::Read, || rustix::fs::rename(from, to))
 }
+
+/// `posix_fadvise(fd, offset, len, POSIX_FADV_DONTNEED)`: drop clean cached
+/// pages of a range (dirty pages are only queued for writeback).
+pub fn fadvise_dontneed<Fd: AsFd>(fd: Fd, offset: u64, len: u64) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || {
+        rustix::fs::fadvise(
+            fd,
+            offset,
+            std::num::NonZeroU64::new(len),
+            rustix::fs::Advice::DontNeed,
+        )
+    })
+}
