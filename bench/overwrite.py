@@ -33,7 +33,7 @@ def prep(d, kind):
         subprocess.run(["dd", "if=/dev/zero", "of=" + p, "bs=1M", f"count={SIZE >> 20}", "oflag=direct",
                         "conv=fsync", "status=none"], check=True)
     else:
-        subprocess.run([FSPACE, "grow", "--create", "--sync", "--no-fallback", "--strategy", kind, p, str(SIZE)],
+        subprocess.run([FSPACE, "grow", "--create", "--sync", "--for", "log", "--no-fallback", "--strategy", kind, p, str(SIZE)],
                        check=True, stdout=subprocess.DEVNULL)
     return p
 

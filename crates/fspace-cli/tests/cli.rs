@@ -270,7 +270,10 @@ fn bad_targets_fail_cleanly_on_every_filesystem() {
         assert!(!missing.exists());
 
         // A directory.
-        expect_failure(&["grow", &s(d), "1M"], &[&s(d), "directory"]);
+        expect_failure(
+            &["grow", &s(d), "1M"],
+            &[&s(d), "is a directory, not a regular file"],
+        );
 
         // Smaller than the current length.
         let f = d.join("f");
@@ -290,7 +293,10 @@ fn bad_targets_fail_cleanly_on_every_filesystem() {
             rustix::fs::Mode::from_raw_mode(0o644),
         ) {
             Ok(()) => {
-                expect_failure(&["grow", &s(&fifo), "1M"], &[&s(&fifo)]);
+                expect_failure(
+                    &["grow", &s(&fifo), "1M"],
+                    &[&s(&fifo), "is a FIFO, not a regular file"],
+                );
             }
             Err(e) => common::skipped("bad_targets/fifo", &fs.name, &format!("mkfifo: {e}")),
         }
