@@ -65,8 +65,12 @@ mount_type() {
 
 up() {
     need_root
+    # mkfs.xfs refuses filesystems under 300 MB.
+    [ "$SIZE_MB" -ge 320 ] || die "FSPACE_MATRIX_SIZE_MB=$SIZE_MB is too small (xfs needs at least 320)"
     deps
     down 2>/dev/null || true
+    # A half-built matrix is torn down rather than left mounted.
+    trap 'echo "matrix: setup failed; tearing down" >&2; down || true' ERR
     mkdir -p "$BASE/img" "$BASE/mnt"
     local mounts=()
     for fs in "${LOOP_FS[@]}"; do
@@ -120,6 +124,7 @@ CONF
 
     local joined
     joined=$(IFS=,; echo "${mounts[*]}")
+    trap - ERR
     echo "FSPACE_TEST_MOUNTS=$joined" >"$BASE/env"
     echo "FSPACE_TEST_MOUNTS=$joined"
 }

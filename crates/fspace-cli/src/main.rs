@@ -92,6 +92,9 @@ enum Command {
         /// Flush dirty data first so delayed allocations show as real extents.
         #[arg(long)]
         sync: bool,
+        /// Print only the summary, not every extent (JSON keeps both).
+        #[arg(long)]
+        summary: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -99,7 +102,14 @@ enum Command {
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
+    let n = parse_size(s).map_err(|e| e.to_string())?;
+    if n > fspace::units::MAX_FILE_SIZE {
+        return Err(format!(
+            "size {s:?} is larger than the largest file Linux allows ({} bytes, 8 EiB - 1)",
+            fspace::units::MAX_FILE_SIZE
+        ));
+    }
+    Ok(n)
 }
 
 /// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
@@ -120,6 +130,7 @@ fn intent_arg(s: &str) -> Result<Intent, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let is_grow = matches!(cli.command, Command::Grow { .. });
     let (json, result) = match cli.command {
         Command::Info { path, json } => (json, info(&path, json)),
         Command::Grow {
@@ -140,49 +151,82 @@ fn main() -> ExitCode {
                 sync,
                 create,
                 check_free_space: !no_space_check,
-                progress: None,
+                ..GrowOptions::default()
             };
+            if no_fallback && strategy.0.is_none() {
+                use clap::CommandFactory;
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        "--no-fallback needs an explicit --strategy (auto always uses its fallback ladder)",
+                    )
+                    .exit();
+            }
             (json, grow(&file, size, opts, json))
         }
-        Command::Map { file, sync, json } => (json, map(&file, sync, json)),
+        Command::Map {
+            file,
+            sync,
+            summary,
+            json,
+        } => (json, map(&file, sync, summary, json)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let hint = hint(&e);
+            if e.raw_os_error() == Some(32) && e.op() == "write" {
+                // stdout was closed (`| head`): nothing left to tell anyone.
+                return ExitCode::from(EXIT_FAILED);
+            }
+            let hint = if is_grow { grow_hint(&e) } else { None };
             eprintln!("fspace: error: {e}");
             if let Some(h) = hint {
                 eprintln!("fspace: hint: {h}");
             }
             if json {
-                let v = serde_json::json!({ "error": e.to_string(), "errno": e.raw_os_error(), "hint": hint });
-                println!("{v}");
+                let v = serde_json::json!({
+                    "error": e.to_string(),
+                    "errno": e.raw_os_error(),
+                    "op": e.op(),
+                    "path": e.path(),
+                    "fallbacks": e.fallbacks(),
+                    "hint": hint,
+                });
+                let _ = emit(&format!("{v}\n"));
             }
             ExitCode::from(EXIT_FAILED)
         }
     }
 }
 
-/// Returns advice for errors whose errno alone is cryptic.
-fn hint(e: &fspace::Error) -> Option<&'static str> {
+/// Returns advice for `fspace grow` errors whose errno alone is cryptic.
+fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
     match e.raw_os_error()? {
-        1 => Some(
-            "the file may be immutable or append-only (see lsattr; chattr -i removes the flag)",
-        ),
-        2 => Some("the file does not exist; pass --create to create it"),
+        1 => Some("the file may be immutable or append-only (see lsattr; chattr -i or -a removes the flag)"),
+        2 if e.to_string().starts_with("open(") => {
+            Some("the file does not exist; pass --create to create it")
+        }
+        2 => Some("the directory to create the file in does not exist"),
         13 => Some("you lack write permission on the file or its directory"),
-        28 => Some("the filesystem is full; the file was left at its old length"),
+        28 => Some("the filesystem is full; nothing was changed (an existing file keeps its length, a new one is not created)"),
         30 => Some("the filesystem is mounted read-only"),
         _ => None,
     }
 }
 
+/// Writes `text` to stdout in one piece; a closed pipe or a full disk is
+/// an error (exit 1), not a panic.
+fn emit(text: &str) -> fspace::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| fspace::Error::from_io("write", Path::new("<stdout>"), None, e))
+}
+
 fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
     match serde_json::to_string_pretty(v) {
-        Ok(s) => {
-            println!("{s}");
-            Ok(())
-        }
+        Ok(s) => emit(&(s + "\n")),
         Err(e) => Err(fspace::Error::Refused {
             op: "json",
             path: PathBuf::from("-"),
@@ -287,8 +331,7 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
         out!(o, "  {:<7} {l}", i.name());
         out!(o, "          {reason}");
     }
-    print!("{o}");
-    Ok(())
+    emit(&o)
 }
 
 fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Result<()> {
@@ -305,8 +348,21 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
         });
         b.set_position(p.done);
     };
+    // Ctrl-C, SIGTERM or SIGHUP during a zero-fill stop it and put the file
+    // back (a second Ctrl-C exits at once). If the handlers cannot be
+    // installed the default behaviour (exit) stays.
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
+        let _ = signal_hook::flag::register(sig, cancel.clone());
+    }
     let opts = GrowOptions {
         progress: Some(&show),
+        cancel: Some(&cancel),
         ..opts
     };
     let result = fspace::grow(file, size, &opts);
@@ -373,11 +429,10 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
     );
     out!(o, "synced:        {}", yes_no(r.synced));
     out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
-    print!("{o}");
-    Ok(())
+    emit(&o)
 }
 
-fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
+fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Result<()> {
     let m = fspace::map_file(
         file,
         MapOptions {
@@ -398,11 +453,13 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
             map: &m,
         });
     }
-    out!(o, "{:>20} {:>20} {:>12}  STATE", "OFFSET", "LENGTH", "");
-    for e in &m.extents {
+    if !summary_only {
+        out!(o, "{:>20} {:>31}  STATE", "OFFSET", "LENGTH");
+    }
+    for e in m.extents.iter().filter(|_| !summary_only) {
         out!(
             o,
-            "{:>20} {:>20} {:>12}  {}",
+            "{:>20} {:>20} {:>10}  {}",
             e.offset,
             e.length,
             format_human(e.length),
@@ -447,8 +504,7 @@ fn map(file: &Path, sync: bool, json: bool) -> fspace::Result<()> {
     if let Some(n) = m.note {
         out!(o, "note:       {n}");
     }
-    print!("{o}");
-    Ok(())
+    emit(&o)
 }
 
 fn state_name(s: ExtentState) -> &'static str {

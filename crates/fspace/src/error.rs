@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum Error {
     /// A system call failed.
-    #[error("{op}({}{}): {source}", .path.display(), RangeSuffix(.range))]
+    #[error("{op}({}{}{}): {source}", .path.display(), RangeSuffix(.range), FlagsSuffix(.flags))]
     Io {
         /// The syscall or operation, e.g. `fallocate` or `pwritev`.
         op: &'static str,
@@ -21,6 +21,8 @@ pub enum Error {
         path: PathBuf,
         /// The byte range concerned, if any.
         range: Option<Range<u64>>,
+        /// The call's mode flags, if any (`KEEP_SIZE`).
+        flags: Option<&'static str>,
         /// The OS error, with its errno.
         #[source]
         source: io::Error,
@@ -37,6 +39,15 @@ pub enum Error {
         /// The errno that best describes the refusal (`EINVAL`, `EISDIR`, ...).
         errno: i32,
     },
+    /// An operation failed after other strategies had been tried and
+    /// abandoned; `tried` lists them with their errors (DESIGN.md rule 3).
+    #[error("{source}{}", TriedSuffix(.tried))]
+    AfterFallbacks {
+        /// The error that ended the operation.
+        source: Box<Error>,
+        /// The strategies abandoned before it, in order.
+        tried: Vec<crate::grow::Fallback>,
+    },
 }
 
 struct RangeSuffix<'a>(&'a Option<Range<u64>>);
@@ -50,6 +61,28 @@ impl fmt::Display for RangeSuffix<'_> {
     }
 }
 
+struct FlagsSuffix<'a>(&'a Option<&'static str>);
+
+impl fmt::Display for FlagsSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(flags) => write!(f, ", {flags}"),
+            None => Ok(()),
+        }
+    }
+}
+
+struct TriedSuffix<'a>(&'a [crate::grow::Fallback]);
+
+impl fmt::Display for TriedSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for t in self.0 {
+            write!(f, " [tried {} first: {}]", t.strategy, t.error)?;
+        }
+        Ok(())
+    }
+}
+
 impl Error {
     /// Builds an [`Error::Io`] from a raw errno.
     pub fn io(
@@ -58,11 +91,40 @@ impl Error {
         range: Option<Range<u64>>,
         errno: rustix::io::Errno,
     ) -> Self {
+        Error::io_flags(op, None, path, range, errno)
+    }
+
+    /// Builds an [`Error::Io`] for a call with mode flags, displayed as
+    /// `fallocate(f, 0..8MiB, KEEP_SIZE): ...`.
+    pub fn io_flags(
+        op: &'static str,
+        flags: Option<&'static str>,
+        path: &Path,
+        range: Option<Range<u64>>,
+        errno: rustix::io::Errno,
+    ) -> Self {
         Error::Io {
             op,
             path: path.to_path_buf(),
             range,
+            flags,
             source: io::Error::from_raw_os_error(errno.raw_os_error()),
+        }
+    }
+
+    /// Builds an [`Error::Io`] from a `std::io::Error`, keeping its errno.
+    pub fn from_io(
+        op: &'static str,
+        path: &Path,
+        range: Option<Range<u64>>,
+        err: io::Error,
+    ) -> Self {
+        Error::Io {
+            op,
+            path: path.to_path_buf(),
+            range,
+            flags: None,
+            source: err,
         }
     }
 
@@ -86,6 +148,7 @@ impl Error {
         match self {
             Error::Io { source, .. } => source.raw_os_error(),
             Error::Refused { errno, .. } => Some(*errno),
+            Error::AfterFallbacks { source, .. } => source.raw_os_error(),
         }
     }
 
@@ -93,19 +156,34 @@ impl Error {
     pub fn path(&self) -> &Path {
         match self {
             Error::Io { path, .. } | Error::Refused { path, .. } => path,
+            Error::AfterFallbacks { source, .. } => source.path(),
+        }
+    }
+
+    /// Returns the strategies abandoned before this error, if any.
+    pub fn fallbacks(&self) -> &[crate::grow::Fallback] {
+        match self {
+            Error::AfterFallbacks { tried, .. } => tried,
+            _ => &[],
+        }
+    }
+
+    /// Returns the name of the failed operation (`fallocate`, `open`, `grow`).
+    pub fn op(&self) -> &'static str {
+        match self {
+            Error::Io { op, .. } | Error::Refused { op, .. } => op,
+            Error::AfterFallbacks { source, .. } => source.op(),
         }
     }
 }
 
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
-        let errno = e.raw_os_error().unwrap_or(libc_eio());
+        let errno = e
+            .raw_os_error()
+            .unwrap_or(rustix::io::Errno::IO.raw_os_error());
         io::Error::new(io::Error::from_raw_os_error(errno).kind(), e)
     }
-}
-
-fn libc_eio() -> i32 {
-    rustix::io::Errno::IO.raw_os_error()
 }
 
 /// Shorthand for results of fspace operations.
@@ -130,5 +208,37 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(28));
         let io: io::Error = e.into();
         assert_eq!(io.kind(), io::ErrorKind::StorageFull);
+    }
+
+    #[test]
+    fn flags_and_fallbacks_are_shown() {
+        let e = Error::io_flags(
+            "fallocate",
+            Some("KEEP_SIZE"),
+            Path::new("f"),
+            Some(4096..8192),
+            rustix::io::Errno::OPNOTSUPP,
+        );
+        assert_eq!(
+            e.to_string(),
+            "fallocate(f, 4KiB..8KiB, KEEP_SIZE): Operation not supported (os error 95)"
+        );
+        let tried = vec![crate::grow::Fallback {
+            strategy: crate::grow::Strategy::Allocate,
+            error: e.to_string(),
+            errno: 95,
+        }];
+        let e = Error::AfterFallbacks {
+            source: Box::new(Error::io(
+                "pwritev",
+                Path::new("f"),
+                Some(0..1 << 20),
+                rustix::io::Errno::NOSPC,
+            )),
+            tried,
+        };
+        assert_eq!(e.raw_os_error(), Some(28));
+        assert_eq!(e.fallbacks().len(), 1);
+        assert!(e.to_string().starts_with("pwritev(f, 0..1MiB): No space left on device (os error 28) [tried allocate first: fallocate(f"));
     }
 }

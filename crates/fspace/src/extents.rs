@@ -141,8 +141,10 @@ pub struct MapOptions {
     pub force_seek: bool,
 }
 
-const SEEK_NOTE: &str = "FIEMAP is not available here: SEEK_DATA/SEEK_HOLE tell holes from data, \
-                         but cannot tell written from unwritten blocks";
+const SEEK_NOTE: &str = "FIEMAP is not available here: ranges come from SEEK_DATA/SEEK_HOLE, which cannot tell \
+                         written from unwritten blocks, and may show allocated but never-written ranges as holes \
+                         (tmpfs) or holes as data (filesystems without SEEK_HOLE support); `allocated` comes from \
+                         st_blocks";
 
 /// Maps the file at `path`.
 pub fn map_file(path: &Path, opts: MapOptions) -> Result<ExtentMap> {
@@ -246,6 +248,9 @@ fn from_fiemap(raw: &[RawExtent], size: u64) -> ExtentMap {
 }
 
 fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<ExtentMap> {
+    let blocks = sys::fstat(fd)
+        .map_err(|e| Error::io("fstat", path, None, e))?
+        .blocks;
     let mut extents = Vec::new();
     let mut pos = 0u64;
     while pos < size {
@@ -301,7 +306,9 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
         extents,
         summary: Summary {
             size,
-            allocated: size - holes,
+            // SEEK_DATA is about contents, not blocks: st_blocks is the
+            // allocation (it may include blocks past EOF, hence the clamp).
+            allocated: blocks.saturating_mul(512).min(size),
             written: None,
             unwritten: None,
             holes,

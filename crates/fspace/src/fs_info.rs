@@ -16,7 +16,6 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A filesystem family, from the `statfs` magic number.
@@ -476,53 +475,96 @@ impl Drop for Scratch {
 pub const SCRATCH_PREFIX: &str = ".fspace-scratch-";
 
 fn scratch(dir: &Path) -> Result<Scratch> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "{SCRATCH_PREFIX}{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    );
-    let path = dir.join(name);
+    let path = dir.join(crate::stale::unique_name("", SCRATCH_PREFIX));
     let fd = sys::open(&path, OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o600)
-        .map_err(|e| Error::io("open(scratch)", &path, None, e))?;
+        .map_err(|e| Error::io("open", &path, None, e))?;
     Ok(Scratch { fd, path })
+}
+
+/// Turns the result of one probe into a [`Capability`]: success, or an
+/// errno that means "not supported here". Any other errno (ENOSPC, EIO,
+/// EPERM...) says nothing about support, so the whole probe fails and
+/// nothing is cached.
+fn judge<T>(
+    what: &'static str,
+    path: &Path,
+    r: std::result::Result<T, Errno>,
+) -> Result<Capability> {
+    match r {
+        Ok(_) => Ok(Capability::yes()),
+        Err(
+            e @ (Errno::OPNOTSUPP
+            | Errno::NOSYS
+            | Errno::INVAL
+            | Errno::NOTTY
+            | Errno::XDEV
+            | Errno::BADF),
+        ) => Ok(Capability::from_result::<()>(Err(e))),
+        Err(e) => Err(Error::io(what, path, None, e)),
+    }
 }
 
 /// Unit of the probe's test ranges: large enough to span whole blocks on
 /// every filesystem we know (64 KiB covers 4 KiB and 64 KiB pages/blocks).
 const PROBE_UNIT: u64 = 64 << 10;
 
-/// Measures every capability in [`Capabilities`] with scratch files in `dir`.
+/// Measures every capability in [`Capabilities`] with scratch files in
+/// `dir` (removed before returning; leftovers of killed probes on this host
+/// are removed first). Fails, rather than guessing, when an operation fails
+/// for a reason other than "not supported" (a full disk, an I/O error).
 pub fn probe_capabilities(dir: &Path) -> Result<Capabilities> {
+    crate::stale::remove_stale(dir, SCRATCH_PREFIX);
     let u = PROBE_UNIT;
     let a = scratch(dir)?;
-    let fallocate = Capability::from_result(sys::fallocate(&a.fd, FallocMode::Allocate, 0, u));
-    let keep_size = Capability::from_result(sys::fallocate(&a.fd, FallocMode::KeepSize, u, u));
+    let p = &a.path;
+    let fallocate = judge(
+        "fallocate",
+        p,
+        sys::fallocate(&a.fd, FallocMode::Allocate, 0, u),
+    )?;
+    let keep_size = judge(
+        "fallocate",
+        p,
+        sys::fallocate(&a.fd, FallocMode::KeepSize, u, u),
+    )?;
     let data = vec![0xA5u8; u as usize];
     write_all(&a, &data, 0)?;
-    let punch_hole =
-        Capability::from_result(sys::fallocate(&a.fd, FallocMode::PunchHole, 0, u / 2));
-    let zero_range =
-        Capability::from_result(sys::fallocate(&a.fd, FallocMode::ZeroRange, u / 2, u / 2));
-    let write_zeroes =
-        Capability::from_result(sys::fallocate(&a.fd, FallocMode::WriteZeroes, 2 * u, u));
+    let punch_hole = judge(
+        "fallocate",
+        p,
+        sys::fallocate(&a.fd, FallocMode::PunchHole, 0, u / 2),
+    )?;
+    let zero_range = judge(
+        "fallocate",
+        p,
+        sys::fallocate(&a.fd, FallocMode::ZeroRange, u / 2, u / 2),
+    )?;
+    let write_zeroes = judge(
+        "fallocate",
+        p,
+        sys::fallocate(&a.fd, FallocMode::WriteZeroes, 2 * u, u),
+    )?;
 
     // SEEK_HOLE: data in the first unit, then a hole up to 16 units.
     let b = scratch(dir)?;
     write_all(&b, &data, 0)?;
-    sys::ftruncate(&b.fd, 16 * u).map_err(|e| Error::io("ftruncate(scratch)", &b.path, None, e))?;
+    sys::ftruncate(&b.fd, 16 * u).map_err(|e| Error::io("ftruncate", &b.path, None, e))?;
     let seek_hole = match sys::seek_hole(&b.fd, 0) {
         Ok(Some(h)) if h < 16 * u => match sys::seek_data(&b.fd, h) {
             Ok(None) => Capability::yes(),
             Ok(Some(d)) => Capability::no(format!("SEEK_DATA found data at {d} inside a hole")),
-            Err(e) => Capability::from_result::<()>(Err(e)),
+            Err(e) => judge("lseek", &b.path, Err::<(), _>(e))?,
         },
         Ok(_) => Capability::no("no hole reported before EOF (generic implementation)"),
-        Err(e) => Capability::from_result::<()>(Err(e)),
+        Err(e) => judge("lseek", &b.path, Err::<(), _>(e))?,
     };
-    let fiemap = Capability::from_result(sys::fiemap(&b.fd, 0, 16 * u, false));
+    let fiemap = judge(
+        "ioctl(FIEMAP)",
+        &b.path,
+        sys::fiemap(&b.fd, 0, 16 * u, false),
+    )?;
     let c = scratch(dir)?;
-    let ficlone = Capability::from_result(sys::ficlone(&c.fd, &b.fd));
+    let ficlone = judge("ioctl(FICLONE)", &c.path, sys::ficlone(&c.fd, &b.fd))?;
     Ok(Capabilities {
         fallocate,
         keep_size,
@@ -552,7 +594,7 @@ fn write_all(s: &Scratch, data: &[u8], offset: u64) -> Result<()> {
             )
         })?;
         if n == 0 {
-            return Err(Error::io("pwritev(scratch)", &s.path, None, Errno::IO));
+            return Err(Error::io("pwritev", &s.path, None, Errno::IO));
         }
         done += n;
     }

@@ -28,6 +28,7 @@ pub mod error;
 pub mod extents;
 pub mod fs_info;
 pub mod grow;
+mod stale;
 pub mod sys;
 pub mod units;
 

@@ -18,12 +18,21 @@ pub enum SizeError {
     /// Larger than 2^64 - 1 bytes.
     #[error("size {0:?} does not fit in 64 bits")]
     Overflow(String),
+    /// A fraction that is not a whole number of bytes.
+    #[error("size {0:?} is not a whole number of bytes")]
+    Fraction(String),
 }
 
+/// The largest length Linux allows a file (`loff_t` is signed 64-bit):
+/// 2^63 - 1 bytes.
+pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
+
 /// Parses a byte count: plain digits, or a number (decimals allowed) with a
-/// binary unit `K`, `M`, `G`, `T`, `P`, `E`, each optionally followed by
-/// `iB` or `B` (`16M`, `16MiB` and `16MB` all mean 16 × 2^20; fspace uses
-/// binary units throughout). A trailing plain `B` means bytes.
+/// unit. `K`, `M`, `G`, `T`, `P`, `E` and `KiB` ... `EiB` are binary
+/// (`16M` = `16MiB` = 16 × 2^20); `kB`/`KB`, `MB`, `GB`, `TB`, `PB`, `EB`
+/// are decimal (`1MB` = 1,000,000), as in GNU `truncate` and `dd`. `B` or no
+/// unit means bytes. A fraction must come to a whole number of bytes
+/// (`1.5K` is 1536; `1.1K` is refused rather than rounded).
 pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     if t.is_empty() {
@@ -38,16 +47,23 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let unit = unit.trim();
-    let shift: u32 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" | "kb" => 10,
-        "m" | "mib" | "mb" => 20,
-        "g" | "gib" | "gb" => 30,
-        "t" | "tib" | "tb" => 40,
-        "p" | "pib" | "pb" => 50,
-        "e" | "eib" | "eb" => 60,
+    let (base, power): (u128, u32) = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => (1, 0),
+        "k" | "kib" => (1024, 1),
+        "m" | "mib" => (1024, 2),
+        "g" | "gib" => (1024, 3),
+        "t" | "tib" => (1024, 4),
+        "p" | "pib" => (1024, 5),
+        "e" | "eib" => (1024, 6),
+        "kb" => (1000, 1),
+        "mb" => (1000, 2),
+        "gb" => (1000, 3),
+        "tb" => (1000, 4),
+        "pb" => (1000, 5),
+        "eb" => (1000, 6),
         _ => return Err(SizeError::Invalid(s.to_string())),
     };
+    let scale_unit = base.pow(power);
     if num.is_empty() || num.matches('.').count() > 1 || num == "." {
         return Err(SizeError::Invalid(s.to_string()));
     }
@@ -59,19 +75,24 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
             .map_err(|_| SizeError::Overflow(s.to_string()))?
     };
     let mut total: u128 = int_v
-        .checked_mul(1u128 << shift)
+        .checked_mul(scale_unit)
         .ok_or_else(|| SizeError::Overflow(s.to_string()))?;
+    let frac = frac.trim_end_matches('0');
     if !frac.is_empty() {
-        if shift == 0 {
-            return Err(SizeError::Invalid(s.to_string()));
+        if frac.len() > 30 {
+            return Err(SizeError::Fraction(s.to_string()));
         }
-        // Exact decimal fraction of the unit, rounded down to whole bytes.
-        let digits = &frac[..frac.len().min(18)];
-        let f: u128 = digits
+        let f: u128 = frac
             .parse()
             .map_err(|_| SizeError::Invalid(s.to_string()))?;
-        let scale = 10u128.pow(digits.len() as u32);
-        total += f * (1u128 << shift) / scale;
+        let denom = 10u128.pow(frac.len() as u32);
+        let num = f
+            .checked_mul(scale_unit)
+            .ok_or_else(|| SizeError::Overflow(s.to_string()))?;
+        if num % denom != 0 {
+            return Err(SizeError::Fraction(s.to_string()));
+        }
+        total += num / denom;
     }
     u64::try_from(total).map_err(|_| SizeError::Overflow(s.to_string()))
 }
@@ -116,9 +137,32 @@ pub fn format_human(n: u64) -> String {
     }
 }
 
-/// Formats a range as `start..end` with [`format_exact`] on both ends.
+/// Formats a range as `start..end` in the largest binary unit that
+/// divides both ends (`0..16MiB`, `4KiB..8KiB`, `4097..8192`).
 pub fn format_range(r: &Range<u64>) -> String {
-    format!("{}..{}", format_exact(r.start), format_exact(r.end))
+    const UNITS: [(u32, &str); 6] = [
+        (60, "EiB"),
+        (50, "PiB"),
+        (40, "TiB"),
+        (30, "GiB"),
+        (20, "MiB"),
+        (10, "KiB"),
+    ];
+    let both = r.start | r.end;
+    for (shift, name) in UNITS {
+        let m = (1u64 << shift) - 1;
+        if both & m == 0 && r.end >= 1 << shift {
+            let fmt = |v: u64| {
+                if v == 0 {
+                    "0".to_string()
+                } else {
+                    format!("{}{name}", v >> shift)
+                }
+            };
+            return format!("{}..{}", fmt(r.start), fmt(r.end));
+        }
+    }
+    format!("{}..{}", r.start, r.end)
 }
 
 #[cfg(test)]
@@ -133,8 +177,12 @@ mod tests {
         assert_eq!(parse_size("64k"), Ok(64 << 10));
         assert_eq!(parse_size("16MiB"), Ok(16 << 20));
         assert_eq!(parse_size("16M"), Ok(16 << 20));
-        assert_eq!(parse_size("16MB"), Ok(16 << 20));
+        assert_eq!(parse_size("16MB"), Ok(16_000_000));
+        assert_eq!(parse_size("4kB"), Ok(4000));
         assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size("1.50K"), Ok(1536));
+        assert_eq!(parse_size("2.0M"), Ok(2 << 20));
         assert_eq!(parse_size("2TiB"), Ok(2 << 40));
         assert_eq!(parse_size("100B"), Ok(100));
         assert_eq!(parse_size("15E"), Ok(15 << 60));
@@ -146,7 +194,12 @@ mod tests {
         assert!(matches!(parse_size("abc"), Err(SizeError::Invalid(_))));
         assert!(matches!(parse_size("12Q"), Err(SizeError::Invalid(_))));
         assert!(matches!(parse_size("1.2.3M"), Err(SizeError::Invalid(_))));
-        assert!(matches!(parse_size("1.5"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("1.5"), Err(SizeError::Fraction(_))));
+        assert!(matches!(parse_size("1.1K"), Err(SizeError::Fraction(_))));
+        assert!(matches!(
+            parse_size("1.0000001K"),
+            Err(SizeError::Fraction(_))
+        ));
         assert!(matches!(parse_size("-1"), Err(SizeError::Negative(_))));
         assert!(matches!(parse_size("-4K"), Err(SizeError::Negative(_))));
         assert!(matches!(
@@ -169,5 +222,11 @@ mod tests {
         assert_eq!(format_human(1536 << 20), "1.5 GiB");
         assert_eq!(format_human(512), "512 B");
         assert_eq!(format_range(&(0..16 << 20)), "0..16MiB");
+        assert_eq!(
+            format_range(&(274944 << 10..400 << 20)),
+            "274944KiB..409600KiB"
+        );
+        assert_eq!(format_range(&(4097..8192)), "4097..8192");
+        assert_eq!(format_range(&(0..0)), "0..0");
     }
 }

@@ -6,6 +6,7 @@ use common::{Fs, EXPECTED};
 use fspace::extents::{map_file, ExtentState, MapOptions};
 use fspace::{grow, FsKind, GrowOptions, Intent, Strategy};
 use proptest::prelude::*;
+use proptest::strategy::Strategy as _;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::path::Path;
 
@@ -82,25 +83,55 @@ fn modes() -> Vec<(Option<Strategy>, Intent)> {
     m
 }
 
+/// One generated case of the property test.
+#[derive(Debug, Clone)]
+struct Case {
+    seed: u64,
+    len: usize,
+    extra: u64,
+    sync: bool,
+    /// Create the file (only when `len` is 0: there is no content to keep).
+    create: bool,
+}
+
 fn check_growth(
     fs: &Fs,
     dir: &Path,
     seq: &std::cell::Cell<u64>,
-    init: &[u8],
-    extra: u64,
+    c: &Case,
     mode: (Option<Strategy>, Intent),
 ) -> Result<(), TestCaseError> {
     seq.set(seq.get() + 1);
     let path = dir.join(format!("p{}", seq.get()));
-    std::fs::write(&path, init).unwrap();
+    let init = common::pattern(c.seed, c.len);
+    let create = c.create && init.is_empty();
+    if !create {
+        std::fs::write(&path, &init).unwrap();
+    }
     let old = init.len() as u64;
-    let target = old + extra;
+    let target = old + c.extra;
     let opts = GrowOptions {
         strategy: mode.0,
         intent: mode.1,
+        sync: c.sync,
+        create,
         ..Default::default()
     };
     let r = grow(&path, target, &opts);
+    if let (true, Err(e)) = (create, &r) {
+        prop_assert!(
+            !path.exists(),
+            "{}: a failed creation left {}",
+            fs.name,
+            path.display()
+        );
+        prop_assert!(
+            mode.0 == Some(Strategy::Reserve) && e.raw_os_error() == Some(95),
+            "{}: {e}",
+            fs.name
+        );
+        return Ok(());
+    }
     let after = common::read(&path);
     prop_assert!(after.len() as u64 >= old, "{}: shrank", fs.name);
     prop_assert!(
@@ -117,6 +148,8 @@ fn check_growth(
     match r {
         Ok(r) => {
             prop_assert_eq!(r.old_len, old);
+            prop_assert_eq!(r.created, create);
+            prop_assert_eq!(r.synced, c.sync);
             let expect_len = if r.strategy == Strategy::Reserve {
                 old
             } else {
@@ -125,7 +158,7 @@ fn check_growth(
             prop_assert_eq!(r.new_len, expect_len);
             prop_assert_eq!(after.len() as u64, expect_len);
             if r.strategy == Strategy::ZeroFill {
-                prop_assert_eq!(r.bytes_written, extra);
+                prop_assert_eq!(r.bytes_written, c.extra);
             } else {
                 prop_assert_eq!(r.bytes_written, 0);
             }
@@ -154,7 +187,8 @@ fn check_growth(
 }
 
 /// Growth never changes existing bytes and never shrinks, for every
-/// strategy on every filesystem, over random contents and sizes.
+/// strategy on every filesystem, over random contents, sizes, `sync` and
+/// `create`.
 #[test]
 fn growth_never_changes_existing_bytes_property() {
     let cases: u32 = std::env::var("FSPACE_PROPTEST_CASES")
@@ -173,14 +207,20 @@ fn growth_never_changes_existing_bytes_property() {
             });
             let input = (
                 any::<u64>(),
-                0usize..300_000,
+                prop_oneof![Just(0usize), 0usize..300_000],
                 prop_oneof![0u64..10, 1u64..3 << 20, Just(1 << 20)],
-            );
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(seed, len, extra, sync, create)| Case {
+                    seed,
+                    len,
+                    extra,
+                    sync,
+                    create,
+                });
             runner
-                .run(&input, |(seed, len, extra)| {
-                    let init = common::pattern(seed, len);
-                    check_growth(&fs, dir.path(), &seq, &init, extra, mode)
-                })
+                .run(&input, |c| check_growth(&fs, dir.path(), &seq, &c, mode))
                 .unwrap_or_else(|e| panic!("{} {:?}: {e}", fs.name, mode));
         }
     }
@@ -348,15 +388,16 @@ fn enospc_rolls_back_length_content_and_space() {
         let p = dir.path().join("victim");
         let init = common::pattern(99, 100_000);
         std::fs::write(&p, &init).unwrap();
-        let cases: [(Option<Strategy>, bool, &str); 4] = [
+        let cases: [(Option<Strategy>, bool, &str); 5] = [
             (None, true, ""),
             (Some(Strategy::Allocate), true, "fallocate"),
+            (Some(Strategy::Reserve), true, "fallocate"),
             (Some(Strategy::ZeroFill), false, "pwritev"),
             (Some(Strategy::ZeroFill), true, "zero-fill"),
         ];
         for (strategy, check, op) in cases {
             if fs.name == "ext4-noextents" && op == "fallocate" {
-                continue; // falls back to zero-fill, covered below
+                continue; // no fallocate there: the zero-fill cases cover it
             }
             let free_before = common::free_after_sync(dir.path());
             let target = init.len() as u64 + free_before + (64 << 20);
@@ -436,7 +477,9 @@ fn zero_fill_survives_a_signal_storm() {
             sync: true,
             ..Default::default()
         };
+        let restarts_before = fspace::sys::counters().restarts;
         let r = grow(&p, 96 << 20, &opts);
+        let restarts = fspace::sys::counters().restarts - restarts_before;
         stop.store(true, Ordering::Relaxed);
         storm.join().unwrap();
         let r = r.unwrap_or_else(|e| panic!("{}: {e}", fs.name));
@@ -447,7 +490,7 @@ fn zero_fill_survives_a_signal_storm() {
         assert_eq!(&data[..4], b"head");
         assert!(data[4..].iter().all(|&b| b == 0), "{}", fs.name);
         eprintln!(
-            "{}: zero-fill completed under {hits} signals, {} syscalls",
+            "{}: zero-fill completed under {hits} signals, {} syscalls, {restarts} EINTR restarts",
             fs.name, r.syscalls
         );
     }
@@ -473,7 +516,8 @@ fn create_is_atomic_and_leaves_no_temp_files() {
         .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
         assert!(r.created);
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 4 << 20);
-        // A failing creation (too big) leaves nothing at all.
+        // A creation refused by the free-space check leaves nothing at all
+        // (a real mid-fill ENOSPC: failed_creation_leaves_nothing).
         let q = dir.path().join("huge.seg");
         let big = GrowOptions {
             create: true,
@@ -550,5 +594,247 @@ fn extent_map_seek_fallback_agrees_on_holes() {
                 fs.name
             );
         }
+    }
+}
+
+/// A failed growth keeps blocks reserved before it (an earlier `reserve`)
+/// on filesystems that can release exactly what the growth added.
+#[test]
+fn failed_growth_keeps_an_earlier_reservation() {
+    for fs in common::only("keeps_reservation", &["xfs", "btrfs", "tmpfs", "ext4"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("reserved");
+        std::fs::write(&p, b"data").unwrap();
+        grow(
+            &p,
+            8 << 20,
+            &GrowOptions {
+                strategy: Some(Strategy::Reserve),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let blocks =
+            |p: &Path| std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(p).unwrap());
+        let reserved = blocks(&p);
+        assert!(
+            reserved * 512 >= 8 << 20,
+            "{}: reserve did not allocate",
+            fs.name
+        );
+        let free = common::free_after_sync(dir.path());
+        let e = grow(
+            &p,
+            free + (64 << 20),
+            &GrowOptions {
+                strategy: Some(Strategy::Allocate),
+                ..Default::default()
+            },
+        )
+        .expect_err("too big");
+        assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
+        assert_eq!(std::fs::read(&p).unwrap(), b"data");
+        assert!(
+            blocks(&p) >= reserved,
+            "{}: the earlier reservation was released",
+            fs.name
+        );
+    }
+}
+
+/// A cancelled zero-fill stops, puts the file back, and a cancelled
+/// creation leaves nothing behind.
+#[test]
+fn cancelled_zero_fill_rolls_back() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let p = dir.path().join("c");
+        std::fs::write(&p, b"keep").unwrap();
+        let cancel = AtomicBool::new(false);
+        let stop_after_3 = |pr: fspace::Progress| {
+            if pr.done >= 3 << 20 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        let opts = GrowOptions {
+            strategy: Some(Strategy::ZeroFill),
+            cancel: Some(&cancel),
+            progress: Some(&stop_after_3),
+            ..Default::default()
+        };
+        let e = grow(&p, 64 << 20, &opts).expect_err("cancelled");
+        assert_eq!(e.raw_os_error(), Some(125), "{}: {e}", fs.name); // ECANCELED
+        assert!(e.to_string().contains("interrupted"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"keep", "{}", fs.name);
+
+        cancel.store(false, Ordering::Relaxed);
+        let q = dir.path().join("new");
+        let seen_absent = std::cell::Cell::new(true);
+        let check = |pr: fspace::Progress| {
+            seen_absent.set(seen_absent.get() && !q.exists());
+            if pr.done >= 3 << 20 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        let opts = GrowOptions {
+            create: true,
+            progress: Some(&check),
+            ..opts
+        };
+        assert!(grow(&q, 64 << 20, &opts).is_err());
+        assert!(
+            seen_absent.get(),
+            "{}: the file was visible before it was complete",
+            fs.name
+        );
+        assert!(!q.exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{}: {left:?}", fs.name);
+    }
+}
+
+/// A real ENOSPC in the middle of a created file's fill leaves no file and
+/// no temporary file.
+#[test]
+fn failed_creation_leaves_nothing() {
+    for fs in common::only(
+        "failed_creation",
+        &["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"],
+    ) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let q = dir.path().join("huge.seg");
+        let free = common::free_after_sync(dir.path());
+        let opts = GrowOptions {
+            create: true,
+            strategy: Some(Strategy::ZeroFill),
+            check_free_space: false,
+            ..Default::default()
+        };
+        let e = grow(&q, free + (64 << 20), &opts).expect_err("must not fit");
+        assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
+        assert!(
+            e.to_string().contains(&q.display().to_string()),
+            "{}: {e}",
+            fs.name
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{}: something was left",
+            fs.name
+        );
+    }
+}
+
+/// Temporary files of a killed fspace on this host are removed by the next
+/// creation in the same directory; others' are kept.
+#[test]
+fn stale_temporary_files_are_removed() {
+    let host: String = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let dead = dir
+            .path()
+            .join(format!(".x{}{host}-5000000-0", fspace::grow::TEMP_MARKER));
+        let foreign = dir.path().join(format!(
+            ".x{}otherhost-5000000-0",
+            fspace::grow::TEMP_MARKER
+        ));
+        std::fs::write(&dead, b"left by a killed fspace").unwrap();
+        std::fs::write(&foreign, b"another host's").unwrap();
+        grow(
+            &dir.path().join("new"),
+            4096,
+            &GrowOptions {
+                create: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(!dead.exists(), "{}", fs.name);
+        assert!(foreign.exists(), "{}", fs.name);
+    }
+}
+
+/// Sizes beyond Linux's largest file are refused with EFBIG before anything
+/// is issued; a dangling symlink is refused before any work.
+#[test]
+fn impossible_targets_are_refused_up_front() {
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let p = dir.path().join("f");
+    std::fs::write(&p, b"x").unwrap();
+    for target in [u64::MAX, fspace::units::MAX_FILE_SIZE + 1] {
+        let e = grow(&p, target, &GrowOptions::default()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(27), "{e}"); // EFBIG
+        assert!(e.to_string().contains("largest file"), "{e}");
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), b"x");
+    let link = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+    let e = grow(
+        &link,
+        1 << 20,
+        &GrowOptions {
+            create: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("dangling symbolic link"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+/// On tmpfs (no FIEMAP) the map takes allocation from st_blocks: an
+/// allocated file is not reported as unallocated.
+#[test]
+fn seek_map_reports_allocation_from_st_blocks() {
+    for fs in common::only("seek_map_allocation", &["tmpfs"]) {
+        let dir = fs.tempdir();
+        let p = dir.path().join("t");
+        grow(
+            &p,
+            8 << 20,
+            &GrowOptions {
+                create: true,
+                strategy: Some(Strategy::Allocate),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let m = map_file(&p, MapOptions::default()).unwrap();
+        assert_eq!(m.method, fspace::MapMethod::Seek);
+        assert_eq!(m.summary.allocated, 8 << 20, "{m:?}");
+        let q = dir.path().join("s");
+        grow(
+            &q,
+            8 << 20,
+            &GrowOptions {
+                create: true,
+                strategy: Some(Strategy::Sparse),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            map_file(&q, MapOptions::default())
+                .unwrap()
+                .summary
+                .allocated,
+            0
+        );
     }
 }

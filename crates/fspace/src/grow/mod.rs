@@ -15,14 +15,14 @@ pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 use crate::error::{Error, Result};
 use crate::fs_info;
 use crate::sys::{self, Errno, FallocMode};
-use crate::units::format_human;
+use crate::units::{format_human, MAX_FILE_SIZE};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::OFlags;
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// One way to give a file more bytes.
@@ -139,13 +139,22 @@ pub struct GrowOptions<'a> {
     /// Whether an explicit strategy may fall back to an equivalent one when
     /// the filesystem does not support it. `auto` always uses its ladder.
     pub fallback: bool,
-    /// `fdatasync` once at the end (and `fsync` the directory of a created file).
+    /// `fdatasync` once at the end (and, for a created file, `fsync` it
+    /// before the rename and `fsync` the directory after).
     pub sync: bool,
-    /// Create the file (durably: temporary name, then rename) when missing.
+    /// Create the file when missing: it is grown under a temporary name in
+    /// the same directory and renamed into place when complete.
     pub create: bool,
     /// Refuse a zero-fill up front when the filesystem reports less free
     /// space than it needs, instead of writing until `ENOSPC`.
     pub check_free_space: bool,
+    /// After a synced zero-fill for intent `log`, drop the filled range from
+    /// the page cache (default [`DROP_FILLED_PAGES_AFTER_SYNC`]).
+    pub drop_filled_pages: bool,
+    /// Checked between zero-fill writes: when it becomes true the growth
+    /// stops, the file is put back to its old length (a created file is
+    /// removed) and the call fails with `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
     /// Called after each zero-fill write.
     pub progress: Option<&'a dyn Fn(Progress)>,
 }
@@ -159,6 +168,8 @@ impl Default for GrowOptions<'_> {
             sync: false,
             create: false,
             check_free_space: true,
+            drop_filled_pages: DROP_FILLED_PAGES_AFTER_SYNC,
+            cancel: None,
             progress: None,
         }
     }
@@ -173,6 +184,8 @@ impl fmt::Debug for GrowOptions<'_> {
             .field("sync", &self.sync)
             .field("create", &self.create)
             .field("check_free_space", &self.check_free_space)
+            .field("drop_filled_pages", &self.drop_filled_pages)
+            .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -206,6 +219,8 @@ pub struct GrowReport {
     pub reason: String,
     /// Strategies tried before it, with their errors.
     pub fallbacks: Vec<Fallback>,
+    /// Other things worth knowing that did not change the outcome.
+    pub notes: Vec<String>,
     /// Length before.
     pub old_len: u64,
     /// Length after (unchanged by `reserve`).
@@ -214,7 +229,8 @@ pub struct GrowReport {
     pub target_len: u64,
     /// Bytes written by `pwritev` (zero-fill only).
     pub bytes_written: u64,
-    /// Every syscall issued, probes excluded.
+    /// Every syscall the growth issued; describing the filesystem is not
+    /// counted (nor the capability probe, which runs once per device).
     pub syscalls: u64,
     /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`).
     pub write_syscalls: u64,
@@ -234,16 +250,15 @@ fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok
 /// Grows the file at `path` to `target` bytes (see [`GrowOptions`]).
 ///
 /// Refuses, changing nothing, when the path is not a regular file or
-/// `target` is smaller than the current length. A created file appears at
-/// `path` only once fully grown.
+/// `target` is smaller than the current length or larger than Linux's
+/// largest file ([`MAX_FILE_SIZE`]). A created file appears at `path` only
+/// once fully grown.
+///
+/// fspace assumes no other process changes the file's length while it
+/// grows it: a concurrent appender's bytes past the old length may be
+/// overwritten by a zero-fill, or cut by a rollback.
 pub fn grow(path: &Path, target: u64, opts: &GrowOptions<'_>) -> Result<GrowReport> {
     let start = Instant::now();
-    // The auto policy needs the measured capabilities: measure them first
-    // (cached per device) so that the probe's syscalls are not counted as
-    // this growth's. An explicit strategy needs no probe.
-    if opts.strategy.is_none() {
-        let _ = fs_info::fs_info(path).or_else(|_| fs_info::fs_info(&parent_dir(path)));
-    }
     let before = sys::counters();
     let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
     match sys::open(path, flags, 0) {
@@ -252,7 +267,7 @@ pub fn grow(path: &Path, target: u64, opts: &GrowOptions<'_>) -> Result<GrowRepo
             // O_NONBLOCK only kept open() from hanging on a FIFO.
             sys::set_status_flags(&fd, OFlags::empty())
                 .map_err(|e| Error::io("fcntl", path, None, e))?;
-            let mut r = grow_open(&fd, path, path, target, opts, before)?;
+            let mut r = grow_open(&fd, path, path, target, opts, before)?.report;
             r.elapsed = start.elapsed();
             Ok(r)
         }
@@ -291,7 +306,8 @@ fn not_regular(path: &Path, errno: Errno) -> Option<Error> {
 }
 
 /// Grows an already open regular file; `path` names it in errors and the
-/// report, and locates the filesystem for the `auto` policy.
+/// report, and locates the filesystem for the `auto` policy. `create` is
+/// ignored.
 pub fn grow_fd<Fd: AsFd>(
     fd: Fd,
     path: &Path,
@@ -302,7 +318,7 @@ pub fn grow_fd<Fd: AsFd>(
     let before = sys::counters();
     let fd = fd.as_fd();
     check_regular(fd, path)?;
-    let mut r = grow_open(fd, path, path, target, opts, before)?;
+    let mut r = grow_open(fd, path, path, target, opts, before)?.report;
     r.elapsed = start.elapsed();
     Ok(r)
 }
@@ -332,9 +348,9 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
-
-/// Marker in the names of temporary files made by durable creation.
+/// Marker in the names of temporary files made by [`grow`] with `create`:
+/// `.NAME.fspace-tmp-HOST-PID-SEQ`. Leftovers of dead processes on this host
+/// are removed by the next creation in the same directory.
 pub const TEMP_MARKER: &str = ".fspace-tmp-";
 
 fn create_grown(
@@ -347,15 +363,30 @@ fn create_grown(
     let name = path
         .file_name()
         .ok_or_else(|| Error::refused("grow", path, Errno::INVAL, "has no file name to create"))?;
+    // open() said ENOENT: a dangling symbolic link would make the final
+    // no-replace rename fail after all the work; refuse it now.
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_symlink() {
+            return Err(Error::refused(
+                "grow",
+                path,
+                Errno::NOENT,
+                "is a dangling symbolic link; create its target or remove the link",
+            ));
+        }
+    }
+    if target > MAX_FILE_SIZE {
+        return Err(too_large(path, target));
+    }
     let dir = parent_dir(path);
-    let tmp = dir.join(format!(
-        ".{}{TEMP_MARKER}{}-{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    crate::stale::remove_stale(&dir, TEMP_MARKER);
+    let tmp = dir.join(crate::stale::unique_name(
+        &format!(".{}", name.to_string_lossy()),
+        TEMP_MARKER,
     ));
     let fd = sys::open(&tmp, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o666)
-        .map_err(|e| Error::io("open(create)", path, None, e))?;
+        .map_err(|e| Error::io("create", path, None, e))?;
+    let mut renamed = false;
     let result = (|| {
         // Errors name the path the user asked for; the filesystem is probed
         // through the temporary file, which exists.
@@ -365,11 +396,27 @@ fn create_grown(
             // metadata (mode, times) before the name becomes visible.
             sys::fsync(&fd).map_err(|e| Error::io("fsync", path, None, e))?;
         }
-        rename_noreplace(&tmp, path)?;
+        if let Some(note) = rename_noreplace(&tmp, path)? {
+            r.notes.push(note);
+        }
+        renamed = true;
         if opts.sync {
+            // After the rename the file is at `path` whatever happens next;
+            // a failure here means only that the name may not survive a crash.
             let d = sys::open(&dir, OFlags::RDONLY | OFlags::DIRECTORY, 0)
-                .map_err(|e| Error::io("open(directory)", &dir, None, e))?;
-            sys::fsync(&d).map_err(|e| Error::io("fsync(directory)", &dir, None, e))?;
+                .map_err(|e| Error::io("open", &dir, None, e))?;
+            sys::fsync(&d).map_err(|e| {
+                Error::refused(
+                    "fsync",
+                    &dir,
+                    e,
+                    format!(
+                        "{}; {} was created and grown, but its name may not survive a crash",
+                        std::io::Error::from_raw_os_error(e.raw_os_error()),
+                        path.display()
+                    ),
+                )
+            })?;
         }
         r.path = path.to_path_buf();
         r.created = true;
@@ -377,28 +424,108 @@ fn create_grown(
     })();
     match result {
         Ok(mut r) => {
-            r.syscalls = sys::counters().since(before).total;
+            let cost = sys::counters().since(before);
+            r.syscalls = cost.total.saturating_sub(r.probe_cost.total);
+            r.write_syscalls = cost.writes.saturating_sub(r.probe_cost.writes);
             r.elapsed = start.elapsed();
-            Ok(r)
+            Ok(r.report)
         }
         Err(e) => {
-            let _ = sys::unlink(&tmp);
+            if !renamed {
+                let _ = sys::unlink(&tmp);
+            }
             Err(e)
         }
     }
 }
 
-/// Renames without replacing an existing file (`RENAME_NOREPLACE`), falling
-/// back to plain `rename` where the filesystem refuses the flag (FUSE, NFS):
-/// never link + unlink, which leaves two names after a crash.
-fn rename_noreplace(from: &Path, to: &Path) -> Result<()> {
+/// Renames without replacing an existing file (`RENAME_NOREPLACE`). Where
+/// the filesystem refuses the flag (FUSE, NFS), checks that `to` is absent
+/// and renames plainly, returning a note that says so; never link + unlink,
+/// which leaves two names after a crash.
+fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(None),
         Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
-            sys::rename(from, to).map_err(|e| Error::io("rename", to, None, e))
+            if std::fs::symlink_metadata(to).is_ok() {
+                return Err(Error::refused(
+                    "rename",
+                    to,
+                    Errno::EXIST,
+                    "appeared while it was being created",
+                ));
+            }
+            sys::rename(from, to).map_err(|e| Error::io("rename", to, None, e))?;
+            Ok(Some(
+                "RENAME_NOREPLACE is not supported here: checked that the name was free, then renamed".into(),
+            ))
         }
         Err(e) => Err(Error::io("rename", to, None, e)),
+    }
+}
+
+fn too_large(path: &Path, target: u64) -> Error {
+    Error::refused(
+        "grow",
+        path,
+        Errno::FBIG,
+        format!(
+            "{target} bytes ({}) is larger than the largest file Linux allows ({MAX_FILE_SIZE} bytes, 8 EiB - 1)",
+            format_human(target)
+        ),
+    )
+}
+
+/// A report under construction, with the syscalls spent describing the
+/// filesystem (subtracted from the report's count).
+struct Draft {
+    report: GrowReport,
+    probe_cost: sys::Counters,
+}
+
+impl std::ops::Deref for Draft {
+    type Target = GrowReport;
+    fn deref(&self) -> &GrowReport {
+        &self.report
+    }
+}
+
+impl std::ops::DerefMut for Draft {
+    fn deref_mut(&mut self) -> &mut GrowReport {
+        &mut self.report
+    }
+}
+
+/// What the file held past its end before growing, so that a rollback
+/// releases only what this growth allocated.
+struct Before {
+    old_len: u64,
+    blocks: u64,
+    /// Block-aligned ranges past EOF that were allocated before (an earlier
+    /// `reserve`, or speculative preallocation). `None` when they cannot be
+    /// known (no FIEMAP) but `st_blocks` says there were some.
+    reserved: Option<Vec<std::ops::Range<u64>>>,
+}
+
+fn state_before(fd: BorrowedFd<'_>, st: &sys::Stat) -> Before {
+    // The block holding EOF is the file's own; "past EOF" starts after it.
+    let bs = st.blksize.clamp(512, 1 << 20);
+    let eof_block_end = st.size.div_ceil(bs) * bs;
+    let reserved = match sys::fiemap(fd, eof_block_end, u64::MAX - eof_block_end, false) {
+        Ok(raw) => Some(
+            raw.iter()
+                .map(|e| e.logical.max(eof_block_end)..e.logical.saturating_add(e.length))
+                .filter(|r| r.start < r.end)
+                .collect(),
+        ),
+        Err(_) if st.blocks.saturating_mul(512) <= eof_block_end => Some(Vec::new()),
+        Err(_) => None,
+    };
+    Before {
+        old_len: st.size,
+        blocks: st.blocks,
+        reserved,
     }
 }
 
@@ -409,7 +536,7 @@ fn grow_open<Fd: AsFd>(
     target: u64,
     opts: &GrowOptions<'_>,
     before: sys::Counters,
-) -> Result<GrowReport> {
+) -> Result<Draft> {
     let fd = fd.as_fd();
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let old_len = st.size;
@@ -427,6 +554,11 @@ fn grow_open<Fd: AsFd>(
             ),
         ));
     }
+    if target > MAX_FILE_SIZE {
+        return Err(too_large(path, target));
+    }
+    // Describing (and, the first time per device, probing) the filesystem
+    // issues syscalls that are not this growth's: they are subtracted.
     let probe_start = sys::counters();
     let info = match opts.strategy {
         None => fs_info::fs_info(probe_path)?,
@@ -436,12 +568,21 @@ fn grow_open<Fd: AsFd>(
         None => policy::auto(&info, opts.intent),
         Some(s) => policy::explicit(s, opts.fallback),
     };
-    // Describing (or, uncached, probing) the filesystem issued syscalls;
-    // they are not this growth's.
     let probe_cost = sys::counters().since(probe_start);
-    let mut fallbacks = Vec::new();
+    let prior = state_before(fd, &st);
+    let mut fallbacks: Vec<Fallback> = Vec::new();
     let mut last_err = None;
     let mut done = None;
+    let with_fallbacks = |err: Error, fallbacks: &[Fallback]| {
+        if fallbacks.is_empty() {
+            err
+        } else {
+            Error::AfterFallbacks {
+                source: Box::new(err),
+                tried: fallbacks.to_vec(),
+            }
+        }
+    };
     for &strategy in &plan.ladder {
         match run(fd, path, strategy, old_len, target, opts) {
             Ok(written) => {
@@ -449,32 +590,38 @@ fn grow_open<Fd: AsFd>(
                 break;
             }
             Err(Failure::Unsupported(err)) => {
-                fallbacks.push(Fallback {
+                let fb = Fallback {
                     strategy,
                     errno: err.raw_os_error().unwrap_or(0),
                     error: err.to_string(),
-                });
+                };
+                fallbacks.push(fb);
                 last_err = Some(err);
             }
             Err(Failure::Fatal(err)) => {
-                rollback(fd, old_len, target);
-                return Err(err);
+                rollback(fd, &prior, target);
+                return Err(with_fallbacks(err, &fallbacks));
             }
         }
     }
     let Some((strategy, bytes_written)) = done else {
-        rollback(fd, old_len, target);
-        return Err(last_err
-            .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try")));
+        rollback(fd, &prior, target);
+        let err = last_err
+            .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try"));
+        let earlier = &fallbacks[..fallbacks.len().saturating_sub(1)];
+        return Err(with_fallbacks(err, earlier));
     };
     if opts.sync {
         if let Err(e) = sys::fdatasync(fd) {
-            rollback(fd, old_len, target);
-            return Err(Error::io("fdatasync", path, None, e));
+            rollback(fd, &prior, target);
+            return Err(with_fallbacks(
+                Error::io("fdatasync", path, None, e),
+                &fallbacks,
+            ));
         }
         if strategy == Strategy::ZeroFill
             && opts.intent == Intent::Log
-            && DROP_FILLED_PAGES_AFTER_SYNC
+            && opts.drop_filled_pages
             && target > old_len
         {
             // Advisory: failure changes nothing the caller relies on.
@@ -485,35 +632,40 @@ fn grow_open<Fd: AsFd>(
         .map_err(|e| Error::io("fstat", path, None, e))?
         .size;
     let cost = sys::counters().since(before);
-    Ok(GrowReport {
-        path: path.to_path_buf(),
-        filesystem: info.display_name(),
-        intent: opts.intent,
-        requested: opts.strategy,
-        strategy,
-        reason: plan.reason,
-        fallbacks,
-        old_len,
-        new_len,
-        target_len: target,
-        bytes_written,
-        syscalls: cost.total - probe_cost.total,
-        write_syscalls: cost.writes - probe_cost.writes,
-        synced: opts.sync,
-        created: false,
-        elapsed: Duration::ZERO,
+    Ok(Draft {
+        report: GrowReport {
+            path: path.to_path_buf(),
+            filesystem: info.display_name(),
+            intent: opts.intent,
+            requested: opts.strategy,
+            strategy,
+            reason: plan.reason,
+            fallbacks,
+            notes: Vec::new(),
+            old_len,
+            new_len,
+            target_len: target,
+            bytes_written,
+            syscalls: cost.total.saturating_sub(probe_cost.total),
+            write_syscalls: cost.writes.saturating_sub(probe_cost.writes),
+            synced: opts.sync,
+            created: false,
+            elapsed: Duration::ZERO,
+        },
+        probe_cost,
     })
 }
 
-/// Drop the zeros of a synced zero-fill from the page cache. Evidence
-/// (2026-11-22, `docs/design.md`, loop devices with direct I/O): random 4 KiB
-/// overwrites + fdatasync into a 64 MiB zero-filled ext4 file took
-/// 0.31-0.33 ms per commit with the fill's pages cached and 0.26-0.30 ms
-/// after dropping them (the same as a file filled with O_DIRECT); on xfs no
-/// difference. The pages are clean after the sync, so dropping them is cheap.
-/// Only done with `sync` (on dirty pages the advice starts writeback
-/// instead) and for intent `log`: dropping 256 MiB of pages costs about
-/// 20 ms, which bulk data, overwritten once and soon, would not get back.
+/// Drop the zeros of a synced zero-fill for intent `log` from the page
+/// cache. Evidence (2026-11-22, `docs/design.md`, loop devices with direct
+/// I/O): random 4 KiB overwrites + fdatasync into a 64 MiB zero-filled ext4
+/// file took 0.31-0.33 ms per commit with the fill's pages cached and
+/// 0.26-0.30 ms after dropping them (the same as a file filled with
+/// O_DIRECT); on xfs no difference. The pages are clean after the sync, so
+/// dropping them is cheap. Only done with `sync` (on dirty pages the advice
+/// starts writeback instead) and for intent `log`: dropping 256 MiB of pages
+/// costs about 20 ms, which bulk data, overwritten once and soon, would not
+/// get back. Override with [`GrowOptions::drop_filled_pages`].
 pub const DROP_FILLED_PAGES_AFTER_SYNC: bool = true;
 
 enum Failure {
@@ -553,7 +705,15 @@ fn run(
         }
         sys::fallocate(fd, mode, old_len, len)
             .map(|()| 0)
-            .map_err(|e| classify(Error::io(mode.op_name(), path, Some(range.clone()), e)))
+            .map_err(|e| {
+                classify(Error::io_flags(
+                    "fallocate",
+                    mode.flag_names(),
+                    path,
+                    Some(range.clone()),
+                    e,
+                ))
+            })
     };
     match strategy {
         Strategy::Sparse => {
@@ -573,11 +733,25 @@ fn run(
             if opts.check_free_space {
                 check_free_space(fd, path, range.clone())?;
             }
-            zero_fill::fill(fd, old_len, target, opts.progress).map_err(|(e, reached)| {
-                // Only ENOSPC/EDQUOT and real I/O errors can stop a write;
-                // none of them means "try another strategy".
-                Failure::Fatal(Error::io("pwritev", path, Some(reached..target), e))
-            })
+            zero_fill::fill(fd, old_len, target, opts.cancel, opts.progress).map_err(
+                |(e, reached)| {
+                    if e == Errno::CANCELED {
+                        return Failure::Fatal(Error::refused(
+                            "grow",
+                            path,
+                            e,
+                            format!(
+                            "interrupted after {} of {}; the file was put back to its old length",
+                            format_human(reached - old_len),
+                            format_human(len)
+                        ),
+                        ));
+                    }
+                    // Only ENOSPC/EDQUOT and real I/O errors can stop a write;
+                    // none of them means "try another strategy".
+                    Failure::Fatal(Error::io("pwritev", path, Some(reached..target), e))
+                },
+            )
         }
     }
 }
@@ -601,7 +775,8 @@ fn check_free_space(
             op: "zero-fill",
             path: path.to_path_buf(),
             message: format!(
-                "{} would write {} but the filesystem has {} free: No space left on device (os error 28); nothing was written",
+                "{} would write {} but the filesystem has {} free: No space left on device (os error 28); \
+                 nothing was written",
                 crate::units::format_range(&range),
                 format_human(need),
                 format_human(free)
@@ -612,17 +787,44 @@ fn check_free_space(
     Ok(())
 }
 
-/// Puts the file back to `old_len` and releases blocks a failed strategy
-/// may have allocated in `old_len..target` past EOF. Best effort: the
-/// original error is what the caller reports.
-fn rollback(fd: BorrowedFd<'_>, old_len: u64, target: u64) {
-    if let Ok(st) = sys::fstat(fd) {
-        if st.size != old_len {
-            let _ = sys::ftruncate(fd, old_len);
-        }
+/// Puts the file back to its old length and releases the blocks this
+/// growth allocated past it, keeping any that were reserved before. Best
+/// effort: the original error is what the caller reports.
+///
+/// Filesystems differ: ext4 frees every block past EOF on truncate (even to
+/// the same length) and ignores a punch past EOF; xfs, btrfs and tmpfs
+/// honour the punch. So: truncate, punch what was not reserved before, then
+/// reserve again what was (a no-op where it survived).
+fn rollback(fd: BorrowedFd<'_>, prior: &Before, target: u64) {
+    let Ok(st) = sys::fstat(fd) else { return };
+    if st.size > target {
+        // Someone else extended the file past our target: not ours to cut.
+        return;
     }
-    if target > old_len {
-        let _ = sys::fallocate(fd, FallocMode::PunchHole, old_len, target - old_len);
+    if st.size == prior.old_len && st.blocks <= prior.blocks {
+        return; // nothing changed
+    }
+    let Some(reserved) = &prior.reserved else {
+        // Unknown earlier reservations: only restore the length.
+        if st.size != prior.old_len {
+            let _ = sys::ftruncate(fd, prior.old_len);
+        }
+        return;
+    };
+    let _ = sys::ftruncate(fd, prior.old_len);
+    let mut pos = prior.old_len;
+    let punch = |from: u64, to: u64| {
+        if to > from {
+            let _ = sys::fallocate(fd, FallocMode::PunchHole, from, to - from);
+        }
+    };
+    for r in reserved.iter().filter(|r| r.start < target) {
+        punch(pos, r.start);
+        pos = pos.max(r.end);
+    }
+    punch(pos, target);
+    for r in reserved {
+        let _ = sys::fallocate(fd, FallocMode::KeepSize, r.start, r.end - r.start);
     }
 }
 

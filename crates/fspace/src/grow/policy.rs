@@ -70,6 +70,14 @@ pub fn auto(info: &FsInfo, intent: Intent) -> Plan {
                     vec![Strategy::ZeroFill],
                     format!("fallocate was measured unsupported on {fs} (e.g. ext4 without extents): zero-fill"),
                 )
+            } else if caps.is_none() {
+                plan(
+                    vec![Strategy::Allocate, Strategy::ZeroFill],
+                    format!(
+                        "bulk data on {fs}: fallocate reserves the space without writing it \
+                         (capabilities could not be measured here, so zero-fill is the fallback)"
+                    ),
+                )
             } else {
                 plan(
                     vec![Strategy::Allocate, Strategy::ZeroFill],
@@ -105,11 +113,16 @@ pub fn auto(info: &FsInfo, intent: Intent) -> Plan {
                     ),
                 )
             } else {
+                let why = if caps.is_some() {
+                    "WRITE_ZEROES was measured unsupported"
+                } else {
+                    "WRITE_ZEROES could not be measured here"
+                };
                 plan(
                     vec![Strategy::ZeroFill],
                     format!(
                         "log on {fs}: written extents make each later fdatasync flush data only \
-                         (unwritten ones cost a journal commit each); WRITE_ZEROES was measured unsupported, so zero-fill"
+                         (unwritten ones cost a journal commit each); {why}, so zero-fill"
                     ),
                 )
             }

@@ -4,6 +4,7 @@ use super::Progress;
 use crate::sys::{self, Errno};
 use rustix::fd::BorrowedFd;
 use rustix::io::IoSlice;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// Size of the one zeroed buffer (DESIGN.md rule 4: at least 1 MiB). Each
@@ -33,11 +34,15 @@ pub(crate) fn fill(
     fd: BorrowedFd<'_>,
     start: u64,
     end: u64,
+    cancel: Option<&AtomicBool>,
     progress: Option<&dyn Fn(Progress)>,
 ) -> Result<u64, (Errno, u64)> {
     let zeros = zero_buffer();
     let mut pos = start;
     while pos < end {
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err((Errno::CANCELED, pos));
+        }
         let left = end - pos;
         let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(ZERO_FILL_IOVECS);
         let mut planned = 0u64;

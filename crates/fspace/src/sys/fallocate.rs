@@ -35,15 +35,15 @@ impl FallocMode {
         }
     }
 
-    /// Returns the name used in error messages: `fallocate`, or
-    /// `fallocate(FLAG)` for the flagged modes.
-    pub fn op_name(self) -> &'static str {
+    /// Returns the flags as error messages show them (`KEEP_SIZE`); `None`
+    /// for mode 0.
+    pub fn flag_names(self) -> Option<&'static str> {
         match self {
-            FallocMode::Allocate => "fallocate",
-            FallocMode::KeepSize => "fallocate(KEEP_SIZE)",
-            FallocMode::PunchHole => "fallocate(PUNCH_HOLE)",
-            FallocMode::ZeroRange => "fallocate(ZERO_RANGE)",
-            FallocMode::WriteZeroes => "fallocate(WRITE_ZEROES)",
+            FallocMode::Allocate => None,
+            FallocMode::KeepSize => Some("KEEP_SIZE"),
+            FallocMode::PunchHole => Some("PUNCH_HOLE|KEEP_SIZE"),
+            FallocMode::ZeroRange => Some("ZERO_RANGE"),
+            FallocMode::WriteZeroes => Some("WRITE_ZEROES"),
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Counters {
     /// Calls that change file contents, size or allocation: `pwritev`,
     /// `fallocate`, `ftruncate`.
     pub writes: u64,
+    /// Calls that returned `EINTR` and were issued again.
+    pub restarts: u64,
 }
 
 impl Counters {
@@ -37,6 +39,7 @@ impl Counters {
         Counters {
             total: self.total - earlier.total,
             writes: self.writes - earlier.writes,
+            restarts: self.restarts - earlier.restarts,
         }
     }
 }
@@ -44,6 +47,7 @@ impl Counters {
 thread_local! {
     static TOTAL: Cell<u64> = const { Cell::new(0) };
     static WRITES: Cell<u64> = const { Cell::new(0) };
+    static RESTARTS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Returns the current thread's running syscall counters.
@@ -51,6 +55,7 @@ pub fn counters() -> Counters {
     Counters {
         total: TOTAL.with(Cell::get),
         writes: WRITES.with(Cell::get),
+        restarts: RESTARTS.with(Cell::get),
     }
 }
 
@@ -73,7 +78,7 @@ pub(crate) fn restart<T>(
             WRITES.with(|c| c.set(c.get() + 1));
         }
         match call() {
-            Err(Errno::INTR) => continue,
+            Err(Errno::INTR) => RESTARTS.with(|c| c.set(c.get() + 1)),
             other => return other,
         }
     }
@@ -99,6 +104,7 @@ mod tests {
         let d = counters().since(before);
         assert_eq!(d.total, 4);
         assert_eq!(d.writes, 4);
+        assert_eq!(d.restarts, 3);
     }
 
     #[test]

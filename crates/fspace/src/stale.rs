@@ -1,0 +1,105 @@
+//! Names for fspace's temporary files, and removal of ones left behind.
+//!
+//! Temporary and scratch files are named `…{marker}{host}-{pid}-{seq}`. A
+//! process killed mid-growth or mid-probe leaves its file behind; the next
+//! fspace call that creates or probes in that directory removes files whose
+//! host is this one and whose process no longer exists. Files of other
+//! hosts (a shared network directory) are never touched: their process may
+//! be alive elsewhere.
+
+use crate::sys;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+fn host() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let name = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        // Keep names portable: the host is a tag, not an address.
+        let clean: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        if clean.is_empty() {
+            "host".into()
+        } else {
+            clean
+        }
+    })
+}
+
+/// Returns a name unique to this process: `{prefix}{marker}{host}-{pid}-{seq}`.
+pub(crate) fn unique_name(prefix: &str, marker: &str) -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}{marker}{}-{}-{}",
+        host(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Returns true if `name` carries `marker` and was made on this host by a
+/// process that no longer exists.
+fn is_stale(name: &str, marker: &str) -> bool {
+    let Some(idx) = name.find(marker) else {
+        return false;
+    };
+    let tail = &name[idx + marker.len()..];
+    let mut parts = tail.rsplitn(3, '-');
+    let (Some(seq), Some(pid), Some(h)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    if h != host() || seq.parse::<u64>().is_err() {
+        return false;
+    }
+    let Ok(pid) = pid.parse::<i32>() else {
+        return false;
+    };
+    if pid as u32 == std::process::id() {
+        return false;
+    }
+    match rustix::process::Pid::from_raw(pid) {
+        Some(p) => rustix::process::test_kill_process(p) == Err(rustix::io::Errno::SRCH),
+        None => false,
+    }
+}
+
+/// Removes leftovers carrying `marker` in `dir` (best effort); returns how
+/// many were removed.
+pub(crate) fn remove_stale(dir: &Path, marker: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if is_stale(name, marker) && sys::unlink(&dir.join(name)).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_names() {
+        let mine = unique_name(".x", ".m-");
+        assert!(!is_stale(&mine, ".m-"), "our own file is not stale");
+        // pid 2^22+ is above Linux's default pid_max: no such process.
+        let dead = format!(".x.m-{}-{}-0", host(), 5_000_000);
+        assert!(is_stale(&dead, ".m-"));
+        let other_host = format!(".x.m-{}-{}-0", "elsewhere_host_zz", 5_000_000);
+        assert!(!is_stale(&other_host, ".m-"));
+        assert!(!is_stale("unrelated", ".m-"));
+        assert!(!is_stale(&format!(".x.m-{}-notapid-0", host()), ".m-"));
+    }
+}
