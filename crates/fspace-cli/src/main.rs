@@ -208,7 +208,7 @@ fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
         }
         2 => Some("the directory to create the file in does not exist"),
         13 => Some("you lack write permission on the file or its directory"),
-        28 => Some("the filesystem is full; nothing was changed (an existing file keeps its length, a new one is not created)"),
+        28 => Some("not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)"),
         30 => Some("the filesystem is mounted read-only"),
         _ => None,
     }
