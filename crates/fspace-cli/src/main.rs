@@ -468,7 +468,9 @@ fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Resul
     }
     let s = &m.summary;
     let opt = |v: Option<u64>| v.map(format_human).unwrap_or_else(|| "unknown".into());
-    out!(o);
+    if !summary_only {
+        out!(o);
+    }
     out!(o, "size:       {} ({})", s.size, format_human(s.size));
     out!(o, "allocated:  {}", format_human(s.allocated));
     out!(o, "written:    {}", opt(s.written));
