@@ -97,21 +97,23 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     u64::try_from(total).map_err(|_| SizeError::Overflow(s.to_string()))
 }
 
+/// Binary units, largest first, as (shift, name).
+const BINARY_UNITS: [(u32, &str); 6] = [
+    (60, "EiB"),
+    (50, "PiB"),
+    (40, "TiB"),
+    (30, "GiB"),
+    (20, "MiB"),
+    (10, "KiB"),
+];
+
 /// Formats a byte count exactly: `16MiB` when it is a whole number of a
 /// binary unit, plain bytes otherwise (`4097`).
 pub fn format_exact(n: u64) -> String {
-    const UNITS: [(u32, &str); 6] = [
-        (60, "EiB"),
-        (50, "PiB"),
-        (40, "TiB"),
-        (30, "GiB"),
-        (20, "MiB"),
-        (10, "KiB"),
-    ];
     if n == 0 {
         return "0".into();
     }
-    for (shift, name) in UNITS {
+    for (shift, name) in BINARY_UNITS {
         if n >= 1 << shift && n % (1 << shift) == 0 {
             return format!("{}{}", n >> shift, name);
         }
@@ -140,16 +142,8 @@ pub fn format_human(n: u64) -> String {
 /// Formats a range as `start..end` in the largest binary unit that
 /// divides both ends (`0..16MiB`, `4KiB..8KiB`, `4097..8192`).
 pub fn format_range(r: &Range<u64>) -> String {
-    const UNITS: [(u32, &str); 6] = [
-        (60, "EiB"),
-        (50, "PiB"),
-        (40, "TiB"),
-        (30, "GiB"),
-        (20, "MiB"),
-        (10, "KiB"),
-    ];
     let both = r.start | r.end;
-    for (shift, name) in UNITS {
+    for (shift, name) in BINARY_UNITS {
         let m = (1u64 << shift) - 1;
         if both & m == 0 && r.end >= 1 << shift {
             let fmt = |v: u64| {
