@@ -10,6 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# rustup's cargo, also when the caller's PATH lacks it (sudo, CI).
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+command -v cargo >/dev/null || { echo "test: cargo not found (install Rust with rustup)" >&2; exit 1; }
 
 if [ "$(id -u)" = 0 ]; then
     ci/matrix.sh deps
