@@ -60,7 +60,7 @@ enum Command {
     Grow {
         /// The file to grow.
         file: PathBuf,
-        /// The new length: 4096, 64K, 16MiB, 1.5G, 2T.
+        /// The new length: bytes (4096), binary units (64K, 16MiB, 1.5G, 2T) or decimal ones (10MB, 4kB).
         #[arg(value_parser = size_arg, allow_hyphen_values = true)]
         size: u64,
         /// How to grow; auto chooses by filesystem and intent.
@@ -129,7 +129,25 @@ fn intent_arg(s: &str) -> Result<Intent, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let usage = !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+            if usage && std::env::args().any(|a| a == "--json") {
+                let msg = e.to_string();
+                let first = msg
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string();
+                let v = serde_json::json!({ "error": first, "usage": true });
+                let _ = emit(&format!("{v}\n"));
+            }
+            e.exit();
+        }
+    };
     let is_grow = matches!(cli.command, Command::Grow { .. });
     let (json, result) = match cli.command {
         Command::Info { path, json } => (json, info(&path, json)),
@@ -201,15 +219,15 @@ fn main() -> ExitCode {
 
 /// Returns advice for `fspace grow` errors whose errno alone is cryptic.
 fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
-    match e.raw_os_error()? {
-        1 => Some("the file may be immutable or append-only (see lsattr; chattr -i or -a removes the flag)"),
-        2 if e.to_string().starts_with("open(") => {
-            Some("the file does not exist; pass --create to create it")
-        }
-        2 => Some("the directory to create the file in does not exist"),
-        13 => Some("you lack write permission on the file or its directory"),
-        28 => Some("not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)"),
-        30 => Some("the filesystem is mounted read-only"),
+    match (e.raw_os_error()?, e.op()) {
+        (1, _) => Some("the file may be immutable or append-only (see lsattr; chattr -i or -a removes the flag)"),
+        (2, "open") => Some("the file does not exist; pass --create to create it"),
+        (2, "create") => Some("the directory to create the file in does not exist"),
+        (13, _) => Some("you lack write permission on the file or its directory"),
+        (28, _) => Some(
+            "not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)",
+        ),
+        (30, _) => Some("the filesystem is mounted read-only"),
         _ => None,
     }
 }
@@ -296,9 +314,14 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
     out!(o, "block size:    {}", info.block_size);
     out!(
         o,
-        "space:         {} total, {} free",
+        "space:         {} total, {} free{}",
         format_human(info.total_bytes),
-        format_human(info.free_bytes)
+        format_human(info.free_bytes),
+        if info.free_bytes_root != info.free_bytes {
+            format!(" ({} for root)", format_human(info.free_bytes_root))
+        } else {
+            String::new()
+        }
     );
     out!(o, "copy-on-write: {}", yes_no(info.copy_on_write));
     out!(o, "network:       {}", yes_no(info.network));
@@ -348,16 +371,15 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
         });
         b.set_position(p.done);
     };
-    // Ctrl-C, SIGTERM or SIGHUP during a zero-fill stop it and put the file
-    // back (a second Ctrl-C exits at once). If the handlers cannot be
-    // installed the default behaviour (exit) stays.
+    // Ctrl-C, SIGTERM or SIGHUP stop a zero-fill and put the file back.
+    // Further signals do not cut the rollback short (SIGKILL still works);
+    // if the handlers cannot be installed the default behaviour (exit) stays.
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
     ] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
     let opts = GrowOptions {
@@ -448,6 +470,22 @@ fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Resul
             #[serde(flatten)]
             map: &'a fspace::ExtentMap,
         }
+        if summary_only {
+            #[derive(Serialize)]
+            struct Summary<'a> {
+                path: &'a Path,
+                method: fspace::MapMethod,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                note: Option<&'a str>,
+                summary: &'a fspace::Summary,
+            }
+            return print_json(&Summary {
+                path: file,
+                method: m.method,
+                note: m.note,
+                summary: &m.summary,
+            });
+        }
         return print_json(&Out {
             path: file,
             map: &m,
@@ -472,7 +510,7 @@ fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Resul
         out!(o);
     }
     out!(o, "size:       {} ({})", s.size, format_human(s.size));
-    out!(o, "allocated:  {}", format_human(s.allocated));
+    out!(o, "allocated:  {}", opt(s.allocated));
     out!(o, "written:    {}", opt(s.written));
     out!(o, "unwritten:  {}", opt(s.unwritten));
     out!(o, "holes:      {}", format_human(s.holes));
@@ -517,6 +555,7 @@ fn state_name(s: ExtentState) -> &'static str {
         ExtentState::Shared => "shared",
         ExtentState::Delalloc => "delalloc",
         ExtentState::Data => "data",
+        ExtentState::Inline => "inline",
         ExtentState::Other => "other",
     }
 }

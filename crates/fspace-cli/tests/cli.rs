@@ -238,6 +238,11 @@ fn bad_sizes_are_usage_errors() {
         assert!(text(&o).contains(word), "{size}: {}", text(&o));
         assert_eq!(snapshot(&f), before);
     }
+    let o = fspace(&["grow", "--json", f.to_str().unwrap(), "garbage"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v = json(&o);
+    assert_eq!(v["usage"], true, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("not a number"), "{v}");
     let o = fspace(&["grow", "--strategy", "magic", f.to_str().unwrap(), "1M"]);
     assert_eq!(o.status.code(), Some(2));
     let o = fspace(&["grow"]);
@@ -468,6 +473,9 @@ fn sigint_during_zero_fill_rolls_back() {
             std::thread::sleep(std::time::Duration::from_millis(600));
             let pid = rustix::process::Pid::from_child(&child);
             rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+            // An impatient second Ctrl-C must not cut the rollback short.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
             let st = child.wait().unwrap();
             assert_eq!(st.code(), Some(1), "{}: {st:?}", fs.name);
         }

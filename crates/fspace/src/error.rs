@@ -177,6 +177,10 @@ impl Error {
     }
 }
 
+/// Converts for `?` into `io::Result`: the message (operation, path,
+/// range) and the [`io::ErrorKind`] are kept; `std` cannot also keep the raw
+/// errno in an error that carries a message, so use [`errno_of`] on the
+/// result (or keep the [`Error`]) when the errno matters.
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
         let errno = e
@@ -184,6 +188,16 @@ impl From<Error> for io::Error {
             .unwrap_or(rustix::io::Errno::IO.raw_os_error());
         io::Error::new(io::Error::from_raw_os_error(errno).kind(), e)
     }
+}
+
+/// Returns the errno of an `io::Error`, looking inside one converted from
+/// an fspace [`Error`].
+pub fn errno_of(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<Error>())
+            .and_then(Error::raw_os_error)
+    })
 }
 
 /// Shorthand for results of fspace operations.
@@ -208,6 +222,9 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(28));
         let io: io::Error = e.into();
         assert_eq!(io.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(errno_of(&io), Some(28));
+        assert!(io.to_string().contains("wal/000000000003.seg"));
+        assert_eq!(errno_of(&io::Error::from_raw_os_error(5)), Some(5));
     }
 
     #[test]

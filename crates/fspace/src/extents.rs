@@ -27,6 +27,9 @@ pub enum ExtentState {
     Shared,
     /// Dirty data whose blocks are not allocated yet (delayed allocation).
     Delalloc,
+    /// Data stored inside the inode or metadata (btrfs, ext4 `inline_data`):
+    /// small files; counted as written.
+    Inline,
     /// Data, written or unwritten: `SEEK_DATA` cannot tell which.
     Data,
     /// Inline, encoded or otherwise unusual data.
@@ -41,7 +44,9 @@ impl ExtentState {
             ExtentState::Shared
         } else if flags & sys::FIEMAP_EXTENT_UNWRITTEN != 0 {
             ExtentState::Unwritten
-        } else if flags & (sys::FIEMAP_EXTENT_DATA_INLINE | sys::FIEMAP_EXTENT_UNKNOWN) != 0 {
+        } else if flags & sys::FIEMAP_EXTENT_DATA_INLINE != 0 {
+            ExtentState::Inline
+        } else if flags & sys::FIEMAP_EXTENT_UNKNOWN != 0 {
             ExtentState::Other
         } else {
             ExtentState::Written
@@ -82,9 +87,12 @@ pub enum MapMethod {
 pub struct Summary {
     /// File length.
     pub size: u64,
-    /// Bytes backed by blocks or dirty data (everything but holes).
-    pub allocated: u64,
-    /// Written bytes, including shared ones; `None` when unknown (seek method).
+    /// Bytes backed by blocks or dirty data within the file's length;
+    /// `None` where the filesystem does not say (FUSE and network
+    /// filesystems without FIEMAP: their `st_blocks` is made up).
+    pub allocated: Option<u64>,
+    /// Written bytes, including shared and inline ones; `None` when unknown
+    /// (seek method).
     pub written: Option<u64>,
     /// Unwritten bytes; `None` when unknown (seek method).
     pub unwritten: Option<u64>,
@@ -96,8 +104,8 @@ pub struct Summary {
     pub delalloc: Option<u64>,
     /// Number of non-hole extents.
     pub extents: u64,
-    /// Bytes allocated past EOF (`KEEP_SIZE` reservations, speculative
-    /// preallocation); `None` when unknown.
+    /// Bytes allocated past the block holding EOF (`KEEP_SIZE`
+    /// reservations, speculative preallocation); `None` when unknown.
     pub beyond_eof: Option<u64>,
 }
 
@@ -171,7 +179,12 @@ pub fn map_fd<Fd: AsFd>(fd: Fd, path: &Path, size: u64, opts: MapOptions) -> Res
     let fd = fd.as_fd();
     if !opts.force_seek {
         match sys::fiemap(fd, 0, u64::MAX, opts.sync) {
-            Ok(raw) => return Ok(from_fiemap(&raw, size)),
+            Ok(raw) => {
+                let blksize = sys::fstat(fd)
+                    .map_err(|e| Error::io("fstat", path, None, e))?
+                    .blksize;
+                return Ok(from_fiemap(&raw, size, blksize));
+            }
             Err(Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::NOSYS) => {}
             Err(e) => return Err(Error::io("ioctl(FIEMAP)", path, None, e)),
         }
@@ -179,15 +192,18 @@ pub fn map_fd<Fd: AsFd>(fd: Fd, path: &Path, size: u64, opts: MapOptions) -> Res
     from_seek(fd, path, size)
 }
 
-fn from_fiemap(raw: &[RawExtent], size: u64) -> ExtentMap {
+fn from_fiemap(raw: &[RawExtent], size: u64, blksize: u64) -> ExtentMap {
     let mut extents = Vec::new();
     let mut pos = 0u64;
     let mut beyond = 0u64;
+    // The rest of the block holding EOF belongs to the file, not "past EOF".
+    let bs = blksize.clamp(512, 1 << 20);
+    let eof_block_end = size.div_ceil(bs).saturating_mul(bs);
     for r in raw {
         let start = r.logical;
         let end = r.logical.saturating_add(r.length);
-        if end > size {
-            beyond += end - start.max(size);
+        if end > eof_block_end {
+            beyond += end - start.max(eof_block_end);
         }
         let (s, e) = (start.max(pos), end.min(size));
         if s >= e {
@@ -231,8 +247,8 @@ fn from_fiemap(raw: &[RawExtent], size: u64) -> ExtentMap {
     let shared = sum(ExtentState::Shared);
     m.summary = Summary {
         size,
-        allocated: size - holes,
-        written: Some(sum(ExtentState::Written) + shared),
+        allocated: Some(size - holes),
+        written: Some(sum(ExtentState::Written) + shared + sum(ExtentState::Inline)),
         unwritten: Some(sum(ExtentState::Unwritten)),
         holes,
         shared: Some(shared),
@@ -251,6 +267,14 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
     let blocks = sys::fstat(fd)
         .map_err(|e| Error::io("fstat", path, None, e))?
         .blocks;
+    let kind = crate::FsKind::from_magic(
+        sys::fstatfs(fd)
+            .map_err(|e| Error::io("fstatfs", path, None, e))?
+            .magic,
+    );
+    // FUSE and network filesystems report st_blocks as they please (sshfs
+    // derives it from the size), so their allocation is unknown.
+    let remote = kind == crate::FsKind::Fuse || kind.is_network();
     let mut extents = Vec::new();
     let mut pos = 0u64;
     while pos < size {
@@ -308,7 +332,7 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
             size,
             // SEEK_DATA is about contents, not blocks: st_blocks is the
             // allocation (it may include blocks past EOF, hence the clamp).
-            allocated: blocks.saturating_mul(512).min(size),
+            allocated: (!remote).then(|| blocks.saturating_mul(512).min(size)),
             written: None,
             unwritten: None,
             holes,
@@ -345,6 +369,7 @@ mod tests {
                 ),
             ],
             20480,
+            4096,
         );
         let states: Vec<_> = m
             .extents
@@ -360,12 +385,15 @@ mod tests {
                 (16384, 4096, ExtentState::Unwritten),
             ]
         );
-        assert_eq!(m.summary.allocated, 8192);
+        assert_eq!(m.summary.allocated, Some(8192));
         assert_eq!(m.summary.written, Some(4096));
         assert_eq!(m.summary.unwritten, Some(4096));
         assert_eq!(m.summary.holes, 12288);
         assert_eq!(m.summary.beyond_eof, Some(4096));
         assert_eq!(m.summary.extents, 2);
         assert_eq!(m.bytes_in(ExtentState::Hole, 0..10000), 4096 + 1808);
+        // A file's last block is its own, not a reservation past EOF.
+        let m = from_fiemap(&[raw(0, 4096, sys::FIEMAP_EXTENT_LAST)], 6, 4096);
+        assert_eq!(m.summary.beyond_eof, Some(0));
     }
 }

@@ -240,6 +240,9 @@ pub struct FsInfo {
     pub total_bytes: u64,
     /// Bytes available to unprivileged users (`f_bavail`).
     pub free_bytes: u64,
+    /// Bytes available to root (`f_bfree`; ext4 keeps some for root), which
+    /// is what a zero-fill run as root may use.
+    pub free_bytes_root: u64,
     /// Whether the mount is read-only.
     pub read_only: bool,
     /// Whether overwrites allocate new blocks (btrfs, zfs, bcachefs).
@@ -376,6 +379,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         block_size: sf.block_size,
         total_bytes: sf.blocks.saturating_mul(sf.fragment_size),
         free_bytes: sf.blocks_available.saturating_mul(sf.fragment_size),
+        free_bytes_root: sf.blocks_free.saturating_mul(sf.fragment_size),
         read_only,
         copy_on_write: kind.is_copy_on_write(),
         network,

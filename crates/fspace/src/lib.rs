@@ -29,6 +29,9 @@ pub mod extents;
 pub mod fs_info;
 pub mod grow;
 mod stale;
+/// Thin syscall wrappers. Public for tests and benchmarks (per-thread
+/// syscall counters); not part of the supported API.
+#[doc(hidden)]
 pub mod sys;
 pub mod units;
 

@@ -31,7 +31,8 @@ pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
 /// unit. `K`, `M`, `G`, `T`, `P`, `E` and `KiB` ... `EiB` are binary
 /// (`16M` = `16MiB` = 16 × 2^20); `kB`/`KB`, `MB`, `GB`, `TB`, `PB`, `EB`
 /// are decimal (`1MB` = 1,000,000), as in GNU `truncate` and `dd`. `B` or no
-/// unit means bytes. A fraction must come to a whole number of bytes
+/// unit means bytes; a lowercase `b` (`1b`, `4Kb`: blocks or bits
+/// elsewhere) is refused. A fraction must come to a whole number of bytes
 /// (`1.5K` is 1536; `1.1K` is refused rather than rounded).
 pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
@@ -47,6 +48,11 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let unit = unit.trim();
+    // A lowercase `b` alone or after a unit (`1b`, `4Kb`) means 512-byte
+    // blocks to dd and bits to others: refuse rather than guess.
+    if unit.ends_with('b') {
+        return Err(SizeError::Invalid(s.to_string()));
+    }
     let (base, power): (u128, u32) = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => (1, 0),
         "k" | "kib" => (1024, 1),
@@ -126,7 +132,8 @@ pub fn format_human(n: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = n as f64;
     let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
+    // 1023.95 and up would print as "1024.0": move to the next unit.
+    while v >= 1023.95 && i + 1 < UNITS.len() {
         v /= 1024.0;
         i += 1;
     }
@@ -187,6 +194,9 @@ mod tests {
         assert!(matches!(parse_size(""), Err(SizeError::Empty)));
         assert!(matches!(parse_size("abc"), Err(SizeError::Invalid(_))));
         assert!(matches!(parse_size("12Q"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("1b"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("4Kb"), Err(SizeError::Invalid(_))));
+        assert!(matches!(parse_size("4Mb"), Err(SizeError::Invalid(_))));
         assert!(matches!(parse_size("1.2.3M"), Err(SizeError::Invalid(_))));
         assert!(matches!(parse_size("1.5"), Err(SizeError::Fraction(_))));
         assert!(matches!(parse_size("1.1K"), Err(SizeError::Fraction(_))));
@@ -215,6 +225,7 @@ mod tests {
         assert_eq!(format_exact(0), "0");
         assert_eq!(format_human(1536 << 20), "1.5 GiB");
         assert_eq!(format_human(512), "512 B");
+        assert_eq!(format_human((1 << 40) - 1), "1.0 TiB");
         assert_eq!(format_range(&(0..16 << 20)), "0..16MiB");
         assert_eq!(
             format_range(&(274944 << 10..400 << 20)),

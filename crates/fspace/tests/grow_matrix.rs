@@ -799,7 +799,8 @@ fn impossible_targets_are_refused_up_front() {
 }
 
 /// On tmpfs (no FIEMAP) the map takes allocation from st_blocks: an
-/// allocated file is not reported as unallocated.
+/// allocated file is not reported as unallocated. On sshfs, whose st_blocks
+/// is made up, allocation is reported as unknown.
 #[test]
 fn seek_map_reports_allocation_from_st_blocks() {
     for fs in common::only("seek_map_allocation", &["tmpfs"]) {
@@ -817,7 +818,7 @@ fn seek_map_reports_allocation_from_st_blocks() {
         .unwrap();
         let m = map_file(&p, MapOptions::default()).unwrap();
         assert_eq!(m.method, fspace::MapMethod::Seek);
-        assert_eq!(m.summary.allocated, 8 << 20, "{m:?}");
+        assert_eq!(m.summary.allocated, Some(8 << 20), "{m:?}");
         let q = dir.path().join("s");
         grow(
             &q,
@@ -834,7 +835,28 @@ fn seek_map_reports_allocation_from_st_blocks() {
                 .unwrap()
                 .summary
                 .allocated,
-            0
+            Some(0)
         );
+    }
+}
+
+#[test]
+fn seek_map_on_fuse_does_not_invent_allocation() {
+    for fs in common::only("seek_map_fuse", &["sshfs"]) {
+        let dir = fs.tempdir();
+        let p = dir.path().join("s");
+        grow(
+            &p,
+            8 << 20,
+            &GrowOptions {
+                create: true,
+                strategy: Some(Strategy::Sparse),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let m = map_file(&p, MapOptions::default()).unwrap();
+        assert_eq!(m.method, fspace::MapMethod::Seek);
+        assert_eq!(m.summary.allocated, None, "{m:?}");
     }
 }

@@ -611,6 +611,21 @@ fn grow_open<Fd: AsFd>(
         let earlier = &fallbacks[..fallbacks.len().saturating_sub(1)];
         return Err(with_fallbacks(err, earlier));
     };
+    if opts
+        .cancel
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        // Cancelled while a syscall that cannot be interrupted ran (a
+        // fallocate): honour it before making anything durable.
+        rollback(fd, &prior, target);
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::CANCELED,
+            "interrupted; nothing was kept (an existing file is put back to its old length, \
+             a file being created is removed)",
+        ));
+    }
     if opts.sync {
         if let Err(e) = sys::fdatasync(fd) {
             rollback(fd, &prior, target);
@@ -741,7 +756,8 @@ fn run(
                             path,
                             e,
                             format!(
-                            "interrupted after {} of {}; the file was put back to its old length",
+                            "interrupted after {} of {}; nothing was kept (an existing file is put back \
+                             to its old length, a file being created is removed)",
                             format_human(reached - old_len),
                             format_human(len)
                         ),
