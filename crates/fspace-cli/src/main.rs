@@ -417,6 +417,9 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
             out!(o, "  - {}: {}", f.strategy, f.error);
         }
     }
+    for n in &r.notes {
+        out!(o, "note:          {n}");
+    }
     out!(
         o,
         "old_len:       {} ({})",
