@@ -798,65 +798,34 @@ fn impossible_targets_are_refused_up_front() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
 
-/// On tmpfs (no FIEMAP) the map takes allocation from st_blocks: an
-/// allocated file is not reported as unallocated. On sshfs, whose st_blocks
-/// is made up, allocation is reported as unknown.
+/// Without FIEMAP the map takes allocation from st_blocks on tmpfs (an
+/// allocated file is not reported as unallocated), and reports it as unknown
+/// on sshfs, whose st_blocks is made up.
 #[test]
-fn seek_map_reports_allocation_from_st_blocks() {
-    for fs in common::only("seek_map_allocation", &["tmpfs"]) {
+fn seek_map_allocation_comes_from_st_blocks_or_is_unknown() {
+    for fs in common::only("seek_map_allocation", &["tmpfs", "sshfs"]) {
+        let _g = fs.lock();
         let dir = fs.tempdir();
-        let p = dir.path().join("t");
-        grow(
-            &p,
-            8 << 20,
-            &GrowOptions {
+        for (strategy, bytes) in [(Strategy::Allocate, 8u64 << 20), (Strategy::Sparse, 0)] {
+            let p = dir.path().join(strategy.name());
+            let opts = GrowOptions {
                 create: true,
-                strategy: Some(Strategy::Allocate),
+                strategy: Some(strategy),
                 ..Default::default()
-            },
-        )
-        .unwrap();
-        let m = map_file(&p, MapOptions::default()).unwrap();
-        assert_eq!(m.method, fspace::MapMethod::Seek);
-        assert_eq!(m.summary.allocated, Some(8 << 20), "{m:?}");
-        let q = dir.path().join("s");
-        grow(
-            &q,
-            8 << 20,
-            &GrowOptions {
-                create: true,
-                strategy: Some(Strategy::Sparse),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            map_file(&q, MapOptions::default())
-                .unwrap()
-                .summary
-                .allocated,
-            Some(0)
-        );
-    }
-}
-
-#[test]
-fn seek_map_on_fuse_does_not_invent_allocation() {
-    for fs in common::only("seek_map_fuse", &["sshfs"]) {
-        let dir = fs.tempdir();
-        let p = dir.path().join("s");
-        grow(
-            &p,
-            8 << 20,
-            &GrowOptions {
-                create: true,
-                strategy: Some(Strategy::Sparse),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let m = map_file(&p, MapOptions::default()).unwrap();
-        assert_eq!(m.method, fspace::MapMethod::Seek);
-        assert_eq!(m.summary.allocated, None, "{m:?}");
+            };
+            let r = grow(&p, 8 << 20, &opts).unwrap();
+            let m = map_file(&p, MapOptions::default()).unwrap();
+            assert_eq!(m.method, fspace::MapMethod::Seek, "{}", fs.name);
+            let expect = if fs.name == "sshfs" {
+                None
+            } else {
+                Some(bytes)
+            };
+            assert_eq!(
+                m.summary.allocated, expect,
+                "{} {}: {m:?}",
+                fs.name, r.strategy
+            );
+        }
     }
 }
