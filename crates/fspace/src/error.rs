@@ -143,6 +143,30 @@ impl Error {
         }
     }
 
+    /// Builds the refusal of `op` on something that is not a regular file:
+    /// `grow(/dev/null): is a character device, not a regular file`. The
+    /// errno is `errno` when given (the one `open` failed with), else
+    /// EISDIR for a directory and EINVAL for anything else.
+    pub(crate) fn not_regular(
+        op: &'static str,
+        path: &Path,
+        st: &crate::sys::Stat,
+        errno: Option<rustix::io::Errno>,
+    ) -> Self {
+        use rustix::io::Errno;
+        let errno = errno.unwrap_or(if st.is_dir() {
+            Errno::ISDIR
+        } else {
+            Errno::INVAL
+        });
+        Error::refused(
+            op,
+            path,
+            errno,
+            format!("is a {}, not a regular file", st.type_name()),
+        )
+    }
+
     /// Returns the errno behind this error.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {

@@ -160,16 +160,7 @@ pub fn map_file(path: &Path, opts: MapOptions) -> Result<ExtentMap> {
         .map_err(|e| Error::io("open", path, None, e))?;
     let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
     if !st.is_regular() {
-        return Err(Error::refused(
-            "map",
-            path,
-            if st.mode & 0o170000 == 0o040000 {
-                Errno::ISDIR
-            } else {
-                Errno::INVAL
-            },
-            format!("is a {}, not a regular file", st.type_name()),
-        ));
+        return Err(Error::not_regular("map", path, &st, None));
     }
     map_fd(&fd, path, st.size, opts)
 }

@@ -336,13 +336,10 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
             .as_deref()
             .is_some_and(|s| NETWORK_FUSE_SUBTYPES.contains(&s));
     let read_only = sf.flags & 1 != 0 || mount.as_ref().is_some_and(|m| m.read_only);
-    let dir = if st.mode & 0o170000 == 0o040000 {
+    let dir = if st.is_dir() {
         path.to_path_buf()
     } else {
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
+        parent_dir(path)
     };
     let capabilities = if read_only {
         Err("read-only filesystem: capabilities cannot be measured".to_string())
@@ -385,6 +382,14 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         network,
         capabilities,
     })
+}
+
+/// Returns the directory holding `path` (`.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 struct Mount {

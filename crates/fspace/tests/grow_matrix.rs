@@ -379,10 +379,7 @@ fn fallback_is_reported_with_errno() {
 /// space comes back.
 #[test]
 fn enospc_rolls_back_length_content_and_space() {
-    for fs in common::only(
-        "enospc",
-        &["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"],
-    ) {
+    for fs in common::only("enospc", &common::BOUNDED) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("victim");
@@ -703,10 +700,7 @@ fn cancelled_zero_fill_rolls_back() {
 /// no temporary file.
 #[test]
 fn failed_creation_leaves_nothing() {
-    for fs in common::only(
-        "failed_creation",
-        &["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"],
-    ) {
+    for fs in common::only("failed_creation", &common::BOUNDED) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let q = dir.path().join("huge.seg");

@@ -260,49 +260,47 @@ fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok
 pub fn grow(path: &Path, target: u64, opts: &GrowOptions<'_>) -> Result<GrowReport> {
     let start = Instant::now();
     let before = sys::counters();
-    let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
-    match sys::open(path, flags, 0) {
+    match open_existing(path) {
         Ok(fd) => {
-            check_regular(&fd, path)?;
-            // O_NONBLOCK only kept open() from hanging on a FIFO.
-            sys::set_status_flags(&fd, OFlags::empty())
-                .map_err(|e| Error::io("fcntl", path, None, e))?;
+            make_ready(&fd, path)?;
             let mut r = grow_open(&fd, path, path, target, opts, before)?.report;
             r.elapsed = start.elapsed();
             Ok(r)
         }
         Err(Errno::NOENT) if opts.create => create_grown(path, target, opts, before, start),
-        Err(e) => Err(not_regular(path, e).unwrap_or_else(|| Error::io("open", path, None, e))),
+        Err(e) => Err(open_error(path, e)),
     }
 }
 
-/// Explains an `open` failure caused by the file's type (ENXIO for a FIFO
-/// without a reader or a device without a driver, EISDIR for a directory)
-/// in words, keeping the errno.
-fn not_regular(path: &Path, errno: Errno) -> Option<Error> {
-    if !matches!(
+/// Opens an existing regular file for growing; the errno of a failed
+/// `open` is returned bare so that `grow` can tell ENOENT (create) apart.
+fn open_existing(path: &Path) -> std::result::Result<OwnedFd, Errno> {
+    // O_NONBLOCK keeps open() from hanging on a FIFO without a reader.
+    sys::open(path, OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
+}
+
+/// Refuses anything but a regular file, then clears the O_NONBLOCK that
+/// only served `open`.
+fn make_ready(fd: &OwnedFd, path: &Path) -> Result<()> {
+    check_regular(fd, path)?;
+    sys::set_status_flags(fd, OFlags::empty()).map_err(|e| Error::io("fcntl", path, None, e))
+}
+
+/// Explains a failed `open`: a FIFO without a reader (ENXIO), a device
+/// without a driver (ENODEV), a directory (EISDIR) in words, keeping the
+/// errno; anything else as the failed syscall.
+fn open_error(path: &Path, errno: Errno) -> Error {
+    if matches!(
         errno,
         Errno::NXIO | Errno::ISDIR | Errno::NODEV | Errno::OPNOTSUPP
     ) {
-        return None;
+        if let Ok(st) = sys::stat(path) {
+            if !st.is_regular() {
+                return Error::not_regular("grow", path, &st, Some(errno));
+            }
+        }
     }
-    let st = rustix::fs::stat(path).ok()?;
-    let kind = sys::Stat {
-        dev: 0,
-        ino: 0,
-        mode: st.st_mode,
-        size: 0,
-        blocks: 0,
-        blksize: 0,
-    };
-    (!kind.is_regular()).then(|| {
-        Error::refused(
-            "grow",
-            path,
-            errno,
-            format!("is a {}, not a regular file", kind.type_name()),
-        )
-    })
+    Error::io("open", path, None, errno)
 }
 
 /// Grows an already open regular file; `path` names it in errors and the
@@ -326,25 +324,9 @@ pub fn grow_fd<Fd: AsFd>(
 fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     if st.is_regular() {
-        return Ok(());
-    }
-    let errno = if st.mode & 0o170000 == 0o040000 {
-        Errno::ISDIR
+        Ok(())
     } else {
-        Errno::INVAL
-    };
-    Err(Error::refused(
-        "grow",
-        path,
-        errno,
-        format!("is a {}, not a regular file", st.type_name()),
-    ))
-}
-
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+        Err(Error::not_regular("grow", path, &st, None))
     }
 }
 
@@ -378,7 +360,7 @@ fn create_grown(
     if target > MAX_FILE_SIZE {
         return Err(too_large(path, target));
     }
-    let dir = parent_dir(path);
+    let dir = fs_info::parent_dir(path);
     crate::stale::remove_stale(&dir, TEMP_MARKER);
     let tmp = dir.join(crate::stale::unique_name(
         &format!(".{}", name.to_string_lossy()),
@@ -672,15 +654,16 @@ fn grow_open<Fd: AsFd>(
 }
 
 /// Drop the zeros of a synced zero-fill for intent `log` from the page
-/// cache. Evidence (2026-11-22, `docs/design.md`, loop devices with direct
-/// I/O): random 4 KiB overwrites + fdatasync into a 64 MiB zero-filled ext4
-/// file took 0.31-0.33 ms per commit with the fill's pages cached and
-/// 0.26-0.30 ms after dropping them (the same as a file filled with
-/// O_DIRECT); on xfs no difference. The pages are clean after the sync, so
-/// dropping them is cheap. Only done with `sync` (on dirty pages the advice
-/// starts writeback instead) and for intent `log`: dropping 256 MiB of pages
-/// costs about 20 ms, which bulk data, overwritten once and soon, would not
-/// get back. Override with [`GrowOptions::drop_filled_pages`].
+/// cache. Evidence (`REPEAT=5 bench/overwrite.py ext4 xfs`, 2026-11-22, loop
+/// devices with direct I/O; `docs/design.md`): random 4 KiB overwrites +
+/// fdatasync into a 64 MiB zero-filled file cost 0.311 ms per commit on ext4
+/// with the fill's pages cached and 0.272 ms after dropping them (1.14x;
+/// xfs 0.257 vs 0.236 ms, 1.09x), level with a file filled with O_DIRECT.
+/// The pages are clean after the sync, so dropping them is cheap. Only done
+/// with `sync` (on dirty pages the advice starts writeback instead) and for
+/// intent `log`: dropping 256 MiB of pages costs about 20 ms, which bulk
+/// data, overwritten once and soon, would not get back. Override with
+/// [`GrowOptions::drop_filled_pages`].
 pub const DROP_FILLED_PAGES_AFTER_SYNC: bool = true;
 
 enum Failure {
@@ -844,11 +827,10 @@ fn rollback(fd: BorrowedFd<'_>, prior: &Before, target: u64) {
     }
 }
 
-/// Opens `path` for growing; exposed for callers that keep the descriptor.
+/// Opens `path` for growing, refusing anything but a regular file; exposed
+/// for callers that keep the descriptor (then [`grow_fd`]).
 pub fn open_for_grow(path: &Path) -> Result<OwnedFd> {
-    let fd = sys::open(path, OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
-        .map_err(|e| Error::io("open", path, None, e))?;
-    check_regular(&fd, path)?;
-    sys::set_status_flags(&fd, OFlags::empty()).map_err(|e| Error::io("fcntl", path, None, e))?;
+    let fd = open_existing(path).map_err(|e| open_error(path, e))?;
+    make_ready(&fd, path)?;
     Ok(fd)
 }

@@ -43,15 +43,17 @@ pub(crate) fn fill(
         if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err((Errno::CANCELED, pos));
         }
-        let left = end - pos;
-        let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(ZERO_FILL_IOVECS);
-        let mut planned = 0u64;
-        while iov.len() < ZERO_FILL_IOVECS && planned < left {
-            let n = (left - planned).min(zeros.len() as u64) as usize;
-            iov.push(IoSlice::new(&zeros[..n]));
-            planned += n as u64;
+        // Whole buffers, then the remainder; no allocation per call.
+        let mut left = end - pos;
+        let mut iov = [IoSlice::new(&[]); ZERO_FILL_IOVECS];
+        let mut used = 0;
+        while used < ZERO_FILL_IOVECS && left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            iov[used] = IoSlice::new(&zeros[..n]);
+            used += 1;
+            left -= n as u64;
         }
-        match sys::pwritev(fd, &iov, pos) {
+        match sys::pwritev(fd, &iov[..used], pos) {
             Ok(0) => return Err((Errno::IO, pos)),
             Ok(n) => pos += n as u64,
             Err(e) => return Err((e, pos)),

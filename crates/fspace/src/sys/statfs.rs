@@ -68,6 +68,11 @@ impl Stat {
         self.mode & 0o170000 == 0o100000
     }
 
+    /// Returns true if and only if this is a directory.
+    pub fn is_dir(&self) -> bool {
+        self.mode & 0o170000 == 0o040000
+    }
+
     /// Returns a word for the file type (`regular file`, `directory`, ...).
     pub fn type_name(&self) -> &'static str {
         match self.mode & 0o170000 {
@@ -86,13 +91,21 @@ impl Stat {
 /// `fstat(fd)`.
 pub fn fstat<Fd: AsFd>(fd: Fd) -> Result<Stat, Errno> {
     let fd = fd.as_fd();
-    let s = restart(Kind::Read, || rustix::fs::fstat(fd))?;
-    Ok(Stat {
+    Ok(to_stat(restart(Kind::Read, || rustix::fs::fstat(fd))?))
+}
+
+/// `stat(path)`, following symbolic links.
+pub fn stat(path: &std::path::Path) -> Result<Stat, Errno> {
+    Ok(to_stat(restart(Kind::Read, || rustix::fs::stat(path))?))
+}
+
+fn to_stat(s: rustix::fs::Stat) -> Stat {
+    Stat {
         dev: s.st_dev,
         ino: s.st_ino,
         mode: s.st_mode,
         size: s.st_size as u64,
         blocks: s.st_blocks as u64,
         blksize: s.st_blksize as u64,
-    })
+    }
 }
