@@ -48,6 +48,33 @@ pub enum Error {
         /// The strategies abandoned before it, in order.
         tried: Vec<crate::grow::Fallback>,
     },
+    /// Stored data failed verification (a segment log's checksum, header or
+    /// sequence) where it must be intact. errno: `EUCLEAN`, as filesystems
+    /// report corruption.
+    #[error("{op}({}, offset {offset}): corrupt: {message}", .path.display())]
+    Corrupt {
+        /// What was being read, e.g. `recover` or `read`.
+        op: &'static str,
+        /// The file holding the damaged bytes.
+        path: PathBuf,
+        /// Byte offset of the damage in that file.
+        offset: u64,
+        /// What is wrong, in words.
+        message: String,
+    },
+    /// An earlier durability call failed, so the object that issued it
+    /// refuses all further work (DESIGN.md rule 6): the kernel may have
+    /// dropped the dirty pages, and a retried sync could report success
+    /// for data that is gone.
+    #[error("poisoned: an earlier {op}({}) failed: {}; reopen to recover what is on disk", .path.display(), io::Error::from_raw_os_error(*.errno))]
+    Poisoned {
+        /// The call that failed first, e.g. `fdatasync`.
+        op: &'static str,
+        /// The file it was issued on.
+        path: PathBuf,
+        /// Its errno.
+        errno: i32,
+    },
 }
 
 struct RangeSuffix<'a>(&'a Option<Range<u64>>);
@@ -173,13 +200,18 @@ impl Error {
             Error::Io { source, .. } => source.raw_os_error(),
             Error::Refused { errno, .. } => Some(*errno),
             Error::AfterFallbacks { source, .. } => source.raw_os_error(),
+            Error::Corrupt { .. } => Some(rustix::io::Errno::UCLEAN.raw_os_error()),
+            Error::Poisoned { errno, .. } => Some(*errno),
         }
     }
 
     /// Returns the path the failed operation was about.
     pub fn path(&self) -> &Path {
         match self {
-            Error::Io { path, .. } | Error::Refused { path, .. } => path,
+            Error::Io { path, .. }
+            | Error::Refused { path, .. }
+            | Error::Corrupt { path, .. }
+            | Error::Poisoned { path, .. } => path,
             Error::AfterFallbacks { source, .. } => source.path(),
         }
     }
@@ -195,7 +227,10 @@ impl Error {
     /// Returns the name of the failed operation (`fallocate`, `open`, `grow`).
     pub fn op(&self) -> &'static str {
         match self {
-            Error::Io { op, .. } | Error::Refused { op, .. } => op,
+            Error::Io { op, .. }
+            | Error::Refused { op, .. }
+            | Error::Corrupt { op, .. }
+            | Error::Poisoned { op, .. } => op,
             Error::AfterFallbacks { source, .. } => source.op(),
         }
     }

@@ -8,7 +8,9 @@
 //! - grows files with one of five [`Strategy`]s, or lets the `auto` policy
 //!   pick by filesystem and [`Intent`], falling back visibly ([`grow()`]);
 //! - maps a file's extents as holes, unwritten, written and shared ranges
-//!   ([`map_file`]).
+//!   ([`map_file`]);
+//! - keeps a segmented durable log whose commits overwrite prepared,
+//!   written space, with group commit and crash recovery ([`Wal`]).
 //!
 //! ```no_run
 //! use fspace::{grow, GrowOptions, Intent};
@@ -34,8 +36,10 @@ mod stale;
 #[doc(hidden)]
 pub mod sys;
 pub mod units;
+pub mod wal;
 
 pub use error::{Error, Result};
 pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
 pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
 pub use grow::{grow, grow_fd, Fallback, GrowOptions, GrowReport, Intent, Progress, Strategy};
+pub use wal::{Lsn, Wal, WalOptions};

@@ -321,6 +321,23 @@ pub fn grow_fd<Fd: AsFd>(
     Ok(r)
 }
 
+/// Grows an open file that is not yet at its final name: errors and the
+/// report name `path`; the filesystem is found through `probe_path`, which
+/// exists (the segment log's preparer uses this for its temporary files).
+pub(crate) fn grow_fd_named<Fd: AsFd>(
+    fd: Fd,
+    path: &Path,
+    probe_path: &Path,
+    target: u64,
+    opts: &GrowOptions<'_>,
+) -> Result<GrowReport> {
+    let start = Instant::now();
+    let before = sys::counters();
+    let mut r = grow_open(fd.as_fd(), path, probe_path, target, opts, before)?.report;
+    r.elapsed = start.elapsed();
+    Ok(r)
+}
+
 fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     if st.is_regular() {
@@ -425,7 +442,7 @@ fn create_grown(
 /// the filesystem refuses the flag (FUSE, NFS), checks that `to` is absent
 /// and renames plainly, returning a note that says so; never link + unlink,
 /// which leaves two names after a crash.
-fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(None),

@@ -1,0 +1,203 @@
+//! The preparer: keeps the next segments ready, off the commit path.
+//!
+//! A ready segment is either a released one taken from the recycle pool
+//! and renamed to its new sequence (its blocks are already written: no
+//! data I/O, one directory `fsync`), or a new one grown with the `auto`
+//! policy for intent `log` under a temporary name, synced, renamed, and its
+//! directory synced (DESIGN.md rule 5). Growth goes in [`PREPARE_STEP`]
+//! steps, each synced, pausing between steps so the fill uses at most
+//! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
+
+use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
+use crate::error::{Error, Result};
+use crate::grow::{GrowOptions, Intent, TEMP_MARKER};
+use crate::sys::{self, Errno};
+use rustix::fs::OFlags;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The preparer thread's loop.
+pub(super) fn run(sh: &Shared) {
+    loop {
+        let (seq, recycled) = {
+            let mut st = sh.lock();
+            loop {
+                if sh.stop.load(Ordering::SeqCst) || st.closed {
+                    return;
+                }
+                if !st.prep_blocked && st.ready.len() < sh.opts.prepare_ahead {
+                    break;
+                }
+                st = sh.prep_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            (st.next_prepare_seq, st.pool.pop_front())
+        };
+        let mut stats = WalStats::default();
+        let mut from_pool = false;
+        let res = match &recycled {
+            Some(path) => match recycle(sh, seq, path) {
+                Ok(Some(p)) => {
+                    from_pool = true;
+                    Ok(p)
+                }
+                // Unusable (another size): removed; make a new one.
+                Ok(None) => create_segment(
+                    &sh.dir,
+                    seq,
+                    &sh.opts,
+                    Some(&sh.stop),
+                    Some(&sh.urgent),
+                    &mut stats,
+                ),
+                Err(e) => Err(e),
+            },
+            None => create_segment(
+                &sh.dir,
+                seq,
+                &sh.opts,
+                Some(&sh.stop),
+                Some(&sh.urgent),
+                &mut stats,
+            ),
+        };
+        let mut st = sh.lock();
+        match res {
+            Ok(p) => {
+                st.next_prepare_seq = seq + 1;
+                st.ready.push_back(p);
+                if from_pool {
+                    st.stats.prepared_recycled += 1;
+                } else {
+                    st.stats.prepared_created += 1;
+                    st.stats.last_prepare = stats.last_prepare;
+                }
+            }
+            Err(e) => {
+                if let Some(path) = recycled {
+                    if path.exists() {
+                        st.pool.push_front(path);
+                    }
+                }
+                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
+                st.stats.last_prepare_error = Some(e.to_string());
+                st.prep_error = Some((e.to_string(), errno, e.path().to_path_buf()));
+                st.prep_failures += 1;
+                // Wait to be asked again (a commit that needs a segment,
+                // a release that fills the pool): no retry loop on ENOSPC.
+                st.prep_blocked = true;
+            }
+        }
+        drop(st);
+        sh.cv.notify_all();
+    }
+}
+
+/// Renames a pooled segment to sequence `seq`; `None` if it was unusable
+/// (removed).
+fn recycle(sh: &Shared, seq: u64, from: &Path) -> Result<Option<Prepared>> {
+    if let Some(e) = sh.opts.faults.as_ref().and_then(|f| super::Faults::take(&f.prepare)) {
+        return Err(Error::io("prepare", from, None, e));
+    }
+    let st = sys::stat(from).map_err(|e| Error::io("stat", from, None, e))?;
+    if !st.is_regular() || st.size != sh.opts.segment_size {
+        sys::unlink(from).map_err(|e| Error::io("unlink", from, None, e))?;
+        return Ok(None);
+    }
+    let to = sh.dir.join(super::format::segment_name(seq));
+    sys::rename(from, &to).map_err(|e| Error::io("rename", from, None, e))?;
+    sync_dir(&sh.dir)?;
+    let fd = sys::open(&to, OFlags::RDWR | OFlags::CLOEXEC, 0)
+        .map_err(|e| Error::io("open", &to, None, e))?;
+    Ok(Some(Prepared { seq, path: to, fd }))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    let d = sys::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, 0)
+        .map_err(|e| Error::io("open", dir, None, e))?;
+    sys::fsync(&d).map_err(|e| Error::io("fsync", dir, None, e))
+}
+
+/// Creates segment `seq`, fully grown and durable under its final name.
+pub(super) fn create_segment(
+    dir: &Path,
+    seq: u64,
+    opts: &WalOptions,
+    stop: Option<&AtomicBool>,
+    urgent: Option<&AtomicBool>,
+    stats: &mut WalStats,
+) -> Result<Prepared> {
+    let name = super::format::segment_name(seq);
+    let path = dir.join(&name);
+    if let Some(e) = opts.faults.as_ref().and_then(|f| super::Faults::take(&f.prepare)) {
+        return Err(Error::io("prepare", &path, None, e));
+    }
+    let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));
+    let fd = sys::open(
+        &tmp,
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+        0o644,
+    )
+    .map_err(|e| Error::io("create", &path, None, e))?;
+    let result = (|| {
+        let gopts = GrowOptions {
+            strategy: opts.prepare_strategy,
+            intent: Intent::Log,
+            sync: true,
+            cancel: stop,
+            ..Default::default()
+        };
+        let mut len = 0;
+        while len < opts.segment_size {
+            let target = (len + PREPARE_STEP).min(opts.segment_size);
+            let t0 = Instant::now();
+            let r = crate::grow::grow_fd_named(&fd, &path, &tmp, target, &gopts)?;
+            let mut what = r.strategy.name().to_string();
+            for f in &r.fallbacks {
+                what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
+            }
+            stats.last_prepare = Some(what);
+            len = target;
+            if len < opts.segment_size {
+                pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
+            }
+        }
+        // The data was synced by each step; fsync adds the inode before the
+        // name appears, then the directory makes the name durable.
+        sys::fsync(&fd).map_err(|e| Error::io("fsync", &path, None, e))?;
+        crate::grow::rename_noreplace(&tmp, &path)?;
+        sync_dir(dir)
+    })();
+    match result {
+        Ok(()) => Ok(Prepared { seq, path, fd }),
+        Err(e) => {
+            if tmp.exists() {
+                let _ = sys::unlink(&tmp);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Sleeps so that work that took `worked` uses `duty` of the time; wakes
+/// early when a commit starts waiting or the log stops.
+fn pause(worked: Duration, duty: f64, stop: Option<&AtomicBool>, urgent: Option<&AtomicBool>) {
+    if duty >= 1.0 {
+        return;
+    }
+    let total = worked.mul_f64((1.0 - duty) / duty);
+    let until = Instant::now() + total;
+    let slice = Duration::from_millis(2);
+    loop {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed))
+            || urgent.is_some_and(|u| u.load(Ordering::Relaxed))
+        {
+            return;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep(slice.min(until - now));
+    }
+}

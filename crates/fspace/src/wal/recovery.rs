@@ -1,0 +1,354 @@
+//! Recovery: what a log directory holds, verified, before the log reopens.
+//!
+//! The invariants the writer keeps, and that recovery relies on:
+//!
+//! 1. A segment becomes *live* when its header (written in its first page,
+//!    with the log id, its sequence and its first LSN) is durable. A
+//!    segment's first page is written only after every earlier segment is
+//!    durable (`fdatasync` returned). So if segment N is live, every
+//!    segment before it is complete up to N's first LSN: damage there is
+//!    corruption, reported, never skipped.
+//! 2. Only the last live segment can end in a torn tail. Records are read
+//!    until the first one that is zero, fails its CRC or does not carry the
+//!    next LSN; everything from there on is discarded (and reported).
+//! 3. The CRC of a record covers the segment's sequence and the log id, so
+//!    a recycled segment's earlier records never verify in its new life.
+//! 4. Opening always starts a new segment, whose durable header seals the
+//!    recovered end: bytes a crashed run left after it are never read again.
+//! 5. Released segments are renamed (or deleted) oldest first, with a
+//!    directory `fsync` after each, so what a crash leaves of a release is a
+//!    prefix: a gap *between* live segments is corruption.
+
+use super::format::{
+    parse_segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
+};
+use super::scan::{open_segment, read_at, read_header, Scan, Step, SCAN_READ};
+use super::{Lsn, SegmentInfo, LOCK_NAME, WRITE_PAGE};
+use crate::error::{Error, Result};
+use crate::grow::TEMP_MARKER;
+use crate::sys;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What [`Wal::open`](super::Wal::open) found and did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct RecoveryReport {
+    /// True if the directory held no live segment: a new log was started.
+    pub created: bool,
+    /// Live segments verified.
+    pub segments: usize,
+    /// Records verified (every live segment is read in full).
+    pub records: u64,
+    /// The LSN of the oldest record kept (or the next LSN if none).
+    pub first_lsn: Lsn,
+    /// The LSN the next appended record gets.
+    pub next_lsn: Lsn,
+    /// Where the records of the last segment ended, if there was one.
+    pub tail: Option<TailReport>,
+    /// Temporary files of interrupted segment creation, removed.
+    pub removed_temp_files: usize,
+    /// Segment files that were neither live nor usable (a prepared segment
+    /// of another size, or out of sequence), removed.
+    pub removed_files: Vec<PathBuf>,
+    /// Files in the directory that are not the log's; left untouched.
+    pub foreign_files: Vec<PathBuf>,
+    /// Prepared segments found ready for use.
+    pub prepared: usize,
+    /// Segments found in the recycle pool.
+    pub recycle_pool: usize,
+    /// Time spent recovering.
+    #[serde(with = "super::duration_secs")]
+    pub elapsed: Duration,
+}
+
+/// How the last segment's records ended.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct TailReport {
+    /// The segment file.
+    pub segment: PathBuf,
+    /// Offset of the first byte that is not a valid record.
+    pub offset: u64,
+    /// Why reading stopped there.
+    pub stopped_at: String,
+    /// Bytes of non-zero data after the last valid record (a torn write,
+    /// or a recycled segment's earlier contents), up to the first all-zero
+    /// page: discarded, never returned.
+    pub discarded_bytes: u64,
+}
+
+pub(crate) struct Recovered {
+    pub log_id: Option<[u8; 16]>,
+    pub live: Vec<SegmentInfo>,
+    pub next_lsn: u64,
+    /// Prepared segments, in sequence order, starting right after the last
+    /// live one.
+    pub prepared: Vec<(u64, PathBuf)>,
+    pub pool: Vec<PathBuf>,
+    pub report: RecoveryReport,
+}
+
+fn corrupt(path: &Path, offset: u64, message: impl Into<String>) -> Error {
+    Error::Corrupt {
+        op: "recover",
+        path: path.to_path_buf(),
+        offset,
+        message: message.into(),
+    }
+}
+
+enum Found {
+    Live(SegmentHeader),
+    /// Not live, and harmless: an all-zero header (a prepared segment) or
+    /// a valid header of another sequence (a recycled segment's old life).
+    Blank,
+    /// Not live, and not something the writer leaves: damage.
+    Damaged(HeaderProblem),
+}
+
+pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
+    let start = Instant::now();
+    let mut report = RecoveryReport::default();
+    let mut segs: Vec<(u64, PathBuf)> = vec![];
+    let mut pool = vec![];
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::from_io("readdir", dir, None, e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::from_io("readdir", dir, None, e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if name == LOCK_NAME {
+            continue;
+        }
+        if is_file && name.contains(TEMP_MARKER) {
+            // We hold the directory's lock: no live process is creating.
+            sys::unlink(&path).map_err(|e| Error::io("unlink", &path, None, e))?;
+            report.removed_temp_files += 1;
+        } else if let (true, Some(seq)) = (is_file, parse_segment_name(&name)) {
+            segs.push((seq, path));
+        } else if is_file
+            && name.starts_with(FREE_PREFIX)
+            && parse_segment_name(&name[FREE_PREFIX.len()..]).is_some()
+        {
+            pool.push(path);
+        } else {
+            report.foreign_files.push(path);
+        }
+    }
+    segs.sort();
+    pool.sort();
+    report.foreign_files.sort();
+
+    let mut found = Vec::with_capacity(segs.len());
+    for (seq, path) in &segs {
+        let (fd, _) = open_segment(path)?;
+        let f = match read_header(&fd, path)? {
+            Ok(h) if h.seq == *seq => Found::Live(h),
+            Ok(_) => Found::Blank,
+            Err(HeaderProblem::Version(v)) => {
+                // Never recycle or skip a segment of another format: its
+                // records could be replayed wrongly (raft-engine's lesson).
+                return Err(corrupt(path, 8, format!("{}", HeaderProblem::Version(v))));
+            }
+            Err(p) => {
+                let mut b = [0u8; SEGMENT_HEADER_LEN];
+                let n = read_at(&fd, path, &mut b, 0)?;
+                if b[..n].iter().all(|&x| x == 0) {
+                    Found::Blank
+                } else {
+                    Found::Damaged(p)
+                }
+            }
+        };
+        found.push(f);
+    }
+
+    let last_live = found.iter().rposition(|f| matches!(f, Found::Live(..)));
+    let log_id = last_live.and_then(|i| match &found[i] {
+        Found::Live(h) => Some(h.log_id),
+        _ => None,
+    });
+    let mut live = vec![];
+    let mut heads = vec![];
+    if let (Some(last), Some(id)) = (last_live, log_id) {
+        for i in 0..=last {
+            let (seq, path) = &segs[i];
+            let h = match &found[i] {
+                Found::Live(h) if h.log_id == id => h,
+                Found::Live(..) => {
+                    return Err(corrupt(path, 16, "belongs to another log (different log id)"))
+                }
+                Found::Blank | Found::Damaged(_) => {
+                    let why = match &found[i] {
+                        Found::Damaged(p) => p.to_string(),
+                        _ => "no header".into(),
+                    };
+                    return Err(corrupt(
+                        path,
+                        0,
+                        format!(
+                            "invalid segment header ({why}), but later segment {} is live",
+                            segs[last].1.display()
+                        ),
+                    ));
+                }
+            };
+            if let Some(prev) = live.last() {
+                let prev: &SegmentInfo = prev;
+                if *seq != prev.seq + 1 {
+                    return Err(corrupt(
+                        &dir.join(super::format::segment_name(prev.seq + 1)),
+                        0,
+                        format!(
+                            "segment is missing: {} and {} exist",
+                            prev.path.display(),
+                            path.display()
+                        ),
+                    ));
+                }
+                if h.first_lsn < prev.first_lsn.0 {
+                    return Err(corrupt(
+                        path,
+                        48,
+                        format!(
+                            "first LSN {} is before the previous segment's {}",
+                            h.first_lsn, prev.first_lsn
+                        ),
+                    ));
+                }
+            }
+            heads.push(*h);
+            live.push(SegmentInfo {
+                seq: *seq,
+                first_lsn: Lsn(h.first_lsn),
+                path: path.clone(),
+                size: h.size,
+            });
+        }
+    }
+
+    // Read every live segment: complete ones must reach the next segment's
+    // first LSN; the last one ends wherever its valid records end.
+    let mut next_lsn = 1;
+    for (i, seg) in live.iter().enumerate() {
+        let (fd, len) = open_segment(&seg.path)?;
+        let h = heads[i];
+        let mut scan = Scan::new(fd, seg.path.clone(), h, len);
+        let until = live.get(i + 1).map(|n| n.first_lsn.0);
+        let mut lsn = h.first_lsn;
+        loop {
+            if until == Some(lsn) {
+                break;
+            }
+            match scan.step()? {
+                Step::Record { .. } => {
+                    lsn += 1;
+                    report.records += 1;
+                }
+                Step::End { reason, offset } => {
+                    if let Some(want) = until {
+                        return Err(corrupt(
+                            &seg.path,
+                            offset,
+                            format!(
+                                "{reason} at LSN {lsn}, but the log continues in {} at LSN {want}, so this segment was complete",
+                                live[i + 1].path.display()
+                            ),
+                        ));
+                    }
+                    let discarded = count_discarded(&seg.path, offset, h.size.min(len))?;
+                    report.tail = Some(TailReport {
+                        segment: seg.path.clone(),
+                        offset,
+                        stopped_at: reason.to_string(),
+                        discarded_bytes: discarded,
+                    });
+                    break;
+                }
+            }
+        }
+        next_lsn = lsn;
+    }
+
+    // Segments after the last live one are prepared (never written by the
+    // writer: their headers are zeros or a recycled segment's old one).
+    let after = last_live.map_or(0, |i| i + 1);
+    let mut prepared = vec![];
+    let mut expect_seq = live.last().map_or(1, |s| s.seq + 1);
+    for (i, (seq, path)) in segs.iter().enumerate().skip(after) {
+        if let Found::Damaged(p) = &found[i] {
+            return Err(corrupt(
+                path,
+                0,
+                format!("unreadable segment header ({p}): records written here may be lost; move the file away to open the log without it"),
+            ));
+        }
+        let size = std::fs::metadata(path)
+            .map_err(|e| Error::from_io("stat", path, None, e))?
+            .len();
+        if *seq == expect_seq && size == segment_size {
+            prepared.push((*seq, path.clone()));
+            expect_seq += 1;
+        } else {
+            sys::unlink(path).map_err(|e| Error::io("unlink", path, None, e))?;
+            report.removed_files.push(path.clone());
+        }
+    }
+
+    report.created = live.is_empty();
+    report.segments = live.len();
+    report.first_lsn = Lsn(live.first().map_or(next_lsn, |s| s.first_lsn.0));
+    report.next_lsn = Lsn(next_lsn);
+    report.prepared = prepared.len();
+    report.recycle_pool = pool.len();
+    report.elapsed = start.elapsed();
+    Ok(Recovered {
+        log_id,
+        live,
+        next_lsn,
+        prepared,
+        pool,
+        report,
+    })
+}
+
+/// Counts the bytes from `offset` to the end of the last non-zero page
+/// before the first all-zero page (or `end`).
+fn count_discarded(path: &Path, offset: u64, end: u64) -> Result<u64> {
+    let (fd, _) = open_segment(path)?;
+    let page = WRITE_PAGE as u64;
+    let mut buf = vec![0u8; SCAN_READ];
+    let mut pos = offset;
+    let mut last_nonzero = offset;
+    while pos < end {
+        let n = ((end - pos) as usize).min(buf.len());
+        let got = read_at(&fd, path, &mut buf[..n], pos)?;
+        if got == 0 {
+            break;
+        }
+        let mut i = 0;
+        while i < got {
+            // Pages are counted from `pos`, aligned to file pages.
+            let abs = pos + i as u64;
+            let page_end = ((abs / page + 1) * page).min(pos + got as u64);
+            let len = (page_end - abs) as usize;
+            let chunk = &buf[i..i + len];
+            if chunk.iter().all(|&b| b == 0) {
+                // A whole zero page: what follows was never written in
+                // this run (the rest of a page holding valid records does
+                // not count, it was padded with zeros).
+                if abs % page == 0 {
+                    return Ok(last_nonzero - offset);
+                }
+            } else if let Some(last) = chunk.iter().rposition(|&b| b != 0) {
+                last_nonzero = abs + last as u64 + 1;
+            }
+            i += len;
+        }
+        pos += got as u64;
+    }
+    Ok(last_nonzero - offset)
+}

@@ -1,0 +1,149 @@
+//! Sequential, verified reading of one segment file (recovery and readers).
+
+use super::format::{
+    decode_record, Decoded, EndReason, HeaderProblem, SegmentHeader, SEGMENT_HEADER_LEN,
+};
+use crate::error::{Error, Result};
+use crate::sys;
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
+use std::path::{Path, PathBuf};
+
+/// Bytes read per `pread` while scanning: large reads, few syscalls.
+pub(crate) const SCAN_READ: usize = 1 << 20;
+
+/// Reads `len` bytes at `offset`, fewer only at end of file.
+pub(crate) fn read_at(fd: &OwnedFd, path: &Path, buf: &mut [u8], offset: u64) -> Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match sys::pread(fd, &mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => {
+                return Err(Error::io(
+                    "pread",
+                    path,
+                    Some(offset + got as u64..offset + buf.len() as u64),
+                    e,
+                ))
+            }
+        }
+    }
+    Ok(got)
+}
+
+/// Opens a segment read-only and returns it with its length.
+pub(crate) fn open_segment(path: &Path) -> Result<(OwnedFd, u64)> {
+    let fd = sys::open(path, OFlags::RDONLY | OFlags::NOCTTY, 0)
+        .map_err(|e| Error::io("open", path, None, e))?;
+    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    if !st.is_regular() {
+        return Err(Error::not_regular("open", path, &st, None));
+    }
+    Ok((fd, st.size))
+}
+
+/// Reads and decodes a segment's header.
+pub(crate) fn read_header(
+    fd: &OwnedFd,
+    path: &Path,
+) -> Result<std::result::Result<SegmentHeader, HeaderProblem>> {
+    let mut b = [0u8; SEGMENT_HEADER_LEN];
+    let n = read_at(fd, path, &mut b, 0)?;
+    Ok(SegmentHeader::decode(&b[..n]))
+}
+
+/// One step of a scan.
+#[derive(Debug)]
+pub(crate) enum Step<'a> {
+    /// A verified record at `offset`.
+    Record { lsn: u64, payload: &'a [u8] },
+    /// No record at `offset`.
+    End { reason: EndReason, offset: u64 },
+}
+
+/// Walks the records of one segment in order, verifying each.
+pub(crate) struct Scan {
+    fd: OwnedFd,
+    pub(crate) path: PathBuf,
+    pub(crate) header: SegmentHeader,
+    file_len: u64,
+    pos: u64,
+    expect: u64,
+    buf: Vec<u8>,
+    buf_off: u64,
+}
+
+impl Scan {
+    pub(crate) fn new(fd: OwnedFd, path: PathBuf, header: SegmentHeader, file_len: u64) -> Scan {
+        Scan {
+            fd,
+            path,
+            header,
+            file_len,
+            pos: SEGMENT_HEADER_LEN as u64,
+            expect: header.first_lsn,
+            buf: Vec::new(),
+            buf_off: 0,
+        }
+    }
+
+    /// Makes the buffer hold `need` bytes from `pos` if the file has them;
+    /// returns how many it holds.
+    fn fill(&mut self, need: usize) -> Result<usize> {
+        let held = (self.buf_off + self.buf.len() as u64).saturating_sub(self.pos);
+        if self.pos >= self.buf_off && held >= need as u64 {
+            return Ok(held as usize);
+        }
+        let end = self.header.size.min(self.file_len);
+        let want = (need.max(SCAN_READ) as u64).min(end.saturating_sub(self.pos)) as usize;
+        self.buf.resize(want, 0);
+        let n = read_at(&self.fd, &self.path, &mut self.buf, self.pos)?;
+        self.buf.truncate(n);
+        self.buf_off = self.pos;
+        Ok(n)
+    }
+
+    /// Decodes the next record, or says why there is none.
+    pub(crate) fn step(&mut self) -> Result<Step<'_>> {
+        let offset = self.pos;
+        if offset >= self.header.size {
+            return Ok(Step::End {
+                reason: EndReason::EndOfSegment,
+                offset,
+            });
+        }
+        let room = (self.header.size - offset) as usize;
+        let mut need = super::format::RECORD_HEADER_LEN.min(room);
+        loop {
+            let held = self.fill(need)?;
+            let start = (self.pos - self.buf_off) as usize;
+            let b = &self.buf[start..start + held];
+            match decode_record(b, room, &self.header.log_id, self.header.seq, self.expect) {
+                Decoded::NeedMore(n) => {
+                    // The decoder asks only for more than it holds; if the
+                    // file has no more, the segment was cut short.
+                    if n <= held || self.pos + held as u64 >= self.file_len {
+                        return Ok(Step::End {
+                            reason: EndReason::FileEnds,
+                            offset,
+                        });
+                    }
+                    need = n;
+                }
+                Decoded::End(reason) => return Ok(Step::End { reason, offset }),
+                Decoded::Record { lsn, span, .. } => {
+                    self.pos += span as u64;
+                    self.expect += 1;
+                    let start = (offset - self.buf_off) as usize;
+                    let len = span.min(self.buf.len() - start);
+                    let b = &self.buf[start..start + len];
+                    let plen = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+                    let payload = &b[super::format::RECORD_HEADER_LEN
+                        ..super::format::RECORD_HEADER_LEN + plen];
+                    return Ok(Step::Record { lsn, payload });
+                }
+            }
+        }
+    }
+}
