@@ -23,6 +23,8 @@ macro_rules! out {
 /// Exit code when the operation failed (usage errors exit 2, from clap).
 const EXIT_FAILED: u8 = 1;
 
+mod bench;
+
 #[derive(Parser)]
 #[command(
     name = "fspace",
@@ -85,6 +87,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure what space preparation is worth on a filesystem.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
     /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
     Map {
         /// The file to map.
@@ -99,6 +106,58 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Commit records with fdatasync into space in each state, and through fspace's log, in one run.
+    #[command(after_help = "Modes (all by default, in this order):\n  \
+        append         O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
+        sparse         overwrite of an ftruncated file (holes)\n  \
+        allocate       overwrite of a fallocated file (unwritten extents)\n  \
+        zero-fill-now  overwrite of a file zero-filled right before the run\n  \
+        overwrite      overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
+        wal            fspace's segment log: prepared/recycled segments, group commit\n\n\
+        Scratch files are made inside DIR and removed afterwards.\n\n\
+        Examples:\n  fspace bench commit /var/lib/db\n  \
+        fspace bench commit --mode wal,append --writers 16 --seconds 10 .\n  \
+        fspace bench commit --record 1MiB --mode wal,append --json /mnt/data")]
+    Commit {
+        /// Directory on the filesystem to measure.
+        dir: PathBuf,
+        /// Bytes per record.
+        #[arg(long, default_value = "8KiB", value_parser = size_arg)]
+        record: u64,
+        /// Threads committing at once.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        writers: u32,
+        /// Seconds per mode.
+        #[arg(long, default_value_t = 5.0, value_parser = seconds_arg)]
+        seconds: f64,
+        /// Modes to run, comma-separated or repeated (default: all).
+        #[arg(long, value_delimiter = ',', value_parser = mode_arg)]
+        mode: Vec<fspace::bench::CommitMode>,
+        /// File size for the overwrite modes (and the append file's cap).
+        #[arg(long, default_value = "256MiB", value_parser = size_arg)]
+        file_size: u64,
+        /// Segment size of the log in wal mode.
+        #[arg(long, default_value = "16MiB", value_parser = size_arg)]
+        segment_size: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn seconds_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds between 0 and 86400")),
+    }
+}
+
+fn mode_arg(s: &str) -> Result<fspace::bench::CommitMode, String> {
+    s.parse()
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -188,6 +247,32 @@ fn main() -> ExitCode {
             summary,
             json,
         } => (json, map(&file, sync, summary, json)),
+        Command::Bench {
+            what:
+                BenchCommand::Commit {
+                    dir,
+                    record,
+                    writers,
+                    seconds,
+                    mode,
+                    file_size,
+                    segment_size,
+                    json,
+                },
+        } => {
+            let mut o = fspace::bench::CommitBenchOptions::default();
+            o.record_size = record as usize;
+            o.writers = writers as usize;
+            o.duration = std::time::Duration::from_secs_f64(seconds);
+            o.file_size = file_size;
+            o.segment_size = segment_size;
+            let modes = if mode.is_empty() {
+                fspace::bench::CommitMode::ALL.to_vec()
+            } else {
+                mode
+            };
+            (json, bench::commit(&dir, &modes, &o, json))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -26,6 +26,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod error;
 pub mod extents;
 pub mod fs_info;

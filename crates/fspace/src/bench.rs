@@ -1,0 +1,516 @@
+//! The commit benchmark behind `fspace bench commit` (and, later, `fspace
+//! probe`): records committed with `fdatasync` into space in each state,
+//! and through the [`Wal`], measured in one run so the ratios are fair on a
+//! noisy machine.
+//!
+//! Every mode works in a scratch file or directory inside the directory
+//! given, removed afterwards (also after an error or a cancel).
+
+use crate::error::{Error, Result};
+use crate::grow::{grow, GrowOptions, Intent, Strategy};
+use crate::sys::{self, Errno};
+use crate::wal::{Lsn, Wal, WalOptions};
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
+use rustix::io::IoSlice;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Where each commit's record goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommitMode {
+    /// Through the segment log ([`Wal::commit`]).
+    Wal,
+    /// `O_APPEND` writes + `fdatasync`: every commit allocates.
+    Append,
+    /// Overwrites of a file written and synced beforehand (the ceiling, as
+    /// PostgreSQL's `pg_test_fsync` measures it).
+    Overwrite,
+    /// Overwrites of a fallocated file (unwritten extents).
+    Allocate,
+    /// Overwrites of an `ftruncate`d file (holes).
+    Sparse,
+    /// Overwrites of a file zero-filled (fspace `zero-fill`, synced) right
+    /// before the run.
+    ZeroFillNow,
+}
+
+impl CommitMode {
+    /// Every mode, baseline first.
+    pub const ALL: [CommitMode; 6] = [
+        CommitMode::Append,
+        CommitMode::Sparse,
+        CommitMode::Allocate,
+        CommitMode::ZeroFillNow,
+        CommitMode::Overwrite,
+        CommitMode::Wal,
+    ];
+
+    /// Returns the mode's name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitMode::Wal => "wal",
+            CommitMode::Append => "append",
+            CommitMode::Overwrite => "overwrite",
+            CommitMode::Allocate => "allocate",
+            CommitMode::Sparse => "sparse",
+            CommitMode::ZeroFillNow => "zero-fill-now",
+        }
+    }
+}
+
+impl std::fmt::Display for CommitMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CommitMode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        CommitMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = CommitMode::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mode {s:?} (one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// How to run the commit benchmark.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CommitBenchOptions {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Threads committing at once.
+    pub writers: usize,
+    /// Time per mode.
+    pub duration: Duration,
+    /// Size of the file the overwrite modes cycle through (append mode
+    /// truncates its file when it reaches it).
+    pub file_size: u64,
+    /// Segment size of the log in `wal` mode.
+    pub segment_size: u64,
+}
+
+impl Default for CommitBenchOptions {
+    fn default() -> Self {
+        CommitBenchOptions {
+            record_size: 8192,
+            writers: 1,
+            duration: Duration::from_secs(5),
+            file_size: 256 << 20,
+            segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
+        }
+    }
+}
+
+/// Latency figures, in microseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Slowest.
+    pub max_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+/// The log's side of a `wal` run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WalFigures {
+    /// `fdatasync` calls (fewer than commits when groups form).
+    pub syncs: u64,
+    /// Segment switches during the run.
+    pub switches: u64,
+    /// Switches that waited for the preparer.
+    pub switch_waits: u64,
+    /// Commits whose record opened a new segment.
+    pub switch_commits: u64,
+    /// Their mean latency in microseconds.
+    pub switch_mean_us: f64,
+    /// Segments created by the preparer during the run.
+    pub prepared_created: u64,
+    /// Segments recycled during the run.
+    pub prepared_recycled: u64,
+    /// How the preparer grew new segments.
+    pub prepare_strategy: Option<String>,
+}
+
+/// The result of one mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitResult {
+    /// The mode.
+    pub mode: CommitMode,
+    /// Commits completed.
+    pub commits: u64,
+    /// Measured time in seconds.
+    pub seconds: f64,
+    /// Commits per second.
+    pub commits_per_sec: f64,
+    /// Payload throughput in MiB/s.
+    pub mib_per_sec: f64,
+    /// Commit latency.
+    pub latency: Latency,
+    /// Time spent preparing the file or log before the run, in seconds.
+    pub setup_seconds: f64,
+    /// Log figures (`wal` mode).
+    pub wal: Option<WalFigures>,
+    /// Peak resident memory of this process after the run, in KiB (Linux
+    /// `VmHWM`), when known.
+    pub peak_rss_kib: Option<u64>,
+    /// Anything that qualifies the figures.
+    pub notes: Vec<String>,
+}
+
+/// Runs one mode in `dir`. `cancel` stops the run early (the partial
+/// figures are returned; scratch files are removed either way).
+pub fn run_commit(
+    dir: &Path,
+    mode: CommitMode,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+) -> Result<CommitResult> {
+    if opts.record_size == 0 || opts.writers == 0 || opts.record_size as u64 > opts.file_size {
+        return Err(Error::refused(
+            "bench commit",
+            dir,
+            Errno::INVAL,
+            format!(
+                "record size ({}) and writers ({}) must be positive, and the record no larger than the file ({})",
+                opts.record_size, opts.writers, opts.file_size
+            ),
+        ));
+    }
+    let st = sys::stat(dir).map_err(|e| Error::io("stat", dir, None, e))?;
+    if !st.is_dir() {
+        return Err(Error::refused(
+            "bench commit",
+            dir,
+            Errno::NOTDIR,
+            format!("is a {}, not a directory", st.type_name()),
+        ));
+    }
+    let scratch = dir.join(crate::stale::unique_name(
+        &format!(".{}", mode.name()),
+        BENCH_MARKER,
+    ));
+    crate::stale::remove_stale(dir, BENCH_MARKER);
+    let r = match mode {
+        CommitMode::Wal => run_wal(&scratch, opts, cancel),
+        _ => run_file(&scratch, mode, opts, cancel),
+    };
+    remove_scratch(&scratch);
+    r
+}
+
+/// Marker in the names of the benchmark's scratch files:
+/// `.MODE.fspace-bench-HOST-PID-SEQ`; leftovers of dead
+/// processes are removed by the next run in the same directory.
+pub const BENCH_MARKER: &str = ".fspace-bench-";
+
+fn remove_scratch(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+fn record(size: usize) -> Vec<u8> {
+    // Non-zero, incompressible-looking content.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8 | 1
+        })
+        .collect()
+}
+
+fn file_io_err(op: &'static str, p: &Path, e: Errno) -> Error {
+    Error::io(op, p, None, e)
+}
+
+fn write_full(fd: &OwnedFd, p: &Path, buf: &[u8], off: u64) -> Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match sys::pwritev(fd, &[IoSlice::new(&buf[done..])], off + done as u64) {
+            Ok(0) => return Err(file_io_err("pwritev", p, Errno::IO)),
+            Ok(n) => done += n,
+            Err(e) => {
+                return Err(Error::io(
+                    "pwritev",
+                    p,
+                    Some(off + done as u64..off + buf.len() as u64),
+                    e,
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prepares the file for an overwrite mode; returns notes.
+fn prepare_file(p: &Path, mode: CommitMode, size: u64) -> Result<Vec<String>> {
+    let mut notes = vec![];
+    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+    let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("create", p, e))?;
+    let strategy = match mode {
+        CommitMode::Overwrite => {
+            // Written with data and synced, like pg_test_fsync's file.
+            let chunk = record(1 << 20);
+            let mut off = 0;
+            while off < size {
+                let n = (size - off).min(chunk.len() as u64) as usize;
+                write_full(&fd, p, &chunk[..n], off)?;
+                off += n as u64;
+            }
+            sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
+            return Ok(notes);
+        }
+        CommitMode::Allocate => Strategy::Allocate,
+        CommitMode::Sparse => Strategy::Sparse,
+        CommitMode::ZeroFillNow => Strategy::ZeroFill,
+        CommitMode::Append | CommitMode::Wal => return Ok(notes),
+    };
+    drop(fd);
+    let r = grow(
+        p,
+        size,
+        &GrowOptions {
+            strategy: Some(strategy),
+            intent: Intent::Log,
+            sync: true,
+            fallback: false,
+            ..Default::default()
+        },
+    )?;
+    notes.extend(r.notes);
+    Ok(notes)
+}
+
+struct Samples {
+    lat: Vec<u64>,
+}
+
+fn run_threads(
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+    op: &(dyn Fn(&[u8]) -> Result<u64> + Sync),
+) -> Result<(Vec<(u64, u64)>, f64)> {
+    let payload = record(opts.record_size);
+    let start = Instant::now();
+    let deadline = start + opts.duration;
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let per: Vec<Vec<(u64, u64)>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..opts.writers)
+            .map(|_| {
+                let (payload, failed, stop) = (&payload, &failed, &stop);
+                s.spawn(move || {
+                    let mut v = Vec::with_capacity(1 << 14);
+                    loop {
+                        if stop.load(Ordering::Relaxed)
+                            || cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+                        {
+                            break;
+                        }
+                        let t0 = Instant::now();
+                        if t0 >= deadline {
+                            break;
+                        }
+                        match op(payload) {
+                            Ok(tag) => v.push((t0.elapsed().as_nanos() as u64, tag)),
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
+                                f.get_or_insert(e);
+                                break;
+                            }
+                        }
+                    }
+                    v
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok((per.into_iter().flatten().collect(), secs))
+}
+
+fn latency(samples: &mut Samples) -> Latency {
+    let v = &mut samples.lat;
+    if v.is_empty() {
+        return Latency::default();
+    }
+    v.sort_unstable();
+    let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize] as f64 / 1000.0;
+    Latency {
+        p50_us: pick(0.50),
+        p99_us: pick(0.99),
+        max_us: *v.last().unwrap_or(&0) as f64 / 1000.0,
+        mean_us: v.iter().sum::<u64>() as f64 / v.len() as f64 / 1000.0,
+    }
+}
+
+fn result(
+    mode: CommitMode,
+    opts: &CommitBenchOptions,
+    lat_tags: &[(u64, u64)],
+    secs: f64,
+    setup: f64,
+    notes: Vec<String>,
+) -> CommitResult {
+    let mut s = Samples {
+        lat: lat_tags.iter().map(|x| x.0).collect(),
+    };
+    let n = s.lat.len() as u64;
+    CommitResult {
+        mode,
+        commits: n,
+        seconds: secs,
+        commits_per_sec: n as f64 / secs,
+        mib_per_sec: n as f64 * opts.record_size as f64 / secs / (1 << 20) as f64,
+        latency: latency(&mut s),
+        setup_seconds: setup,
+        wal: None,
+        peak_rss_kib: peak_rss_kib(),
+        notes,
+    }
+}
+
+fn run_file(
+    p: &Path,
+    mode: CommitMode,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+) -> Result<CommitResult> {
+    let t0 = Instant::now();
+    let mut notes = prepare_file(p, mode, opts.file_size)?;
+    let setup = t0.elapsed().as_secs_f64();
+    let flags = if mode == CommitMode::Append {
+        OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC
+    } else {
+        OFlags::WRONLY | OFlags::CLOEXEC
+    };
+    let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("open", p, e))?;
+    let rec = opts.record_size as u64;
+    let slots = (opts.file_size / rec).max(1);
+    let next = AtomicU64::new(0);
+    let truncations = AtomicU64::new(0);
+    let op = |buf: &[u8]| -> Result<u64> {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if mode == CommitMode::Append {
+            if i > 0 && i % slots == 0 {
+                // Keep the file within --file-size: start again from empty.
+                sys::ftruncate(&fd, 0).map_err(|e| file_io_err("ftruncate", p, e))?;
+                truncations.fetch_add(1, Ordering::Relaxed);
+            }
+            // O_APPEND: Linux appends whatever the offset says.
+            write_full(&fd, p, buf, 0)?;
+        } else {
+            write_full(&fd, p, buf, (i % slots) * rec)?;
+        }
+        sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
+        Ok(0)
+    };
+    let (lat, secs) = run_threads(opts, cancel, &op)?;
+    let wraps = next.load(Ordering::Relaxed) / slots;
+    if mode != CommitMode::Append && wraps > 0 {
+        notes.push(format!(
+            "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
+            crate::units::format_human(opts.file_size)
+        ));
+    }
+    let t = truncations.load(Ordering::Relaxed);
+    if t > 0 {
+        notes.push(format!("the append file was truncated to empty {t} time(s) to stay within --file-size"));
+    }
+    Ok(result(mode, opts, &lat, secs, setup, notes))
+}
+
+fn run_wal(dir: &Path, opts: &CommitBenchOptions, cancel: Option<&AtomicBool>) -> Result<CommitResult> {
+    let t0 = Instant::now();
+    let mut wo = WalOptions::default();
+    wo.segment_size = opts.segment_size;
+    let wal = Wal::open(dir, wo)?;
+    wal.wait_prepared()?;
+    let setup = t0.elapsed().as_secs_f64();
+    let before = wal.stats();
+    let first_seq = wal.segments().last().map_or(0, |s| s.seq);
+    let switch_lsns: Mutex<HashSet<u64>> = Mutex::new(HashSet::new());
+    let done = AtomicBool::new(false);
+    let mut run = Ok((vec![], 0.0));
+    std::thread::scope(|s| {
+        // A checkpointer, as a database has: releases what is durable so
+        // that segments are recycled (PostgreSQL recycles at checkpoints).
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                let segs = wal.segments();
+                {
+                    let mut set = switch_lsns.lock().unwrap_or_else(|e| e.into_inner());
+                    for sg in segs.iter().filter(|sg| sg.seq > first_seq) {
+                        set.insert(sg.first_lsn.0);
+                    }
+                }
+                let _ = wal.release_before(wal.durable_lsn());
+            }
+        });
+        let op = |buf: &[u8]| -> Result<u64> { wal.commit(buf).map(|Lsn(l)| l) };
+        run = run_threads(opts, cancel, &op);
+        done.store(true, Ordering::Relaxed);
+    });
+    let (lat, secs) = run?;
+    let after = wal.stats();
+    for sg in wal.segments().iter().filter(|sg| sg.seq > first_seq) {
+        switch_lsns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sg.first_lsn.0);
+    }
+    let set = switch_lsns.into_inner().unwrap_or_else(|e| e.into_inner());
+    let crossing: Vec<u64> = lat.iter().filter(|(_, l)| set.contains(l)).map(|x| x.0).collect();
+    let mut r = result(CommitMode::Wal, opts, &lat, secs, setup, vec![]);
+    r.wal = Some(WalFigures {
+        syncs: after.syncs - before.syncs,
+        switches: after.switches - before.switches,
+        switch_waits: after.switch_waits - before.switch_waits,
+        switch_commits: crossing.len() as u64,
+        switch_mean_us: if crossing.is_empty() {
+            0.0
+        } else {
+            crossing.iter().sum::<u64>() as f64 / crossing.len() as f64 / 1000.0
+        },
+        prepared_created: after.prepared_created - before.prepared_created,
+        prepared_recycled: after.prepared_recycled - before.prepared_recycled,
+        prepare_strategy: after.last_prepare.clone(),
+    });
+    wal.close()?;
+    Ok(r)
+}
+
+/// Returns this process's peak resident set size in KiB (`VmHWM`).
+pub fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
