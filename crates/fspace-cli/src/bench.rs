@@ -74,7 +74,12 @@ pub(crate) fn commit(
         };
         results
             .iter()
-            .map(|r| (r.mode, r.commits_per_sec / b.commits_per_sec.max(f64::MIN_POSITIVE)))
+            .map(|r| {
+                (
+                    r.mode,
+                    r.commits_per_sec / b.commits_per_sec.max(f64::MIN_POSITIVE),
+                )
+            })
             .collect()
     };
     let report = Report {

@@ -152,7 +152,9 @@ enum BenchCommand {
 fn seconds_arg(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a number of seconds between 0 and 86400")),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds between 0 and 86400"
+        )),
     }
 }
 

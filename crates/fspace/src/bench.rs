@@ -442,15 +442,23 @@ fn run_file(
     }
     let t = truncations.load(Ordering::Relaxed);
     if t > 0 {
-        notes.push(format!("the append file was truncated to empty {t} time(s) to stay within --file-size"));
+        notes.push(format!(
+            "the append file was truncated to empty {t} time(s) to stay within --file-size"
+        ));
     }
     Ok(result(mode, opts, &lat, secs, setup, notes))
 }
 
-fn run_wal(dir: &Path, opts: &CommitBenchOptions, cancel: Option<&AtomicBool>) -> Result<CommitResult> {
+fn run_wal(
+    dir: &Path,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+) -> Result<CommitResult> {
     let t0 = Instant::now();
-    let mut wo = WalOptions::default();
-    wo.segment_size = opts.segment_size;
+    let wo = WalOptions {
+        segment_size: opts.segment_size,
+        ..Default::default()
+    };
     let wal = Wal::open(dir, wo)?;
     wal.wait_prepared()?;
     let setup = t0.elapsed().as_secs_f64();
@@ -488,7 +496,11 @@ fn run_wal(dir: &Path, opts: &CommitBenchOptions, cancel: Option<&AtomicBool>) -
             .insert(sg.first_lsn.0);
     }
     let set = switch_lsns.into_inner().unwrap_or_else(|e| e.into_inner());
-    let crossing: Vec<u64> = lat.iter().filter(|(_, l)| set.contains(l)).map(|x| x.0).collect();
+    let crossing: Vec<u64> = lat
+        .iter()
+        .filter(|(_, l)| set.contains(l))
+        .map(|x| x.0)
+        .collect();
     let mut r = result(CommitMode::Wal, opts, &lat, secs, setup, vec![]);
     r.wal = Some(WalFigures {
         syncs: after.syncs - before.syncs,

@@ -87,7 +87,9 @@ fn commit_read_reopen() {
         let mut want = vec![];
         for n in 0..40 {
             let p = payload(1, 0, n);
-            let lsn = wal.commit(&p).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+            let lsn = wal
+                .commit(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
             assert_eq!(lsn, Lsn(n + 1));
             want.push(p);
         }
@@ -201,7 +203,11 @@ fn release_recycles_and_old_records_never_return() {
             let p = payload(3, 0, small.len() as u64);
             small.push((wal.commit(&p).unwrap(), p));
         }
-        let recs = wal.read_from(last).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+        let recs = wal
+            .read_from(last)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
         assert_eq!(recs[0].data, b"keep");
         for (r, (lsn, p)) in recs[1..].iter().zip(&small) {
             assert_eq!((r.lsn, &r.data), (*lsn, p));
@@ -371,7 +377,10 @@ fn torn_and_corrupt_segments() {
         let d = dir.path().join("wal");
         let recs = build_log(&d);
         let segs = seg_files(&d);
-        let f = std::fs::OpenOptions::new().write(true).open(&segs[0]).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&segs[0])
+            .unwrap();
         f.set_len(8192).unwrap();
         expect_corrupt(Wal::open(&d, opts()).unwrap_err(), &segs[0]);
         let dir = fs.tempdir();
@@ -519,7 +528,8 @@ fn prepare_failure_fails_only_the_commit_that_needs_it() {
         let e = wal.commit(&[7u8; 50_000]).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
         faults.prepare.store(0, Ordering::SeqCst);
-        wal.commit(&[8u8; 50_000]).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+        wal.commit(&[8u8; 50_000])
+            .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
         wal.close().unwrap();
     }
 }
@@ -529,10 +539,7 @@ fn prepare_failure_fails_only_the_commit_that_needs_it() {
 /// space is freed, commits resume.
 #[test]
 fn enospc_while_preparing() {
-    for fs in common::only(
-        "wal enospc",
-        &["ext4", "xfs", "ext4-noextents", "tmpfs"],
-    ) {
+    for fs in common::only("wal enospc", &["ext4", "xfs", "ext4-noextents", "tmpfs"]) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -666,21 +673,29 @@ fn arbitrary_bytes_as_a_segment() {
             first_lsn: 1,
         };
         let mut b = h.encode().to_vec();
+        // (LSN, payload, CRC valid) of every record put in the segment.
+        let mut written = vec![];
         while (b.len() as u64) < SEG {
             // Mostly valid-looking record headers with random contents.
             let len = rng.below(300) as usize;
-            let lsn = if rng.below(2) == 0 { rng.below(5) } else { rng.next() };
-            let mut body: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-            let crc = if rng.below(3) == 0 {
+            let lsn = if rng.below(2) == 0 {
+                written.len() as u64 + 1 - rng.below(2)
+            } else {
+                rng.next()
+            };
+            let body: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let good = rng.below(4) != 0;
+            let crc = if good {
                 record_crc(&id, 1, lsn, &body)
             } else {
-                rng.next() as u32
+                record_crc(&id, 1, lsn, &body) ^ (1 + rng.below(u32::MAX as u64) as u32)
             };
             b.extend_from_slice(&(len as u32).to_le_bytes());
             b.extend_from_slice(&crc.to_le_bytes());
             b.extend_from_slice(&lsn.to_le_bytes());
-            b.append(&mut body);
+            b.extend_from_slice(&body);
             b.resize(b.len().div_ceil(8) * 8, 0);
+            written.push((lsn, body, good));
         }
         b.truncate(SEG as usize);
         std::fs::write(d.join("000000000001.seg"), &b).unwrap();
@@ -688,11 +703,22 @@ fn arbitrary_bytes_as_a_segment() {
             Ok(w) => w,
             Err(e) => panic!("case {case}: {e}"),
         };
-        let mut expect = 1;
-        for r in wal.read_from(Lsn(0)).unwrap() {
-            let r = r.unwrap();
-            assert_eq!(r.lsn, Lsn(expect));
-            expect += 1;
+        let got: Vec<Record> = wal.read_from(Lsn(0)).unwrap().map(|r| r.unwrap()).collect();
+        // What comes back is exactly the leading run of records with a
+        // valid CRC and the next LSN, in order.
+        let valid = written
+            .iter()
+            .enumerate()
+            .take_while(|(i, (lsn, _, good))| *good && *lsn == *i as u64 + 1)
+            .count();
+        assert_eq!(got.len(), valid.min(got.len()), "case {case}");
+        assert!(
+            got.len() == valid || (written.len() > valid && got.len() == valid),
+            "case {case}"
+        );
+        for (r, (lsn, body, good)) in got.iter().zip(&written) {
+            assert!(*good, "case {case}: a record with a bad CRC was returned");
+            assert_eq!((r.lsn.0, &r.data), (*lsn, body), "case {case}");
         }
         wal.close().unwrap();
     }
@@ -769,7 +795,12 @@ struct Model {
 
 fn spawn_child(dir: &Path, run: u64, threads: u64, mode: &str) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "wal_kill_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "wal_kill_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(
             "FSPACE_WAL_CHILD",
             format!("{},{run},{threads},{mode}", dir.display()),
@@ -781,9 +812,7 @@ fn spawn_child(dir: &Path, run: u64, threads: u64, mode: &str) -> std::process::
 }
 
 /// Reads the child's lines until `stop` says so; returns (lines, STARTed).
-fn ack_lines(
-    child: &mut std::process::Child,
-) -> std::sync::mpsc::Receiver<String> {
+fn ack_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
     let out = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -835,7 +864,10 @@ fn verify_after_kill(d: &Path, model: &mut Model, fsname: &str, iter: u64) {
         seen.insert(r.lsn.0);
     }
     for lsn in model.acked.keys().filter(|l| **l >= first) {
-        assert!(seen.contains(lsn), "{fsname} kill {iter}: acknowledged LSN {lsn} lost");
+        assert!(
+            seen.contains(lsn),
+            "{fsname} kill {iter}: acknowledged LSN {lsn} lost"
+        );
     }
     // Commits continue.
     let p = format!("parent {iter}").into_bytes();
@@ -935,7 +967,12 @@ fn kill_9_after_recycling_returns_no_stale_record() {
         // Everything read back is acknowledged, and recycling happened.
         let wal = Wal::open(&d, opts()).unwrap();
         for r in read_all(&wal) {
-            assert_eq!(model.acked.get(&r.lsn.0), Some(&hash(&r.data)), "{}", fs.name);
+            assert_eq!(
+                model.acked.get(&r.lsn.0),
+                Some(&hash(&r.data)),
+                "{}",
+                fs.name
+            );
         }
         wal.close().unwrap();
     }

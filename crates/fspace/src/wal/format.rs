@@ -316,7 +316,11 @@ mod tests {
             assert_eq!(out.len() % RECORD_ALIGN, 0);
             assert_eq!(out.len(), record_span(len));
             match decode_record(&out, 1 << 20, &ID, 5, 9) {
-                Decoded::Record { lsn, payload: p, span } => {
+                Decoded::Record {
+                    lsn,
+                    payload: p,
+                    span,
+                } => {
                     assert_eq!((lsn, p, span), (9, &payload[..], out.len()));
                 }
                 other => panic!("{other:?}"),

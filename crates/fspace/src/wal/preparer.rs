@@ -96,7 +96,12 @@ pub(super) fn run(sh: &Shared) {
 /// Renames a pooled segment to sequence `seq`; `None` if it was unusable
 /// (removed).
 fn recycle(sh: &Shared, seq: u64, from: &Path) -> Result<Option<Prepared>> {
-    if let Some(e) = sh.opts.faults.as_ref().and_then(|f| super::Faults::take(&f.prepare)) {
+    if let Some(e) = sh
+        .opts
+        .faults
+        .as_ref()
+        .and_then(|f| super::Faults::take(&f.prepare))
+    {
         return Err(Error::io("prepare", from, None, e));
     }
     let st = sys::stat(from).map_err(|e| Error::io("stat", from, None, e))?;
@@ -129,7 +134,11 @@ pub(super) fn create_segment(
 ) -> Result<Prepared> {
     let name = super::format::segment_name(seq);
     let path = dir.join(&name);
-    if let Some(e) = opts.faults.as_ref().and_then(|f| super::Faults::take(&f.prepare)) {
+    if let Some(e) = opts
+        .faults
+        .as_ref()
+        .and_then(|f| super::Faults::take(&f.prepare))
+    {
         return Err(Error::io("prepare", &path, None, e));
     }
     let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));

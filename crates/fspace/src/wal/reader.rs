@@ -90,9 +90,7 @@ impl WalReader {
         let (fd, len) = open_segment(&path)?;
         let h = match read_header(&fd, &path)? {
             Ok(h) if h.seq == seg.seq && h.log_id == self.log_id => h,
-            Ok(_) => {
-                return Err(self.corrupt(&path, 0, "header of another segment or log".into()))
-            }
+            Ok(_) => return Err(self.corrupt(&path, 0, "header of another segment or log".into())),
             Err(p) => {
                 let p: HeaderProblem = p;
                 return Err(self.corrupt(&path, 0, format!("invalid segment header ({p})")));

@@ -179,7 +179,11 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
             let h = match &found[i] {
                 Found::Live(h) if h.log_id == id => h,
                 Found::Live(..) => {
-                    return Err(corrupt(path, 16, "belongs to another log (different log id)"))
+                    return Err(corrupt(
+                        path,
+                        16,
+                        "belongs to another log (different log id)",
+                    ))
                 }
                 Found::Blank | Found::Damaged(_) => {
                     let why = match &found[i] {

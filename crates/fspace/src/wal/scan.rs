@@ -139,8 +139,8 @@ impl Scan {
                     let len = span.min(self.buf.len() - start);
                     let b = &self.buf[start..start + len];
                     let plen = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
-                    let payload = &b[super::format::RECORD_HEADER_LEN
-                        ..super::format::RECORD_HEADER_LEN + plen];
+                    let payload = &b
+                        [super::format::RECORD_HEADER_LEN..super::format::RECORD_HEADER_LEN + plen];
                     return Ok(Step::Record { lsn, payload });
                 }
             }

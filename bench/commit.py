@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The segment log against its baselines, with `fspace bench commit` (every
+mode of one invocation runs in the same process, one after the other).
+
+Per filesystem (default ext4 xfs btrfs), REPEAT rounds of:
+  1. 1 writer, 8 KiB records, all six modes        -> wal ÷ overwrite, wal ÷ append,
+                                                        segment-opening commits vs p99
+  2. 16 writers, 8 KiB records, wal                 -> ÷ the 1-writer wal of step 1
+  3. 1 MiB records, append + wal                    -> wal ÷ raw sequential write+fdatasync
+Prints each figure with the issue's threshold and writes the raw JSON to
+bench/results/DATE-commit.json. Needs the matrix at 2048 MB
+(`FSPACE_MATRIX_SIZE_MB=2048 ci/matrix.sh up`: a 512 MB btrfs keeps only
+175 MiB for data) and a release build (`cargo build --release`).
+Usage: [REPEAT=3] [SECONDS=5] bench/commit.py [fs ...]
+"""
+import json, os, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FSPACE = os.path.join(ROOT, "target", "release", "fspace")
+REPEAT = int(os.environ.get("REPEAT", "3"))
+SECONDS = os.environ.get("SECONDS", "5")
+
+
+def mounts():
+    env = os.environ.get("FSPACE_TEST_MOUNTS")
+    if not env:
+        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
+    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
+
+
+def run(d, *args):
+    subprocess.run(["sync", "-f", d])
+    out = subprocess.run([FSPACE, "bench", "commit", "--json", "--seconds", SECONDS, *args, d],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def by_mode(doc):
+    return {r["mode"]: r for r in doc["results"]}
+
+
+def main():
+    fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
+    m = mounts()
+    raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "seconds": SECONDS, "runs": []}
+    rows = []
+    for fs in fss:
+        d = m[fs]
+        for rnd in range(REPEAT):
+            one = by_mode(run(d, "--record", "8KiB", "--writers", "1"))
+            many = by_mode(run(d, "--record", "8KiB", "--writers", "16", "--mode", "wal"))
+            big = by_mode(run(d, "--record", "1MiB", "--writers", "1", "--mode", "append,wal",
+                              "--file-size", "512MiB"))
+            raw["runs"].append({"fs": fs, "round": rnd, "one": one, "many": many, "big": big})
+            w = one["wal"]
+            row = {
+                "fs": fs,
+                "wal_cps": w["commits_per_sec"],
+                "wal_vs_overwrite": w["commits_per_sec"] / one["overwrite"]["commits_per_sec"],
+                "wal_vs_append": w["commits_per_sec"] / one["append"]["commits_per_sec"],
+                "overwrite_vs_append": one["overwrite"]["commits_per_sec"] / one["append"]["commits_per_sec"],
+                "switches": w["wal"]["switches"],
+                "switch_vs_p99": w["wal"]["switch_mean_us"] / w["latency"]["p99_us"],
+                "w16_vs_w1": many["wal"]["commits_per_sec"] / w["commits_per_sec"],
+                "commits_per_sync_16": many["wal"]["commits"] / max(1, many["wal"]["wal"]["syncs"]),
+                "mib_vs_append_1m": big["wal"]["mib_per_sec"] / big["append"]["mib_per_sec"],
+                "rss_kib": max(r.get("peak_rss_kib") or 0 for r in (one["wal"], many["wal"], big["wal"])),
+            }
+            rows.append(row)
+            print(f"{fs} round {rnd + 1}: wal {row['wal_cps']:.0f}/s, ÷overwrite {row['wal_vs_overwrite']:.2f}x, "
+                  f"÷append {row['wal_vs_append']:.2f}x (overwrite ÷ append {row['overwrite_vs_append']:.2f}x), "
+                  f"{row['switches']} switches, switch mean ÷ p99 {row['switch_vs_p99']:.2f}, "
+                  f"16 writers ÷ 1 {row['w16_vs_w1']:.2f}x ({row['commits_per_sync_16']:.1f} commits/sync), "
+                  f"1 MiB wal ÷ append {row['mib_vs_append_1m']:.2f}x, peak RSS {row['rss_kib'] / 1024:.1f} MiB",
+                  flush=True)
+    print()
+    print("| fs | wal commits/s | wal ÷ overwrite (≥0.9) | wal ÷ append (≥2 ext4/xfs, ≥0.9 btrfs) | switches (≥5) "
+          "| switch mean ÷ p99 (≤3) | 16 writers ÷ 1 (≥6) | 1 MiB: wal ÷ append (≥0.9) | peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fs in fss:
+        rs = [r for r in rows if r["fs"] == fs]
+        med = lambda k: statistics.median(r[k] for r in rs)
+        print(f"| {fs} | {med('wal_cps'):.0f} | {med('wal_vs_overwrite'):.2f}x | {med('wal_vs_append'):.2f}x "
+              f"| {min(r['switches'] for r in rs)} | {med('switch_vs_p99'):.2f} | {med('w16_vs_w1'):.2f}x "
+              f"| {med('mib_vs_append_1m'):.2f}x | {max(r['rss_kib'] for r in rs) / 1024:.1f} MiB |")
+    print(f"(medians of {REPEAT} rounds; {SECONDS} s per mode)")
+    out = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-commit.json")
+    raw["summary"] = rows
+    with open(out, "w") as f:
+        json.dump(raw, f, indent=1)
+    print("raw results:", out)
+
+
+if __name__ == "__main__":
+    main()
