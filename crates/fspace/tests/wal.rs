@@ -711,10 +711,11 @@ fn arbitrary_bytes_as_a_segment() {
             .enumerate()
             .take_while(|(i, (lsn, _, good))| *good && *lsn == *i as u64 + 1)
             .count();
-        assert_eq!(got.len(), valid.min(got.len()), "case {case}");
+        // (The last record may be cut by the segment's end.)
         assert!(
-            got.len() == valid || (written.len() > valid && got.len() == valid),
-            "case {case}"
+            got.len() == valid || (got.len() + 1 == valid && valid == written.len()),
+            "case {case}: {} records read, {valid} valid",
+            got.len()
         );
         for (r, (lsn, body, good)) in got.iter().zip(&written) {
             assert!(*good, "case {case}: a record with a bad CRC was returned");
