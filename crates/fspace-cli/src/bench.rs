@@ -141,6 +141,10 @@ fn table(r: &Report<'_>, fs: &fspace::FsInfo) -> String {
             .map_or("-".to_string(), |(_, f)| format!("{f:.2}x"))
     };
     for x in &r.results {
+        if let Some(why) = &x.unsupported {
+            out!(o, "{:<14} unsupported here: {why}", x.mode.name());
+            continue;
+        }
         out!(
             o,
             "{:<14} {:>10.0} {:>9.1} {:>9} {:>9} {:>9}  {:>9} {:>9}",

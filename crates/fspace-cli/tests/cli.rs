@@ -509,3 +509,157 @@ fn hints_fit_the_situation() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+fn listing(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `bench commit` runs every mode in one invocation on every filesystem,
+/// reports each (or says why it cannot run there), and leaves nothing behind.
+#[test]
+fn bench_commit_runs_every_mode_and_cleans_up() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        std::fs::write(dir.path().join("mine"), b"keep").unwrap();
+        let before = listing(dir.path());
+        let d = dir.path().to_str().unwrap();
+        let o = fspace(&[
+            "bench",
+            "commit",
+            "--json",
+            "--seconds",
+            "0.2",
+            "--file-size",
+            "4MiB",
+            "--segment-size",
+            "256KiB",
+            "--record",
+            "4KiB",
+            "--writers",
+            "2",
+            d,
+        ]);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v = json(&o);
+        let results = v["results"].as_array().unwrap();
+        let modes: Vec<&str> = results
+            .iter()
+            .map(|r| r["mode"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                "append",
+                "sparse",
+                "allocate",
+                "zero-fill-now",
+                "overwrite",
+                "wal"
+            ],
+            "{}",
+            fs.name
+        );
+        for r in results {
+            let unsupported = !r["unsupported"].is_null();
+            if unsupported {
+                // Only fallocate-less filesystems lack a mode, and only that one.
+                assert!(fs.is(&["ext4-noextents", "sshfs"]), "{}: {r}", fs.name);
+                assert_eq!(r["mode"], "allocate", "{}: {r}", fs.name);
+                continue;
+            }
+            assert!(r["commits"].as_u64().unwrap() > 0, "{}: {r}", fs.name);
+            assert!(
+                r["latency"]["p99_us"].as_f64().unwrap()
+                    >= r["latency"]["p50_us"].as_f64().unwrap()
+            );
+        }
+        let wal = &results[5]["wal"];
+        assert!(wal["syncs"].as_u64().unwrap() > 0, "{}: {wal}", fs.name);
+        assert_eq!(
+            listing(dir.path()),
+            before,
+            "{}: scratch files left",
+            fs.name
+        );
+        // The human table names every mode.
+        let o = fspace(&[
+            "bench",
+            "commit",
+            "--seconds",
+            "0.1",
+            "--mode",
+            "wal,append",
+            "--file-size",
+            "1MiB",
+            "--segment-size",
+            "256KiB",
+            d,
+        ]);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let t = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            t.contains("commits/s") && t.contains("wal") && t.contains("append"),
+            "{t}"
+        );
+        assert_eq!(
+            listing(dir.path()),
+            before,
+            "{}: scratch files left",
+            fs.name
+        );
+    }
+}
+
+/// Bad input to `bench commit`: clear errors, right exit codes, nothing made.
+#[test]
+fn bench_commit_bad_input() {
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let f = dir.path().join("file");
+    std::fs::write(&f, b"x").unwrap();
+    let missing = dir.path().join("missing");
+    let cases: [(&[&str], i32, &str); 5] = [
+        (
+            &["bench", "commit", missing.to_str().unwrap()],
+            1,
+            "missing",
+        ),
+        (
+            &["bench", "commit", f.to_str().unwrap()],
+            1,
+            "not a directory",
+        ),
+        (
+            &["bench", "commit", "--mode", "fast", "."],
+            2,
+            "unknown mode",
+        ),
+        (&["bench", "commit", "--seconds", "0", "."], 2, "seconds"),
+        (
+            &[
+                "bench",
+                "commit",
+                "--record",
+                "0",
+                "--mode",
+                "append",
+                dir.path().to_str().unwrap(),
+            ],
+            1,
+            "record size",
+        ),
+    ];
+    for (args, code, word) in cases {
+        let o = fspace(args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(word), "{args:?}: {}", text(&o));
+    }
+    assert_eq!(listing(dir.path()), ["file"]);
+    assert_eq!(std::fs::read(&f).unwrap(), b"x");
+}

@@ -170,6 +170,9 @@ pub struct CommitResult {
     pub peak_rss_kib: Option<u64>,
     /// Anything that qualifies the figures.
     pub notes: Vec<String>,
+    /// Why the mode could not run here (e.g. no `fallocate` on this
+    /// filesystem), if so; the figures are then zero.
+    pub unsupported: Option<String>,
 }
 
 /// Runs one mode in `dir`. `cancel` stops the run early (the partial
@@ -394,6 +397,7 @@ fn result(
         wal: None,
         peak_rss_kib: peak_rss_kib(),
         notes,
+        unsupported: None,
     }
 }
 
@@ -404,7 +408,20 @@ fn run_file(
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     let t0 = Instant::now();
-    let mut notes = prepare_file(p, mode, opts.file_size)?;
+    let mut notes = match prepare_file(p, mode, opts.file_size) {
+        Ok(n) => n,
+        Err(e) if e.raw_os_error() == Some(Errno::OPNOTSUPP.raw_os_error()) => {
+            // The space state this mode needs cannot be made here (no
+            // fallocate on ext3 or sshfs): say so instead of failing the run.
+            let mut r = result(mode, opts, &[], 0.0, 0.0, vec![]);
+            r.seconds = 0.0;
+            r.commits_per_sec = 0.0;
+            r.mib_per_sec = 0.0;
+            r.unsupported = Some(e.to_string());
+            return Ok(r);
+        }
+        Err(e) => return Err(e),
+    };
     let setup = t0.elapsed().as_secs_f64();
     let flags = if mode == CommitMode::Append {
         OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC
