@@ -190,6 +190,7 @@ fn table(r: &Report<'_>, fs: &fspace::FsInfo) -> String {
                     .unwrap_or_default(),
                 w.prepared_recycled
             );
+            out!(o, "     O_DIRECT writes: {}", w.direct_io);
         }
     }
     for x in &r.results {

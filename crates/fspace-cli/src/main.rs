@@ -143,6 +143,9 @@ enum BenchCommand {
         /// Segment size of the log in wal mode.
         #[arg(long, default_value = "16MiB", value_parser = size_arg)]
         segment_size: u64,
+        /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+        direct_io: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -259,6 +262,7 @@ fn main() -> ExitCode {
                     mode,
                     file_size,
                     segment_size,
+                    direct_io,
                     json,
                 },
         } => {
@@ -268,6 +272,11 @@ fn main() -> ExitCode {
             o.duration = std::time::Duration::from_secs_f64(seconds);
             o.file_size = file_size;
             o.segment_size = segment_size;
+            o.direct_io = match direct_io.as_str() {
+                "on" => Some(true),
+                "off" => Some(false),
+                _ => None,
+            };
             let modes = if mode.is_empty() {
                 fspace::bench::CommitMode::ALL.to_vec()
             } else {

@@ -98,6 +98,8 @@ pub struct CommitBenchOptions {
     pub file_size: u64,
     /// Segment size of the log in `wal` mode.
     pub segment_size: u64,
+    /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
+    pub direct_io: Option<bool>,
 }
 
 impl Default for CommitBenchOptions {
@@ -108,6 +110,7 @@ impl Default for CommitBenchOptions {
             duration: Duration::from_secs(5),
             file_size: 256 << 20,
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
+            direct_io: None,
         }
     }
 }
@@ -144,6 +147,8 @@ pub struct WalFigures {
     pub prepared_recycled: u64,
     /// How the preparer grew new segments.
     pub prepare_strategy: Option<String>,
+    /// Whether records went out with `O_DIRECT`, and why.
+    pub direct_io: String,
 }
 
 /// The result of one mode.
@@ -474,6 +479,7 @@ fn run_wal(
     let t0 = Instant::now();
     let wo = WalOptions {
         segment_size: opts.segment_size,
+        direct_io: opts.direct_io,
         ..Default::default()
     };
     let wal = Wal::open(dir, wo)?;
@@ -532,6 +538,7 @@ fn run_wal(
         prepared_created: after.prepared_created - before.prepared_created,
         prepared_recycled: after.prepared_recycled - before.prepared_recycled,
         prepare_strategy: after.last_prepare.clone(),
+        direct_io: after.direct_io.clone(),
     });
     wal.close()?;
     Ok(r)

@@ -19,6 +19,12 @@ pub fn set_status_flags<Fd: AsFd>(fd: Fd, flags: OFlags) -> Result<(), Errno> {
     restart(Kind::Read, || rustix::fs::fcntl_setfl(fd, flags))
 }
 
+/// `fcntl(fd, F_GETFL)`: the file status flags.
+pub fn status_flags<Fd: AsFd>(fd: Fd) -> Result<OFlags, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || rustix::fs::fcntl_getfl(fd))
+}
+
 /// `pwritev(fd, bufs, offset)`: one call; the caller handles short writes.
 pub fn pwritev<Fd: AsFd>(fd: Fd, bufs: &[IoSlice<'_>], offset: u64) -> Result<usize, Errno> {
     let fd = fd.as_fd();
