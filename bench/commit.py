@@ -47,10 +47,10 @@ def main():
     for fs in fss:
         d = m[fs]
         for rnd in range(REPEAT):
-            one = by_mode(run(d, "--record", "8KiB", "--writers", "1"))
-            many = by_mode(run(d, "--record", "8KiB", "--writers", "16", "--mode", "wal"))
-            big = by_mode(run(d, "--record", "1MiB", "--writers", "1", "--mode", "append,wal",
-                              "--file-size", "512MiB"))
+            docs = [run(d, "--record", "8KiB", "--writers", "1"),
+                    run(d, "--record", "8KiB", "--writers", "16", "--mode", "wal"),
+                    run(d, "--record", "1MiB", "--writers", "1", "--mode", "append,wal", "--file-size", "512MiB")]
+            one, many, big = (by_mode(x) for x in docs)
             raw["runs"].append({"fs": fs, "round": rnd, "one": one, "many": many, "big": big})
             w = one["wal"]
             row = {
@@ -64,7 +64,7 @@ def main():
                 "w16_vs_w1": many["wal"]["commits_per_sec"] / w["commits_per_sec"],
                 "commits_per_sync_16": many["wal"]["commits"] / max(1, many["wal"]["wal"]["syncs"]),
                 "mib_vs_append_1m": big["wal"]["mib_per_sec"] / big["append"]["mib_per_sec"],
-                "rss_kib": max(r.get("peak_rss_kib") or 0 for r in (one["wal"], many["wal"], big["wal"])),
+                "rss_kib": max(x.get("peak_rss_kib") or 0 for x in docs),
             }
             rows.append(row)
             print(f"{fs} round {rnd + 1}: wal {row['wal_cps']:.0f}/s, ÷overwrite {row['wal_vs_overwrite']:.2f}x, "

@@ -125,8 +125,8 @@ enum BenchCommand {
     Commit {
         /// Directory on the filesystem to measure.
         dir: PathBuf,
-        /// Bytes per record.
-        #[arg(long, default_value = "8KiB", value_parser = size_arg)]
+        /// Bytes per record (at least 1).
+        #[arg(long, default_value = "8KiB", value_parser = record_arg)]
         record: u64,
         /// Threads committing at once.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -134,13 +134,13 @@ enum BenchCommand {
         /// Seconds per mode.
         #[arg(long, default_value_t = 5.0, value_parser = seconds_arg)]
         seconds: f64,
-        /// Modes to run, comma-separated or repeated (default: all).
+        /// Modes to run, comma-separated or repeated, or all (the default).
         #[arg(long, value_delimiter = ',', value_parser = mode_arg)]
-        mode: Vec<fspace::bench::CommitMode>,
+        mode: Vec<Option<fspace::bench::CommitMode>>,
         /// File size for the overwrite modes (and the append file's cap).
         #[arg(long, default_value = "256MiB", value_parser = size_arg)]
         file_size: u64,
-        /// Segment size of the log in wal mode.
+        /// Segment size of the log in wal mode (a multiple of 4 KiB, at least 64 KiB).
         #[arg(long, default_value = "16MiB", value_parser = size_arg)]
         segment_size: u64,
         /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
@@ -152,6 +152,16 @@ enum BenchCommand {
     },
 }
 
+fn record_arg(s: &str) -> Result<u64, String> {
+    match size_arg(s)? {
+        0 => Err("a record must be at least 1 byte".into()),
+        n if n > u32::MAX as u64 => {
+            Err(format!("{s:?} is larger than a record can be (4 GiB - 1)"))
+        }
+        n => Ok(n),
+    }
+}
+
 fn seconds_arg(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
@@ -161,8 +171,13 @@ fn seconds_arg(s: &str) -> Result<f64, String> {
     }
 }
 
-fn mode_arg(s: &str) -> Result<fspace::bench::CommitMode, String> {
-    s.parse()
+/// A mode, or `all` (None).
+fn mode_arg(s: &str) -> Result<Option<fspace::bench::CommitMode>, String> {
+    if s == "all" {
+        Ok(None)
+    } else {
+        s.parse().map(Some)
+    }
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -277,11 +292,17 @@ fn main() -> ExitCode {
                 "off" => Some(false),
                 _ => None,
             };
-            let modes = if mode.is_empty() {
+            let modes = if mode.is_empty() || mode.iter().any(|m| m.is_none()) {
                 fspace::bench::CommitMode::ALL.to_vec()
             } else {
-                mode
+                mode.into_iter().flatten().collect()
             };
+            if let Err(msg) = bench::check_options(&modes, &o) {
+                use clap::CommandFactory;
+                Cli::command()
+                    .error(clap::error::ErrorKind::ValueValidation, msg)
+                    .exit();
+            }
             (json, bench::commit(&dir, &modes, &o, json))
         }
     };
@@ -292,12 +313,13 @@ fn main() -> ExitCode {
                 // stdout was closed (`| head`): nothing left to tell anyone.
                 return ExitCode::from(EXIT_FAILED);
             }
+            let interrupted = e.op() == "bench commit" && e.raw_os_error() == Some(4);
             let hint = if is_grow { grow_hint(&e) } else { None };
             eprintln!("fspace: error: {e}");
             if let Some(h) = hint {
                 eprintln!("fspace: hint: {h}");
             }
-            if json {
+            if json && !bench::REPORTED.load(std::sync::atomic::Ordering::Relaxed) {
                 let v = serde_json::json!({
                     "error": e.to_string(),
                     "errno": e.raw_os_error(),
@@ -307,6 +329,9 @@ fn main() -> ExitCode {
                     "hint": hint,
                 });
                 let _ = emit(&format!("{v}\n"));
+            }
+            if interrupted {
+                return ExitCode::from(130); // 128 + SIGINT, as shells report it
             }
             ExitCode::from(EXIT_FAILED)
         }

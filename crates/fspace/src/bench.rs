@@ -164,15 +164,12 @@ pub struct CommitResult {
     pub commits_per_sec: f64,
     /// Payload throughput in MiB/s.
     pub mib_per_sec: f64,
-    /// Commit latency.
-    pub latency: Latency,
+    /// Commit latency (`None` when no commit completed).
+    pub latency: Option<Latency>,
     /// Time spent preparing the file or log before the run, in seconds.
     pub setup_seconds: f64,
     /// Log figures (`wal` mode).
     pub wal: Option<WalFigures>,
-    /// Peak resident memory of this process after the run, in KiB (Linux
-    /// `VmHWM`), when known.
-    pub peak_rss_kib: Option<u64>,
     /// Anything that qualifies the figures.
     pub notes: Vec<String>,
     /// Why the mode could not run here (e.g. no `fallocate` on this
@@ -271,7 +268,13 @@ fn write_full(fd: &OwnedFd, p: &Path, buf: &[u8], off: u64) -> Result<()> {
 }
 
 /// Prepares the file for an overwrite mode; returns notes.
-fn prepare_file(p: &Path, mode: CommitMode, size: u64) -> Result<Vec<String>> {
+fn prepare_file(
+    p: &Path,
+    mode: CommitMode,
+    size: u64,
+    cancel: Option<&AtomicBool>,
+) -> Result<Vec<String>> {
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let mut notes = vec![];
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
     let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("create", p, e))?;
@@ -281,6 +284,14 @@ fn prepare_file(p: &Path, mode: CommitMode, size: u64) -> Result<Vec<String>> {
             let chunk = record(1 << 20);
             let mut off = 0;
             while off < size {
+                if cancelled() {
+                    return Err(Error::refused(
+                        "bench commit",
+                        p,
+                        Errno::INTR,
+                        "interrupted",
+                    ));
+                }
                 let n = (size - off).min(chunk.len() as u64) as usize;
                 write_full(&fd, p, &chunk[..n], off)?;
                 off += n as u64;
@@ -302,6 +313,7 @@ fn prepare_file(p: &Path, mode: CommitMode, size: u64) -> Result<Vec<String>> {
             intent: Intent::Log,
             sync: true,
             fallback: false,
+            cancel,
             ..Default::default()
         },
     )?;
@@ -369,6 +381,7 @@ fn latency(samples: &mut Samples) -> Latency {
     if v.is_empty() {
         return Latency::default();
     }
+
     v.sort_unstable();
     let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize] as f64 / 1000.0;
     Latency {
@@ -397,10 +410,9 @@ fn result(
         seconds: secs,
         commits_per_sec: n as f64 / secs,
         mib_per_sec: n as f64 * opts.record_size as f64 / secs / (1 << 20) as f64,
-        latency: latency(&mut s),
+        latency: if n == 0 { None } else { Some(latency(&mut s)) },
         setup_seconds: setup,
         wal: None,
-        peak_rss_kib: peak_rss_kib(),
         notes,
         unsupported: None,
     }
@@ -413,7 +425,7 @@ fn run_file(
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     let t0 = Instant::now();
-    let mut notes = match prepare_file(p, mode, opts.file_size) {
+    let mut notes = match prepare_file(p, mode, opts.file_size, cancel) {
         Ok(n) => n,
         Err(e) if e.raw_os_error() == Some(Errno::OPNOTSUPP.raw_os_error()) => {
             // The space state this mode needs cannot be made here (no
@@ -455,6 +467,7 @@ fn run_file(
         Ok(0)
     };
     let (lat, secs) = run_threads(opts, cancel, &op)?;
+    few_samples(&mut notes, lat.len());
     let wraps = next.load(Ordering::Relaxed) / slots;
     if mode != CommitMode::Append && wraps > 0 {
         notes.push(format!(
@@ -524,7 +537,9 @@ fn run_wal(
         .filter(|(_, l)| set.contains(l))
         .map(|x| x.0)
         .collect();
-    let mut r = result(CommitMode::Wal, opts, &lat, secs, setup, vec![]);
+    let mut notes = vec![];
+    few_samples(&mut notes, lat.len());
+    let mut r = result(CommitMode::Wal, opts, &lat, secs, setup, notes);
     r.wal = Some(WalFigures {
         syncs: after.syncs - before.syncs,
         switches: after.switches - before.switches,
@@ -542,6 +557,17 @@ fn run_wal(
     });
     wal.close()?;
     Ok(r)
+}
+
+/// Fewer commits than this make the percentiles rough: say so.
+const FEW_SAMPLES: usize = 100;
+
+fn few_samples(notes: &mut Vec<String>, n: usize) {
+    if n < FEW_SAMPLES {
+        notes.push(format!(
+            "only {n} commits: the percentiles are rough; run longer (--seconds)"
+        ));
+    }
 }
 
 /// Returns this process's peak resident set size in KiB (`VmHWM`).

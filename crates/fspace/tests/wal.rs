@@ -131,7 +131,7 @@ fn commit_read_reopen() {
 fn group_commit_shares_fdatasync() {
     for fs in common::all() {
         let dir = fs.tempdir();
-        let wal = Wal::open(&dir.path().join("wal"), opts()).unwrap();
+        let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
         let threads = 8u64;
         let per = 60u64;
         let acked: Vec<Vec<(Lsn, u64)>> = std::thread::scope(|s| {
@@ -237,7 +237,7 @@ fn release_recycles_and_old_records_never_return() {
 fn reading_released_records_is_refused() {
     let fs = &common::all()[0];
     let dir = fs.tempdir();
-    let wal = Wal::open(&dir.path().join("wal"), opts()).unwrap();
+    let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
     while wal.stats().switches < 3 {
         wal.commit(&[1u8; 30_000]).unwrap();
     }
@@ -454,10 +454,10 @@ fn bad_input_is_refused() {
     assert_eq!(std::fs::read(&f).unwrap(), b"data");
     let mut o = opts();
     o.segment_size = 1000;
-    let e = Wal::open(&dir.path().join("other"), o).unwrap_err();
+    let e = Wal::open(dir.path().join("other"), o).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
     assert!(!dir.path().join("other").exists() || seg_files(&dir.path().join("other")).is_empty());
-    let e = Wal::open(&dir.path().join("no/such/parent"), opts()).unwrap_err();
+    let e = Wal::open(dir.path().join("no/such/parent"), opts()).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{e}");
     assert!(e.to_string().contains("no/such/parent"), "{e}");
 }
@@ -658,7 +658,7 @@ fn arbitrary_damage_never_returns_a_bad_record() {
 /// the test checks the CRC itself).
 #[test]
 fn arbitrary_bytes_as_a_segment() {
-    use fspace::wal::format::{record_crc, SegmentHeader};
+    use fspace::wal::format::{record_crc, RecordKey, SegmentHeader};
     let fs = &common::all()[0];
     let base = fs.tempdir();
     let mut rng = Rng::new(5);
@@ -671,7 +671,9 @@ fn arbitrary_bytes_as_a_segment() {
             seq: 1,
             size: SEG,
             first_lsn: 1,
+            nonce: case as u32,
         };
+        let key = RecordKey::from(&h);
         let mut b = h.encode().to_vec();
         // (LSN, payload, CRC valid) of every record put in the segment.
         let mut written = vec![];
@@ -686,9 +688,9 @@ fn arbitrary_bytes_as_a_segment() {
             let body: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             let good = rng.below(4) != 0;
             let crc = if good {
-                record_crc(&id, 1, lsn, &body)
+                record_crc(&key, lsn, &body)
             } else {
-                record_crc(&id, 1, lsn, &body) ^ (1 + rng.below(u32::MAX as u64) as u32)
+                record_crc(&key, lsn, &body) ^ (1 + rng.below(u32::MAX as u64) as u32)
             };
             b.extend_from_slice(&(len as u32).to_le_bytes());
             b.extend_from_slice(&crc.to_le_bytes());
@@ -1017,4 +1019,114 @@ fn direct_io_writes_read_back() {
         wal.close().unwrap();
         eprintln!("{}: O_DIRECT {direct}", fs.name);
     }
+}
+
+/// Regression (review): a power cut after a switch can leave a segment's
+/// later pages on disk without its first page (header). Recovery treats it
+/// as prepared and the log reuses it under the same sequence; the records
+/// of its cut-short first run must never verify in the new one.
+#[test]
+fn segment_reused_after_lost_header_returns_no_old_record() {
+    for fs in common::all() {
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let wal = Wal::open(&d, opts()).unwrap();
+        for n in 0..200u64 {
+            wal.commit(&n.to_le_bytes().repeat(8)).unwrap(); // 64-byte records
+        }
+        let segs = wal.segments();
+        let last = segs.last().unwrap().clone();
+        wal.close().unwrap();
+        // The last segment's header page never reached the disk.
+        modify(&last.path, |b| b[..4096].fill(0));
+        let wal = Wal::open(&d, opts()).unwrap();
+        let start = wal.recovery().next_lsn;
+        assert_eq!(start, last.first_lsn, "{}", fs.name);
+        // 63 records of 64 bytes: the new run ends on the page boundary
+        // where the old run's next record sits.
+        let mut mine = vec![];
+        for n in 0..63u64 {
+            let p = (1000 + n).to_le_bytes().repeat(8);
+            mine.push((wal.commit(&p).unwrap(), p));
+        }
+        wal.close().unwrap();
+        let wal = Wal::open(&d, opts()).unwrap();
+        let after: Vec<Record> = read_all(&wal)
+            .into_iter()
+            .filter(|r| r.lsn >= start)
+            .collect();
+        assert_eq!(
+            after.len(),
+            mine.len(),
+            "{}: records of the lost run came back",
+            fs.name
+        );
+        for (r, (l, p)) in after.iter().zip(&mine) {
+            assert_eq!((&r.lsn, &r.data), (l, p));
+        }
+        wal.close().unwrap();
+    }
+}
+
+/// Regression (review): releasing up to a record whose segment header is
+/// not yet durable, then crashing, must not leave the log without a live
+/// segment (it would restart at LSN 1 under a new log id).
+#[test]
+fn release_then_crash_keeps_the_log() {
+    for fs in common::all() {
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let wal = Wal::open(&d, opts()).unwrap();
+        let mut last = Lsn(0);
+        while wal.stats().switches == 0 {
+            last = wal.append(&[3u8; 20_000]).unwrap();
+        }
+        // Everything before the switch is durable; the new segment's header
+        // is only in memory.
+        wal.sync_to(Lsn(last.0 - 1)).unwrap();
+        let segs_before = wal.segments().len();
+        wal.release_before(last).unwrap();
+        drop(wal); // a crash: nothing more is synced
+        let wal = Wal::open(&d, opts()).unwrap();
+        assert!(
+            !wal.recovery().created,
+            "{}: the log was lost ({segs_before} segments)",
+            fs.name
+        );
+        assert!(
+            wal.recovery().next_lsn.0 >= last.0,
+            "{}: {:?}",
+            fs.name,
+            wal.recovery()
+        );
+        wal.close().unwrap();
+    }
+}
+
+/// Regression (review): impossible numbers in a checksummed header and a
+/// write buffer smaller than a page are refused, not a panic or a hang.
+#[test]
+fn impossible_numbers_are_refused() {
+    use fspace::wal::format::SegmentHeader;
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let d = dir.path().join("wal");
+    std::fs::create_dir(&d).unwrap();
+    let h = SegmentHeader {
+        log_id: [1; 16],
+        seq: 1,
+        size: SEG,
+        first_lsn: u64::MAX,
+        nonce: 0,
+    };
+    let mut b = h.encode().to_vec();
+    b.resize(SEG as usize, 0);
+    let p = d.join("000000000001.seg");
+    std::fs::write(&p, &b).unwrap();
+    let e = Wal::open(&d, opts()).unwrap_err();
+    assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+    let mut o = opts();
+    o.write_buffer = 1000;
+    let e = Wal::open(dir.path().join("other"), o).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
 }

@@ -13,18 +13,20 @@
 //!         32  segment sequence            u64, equals the file name's number
 //!         40  segment size                u64, bytes
 //!         48  first LSN                   u64, LSN of the segment's first record
-//!         56  CRC32C of bytes 0..56       u32
-//!         60  zero                        4 bytes
+//!         56  nonce                       u32, random each time the segment goes live
+//!         60  CRC32C of bytes 0..60       u32
 //! record   0  payload length              u32
 //!          4  CRC32C                      u32, see `record_crc`
 //!          8  LSN                         u64
 //!         16  payload, then zeros up to the next multiple of 8
 //! ```
 //!
-//! The record CRC covers the log id, the segment sequence, the length, the
-//! LSN and the payload. A record from a segment's previous life (before it
-//! was recycled under a new sequence) therefore fails its CRC even if its
-//! LSN happened to fit, and a record of another log never verifies.
+//! The record CRC covers the log id, the segment sequence, the segment's
+//! nonce, the length, the LSN and the payload. A record from a segment's
+//! previous life (recycled under a new sequence, or reused under the same
+//! sequence after a crash cut its first run short) therefore fails its CRC
+//! even if its LSN happened to fit, and a record of another log never
+//! verifies.
 
 /// The magic at the start of every segment.
 pub const MAGIC: [u8; 8] = *b"FSPACWAL";
@@ -36,6 +38,9 @@ pub const SEGMENT_HEADER_LEN: usize = 64;
 pub const RECORD_HEADER_LEN: usize = 16;
 /// Records start at multiples of this many bytes.
 pub const RECORD_ALIGN: usize = 8;
+/// Largest segment sequence and LSN accepted (2^62): far beyond any real
+/// log, and it keeps `+ 1` arithmetic on values read from disk safe.
+pub const MAX_NUMBER: u64 = 1 << 62;
 
 /// A segment header, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +53,8 @@ pub struct SegmentHeader {
     pub size: u64,
     /// The LSN of the segment's first record.
     pub first_lsn: u64,
+    /// Chosen when the segment goes live; covered by every record's CRC.
+    pub nonce: u32,
 }
 
 /// Why a segment header did not decode.
@@ -92,8 +99,9 @@ impl SegmentHeader {
         b[32..40].copy_from_slice(&self.seq.to_le_bytes());
         b[40..48].copy_from_slice(&self.size.to_le_bytes());
         b[48..56].copy_from_slice(&self.first_lsn.to_le_bytes());
-        let crc = crc32c::crc32c(&b[0..56]);
-        b[56..60].copy_from_slice(&crc.to_le_bytes());
+        b[56..60].copy_from_slice(&self.nonce.to_le_bytes());
+        let crc = crc32c::crc32c(&b[0..60]);
+        b[60..64].copy_from_slice(&crc.to_le_bytes());
         b
     }
 
@@ -109,7 +117,7 @@ impl SegmentHeader {
         if version != FORMAT_VERSION {
             return Err(HeaderProblem::Version(version));
         }
-        if le32(&b[56..60]) != crc32c::crc32c(&b[0..56]) {
+        if le32(&b[60..64]) != crc32c::crc32c(&b[0..60]) {
             return Err(HeaderProblem::Checksum);
         }
         let h = SegmentHeader {
@@ -117,10 +125,13 @@ impl SegmentHeader {
             seq: le64(&b[32..40]),
             size: le64(&b[40..48]),
             first_lsn: le64(&b[48..56]),
+            nonce: le32(&b[56..60]),
         };
         if le32(&b[12..16]) as usize != SEGMENT_HEADER_LEN
             || h.size < (SEGMENT_HEADER_LEN + RECORD_HEADER_LEN) as u64
             || h.first_lsn == 0
+            || h.first_lsn > MAX_NUMBER
+            || h.seq > MAX_NUMBER
         {
             return Err(HeaderProblem::Invalid);
         }
@@ -134,22 +145,44 @@ pub const fn record_span(len: usize) -> usize {
     (RECORD_HEADER_LEN + len).div_ceil(RECORD_ALIGN) * RECORD_ALIGN
 }
 
-/// Returns the CRC32C of a record: log id, segment sequence, payload
-/// length, LSN, then the payload.
-pub fn record_crc(log_id: &[u8; 16], seq: u64, lsn: u64, payload: &[u8]) -> u32 {
-    let mut pre = [0u8; 36];
-    pre[0..16].copy_from_slice(log_id);
-    pre[16..24].copy_from_slice(&seq.to_le_bytes());
-    pre[24..28].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-    pre[28..36].copy_from_slice(&lsn.to_le_bytes());
+/// The segment a record belongs to, as its CRC sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordKey {
+    /// The log id.
+    pub log_id: [u8; 16],
+    /// The segment sequence.
+    pub seq: u64,
+    /// The segment's nonce.
+    pub nonce: u32,
+}
+
+impl From<&SegmentHeader> for RecordKey {
+    fn from(h: &SegmentHeader) -> RecordKey {
+        RecordKey {
+            log_id: h.log_id,
+            seq: h.seq,
+            nonce: h.nonce,
+        }
+    }
+}
+
+/// Returns the CRC32C of a record: log id, segment sequence, nonce,
+/// payload length, LSN, then the payload.
+pub fn record_crc(key: &RecordKey, lsn: u64, payload: &[u8]) -> u32 {
+    let mut pre = [0u8; 40];
+    pre[0..16].copy_from_slice(&key.log_id);
+    pre[16..24].copy_from_slice(&key.seq.to_le_bytes());
+    pre[24..28].copy_from_slice(&key.nonce.to_le_bytes());
+    pre[28..32].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    pre[32..40].copy_from_slice(&lsn.to_le_bytes());
     crc32c::crc32c_append(crc32c::crc32c(&pre), payload)
 }
 
 /// Appends a record (header, payload, zero padding) to `out`.
-pub fn encode_record(out: &mut Vec<u8>, log_id: &[u8; 16], seq: u64, lsn: u64, payload: &[u8]) {
+pub fn encode_record(out: &mut Vec<u8>, key: &RecordKey, lsn: u64, payload: &[u8]) {
     let start = out.len();
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&record_crc(log_id, seq, lsn, payload).to_le_bytes());
+    out.extend_from_slice(&record_crc(key, lsn, payload).to_le_bytes());
     out.extend_from_slice(&lsn.to_le_bytes());
     out.extend_from_slice(payload);
     out.resize(start + record_span(payload.len()), 0);
@@ -212,13 +245,7 @@ impl std::fmt::Display for EndReason {
 /// `expect`. `room` is the number of bytes from this position to the end
 /// of the segment (at least `b.len()`); when `b` is shorter than the
 /// record but `room` is not, asks for more.
-pub fn decode_record<'a>(
-    b: &'a [u8],
-    room: usize,
-    log_id: &[u8; 16],
-    seq: u64,
-    expect: u64,
-) -> Decoded<'a> {
+pub fn decode_record<'a>(b: &'a [u8], room: usize, key: &RecordKey, expect: u64) -> Decoded<'a> {
     if room < RECORD_HEADER_LEN {
         return Decoded::End(EndReason::EndOfSegment);
     }
@@ -239,7 +266,7 @@ pub fn decode_record<'a>(
         return Decoded::NeedMore(span);
     }
     let payload = &b[RECORD_HEADER_LEN..RECORD_HEADER_LEN + len];
-    if record_crc(log_id, seq, lsn, payload) != crc {
+    if record_crc(key, lsn, payload) != crc {
         return Decoded::End(EndReason::BadCrc);
     }
     if lsn != expect {
@@ -271,7 +298,7 @@ pub fn parse_segment_name(name: &str) -> Option<u64> {
     if digits.len() < 12 || !digits.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    digits.parse().ok()
+    digits.parse().ok().filter(|n| *n <= MAX_NUMBER)
 }
 
 /// Prefix of segments in the recycle pool: `free-NNNNNNNNNNNN.seg`
@@ -284,6 +311,11 @@ mod tests {
     use proptest::prelude::*;
 
     const ID: [u8; 16] = [7; 16];
+    const KEY: RecordKey = RecordKey {
+        log_id: ID,
+        seq: 5,
+        nonce: 99,
+    };
 
     #[test]
     fn header_round_trips_and_rejects_damage() {
@@ -292,10 +324,11 @@ mod tests {
             seq: 3,
             size: 16 << 20,
             first_lsn: 42,
+            nonce: 0xdead,
         };
         let b = h.encode();
         assert_eq!(SegmentHeader::decode(&b), Ok(h));
-        for i in 0..60 {
+        for i in 0..64 {
             let mut d = b;
             d[i] ^= 0x10;
             assert!(SegmentHeader::decode(&d).is_err(), "byte {i} flipped");
@@ -312,10 +345,10 @@ mod tests {
         for len in [0usize, 1, 7, 8, 9, 4096] {
             let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
             let mut out = vec![];
-            encode_record(&mut out, &ID, 5, 9, &payload);
+            encode_record(&mut out, &KEY, 9, &payload);
             assert_eq!(out.len() % RECORD_ALIGN, 0);
             assert_eq!(out.len(), record_span(len));
-            match decode_record(&out, 1 << 20, &ID, 5, 9) {
+            match decode_record(&out, 1 << 20, &KEY, 9) {
                 Decoded::Record {
                     lsn,
                     payload: p,
@@ -325,17 +358,22 @@ mod tests {
                 }
                 other => panic!("{other:?}"),
             }
-            // Another segment life, another log, the wrong LSN.
+            // Another segment, another life of it, another log, the wrong LSN.
+            for other in [
+                RecordKey { seq: 4, ..KEY },
+                RecordKey { nonce: 98, ..KEY },
+                RecordKey {
+                    log_id: [8; 16],
+                    ..KEY
+                },
+            ] {
+                assert_eq!(
+                    decode_record(&out, 1 << 20, &other, 9),
+                    Decoded::End(EndReason::BadCrc)
+                );
+            }
             assert_eq!(
-                decode_record(&out, 1 << 20, &ID, 4, 9),
-                Decoded::End(EndReason::BadCrc)
-            );
-            assert_eq!(
-                decode_record(&out, 1 << 20, &[8; 16], 5, 9),
-                Decoded::End(EndReason::BadCrc)
-            );
-            assert_eq!(
-                decode_record(&out, 1 << 20, &ID, 5, 10),
+                decode_record(&out, 1 << 20, &KEY, 10),
                 Decoded::End(EndReason::LsnBreak { found: 9 })
             );
         }
@@ -347,7 +385,11 @@ mod tests {
         assert_eq!(parse_segment_name("000000000003.seg"), Some(3));
         assert_eq!(parse_segment_name("3.seg"), None);
         assert_eq!(parse_segment_name("00000000000x.seg"), None);
-        assert_eq!(parse_segment_name(&segment_name(u64::MAX)), Some(u64::MAX));
+        assert_eq!(
+            parse_segment_name(&segment_name(MAX_NUMBER)),
+            Some(MAX_NUMBER)
+        );
+        assert_eq!(parse_segment_name(&segment_name(u64::MAX)), None);
     }
 
     proptest! {
@@ -356,11 +398,11 @@ mod tests {
         #[test]
         fn arbitrary_bytes_decode_safely(b in proptest::collection::vec(any::<u8>(), 0..300), room in 0usize..400, expect in 0u64..4) {
             let room = room.max(b.len());
-            if let Decoded::Record { lsn, payload, span } = decode_record(&b, room, &ID, 1, expect) {
+            if let Decoded::Record { lsn, payload, span } = decode_record(&b, room, &KEY, expect) {
                 prop_assert_eq!(lsn, expect);
                 prop_assert!(span <= room);
                 let crc = u32::from_le_bytes(b[4..8].try_into().unwrap());
-                prop_assert_eq!(record_crc(&ID, 1, lsn, payload), crc);
+                prop_assert_eq!(record_crc(&KEY, lsn, payload), crc);
             }
             let _ = SegmentHeader::decode(&b);
         }

@@ -3,7 +3,7 @@
 //!
 //! Small records committed with `fdatasync` run 2-3x faster when they
 //! overwrite blocks that are already **written** than when they append or
-//! land in unwritten (fallocated) space (DESIGN.md, "Measured"). [`Wal`]
+//! land in unwritten (fallocated) space (measured in `docs/wal.md`). [`Wal`]
 //! keeps every commit in written space without paying for the preparation
 //! on the commit path:
 //!
@@ -26,7 +26,7 @@
 //! ```no_run
 //! use fspace::wal::{Wal, WalOptions};
 //! # fn main() -> fspace::Result<()> {
-//! let wal = Wal::open("db/wal".as_ref(), WalOptions::default())?;
+//! let wal = Wal::open("db/wal", WalOptions::default())?;
 //! let lsn = wal.commit(b"first record")?; // durable when it returns
 //! for rec in wal.read_from(lsn)? {
 //!     let rec = rec?;
@@ -49,7 +49,9 @@ pub use recovery::{RecoveryReport, TailReport};
 use crate::error::{Error, Result};
 use crate::grow::Strategy;
 use crate::sys::{self, Errno};
-use format::{encode_record, record_span, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
+use format::{
+    encode_record, record_span, RecordKey, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
+};
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
 use rustix::io::IoSlice;
@@ -61,7 +63,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
-/// (DESIGN.md, "Measured"): preparing 16 MiB costs 7-26 ms on the matrix
+/// (measured in `docs/wal.md`): preparing 16 MiB costs 7-26 ms on the matrix
 /// filesystems (96 ms on sshfs), short enough for the preparer to stay
 /// ahead of an 8 KiB-record workload by a wide margin, while a switch
 /// (one header page, one `fdatasync`) happens once per 16 MiB. Larger
@@ -279,6 +281,8 @@ pub struct Wal {
 struct Shared {
     dir: PathBuf,
     log_id: [u8; 16],
+    /// Random per open; see [`nonce_for`].
+    nonce_base: u32,
     opts: WalOptions,
     state: Mutex<State>,
     /// Signalled when a flush ends, a segment becomes ready or
@@ -308,6 +312,7 @@ struct Poison {
 /// The segment being written.
 struct Current {
     seq: u64,
+    nonce: u32,
     size: u64,
     fd: Arc<OwnedFd>,
     path: Arc<PathBuf>,
@@ -320,6 +325,8 @@ struct Current {
 /// Whole pages of one segment, ready to be written.
 struct Chunk {
     seq: u64,
+    /// Its descriptor has `O_DIRECT`: write from a page-aligned buffer.
+    direct: bool,
     fd: Arc<OwnedFd>,
     path: Arc<PathBuf>,
     offset: u64,
@@ -360,6 +367,8 @@ struct State {
     live: VecDeque<SegmentInfo>,
     ready: VecDeque<Prepared>,
     pool: VecDeque<PathBuf>,
+    /// Highest segment whose header (first page) is durable.
+    header_synced_seq: u64,
     next_prepare_seq: u64,
     prep_blocked: bool,
     prep_failures: u64,
@@ -384,8 +393,13 @@ impl Wal {
     /// opener gets `EWOULDBLOCK`.
     ///
     /// Always starts a new segment, whose durable header seals the
-    /// recovered end; the first segment of a new log is prepared here.
-    pub fn open(dir: &Path, opts: WalOptions) -> Result<Wal> {
+    /// recovered end; the first segment of a new log is prepared here. Each
+    /// open therefore adds a segment: call [`release_before`](Self::release_before)
+    /// with the LSN from which records are still needed (for example
+    /// `recovery().next_lsn` once older records were applied) to recycle the
+    /// older ones.
+    pub fn open(dir: impl AsRef<Path>, opts: WalOptions) -> Result<Wal> {
+        let dir = dir.as_ref();
         check_options(dir, &opts)?;
         match std::fs::create_dir(dir) {
             Ok(()) => {}
@@ -418,7 +432,7 @@ impl Wal {
                     "open log",
                     dir,
                     e,
-                    "is open in another process (LOCK is held)",
+                    "is already open (its LOCK is held, by this or another process)",
                 ))
             }
             Err(e) => return Err(Error::io("flock", &lock_path, None, e)),
@@ -447,6 +461,7 @@ impl Wal {
         let shared_opts = opts.clone();
         let mut prepared = rec.prepared.into_iter().peekable();
         let mut ready = VecDeque::new();
+        let mut pool: VecDeque<PathBuf> = rec.pool.into();
         let first = match prepared.next() {
             Some((seq, path)) if seq == new_seq => {
                 let fd = sys::open(&path, OFlags::RDWR | OFlags::CLOEXEC, 0)
@@ -454,8 +469,22 @@ impl Wal {
                 Prepared { seq, path, fd }
             }
             _ => {
-                let mut stats = WalStats::default();
-                preparer::create_segment(dir, new_seq, &opts, None, None, &mut stats)?
+                // A pooled segment needs no space (a full disk must not keep
+                // the log from opening); else create one.
+                let mut got = None;
+                while let Some(from) = pool.pop_front() {
+                    if let Some(p) = preparer::recycle_into(dir, new_seq, &opts, &from)? {
+                        got = Some(p);
+                        break;
+                    }
+                }
+                match got {
+                    Some(p) => p,
+                    None => {
+                        let mut stats = WalStats::default();
+                        preparer::create_segment(dir, new_seq, &opts, None, None, &mut stats)?
+                    }
+                }
             }
         };
         for (seq, path) in prepared {
@@ -467,12 +496,19 @@ impl Wal {
         let size = sys::fstat(&first.fd)
             .map_err(|e| Error::io("fstat", &first.path, None, e))?
             .size;
+        // A fresh nonce base per open: a segment reused under the same
+        // sequence after a crash gets a nonce its old records do not carry.
+        let mut nb = [0u8; 4];
+        rustix::rand::getrandom(&mut nb, rustix::rand::GetRandomFlags::empty())
+            .map_err(|e| Error::io("getrandom", dir, None, e))?;
+        let nonce_base = u32::from_le_bytes(nb);
         // Seal: the new segment's header, durable before open returns.
         let header = SegmentHeader {
             log_id,
             seq: first.seq,
             size,
             first_lsn: next_lsn,
+            nonce: nonce_for(nonce_base, first.seq),
         };
         let mut page = vec![0u8; WRITE_PAGE];
         page[..SEGMENT_HEADER_LEN].copy_from_slice(&header.encode());
@@ -495,6 +531,7 @@ impl Wal {
             durable_lsn: next_lsn - 1,
             cur: Current {
                 seq: first.seq,
+                nonce: header.nonce,
                 size,
                 fd: Arc::new(first.fd),
                 path: Arc::new(first.path),
@@ -515,7 +552,8 @@ impl Wal {
             dirty: None,
             live,
             ready,
-            pool: rec.pool.into(),
+            pool,
+            header_synced_seq: first.seq,
             next_prepare_seq,
             prep_blocked: false,
             prep_failures: 0,
@@ -546,17 +584,18 @@ impl Wal {
                 }
             }
         } else {
+            let network =
+                crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network());
             state.stats.direct_io = match opts.direct_io {
                 Some(false) => "no: turned off by the caller".into(),
-                _ if !DIRECT_IO_ON_LOCAL_FS => {
-                    "no: buffered writes measured faster (DIRECT_IO_ON_LOCAL_FS)".into()
-                }
-                _ => "no: network or FUSE filesystem".into(),
+                _ if network => "no: network or FUSE filesystem".into(),
+                _ => "no: off by default (DIRECT_IO_ON_LOCAL_FS: no gain measured at 8 KiB, slower at 1 MiB)".into(),
             };
         }
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             log_id,
+            nonce_base,
             opts: shared_opts,
             state: Mutex::new(state),
             cv: Condvar::new(),
@@ -715,8 +754,10 @@ impl Wal {
 }
 
 impl Drop for Wal {
-    /// Stops the preparer. Records appended but not synced are not written:
-    /// dropping without [`close`](Wal::close) is like a crash for them.
+    /// Stops the preparer, without syncing: as after a crash, records only
+    /// appended may or may not survive (the write buffer may already have
+    /// written some of them out); only what a sync covered is durable. Use
+    /// [`close`](Wal::close) to sync first.
     fn drop(&mut self) {
         self.stop_preparer();
     }
@@ -730,8 +771,11 @@ impl std::fmt::Debug for Wal {
     }
 }
 
-fn max_record(segment_size: u64) -> usize {
-    let room = segment_size as usize - SEGMENT_HEADER_LEN - RECORD_HEADER_LEN;
+/// Returns the largest record payload a segment of `segment_size` bytes
+/// holds: the size minus the segment header and one record header, rounded
+/// down to a multiple of 8.
+pub fn max_record(segment_size: u64) -> usize {
+    let room = (segment_size as usize).saturating_sub(SEGMENT_HEADER_LEN + RECORD_HEADER_LEN);
     room.min(u32::MAX as usize) / format::RECORD_ALIGN * format::RECORD_ALIGN
 }
 
@@ -751,6 +795,12 @@ fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
     }
     if o.prepare_ahead == 0 {
         return bad("prepare_ahead must be at least 1".into());
+    }
+    if o.write_buffer < 2 * WRITE_PAGE {
+        return bad(format!(
+            "write buffer {} must be at least 8 KiB (two pages)",
+            o.write_buffer
+        ));
     }
     Ok(())
 }
@@ -773,6 +823,13 @@ fn prepare_error(st: &State) -> Error {
         ),
         None => Error::refused("commit", Path::new(""), Errno::IO, "no segment ready"),
     }
+}
+
+/// Returns the nonce of segment `seq` in this open of the log: distinct
+/// per segment, and random per open, so that a segment reused under the
+/// same sequence after a crash never verifies its earlier records.
+fn nonce_for(base: u32, seq: u64) -> u32 {
+    base.wrapping_add((seq as u32).wrapping_mul(0x9E37_79B9))
 }
 
 /// Turns on `O_DIRECT` for a segment's descriptor.
@@ -870,7 +927,7 @@ impl Shared {
                 ));
             }
             // Backpressure: bound the bytes waiting in memory.
-            if st.sealed_bytes + st.buf.len() >= self.opts.write_buffer {
+            if st.sealed_bytes + (st.cur.end - st.cur.handed) as usize >= self.opts.write_buffer {
                 if st.flushing {
                     st = self.wait(st);
                 } else {
@@ -883,11 +940,15 @@ impl Shared {
             if st.cur.end + span <= st.cur.size {
                 break;
             }
-            st = self.switch_segment(st)?;
+            st = self.switch_segment(st, span)?;
         }
         let lsn = st.next_lsn;
-        let (seq, log_id) = (st.cur.seq, self.log_id);
-        encode_record(&mut st.buf, &log_id, seq, lsn, data);
+        let key = RecordKey {
+            log_id: self.log_id,
+            seq: st.cur.seq,
+            nonce: st.cur.nonce,
+        };
+        encode_record(&mut st.buf, &key, lsn, data);
         st.cur.end += span;
         st.next_lsn += 1;
         if st.gathering {
@@ -905,9 +966,17 @@ impl Shared {
     fn switch_segment<'a>(
         &'a self,
         mut st: MutexGuard<'a, State>,
+        span: u64,
     ) -> Result<MutexGuard<'a, State>> {
         let mut waited = false;
         let next = loop {
+            // Another appender may have switched while this one waited.
+            if st.cur.end + span <= st.cur.size {
+                if waited {
+                    self.urgent.store(false, Ordering::SeqCst);
+                }
+                return Ok(st);
+            }
             if let Some(p) = st.ready.pop_front() {
                 break p;
             }
@@ -933,8 +1002,17 @@ impl Shared {
             st.prep_blocked = false;
             self.urgent.store(true, Ordering::SeqCst);
             self.prep_cv.notify_all();
-            while st.ready.is_empty() && st.prep_failures == epoch && !st.closed {
+            let seq = st.cur.seq;
+            while st.ready.is_empty()
+                && st.prep_failures == epoch
+                && !st.closed
+                && st.cur.seq == seq
+                && st.poison.is_none()
+            {
                 st = self.wait(st);
+            }
+            if st.cur.seq != seq {
+                continue;
             }
             if st.ready.is_empty() && st.prep_failures > epoch {
                 self.urgent.store(false, Ordering::SeqCst);
@@ -948,6 +1026,7 @@ impl Shared {
             st.sealed_bytes += bytes.len();
             let chunk = Chunk {
                 seq: st.cur.seq,
+                direct: st.direct,
                 fd: st.cur.fd.clone(),
                 path: st.cur.path.clone(),
                 offset: st.buf_start,
@@ -961,6 +1040,7 @@ impl Shared {
             seq: next.seq,
             size,
             first_lsn: st.next_lsn,
+            nonce: nonce_for(self.nonce_base, next.seq),
         };
         let mut buf = std::mem::take(&mut st.spare);
         buf.clear();
@@ -986,6 +1066,7 @@ impl Shared {
         }
         st.cur = Current {
             seq: next.seq,
+            nonce: header.nonce,
             size,
             fd: Arc::new(next.fd),
             path: Arc::new(next.path),
@@ -1074,6 +1155,7 @@ impl Shared {
             pad_to_page(&mut bytes);
             chunks.push(Chunk {
                 seq: st.cur.seq,
+                direct: st.direct,
                 fd: st.cur.fd.clone(),
                 path: st.cur.path.clone(),
                 offset: st.buf_start,
@@ -1087,12 +1169,12 @@ impl Shared {
         st.flushes += 1;
         let mut dirty = st.dirty.take();
         let faults = self.opts.faults.clone();
-        let direct = st.direct;
         let mut staging = std::mem::take(&mut st.staging);
         drop(st);
 
         let mut writes = 0;
         let mut syncs = 0;
+        let mut synced_seq = 0;
         let mut failed: Option<(Error, Poison)> = None;
         let datasync = |seq_fd: &(u64, Arc<OwnedFd>, Arc<PathBuf>), syncs: &mut u64| {
             *syncs += 1;
@@ -1110,10 +1192,11 @@ impl Shared {
                     failed = Some(*f);
                     break;
                 }
+                synced_seq = synced_seq.max(d.0);
                 dirty = None;
             }
             writes += 1;
-            let bytes: &[u8] = if direct {
+            let bytes: &[u8] = if c.direct {
                 // O_DIRECT wants a page-aligned buffer: stage the pages.
                 let slice = aligned(&mut staging, c.bytes.len());
                 slice.copy_from_slice(&c.bytes);
@@ -1136,7 +1219,10 @@ impl Shared {
         if failed.is_none() && sync {
             if let Some(d) = &dirty {
                 match datasync(d, &mut syncs) {
-                    Ok(()) => dirty = None,
+                    Ok(()) => {
+                        synced_seq = synced_seq.max(d.0);
+                        dirty = None
+                    }
                     Err(f) => failed = Some(*f),
                 }
             }
@@ -1149,6 +1235,7 @@ impl Shared {
         }
         st.stats.writes += writes;
         st.stats.syncs += syncs;
+        st.header_synced_seq = st.header_synced_seq.max(synced_seq);
         // Recycle the largest buffer for the next hand-over.
         if let Some(c) = chunks.into_iter().max_by_key(|c| c.bytes.capacity()) {
             if c.bytes.capacity() > st.spare.capacity()
@@ -1187,8 +1274,16 @@ impl Shared {
         if let Some(p) = &st.poison {
             return Err(poisoned(p));
         }
+        // Only segments whose records are all durable: their pages are
+        // written and synced, so no flush still holds bytes for them.
+        let lsn = lsn.min(st.durable_lsn + 1);
         let mut victims = vec![];
-        while st.live.len() > 1 && st.live[1].first_lsn.0 <= lsn {
+        // ... and whose successor's header is durable: otherwise a crash
+        // could leave no live segment to say where the log continues.
+        while st.live.len() > 1
+            && st.live[1].first_lsn.0 <= lsn
+            && st.live[1].seq <= st.header_synced_seq
+        {
             if let Some(s) = st.live.pop_front() {
                 victims.push(s);
             }
@@ -1214,19 +1309,27 @@ impl Shared {
                     .map_err(|e| Error::io("unlink", &seg.path, None, e))
                     .map(|()| None)
             };
-            let r = r.and_then(|to| self.sync_dir().map(|()| to));
-            match r {
-                Ok(Some(to)) => {
-                    recycled.push(to);
-                    report.recycled += 1;
-                }
-                Ok(None) => report.deleted += 1,
+            // Once renamed or removed, the segment is no longer live,
+            // whether or not the directory fsync then works.
+            let to = match r {
+                Ok(to) => to,
                 Err(e) => {
                     result = Err(e);
                     break;
                 }
-            }
+            };
             done += 1;
+            match to {
+                Some(to) => {
+                    recycled.push(to);
+                    report.recycled += 1;
+                }
+                None => report.deleted += 1,
+            }
+            if let Err(e) = self.sync_dir() {
+                result = Err(e);
+                break;
+            }
         }
         let mut st = self.lock();
         // Segments not released (an error stopped the loop) stay live.
@@ -1235,6 +1338,11 @@ impl Shared {
         }
         st.stats.released_to_pool += report.recycled as u64;
         st.stats.released_deleted += report.deleted as u64;
+        if !recycled.is_empty() {
+            // A pooled segment needs no space: let a preparer that gave up
+            // (ENOSPC) try again.
+            st.prep_blocked = false;
+        }
         st.pool.extend(recycled);
         drop(st);
         self.prep_cv.notify_all();

@@ -96,8 +96,18 @@ pub(super) fn run(sh: &Shared) {
 /// Renames a pooled segment to sequence `seq`; `None` if it was unusable
 /// (removed).
 fn recycle(sh: &Shared, seq: u64, from: &Path) -> Result<Option<Prepared>> {
-    if let Some(e) = sh
-        .opts
+    recycle_into(&sh.dir, seq, &sh.opts, from)
+}
+
+/// Renames the pooled segment `from` to segment `seq` of `dir`, durably;
+/// `None` if it was unusable (removed).
+pub(super) fn recycle_into(
+    dir: &Path,
+    seq: u64,
+    opts: &WalOptions,
+    from: &Path,
+) -> Result<Option<Prepared>> {
+    if let Some(e) = opts
         .faults
         .as_ref()
         .and_then(|f| super::Faults::take(&f.prepare))
@@ -105,16 +115,25 @@ fn recycle(sh: &Shared, seq: u64, from: &Path) -> Result<Option<Prepared>> {
         return Err(Error::io("prepare", from, None, e));
     }
     let st = sys::stat(from).map_err(|e| Error::io("stat", from, None, e))?;
-    if !st.is_regular() || st.size != sh.opts.segment_size {
+    if !st.is_regular() || st.size != opts.segment_size {
         sys::unlink(from).map_err(|e| Error::io("unlink", from, None, e))?;
         return Ok(None);
     }
-    let to = sh.dir.join(super::format::segment_name(seq));
+    let to = dir.join(super::format::segment_name(seq));
     sys::rename(from, &to).map_err(|e| Error::io("rename", from, None, e))?;
-    sync_dir(&sh.dir)?;
-    let fd = sys::open(&to, OFlags::RDWR | OFlags::CLOEXEC, 0)
-        .map_err(|e| Error::io("open", &to, None, e))?;
-    Ok(Some(Prepared { seq, path: to, fd }))
+    let opened = sync_dir(dir).and_then(|()| {
+        sys::open(&to, OFlags::RDWR | OFlags::CLOEXEC, 0)
+            .map_err(|e| Error::io("open", &to, None, e))
+    });
+    match opened {
+        Ok(fd) => Ok(Some(Prepared { seq, path: to, fd })),
+        Err(e) => {
+            // Do not leave `seq`'s name taken: a later creation of it would
+            // fail with EEXIST forever. The file holds no live data.
+            let _ = sys::unlink(&to);
+            Err(e)
+        }
+    }
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -178,7 +197,15 @@ pub(super) fn create_segment(
         sync_dir(dir)
     })();
     match result {
-        Ok(()) => Ok(Prepared { seq, path, fd }),
+        Ok(()) => {
+            // Close and reopen: xfs keeps speculative preallocation past
+            // EOF (up to the file's size again) on a file grown by appending
+            // while it stays open, and trims it on the last close.
+            drop(fd);
+            let fd = sys::open(&path, OFlags::RDWR | OFlags::CLOEXEC, 0)
+                .map_err(|e| Error::io("open", &path, None, e))?;
+            Ok(Prepared { seq, path, fd })
+        }
         Err(e) => {
             if tmp.exists() {
                 let _ = sys::unlink(&tmp);

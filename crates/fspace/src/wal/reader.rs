@@ -47,7 +47,7 @@ impl WalReader {
         end: u64,
     ) -> Result<WalReader> {
         let first = segments.first().map_or(end + 1, |s| s.first_lsn.0);
-        if from < first && from != 0 && first <= end {
+        if from < first && from != 0 {
             let path = segments.first().map(|s| s.path.clone()).unwrap_or_default();
             return Err(Error::refused(
                 "read",

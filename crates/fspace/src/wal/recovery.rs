@@ -234,6 +234,18 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
         }
     }
 
+    if live.is_empty() {
+        if let Some(p) = pool.first() {
+            // A release always leaves a live segment behind it (the next
+            // one's header is durable first): segments were lost.
+            return Err(corrupt(
+                p,
+                0,
+                "released segments exist but no live one: the log's segments are missing",
+            ));
+        }
+    }
+
     // Read every live segment: complete ones must reach the next segment's
     // first LSN; the last one ends wherever its valid records end.
     let mut next_lsn = 1;
@@ -328,7 +340,12 @@ fn count_discarded(path: &Path, offset: u64, end: u64) -> Result<u64> {
     let mut pos = offset;
     let mut last_nonzero = offset;
     while pos < end {
-        let n = ((end - pos) as usize).min(buf.len());
+        // Reads end on page boundaries, so no page is split between two.
+        let mut n = ((end - pos) as usize).min(buf.len());
+        let stop = pos + n as u64;
+        if stop < end && stop % page != 0 {
+            n -= (stop % page) as usize;
+        }
         let got = read_at(&fd, path, &mut buf[..n], pos)?;
         if got == 0 {
             break;

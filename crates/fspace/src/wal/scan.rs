@@ -119,7 +119,8 @@ impl Scan {
             let held = self.fill(need)?;
             let start = (self.pos - self.buf_off) as usize;
             let b = &self.buf[start..start + held];
-            match decode_record(b, room, &self.header.log_id, self.header.seq, self.expect) {
+            let key = super::format::RecordKey::from(&self.header);
+            match decode_record(b, room, &key, self.expect) {
                 Decoded::NeedMore(n) => {
                     // The decoder asks only for more than it holds; if the
                     // file has no more, the segment was cut short.
