@@ -624,42 +624,125 @@ fn bench_commit_bad_input() {
     let f = dir.path().join("file");
     std::fs::write(&f, b"x").unwrap();
     let missing = dir.path().join("missing");
-    let cases: [(&[&str], i32, &str); 5] = [
+    let d = dir.path().to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
-            &["bench", "commit", missing.to_str().unwrap()],
+            vec!["bench", "commit", missing.to_str().unwrap()],
             1,
             "missing",
         ),
         (
-            &["bench", "commit", f.to_str().unwrap()],
+            vec!["bench", "commit", f.to_str().unwrap()],
             1,
             "not a directory",
         ),
         (
-            &["bench", "commit", "--mode", "fast", "."],
+            vec!["bench", "commit", "--mode", "fast", d],
             2,
             "unknown mode",
         ),
-        (&["bench", "commit", "--seconds", "0", "."], 2, "seconds"),
+        (vec!["bench", "commit", "--seconds", "0", d], 2, "seconds"),
         (
-            &[
+            vec!["bench", "commit", "--record", "0", d],
+            2,
+            "at least 1 byte",
+        ),
+        (
+            vec!["bench", "commit", "--record", "1G", "--mode", "wal", d],
+            2,
+            "does not fit",
+        ),
+        (
+            vec![
                 "bench",
                 "commit",
                 "--record",
-                "0",
+                "1M",
+                "--file-size",
+                "64K",
                 "--mode",
                 "append",
-                dir.path().to_str().unwrap(),
+                d,
+            ],
+            2,
+            "--file-size",
+        ),
+        (
+            vec![
+                "bench",
+                "commit",
+                "--segment-size",
+                "4K",
+                "--mode",
+                "wal",
+                d,
+            ],
+            2,
+            "--segment-size",
+        ),
+        (
+            vec![
+                "bench",
+                "commit",
+                "--file-size",
+                "1E",
+                "--mode",
+                "overwrite",
+                d,
             ],
             1,
-            "record size",
+            "lower --file-size",
         ),
     ];
     for (args, code, word) in cases {
-        let o = fspace(args);
+        let o = fspace(&args);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(word), "{args:?}: {}", text(&o));
     }
     assert_eq!(listing(dir.path()), ["file"]);
     assert_eq!(std::fs::read(&f).unwrap(), b"x");
+}
+
+/// Ctrl-C during `bench commit`: the modes already measured are printed,
+/// scratch files are removed, exit status 130.
+#[test]
+fn bench_commit_sigint_keeps_finished_modes() {
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let d = dir.path().to_str().unwrap();
+    let child = Command::new(bin())
+        .args([
+            "bench",
+            "commit",
+            "--seconds",
+            "1",
+            "--file-size",
+            "8MiB",
+            "--segment-size",
+            "1MiB",
+            "--mode",
+            "append,wal,overwrite",
+            d,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1600));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("append"),
+        "finished mode not shown: {}",
+        text(&o)
+    );
+    assert!(text(&o).contains("interrupted"), "{}", text(&o));
+    assert!(
+        listing(dir.path()).is_empty(),
+        "scratch left: {:?}",
+        listing(dir.path())
+    );
 }
