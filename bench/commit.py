@@ -3,8 +3,10 @@
 mode of one invocation runs in the same process, one after the other).
 
 Per filesystem (default ext4 xfs btrfs), REPEAT rounds of:
-  1. 1 writer, 8 KiB records, all six modes        -> wal ÷ overwrite, wal ÷ append,
-                                                        segment-opening commits vs p99
+  1. 1 writer, 8 KiB records, all six modes, then append/overwrite/wal twice more,
+     alternating (one invocation)                    -> wal ÷ overwrite, wal ÷ append (median of
+                                                        the three alternations), segment-opening
+                                                        commits vs p99
   2. 16 writers, 8 KiB records, wal                 -> ÷ the 1-writer wal of step 1
   3. 1 MiB records, append + wal                    -> wal ÷ raw sequential write+fdatasync
 Prints each figure with the issue's threshold and writes the raw JSON to
@@ -39,6 +41,18 @@ def by_mode(doc):
     return {r["mode"]: r for r in doc["results"]}
 
 
+def alternations(doc):
+    """(append, overwrite, wal) commits/s for each pass through the three."""
+    seq = [r for r in doc["results"] if r["mode"] in ("append", "overwrite", "wal")]
+    out, cur = [], {}
+    for r in seq:
+        cur[r["mode"]] = r["commits_per_sec"]
+        if len(cur) == 3:
+            out.append((cur["append"], cur["overwrite"], cur["wal"]))
+            cur = {}
+    return out
+
+
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
@@ -47,21 +61,23 @@ def main():
     for fs in fss:
         d = m[fs]
         for rnd in range(REPEAT):
-            docs = [run(d, "--record", "8KiB", "--writers", "1"),
+            docs = [run(d, "--record", "8KiB", "--writers", "1", "--mode",
+                        "append,sparse,allocate,zero-fill-now,overwrite,wal,append,overwrite,wal,append,overwrite,wal"),
                     run(d, "--record", "8KiB", "--writers", "16", "--mode", "wal"),
                     run(d, "--record", "1MiB", "--writers", "1", "--mode", "append,wal", "--file-size", "512MiB")]
             one, many, big = (by_mode(x) for x in docs)
             raw["runs"].append({"fs": fs, "round": rnd, "one": one, "many": many, "big": big})
-            w = one["wal"]
+            w = next(r for r in docs[0]["results"] if r["mode"] == "wal")
+            alt = alternations(docs[0])
             row = {
                 "fs": fs,
-                "wal_cps": w["commits_per_sec"],
-                "wal_vs_overwrite": w["commits_per_sec"] / one["overwrite"]["commits_per_sec"],
-                "wal_vs_append": w["commits_per_sec"] / one["append"]["commits_per_sec"],
-                "overwrite_vs_append": one["overwrite"]["commits_per_sec"] / one["append"]["commits_per_sec"],
+                "wal_cps": statistics.median(a[2] for a in alt),
+                "wal_vs_overwrite": statistics.median(a[2] / a[1] for a in alt),
+                "wal_vs_append": statistics.median(a[2] / a[0] for a in alt),
+                "overwrite_vs_append": statistics.median(a[1] / a[0] for a in alt),
                 "switches": w["wal"]["switches"],
                 "switch_vs_p99": w["wal"]["switch_mean_us"] / w["latency"]["p99_us"],
-                "w16_vs_w1": many["wal"]["commits_per_sec"] / w["commits_per_sec"],
+                "w16_vs_w1": many["wal"]["commits_per_sec"] / statistics.median(a[2] for a in alt),
                 "commits_per_sync_16": many["wal"]["commits"] / max(1, many["wal"]["wal"]["syncs"]),
                 "mib_vs_append_1m": big["wal"]["mib_per_sec"] / big["append"]["mib_per_sec"],
                 "rss_kib": max(x.get("peak_rss_kib") or 0 for x in docs),
