@@ -10,9 +10,7 @@ use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
 use crate::sys::{self, Errno};
 use crate::wal::{Lsn, Wal, WalOptions};
-use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
-use rustix::io::IoSlice;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -248,25 +246,6 @@ fn file_io_err(op: &'static str, p: &Path, e: Errno) -> Error {
     Error::io(op, p, None, e)
 }
 
-fn write_full(fd: &OwnedFd, p: &Path, buf: &[u8], off: u64) -> Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        match sys::pwritev(fd, &[IoSlice::new(&buf[done..])], off + done as u64) {
-            Ok(0) => return Err(file_io_err("pwritev", p, Errno::IO)),
-            Ok(n) => done += n,
-            Err(e) => {
-                return Err(Error::io(
-                    "pwritev",
-                    p,
-                    Some(off + done as u64..off + buf.len() as u64),
-                    e,
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Prepares the file for an overwrite mode; returns notes.
 fn prepare_file(
     p: &Path,
@@ -293,7 +272,7 @@ fn prepare_file(
                     ));
                 }
                 let n = (size - off).min(chunk.len() as u64) as usize;
-                write_full(&fd, p, &chunk[..n], off)?;
+                crate::wal::write_all(&fd, p, &chunk[..n], off)?;
                 off += n as u64;
             }
             sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
@@ -459,9 +438,9 @@ fn run_file(
                 truncations.fetch_add(1, Ordering::Relaxed);
             }
             // O_APPEND: Linux appends whatever the offset says.
-            write_full(&fd, p, buf, 0)?;
+            crate::wal::write_all(&fd, p, buf, 0)?;
         } else {
-            write_full(&fd, p, buf, (i % slots) * rec)?;
+            crate::wal::write_all(&fd, p, buf, (i % slots) * rec)?;
         }
         sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
         Ok(0)

@@ -859,8 +859,8 @@ fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
     )
 }
 
-/// Writes all of `bytes` at `offset`.
-fn write_all(fd: &OwnedFd, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
+/// Writes all of `bytes` at `offset` (short writes continue).
+pub(crate) fn write_all(fd: &OwnedFd, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
     let mut done = 0;
     while done < bytes.len() {
         match sys::pwritev(fd, &[IoSlice::new(&bytes[done..])], offset + done as u64) {
@@ -898,6 +898,22 @@ impl Shared {
         self.cv.wait(g).unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Refuses work on a poisoned or closed log.
+    fn check_usable(&self, st: &State) -> Result<()> {
+        if let Some(p) = &st.poison {
+            return Err(poisoned(p));
+        }
+        if st.closed {
+            return Err(Error::refused(
+                "append",
+                &self.dir,
+                Errno::BADF,
+                "log is closed",
+            ));
+        }
+        Ok(())
+    }
+
     fn append(&self, data: &[u8]) -> Result<Lsn> {
         let max = max_record(self.opts.segment_size);
         if data.len() > max {
@@ -915,17 +931,7 @@ impl Shared {
         let span = record_span(data.len()) as u64;
         let mut st = self.lock();
         loop {
-            if let Some(p) = &st.poison {
-                return Err(poisoned(p));
-            }
-            if st.closed {
-                return Err(Error::refused(
-                    "append",
-                    &self.dir,
-                    Errno::BADF,
-                    "log is closed",
-                ));
-            }
+            self.check_usable(&st)?;
             // Backpressure: bound the bytes waiting in memory.
             if st.sealed_bytes + (st.cur.end - st.cur.handed) as usize >= self.opts.write_buffer {
                 if st.flushing {
@@ -980,17 +986,7 @@ impl Shared {
             if let Some(p) = st.ready.pop_front() {
                 break p;
             }
-            if let Some(p) = &st.poison {
-                return Err(poisoned(p));
-            }
-            if st.closed {
-                return Err(Error::refused(
-                    "append",
-                    &self.dir,
-                    Errno::BADF,
-                    "log is closed",
-                ));
-            }
+            self.check_usable(&st)?;
             if !waited {
                 waited = true;
                 st.stats.switch_waits += 1;

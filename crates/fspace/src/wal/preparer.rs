@@ -35,6 +35,16 @@ pub(super) fn run(sh: &Shared) {
         };
         let mut stats = WalStats::default();
         let mut from_pool = false;
+        let create = |stats: &mut WalStats| {
+            create_segment(
+                &sh.dir,
+                seq,
+                &sh.opts,
+                Some(&sh.stop),
+                Some(&sh.urgent),
+                stats,
+            )
+        };
         let res = match &recycled {
             Some(path) => match recycle(sh, seq, path) {
                 Ok(Some(p)) => {
@@ -42,24 +52,10 @@ pub(super) fn run(sh: &Shared) {
                     Ok(p)
                 }
                 // Unusable (another size): removed; make a new one.
-                Ok(None) => create_segment(
-                    &sh.dir,
-                    seq,
-                    &sh.opts,
-                    Some(&sh.stop),
-                    Some(&sh.urgent),
-                    &mut stats,
-                ),
+                Ok(None) => create(&mut stats),
                 Err(e) => Err(e),
             },
-            None => create_segment(
-                &sh.dir,
-                seq,
-                &sh.opts,
-                Some(&sh.stop),
-                Some(&sh.urgent),
-                &mut stats,
-            ),
+            None => create(&mut stats),
         };
         let mut st = sh.lock();
         match res {
