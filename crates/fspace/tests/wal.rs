@@ -1130,3 +1130,53 @@ fn impossible_numbers_are_refused() {
     let e = Wal::open(dir.path().join("other"), o).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
 }
+
+/// Regression (second review): after a burst of concurrent commits, a lone
+/// committer is not made to wait for a group (counted, not timed); a tiny
+/// duty cycle is refused; a segment truncated under a reader ends the read
+/// with an error instead of spinning.
+#[test]
+fn lone_committer_after_a_burst_and_odd_options() {
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    wal.commit(&[1u8; 100]).unwrap();
+                }
+            });
+        }
+    });
+    std::thread::sleep(Duration::from_millis(120)); // past the peak window
+    let before = wal.stats().gather_waits;
+    for _ in 0..300 {
+        wal.commit(&[2u8; 100]).unwrap();
+    }
+    assert_eq!(
+        wal.stats().gather_waits,
+        before,
+        "a lone committer waited for a group"
+    );
+    // A segment cut short under a reader: an error, not a hang.
+    let cur = wal.segments().last().unwrap().path.clone();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cur)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let r: Vec<_> = wal.read_from(Lsn(0)).unwrap().collect();
+    assert!(r.last().unwrap().is_err(), "truncation not reported");
+    drop(wal);
+
+    let mut o = opts();
+    o.prepare_duty_cycle = 1e-300;
+    let e = Wal::open(dir.path().join("other"), o).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+    let mut o = opts();
+    o.write_buffer = usize::MAX;
+    let e = Wal::open(dir.path().join("other"), o).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+}

@@ -19,6 +19,14 @@ pub fn set_status_flags<Fd: AsFd>(fd: Fd, flags: OFlags) -> Result<(), Errno> {
     restart(Kind::Read, || rustix::fs::fcntl_setfl(fd, flags))
 }
 
+/// `flock(fd, LOCK_EX | LOCK_NB)`: an exclusive lock, or `EWOULDBLOCK`.
+pub fn flock_exclusive_nonblocking<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || {
+        rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+    })
+}
+
 /// `fcntl(fd, F_GETFL)`: the file status flags.
 pub fn status_flags<Fd: AsFd>(fd: Fd) -> Result<OFlags, Errno> {
     let fd = fd.as_fd();

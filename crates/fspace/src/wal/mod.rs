@@ -121,6 +121,17 @@ pub const GROUP_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_mic
 /// [`WalOptions::direct_io`] turns it on.
 pub const DIRECT_IO_ON_LOCAL_FS: bool = false;
 
+/// How long the most concurrent committers seen is remembered by the
+/// group gathering ([`GROUP_COMMIT_WAIT`]): 50 ms, hundreds of flushes.
+const PEAK_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Smallest [`WalOptions::prepare_duty_cycle`] accepted: 0.01 (the
+/// preparer then pauses 99 times as long as it works).
+pub const MIN_DUTY_CYCLE: f64 = 0.01;
+
+/// Largest [`WalOptions::write_buffer`] accepted: 1 GiB.
+pub const MAX_WRITE_BUFFER: usize = 1 << 30;
+
 /// Name of the lock file that keeps two processes from opening one log.
 pub const LOCK_NAME: &str = "LOCK";
 
@@ -244,6 +255,8 @@ pub struct WalStats {
     pub switches: u64,
     /// Switches that found no segment ready and waited for the preparer.
     pub switch_waits: u64,
+    /// Flushes that waited for their group to gather ([`GROUP_COMMIT_WAIT`]).
+    pub gather_waits: u64,
     /// Segments the preparer created (grown) and recycled (renamed).
     pub prepared_created: u64,
     /// Segments the preparer took from the recycle pool.
@@ -358,6 +371,7 @@ struct State {
     handed_lsn: u64,
     /// Most threads seen committing at once, over the recent flushes.
     peak_committers: usize,
+    peak_since: std::time::Instant,
     flushes: u64,
     /// Records go out with `O_DIRECT` (through `staging`, page-aligned).
     direct: bool,
@@ -422,21 +436,7 @@ impl Wal {
             0o644,
         )
         .map_err(|e| Error::io("open", &lock_path, None, e))?;
-        match rustix::fs::flock(
-            &lock_file,
-            rustix::fs::FlockOperation::NonBlockingLockExclusive,
-        ) {
-            Ok(()) => {}
-            Err(e) if e == Errno::WOULDBLOCK => {
-                return Err(Error::refused(
-                    "open log",
-                    dir,
-                    e,
-                    "is already open (its LOCK is held, by this or another process)",
-                ))
-            }
-            Err(e) => return Err(Error::io("flock", &lock_path, None, e)),
-        }
+        lock_exclusive(&lock_file, dir, &lock_path)?;
 
         let rec = recovery::recover(dir, opts.segment_size)?;
         let log_id = match rec.log_id {
@@ -458,6 +458,17 @@ impl Wal {
             sys::fdatasync(&fd).map_err(|e| Error::io("fdatasync", &last.path, None, e))?;
         }
         let new_seq = live.back().map_or(1, |s| s.seq + 1);
+        if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
+            return Err(Error::refused(
+                "open log",
+                dir,
+                Errno::OVERFLOW,
+                format!(
+                    "segment sequence {new_seq} or LSN {} would pass the format's limit 2^62",
+                    rec.next_lsn
+                ),
+            ));
+        }
         let shared_opts = opts.clone();
         let mut prepared = rec.prepared.into_iter().peekable();
         let mut ready = VecDeque::new();
@@ -473,7 +484,8 @@ impl Wal {
                 // the log from opening); else create one.
                 let mut got = None;
                 while let Some(from) = pool.pop_front() {
-                    if let Some(p) = preparer::recycle_into(dir, new_seq, &opts, &from)? {
+                    // Any failure here: fall back to creating one.
+                    if let Ok(Some(p)) = preparer::recycle_into(dir, new_seq, &opts, &from) {
                         got = Some(p);
                         break;
                     }
@@ -482,7 +494,16 @@ impl Wal {
                     Some(p) => p,
                     None => {
                         let mut stats = WalStats::default();
-                        preparer::create_segment(dir, new_seq, &opts, None, None, &mut stats)?
+                        // The caller waits for this one: no throttling.
+                        let urgent = AtomicBool::new(true);
+                        preparer::create_segment(
+                            dir,
+                            new_seq,
+                            &opts,
+                            None,
+                            Some(&urgent),
+                            &mut stats,
+                        )?
                     }
                 }
             }
@@ -546,6 +567,7 @@ impl Wal {
             gathering: false,
             handed_lsn: next_lsn - 1,
             peak_committers: 0,
+            peak_since: std::time::Instant::now(),
             flushes: 0,
             direct: false,
             staging: Vec::new(),
@@ -787,18 +809,18 @@ fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
             o.segment_size
         ));
     }
-    if !(o.prepare_duty_cycle > 0.0 && o.prepare_duty_cycle <= 1.0) {
+    if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
         return bad(format!(
-            "prepare duty cycle {} must be in (0, 1]",
+            "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
             o.prepare_duty_cycle
         ));
     }
     if o.prepare_ahead == 0 {
         return bad("prepare_ahead must be at least 1".into());
     }
-    if o.write_buffer < 2 * WRITE_PAGE {
+    if o.write_buffer < 2 * WRITE_PAGE || o.write_buffer > MAX_WRITE_BUFFER {
         return bad(format!(
-            "write buffer {} must be at least 8 KiB (two pages)",
+            "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
             o.write_buffer
         ));
     }
@@ -822,6 +844,34 @@ fn prepare_error(st: &State) -> Error {
             format!("no segment ready: preparing it failed: {msg}"),
         ),
         None => Error::refused("commit", Path::new(""), Errno::IO, "no segment ready"),
+    }
+}
+
+/// How long `open` retries a held `LOCK` before refusing: 200 ms. A
+/// process that closed its log and forked meanwhile leaves a copy of the
+/// locked descriptor in the child until the child's `exec` closes it
+/// (`O_CLOEXEC`); seen in the test suite, which spawns processes while
+/// reopening logs.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+fn lock_exclusive(fd: &OwnedFd, dir: &Path, lock_path: &Path) -> Result<()> {
+    let deadline = std::time::Instant::now() + LOCK_RETRY;
+    loop {
+        match sys::flock_exclusive_nonblocking(fd) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == Errno::WOULDBLOCK => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(Error::refused(
+                        "open log",
+                        dir,
+                        e,
+                        "is already open (its LOCK is held, by this or another process)",
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(Error::io("flock", lock_path, None, e)),
+        }
     }
 }
 
@@ -949,6 +999,14 @@ impl Shared {
             st = self.switch_segment(st, span)?;
         }
         let lsn = st.next_lsn;
+        if lsn > format::MAX_NUMBER {
+            return Err(Error::refused(
+                "append",
+                &self.dir,
+                Errno::OVERFLOW,
+                "the log has reached the format's largest LSN (2^62)",
+            ));
+        }
         let key = RecordKey {
             log_id: self.log_id,
             seq: st.cur.seq,
@@ -1102,16 +1160,22 @@ impl Shared {
     /// them all instead of two alternating half-groups.
     fn gather<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         let now = self.committers.load(Ordering::SeqCst);
-        st.peak_committers = if st.flushes % 256 == 0 {
-            now
+        let t = std::time::Instant::now();
+        // The peak decays: it is the most committers seen within the last
+        // PEAK_WINDOW, so a past burst does not slow a lone committer.
+        if t.duration_since(st.peak_since) > PEAK_WINDOW {
+            st.peak_committers = now;
+            st.peak_since = t;
         } else {
-            st.peak_committers.max(now)
-        };
-        if st.peak_committers <= 1 {
+            st.peak_committers = st.peak_committers.max(now);
+        }
+        // Nobody else is committing right now: there is no group to wait for.
+        if now <= 1 || st.peak_committers <= 1 {
             return st;
         }
         st.flushing = true; // others wait as followers meanwhile
         st.gathering = true;
+        st.stats.gather_waits += 1;
         let deadline = std::time::Instant::now() + GROUP_COMMIT_WAIT;
         loop {
             let pending = (st.next_lsn - 1 - st.handed_lsn) as usize;

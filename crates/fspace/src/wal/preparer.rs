@@ -35,7 +35,7 @@ pub(super) fn run(sh: &Shared) {
         };
         let mut stats = WalStats::default();
         let mut from_pool = false;
-        let create = |stats: &mut WalStats| {
+        let create = |stats: &mut WalStats| -> Result<Prepared> {
             create_segment(
                 &sh.dir,
                 seq,
@@ -45,7 +45,7 @@ pub(super) fn run(sh: &Shared) {
                 stats,
             )
         };
-        let res = match &recycled {
+        let attempt = || match &recycled {
             Some(path) => match recycle(sh, seq, path) {
                 Ok(Some(p)) => {
                     from_pool = true;
@@ -57,6 +57,17 @@ pub(super) fn run(sh: &Shared) {
             },
             None => create(&mut stats),
         };
+        // A panic here must not leave commits waiting for a segment forever:
+        // it becomes a preparation failure like any other.
+        let res =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt)).unwrap_or_else(|_| {
+                Err(Error::refused(
+                    "prepare",
+                    &sh.dir,
+                    Errno::IO,
+                    "the segment preparer panicked",
+                ))
+            });
         let mut st = sh.lock();
         match res {
             Ok(p) => {
@@ -217,7 +228,11 @@ fn pause(worked: Duration, duty: f64, stop: Option<&AtomicBool>, urgent: Option<
     if duty >= 1.0 {
         return;
     }
-    let total = worked.mul_f64((1.0 - duty) / duty);
+    // Options are checked (duty >= MIN_DUTY_CYCLE); cap the pause anyway.
+    let total = worked
+        .checked_mul(((1.0 - duty) / duty).ceil().min(1000.0) as u32)
+        .unwrap_or(Duration::from_secs(1))
+        .min(Duration::from_secs(10));
     let until = Instant::now() + total;
     let slice = Duration::from_millis(2);
     loop {

@@ -99,6 +99,10 @@ impl Scan {
         let want = (need.max(SCAN_READ) as u64).min(end.saturating_sub(self.pos)) as usize;
         self.buf.resize(want, 0);
         let n = read_at(&self.fd, &self.path, &mut self.buf, self.pos)?;
+        if n < want {
+            // The file is shorter than when the scan began: it ends here.
+            self.file_len = self.pos + n as u64;
+        }
         self.buf.truncate(n);
         self.buf_off = self.pos;
         Ok(n)
