@@ -143,6 +143,9 @@ enum BenchCommand {
         /// Segment size of the log in wal mode (a multiple of 4 KiB, at least 64 KiB).
         #[arg(long, default_value = "16MiB", value_parser = size_arg)]
         segment_size: u64,
+        /// How the log prepares new segments in wal mode: auto (its policy for intent log) or a strategy.
+        #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+        prepare: StrategyChoice,
         /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
         #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
         direct_io: String,
@@ -278,6 +281,7 @@ fn main() -> ExitCode {
                     file_size,
                     segment_size,
                     direct_io,
+                    prepare,
                     json,
                 },
         } => {
@@ -287,6 +291,7 @@ fn main() -> ExitCode {
             o.duration = std::time::Duration::from_secs_f64(seconds);
             o.file_size = file_size;
             o.segment_size = segment_size;
+            o.prepare_strategy = prepare.0;
             o.direct_io = match direct_io.as_str() {
                 "on" => Some(true),
                 "off" => Some(false),

@@ -98,6 +98,9 @@ pub struct CommitBenchOptions {
     pub segment_size: u64,
     /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
     pub direct_io: Option<bool>,
+    /// How the log prepares new segments in `wal` mode (`None`: its `auto`
+    /// policy for intent `log`).
+    pub prepare_strategy: Option<Strategy>,
 }
 
 impl Default for CommitBenchOptions {
@@ -109,6 +112,7 @@ impl Default for CommitBenchOptions {
             file_size: 256 << 20,
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
             direct_io: None,
+            prepare_strategy: None,
         }
     }
 }
@@ -472,6 +476,7 @@ fn run_wal(
     let wo = WalOptions {
         segment_size: opts.segment_size,
         direct_io: opts.direct_io,
+        prepare_strategy: opts.prepare_strategy,
         ..Default::default()
     };
     let wal = Wal::open(dir, wo)?;

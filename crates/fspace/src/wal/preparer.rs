@@ -8,7 +8,7 @@
 //! steps, each synced, pausing between steps so the fill uses at most
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
-use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
+use super::{Prepared, Shared, WalOptions, WalStats, COW_SEGMENT_STRATEGY, PREPARE_STEP};
 use crate::error::{Error, Result};
 use crate::grow::{GrowOptions, Intent, TEMP_MARKER};
 use crate::sys::{self, Errno};
@@ -175,8 +175,12 @@ pub(super) fn create_segment(
     )
     .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
+        let strategy = match opts.prepare_strategy {
+            Some(s) => Some(s),
+            None => cow_strategy(dir, &path, opts.segment_size)?,
+        };
         let gopts = GrowOptions {
-            strategy: opts.prepare_strategy,
+            strategy,
             intent: Intent::Log,
             sync: true,
             cancel: stop,
@@ -220,6 +224,31 @@ pub(super) fn create_segment(
             Err(e)
         }
     }
+}
+
+/// On a copy-on-write filesystem, the strategy for new segments
+/// ([`COW_SEGMENT_STRATEGY`]), after checking that the space is free (a
+/// sparse file reserves nothing, so ENOSPC must be found here, not in a
+/// commit); `None` elsewhere (the `auto` policy decides).
+fn cow_strategy(dir: &Path, path: &Path, size: u64) -> Result<Option<crate::Strategy>> {
+    let info = crate::fs_info::identify(dir)?;
+    if !info.copy_on_write {
+        return Ok(None);
+    }
+    let free = info.free_bytes_root.max(info.free_bytes);
+    if free < size {
+        return Err(Error::refused(
+            "prepare",
+            path,
+            Errno::NOSPC,
+            format!(
+                "a {} segment needs that much free space; the filesystem has {}",
+                crate::units::format_human(size),
+                crate::units::format_human(free)
+            ),
+        ));
+    }
+    Ok(Some(COW_SEGMENT_STRATEGY))
 }
 
 /// Sleeps so that work that took `worked` uses `duty` of the time; wakes
