@@ -80,6 +80,7 @@ fn seg_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn commit_read_reopen() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let wal = Wal::open(&d, opts()).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
@@ -130,6 +131,7 @@ fn commit_read_reopen() {
 #[test]
 fn group_commit_shares_fdatasync() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
         let threads = 8u64;
@@ -179,6 +181,7 @@ fn group_commit_shares_fdatasync() {
 #[test]
 fn release_recycles_and_old_records_never_return() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let mut o = opts();
@@ -236,6 +239,7 @@ fn release_recycles_and_old_records_never_return() {
 #[test]
 fn reading_released_records_is_refused() {
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let dir = fs.tempdir();
     let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
     while wal.stats().switches < 3 {
@@ -303,6 +307,7 @@ fn expect_corrupt(e: Error, path: &Path) {
 #[test]
 fn torn_and_corrupt_segments() {
     for fs in common::all() {
+        let _g = fs.lock();
         let name = &fs.name;
         // 1. Bytes flipped inside a record of the last written segment:
         //    the log ends just before it; earlier records are intact.
@@ -436,6 +441,7 @@ fn torn_and_corrupt_segments() {
 #[test]
 fn bad_input_is_refused() {
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let dir = fs.tempdir();
     let d = dir.path().join("wal");
     let wal = Wal::open(&d, opts()).unwrap();
@@ -467,6 +473,7 @@ fn bad_input_is_refused() {
 #[test]
 fn fdatasync_failure_poisons() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let faults = Arc::new(Faults::default());
@@ -503,6 +510,7 @@ fn fdatasync_failure_poisons() {
 #[test]
 fn prepare_failure_fails_only_the_commit_that_needs_it() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let faults = Arc::new(Faults::default());
@@ -593,6 +601,7 @@ fn enospc_while_preparing() {
 #[test]
 fn arbitrary_damage_never_returns_a_bad_record() {
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let base = fs.tempdir();
     let pristine = base.path().join("pristine");
     let recs = build_log(&pristine);
@@ -660,6 +669,7 @@ fn arbitrary_damage_never_returns_a_bad_record() {
 fn arbitrary_bytes_as_a_segment() {
     use fspace::wal::format::{record_crc, RecordKey, SegmentHeader};
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let base = fs.tempdir();
     let mut rng = Rng::new(5);
     for case in 0..64 {
@@ -888,6 +898,7 @@ fn kill_9_keeps_every_acknowledged_record() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     for fs in common::only("kill -9", &["ext4", "xfs", "btrfs", "tmpfs"]) {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let mut model = Model {
@@ -937,6 +948,7 @@ fn kill_9_keeps_every_acknowledged_record() {
 #[test]
 fn kill_9_after_recycling_returns_no_stale_record() {
     for fs in common::only("kill -9 stale", &["ext4", "xfs", "btrfs", "tmpfs"]) {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let mut model = Model {
@@ -987,6 +999,7 @@ fn kill_9_after_recycling_returns_no_stale_record() {
 #[test]
 fn direct_io_writes_read_back() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let mut o = opts();
@@ -1028,6 +1041,7 @@ fn direct_io_writes_read_back() {
 #[test]
 fn segment_reused_after_lost_header_returns_no_old_record() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let wal = Wal::open(&d, opts()).unwrap();
@@ -1074,6 +1088,7 @@ fn segment_reused_after_lost_header_returns_no_old_record() {
 #[test]
 fn release_then_crash_keeps_the_log() {
     for fs in common::all() {
+        let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
         let wal = Wal::open(&d, opts()).unwrap();
@@ -1109,6 +1124,7 @@ fn release_then_crash_keeps_the_log() {
 fn impossible_numbers_are_refused() {
     use fspace::wal::format::SegmentHeader;
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let dir = fs.tempdir();
     let d = dir.path().join("wal");
     std::fs::create_dir(&d).unwrap();
@@ -1138,6 +1154,7 @@ fn impossible_numbers_are_refused() {
 #[test]
 fn lone_committer_after_a_burst_and_odd_options() {
     let fs = &common::all()[0];
+    let _g = fs.lock();
     let dir = fs.tempdir();
     let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
     std::thread::scope(|s| {
