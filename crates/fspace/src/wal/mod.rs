@@ -12,9 +12,9 @@
 //!   next segments ready: a released segment from the recycle pool
 //!   (renamed; its blocks are already written, so no I/O), else a new one
 //!   grown with the `auto` policy for [`Intent::Log`](crate::Intent::Log)
-//!   (zero-fill on ext4 and xfs, `allocate` on copy-on-write filesystems,
-//!   where filling cannot pay off), created under a temporary name, synced,
-//!   renamed, and its directory synced.
+//!   (zero-fill on ext4 and xfs), or sparse on copy-on-write filesystems,
+//!   where filling cannot pay off ([`COW_SEGMENT_STRATEGY`]), created under
+//!   a temporary name, synced, renamed, and its directory synced.
 //! - Records are written as whole pages from an in-memory tail page: no
 //!   read-before-write of a partial page, no `O_DSYNC`.
 //! - Many threads commit at once; one `fdatasync` serves the whole group.
