@@ -555,7 +555,7 @@ impl Wal {
         let next_prepare_seq = ready.back().map_or(first.seq + 1, |p| p.seq + 1);
         let mut buf = Vec::with_capacity(WRITE_PAGE * 2);
         buf.extend_from_slice(&page[..SEGMENT_HEADER_LEN]);
-        let state = State {
+        let mut state = State {
             poison: None,
             closed: false,
             next_lsn,
@@ -593,7 +593,6 @@ impl Wal {
             spare: Vec::new(),
             stats: WalStats::default(),
         };
-        let mut state = state;
         let want_direct = match opts.direct_io {
             Some(d) => d,
             None => {
