@@ -63,7 +63,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
-/// (measured in `docs/wal.md`): preparing 16 MiB costs 7-26 ms on the matrix
+/// (the project brief's measurement, quoted in `docs/wal.md`): preparing
+/// 16 MiB costs 7-26 ms on the matrix
 /// filesystems (96 ms on sshfs), short enough for the preparer to stay
 /// ahead of an 8 KiB-record workload by a wide margin, while a switch
 /// (one header page, one `fdatasync`) happens once per 16 MiB. Larger
@@ -401,6 +402,21 @@ struct State {
     stats: WalStats,
 }
 
+impl State {
+    /// Wraps `bytes` (the current segment's pages from `buf_start`) for a
+    /// flush.
+    fn chunk_of_current(&self, bytes: Vec<u8>) -> Chunk {
+        Chunk {
+            seq: self.cur.seq,
+            direct: self.direct,
+            fd: self.cur.fd.clone(),
+            path: self.cur.path.clone(),
+            offset: self.buf_start,
+            bytes,
+        }
+    }
+}
+
 fn round_down(x: u64) -> u64 {
     x / WRITE_PAGE as u64 * WRITE_PAGE as u64
 }
@@ -593,14 +609,9 @@ impl Wal {
             spare: Vec::new(),
             stats: WalStats::default(),
         };
-        let want_direct = match opts.direct_io {
-            Some(d) => d,
-            None => {
-                DIRECT_IO_ON_LOCAL_FS
-                    && crate::fs_info::identify(dir)
-                        .is_ok_and(|i| !i.network && !i.kind.is_network())
-            }
-        };
+        let network =
+            crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network());
+        let want_direct = opts.direct_io.unwrap_or(DIRECT_IO_ON_LOCAL_FS && !network);
         if want_direct {
             match set_direct(&state.cur.fd) {
                 Ok(()) => {
@@ -615,8 +626,6 @@ impl Wal {
                 }
             }
         } else {
-            let network =
-                crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network());
             state.stats.direct_io = match opts.direct_io {
                 Some(false) => "no: turned off by the caller".into(),
                 _ if network => "no: network or FUSE filesystem".into(),
@@ -1087,14 +1096,7 @@ impl Shared {
             let mut bytes = std::mem::take(&mut st.buf);
             pad_to_page(&mut bytes);
             st.sealed_bytes += bytes.len();
-            let chunk = Chunk {
-                seq: st.cur.seq,
-                direct: st.direct,
-                fd: st.cur.fd.clone(),
-                path: st.cur.path.clone(),
-                offset: st.buf_start,
-                bytes,
-            };
+            let chunk = st.chunk_of_current(bytes);
             st.sealed.push_back(chunk);
         }
         let size = self.opts.segment_size;
@@ -1222,14 +1224,7 @@ impl Shared {
             next.extend_from_slice(&st.buf[keep_from..]);
             let mut bytes = std::mem::replace(&mut st.buf, next);
             pad_to_page(&mut bytes);
-            chunks.push(Chunk {
-                seq: st.cur.seq,
-                direct: st.direct,
-                fd: st.cur.fd.clone(),
-                path: st.cur.path.clone(),
-                offset: st.buf_start,
-                bytes,
-            });
+            chunks.push(st.chunk_of_current(bytes));
             st.buf_start = tail_start;
             st.cur.handed = st.cur.end;
         }
@@ -1419,13 +1414,7 @@ impl Shared {
     }
 
     fn sync_dir(&self) -> Result<()> {
-        let d = sys::open(
-            &self.dir,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            0,
-        )
-        .map_err(|e| Error::io("open", &self.dir, None, e))?;
-        sys::fsync(&d).map_err(|e| Error::io("fsync", &self.dir, None, e))
+        preparer::sync_dir(&self.dir)
     }
 }
 

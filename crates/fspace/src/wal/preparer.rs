@@ -143,7 +143,8 @@ pub(super) fn recycle_into(
     }
 }
 
-fn sync_dir(dir: &Path) -> Result<()> {
+/// `fsync`s directory `dir`, making renames in it durable.
+pub(super) fn sync_dir(dir: &Path) -> Result<()> {
     let d = sys::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, 0)
         .map_err(|e| Error::io("open", dir, None, e))?;
     sys::fsync(&d).map_err(|e| Error::io("fsync", dir, None, e))
