@@ -24,6 +24,7 @@ macro_rules! out {
 const EXIT_FAILED: u8 = 1;
 
 mod bench;
+mod copy;
 
 #[derive(Parser)]
 #[command(
@@ -91,6 +92,66 @@ enum Command {
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
+    },
+    /// Copy SRC to DST keeping holes: clone, kernel copy or sparse read/write, whichever is possible.
+    #[command(
+        after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
+        copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
+        before anything was copied; the report says which ran and why others did not.\n\n\
+        --sparse auto    keep the source's holes, copy its data as it is (default)\n\
+        --sparse always  also turn zero blocks inside the data into holes (reads everything)\n\
+        --sparse never   write holes as zeros: the copy ends fully allocated\n\
+        --reflink auto   share blocks when possible and --sparse is auto (default)\n\
+        --reflink always share blocks or fail\n\
+        --reflink never  every block of the copy is its own\n\n\
+        The copy is written under a temporary name beside DST and renamed into place when \
+        complete: DST never holds a partial copy, and an error or Ctrl-C removes the temporary \
+        file. A DST that is a directory receives the copy under SRC's name. The copy holds \
+        SRC's bytes up to its length when the copy began.\n\n\
+        Examples:\n  fspace copy vm.img /backup/vm.img\n  \
+        fspace copy --sparse always --force --preserve db.ibd /mnt/db/\n  \
+        fspace copy --reflink never --json big.raw big.copy"
+    )]
+    Copy {
+        /// The file to copy (a regular file).
+        src: PathBuf,
+        /// The copy's name, or an existing directory to copy into.
+        dst: PathBuf,
+        /// What to do with zeros: auto, always, never.
+        #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::SparseMode>()))]
+        sparse: fspace::sparse::SparseMode,
+        /// Whether the copy may share the source's blocks: auto, always, never.
+        #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::ReflinkMode>()))]
+        reflink: fspace::sparse::ReflinkMode,
+        /// Replace DST if it exists (never SRC itself).
+        #[arg(long, short)]
+        force: bool,
+        /// Copy mode, owner (when permitted) and timestamps.
+        #[arg(long, short)]
+        preserve: bool,
+        /// Make the copy durable (fsync the file before the rename, the directory after).
+        #[arg(long)]
+        sync: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Punch holes over zero blocks of FILE in place; the bytes read back do not change.
+    #[command(
+        after_help = "Only ranges that hold data are read; zero runs of at least one \
+        filesystem block, aligned to blocks, are punched (fallocate PUNCH_HOLE|KEEP_SIZE). \
+        Do not dig a file another process is writing.\n\n\
+        Examples:\n  fspace dig vm.img\n  fspace dig --json --sync backup.tar"
+    )]
+    Dig {
+        /// The file to dig.
+        file: PathBuf,
+        /// fsync the file at the end.
+        #[arg(long)]
+        sync: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
     Map {
@@ -231,6 +292,7 @@ fn main() -> ExitCode {
         }
     };
     let is_grow = matches!(cli.command, Command::Grow { .. });
+    let is_copy = matches!(cli.command, Command::Copy { .. } | Command::Dig { .. });
     let (json, result) = match cli.command {
         Command::Info { path, json } => (json, info(&path, json)),
         Command::Grow {
@@ -270,6 +332,27 @@ fn main() -> ExitCode {
             summary,
             json,
         } => (json, map(&file, sync, summary, json)),
+        Command::Copy {
+            src,
+            dst,
+            sparse,
+            reflink,
+            force,
+            preserve,
+            sync,
+            json,
+        } => {
+            let opts = fspace::CopyOptions {
+                sparse,
+                reflink,
+                force,
+                preserve,
+                sync,
+                ..Default::default()
+            };
+            (json, copy::copy(&src, &dst, opts, json))
+        }
+        Command::Dig { file, sync, json } => (json, copy::dig(&file, sync, json)),
         Command::Bench {
             what:
                 BenchCommand::Commit {
@@ -318,8 +401,15 @@ fn main() -> ExitCode {
                 // stdout was closed (`| head`): nothing left to tell anyone.
                 return ExitCode::from(EXIT_FAILED);
             }
-            let interrupted = e.op() == "bench commit" && e.raw_os_error() == Some(4);
-            let hint = if is_grow { grow_hint(&e) } else { None };
+            let interrupted = (e.op() == "bench commit" && e.raw_os_error() == Some(4))
+                || (matches!(e.op(), "copy" | "dig") && e.raw_os_error() == Some(125));
+            let hint = if is_grow {
+                grow_hint(&e)
+            } else if is_copy {
+                copy_hint(&e)
+            } else {
+                None
+            };
             eprintln!("fspace: error: {e}");
             if let Some(h) = hint {
                 eprintln!("fspace: hint: {h}");
@@ -358,9 +448,25 @@ fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
     }
 }
 
+/// Returns advice for `fspace copy` and `fspace dig` errors.
+fn copy_hint(e: &fspace::Error) -> Option<&'static str> {
+    match (e.raw_os_error()?, e.op()) {
+        (2, "create") => Some("the directory to copy into does not exist"),
+        (13, _) => {
+            Some("you lack permission to read the source or write the destination's directory")
+        }
+        (28, _) => {
+            Some("not enough free space; the partial copy was removed and nothing else changed")
+        }
+        (30, _) => Some("the filesystem is mounted read-only"),
+        (95, "dig") => Some("this filesystem has no hole punching (sshfs, NFS before 4.2)"),
+        _ => None,
+    }
+}
+
 /// Writes `text` to stdout in one piece; a closed pipe or a full disk is
 /// an error (exit 1), not a panic.
-fn emit(text: &str) -> fspace::Result<()> {
+pub(crate) fn emit(text: &str) -> fspace::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
@@ -368,7 +474,7 @@ fn emit(text: &str) -> fspace::Result<()> {
         .map_err(|e| fspace::Error::from_io("write", Path::new("<stdout>"), None, e))
 }
 
-fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
+pub(crate) fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
     match serde_json::to_string_pretty(v) {
         Ok(s) => emit(&(s + "\n")),
         Err(e) => Err(fspace::Error::Refused {
@@ -380,7 +486,7 @@ fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
     }
 }
 
-fn yes_no(b: bool) -> &'static str {
+pub(crate) fn yes_no(b: bool) -> &'static str {
     if b {
         "yes"
     } else {

@@ -9,6 +9,9 @@
 //!   pick by filesystem and [`Intent`], falling back visibly ([`grow()`]);
 //! - maps a file's extents as holes, unwritten, written and shared ranges
 //!   ([`map_file`]);
+//! - copies files without losing their holes, sharing or offloading blocks
+//!   where the filesystem can, and digs holes in place ([`copy()`],
+//!   [`SparseWriter`], [`dig()`]);
 //! - keeps a segmented durable log whose commits overwrite prepared,
 //!   written space, with group commit and crash recovery ([`Wal`]).
 //!
@@ -31,6 +34,7 @@ pub mod error;
 pub mod extents;
 pub mod fs_info;
 pub mod grow;
+pub mod sparse;
 mod stale;
 /// Thin syscall wrappers. Public for tests and benchmarks (per-thread
 /// syscall counters); not part of the supported API.
@@ -43,4 +47,5 @@ pub use error::{Error, Result};
 pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
 pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
 pub use grow::{grow, grow_fd, Fallback, GrowOptions, GrowReport, Intent, Progress, Strategy};
+pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
 pub use wal::{Lsn, Wal, WalOptions};

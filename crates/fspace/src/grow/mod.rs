@@ -7,7 +7,7 @@
 //! to its old length and blocks allocated past it are released (rule 2).
 
 mod policy;
-mod zero_fill;
+pub(crate) mod zero_fill;
 
 pub use policy::{auto as auto_plan, explicit as explicit_plan, Plan};
 pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};

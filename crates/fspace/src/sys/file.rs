@@ -118,3 +118,59 @@ pub fn fadvise_dontneed<Fd: AsFd>(fd: Fd, offset: u64, len: u64) -> Result<(), E
         )
     })
 }
+
+/// `copy_file_range(src, &src_off, dst, &dst_off, len, 0)`: one call that
+/// copies (or, on the same filesystem, may share) up to `len` bytes inside
+/// the kernel; advances both offsets by what it copied and returns that,
+/// 0 at the source's end of file.
+pub fn copy_file_range<Src: AsFd, Dst: AsFd>(
+    src: Src,
+    src_off: &mut u64,
+    dst: Dst,
+    dst_off: &mut u64,
+    len: usize,
+) -> Result<usize, Errno> {
+    let (src, dst) = (src.as_fd(), dst.as_fd());
+    restart(Kind::Write, || {
+        rustix::fs::copy_file_range(src, Some(&mut *src_off), dst, Some(&mut *dst_off), len)
+    })
+}
+
+/// `fchmod(fd, mode)`.
+pub fn fchmod<Fd: AsFd>(fd: Fd, mode: u32) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || {
+        rustix::fs::fchmod(fd, Mode::from_raw_mode(mode))
+    })
+}
+
+/// `fchown(fd, uid, gid)`.
+pub fn fchown<Fd: AsFd>(fd: Fd, uid: u32, gid: u32) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    let (u, g) = (
+        rustix::fs::Uid::from_raw(uid),
+        rustix::fs::Gid::from_raw(gid),
+    );
+    restart(Kind::Read, || rustix::fs::fchown(fd, Some(u), Some(g)))
+}
+
+/// `futimens(fd, [atime, mtime])`, each as (seconds, nanoseconds).
+pub fn futimens<Fd: AsFd>(fd: Fd, atime: (i64, i64), mtime: (i64, i64)) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    let ts = |(sec, nsec): (i64, i64)| rustix::fs::Timespec {
+        tv_sec: sec,
+        tv_nsec: nsec as _,
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: ts(atime),
+        last_modification: ts(mtime),
+    };
+    restart(Kind::Read, || rustix::fs::futimens(fd, &times))
+}
+
+/// Opens directory `dir` and `fsync`s it, so that names created, renamed or
+/// removed in it survive a crash. Returns which step failed with its errno.
+pub fn fsync_dir(dir: &Path) -> Result<(), (&'static str, Errno)> {
+    let d = open(dir, OFlags::RDONLY | OFlags::DIRECTORY, 0).map_err(|e| ("open", e))?;
+    fsync(&d).map_err(|e| ("fsync", e))
+}

@@ -60,12 +60,26 @@ pub struct Stat {
     pub blocks: u64,
     /// `st_blksize`.
     pub blksize: u64,
+    /// `st_uid`.
+    pub uid: u32,
+    /// `st_gid`.
+    pub gid: u32,
+    /// `st_atime`, seconds and nanoseconds.
+    pub atime: (i64, i64),
+    /// `st_mtime`, seconds and nanoseconds.
+    pub mtime: (i64, i64),
 }
 
 impl Stat {
     /// Returns true if and only if this is a regular file.
     pub fn is_regular(&self) -> bool {
         self.mode & 0o170000 == 0o100000
+    }
+
+    /// Returns true if and only if this is a symbolic link (only `lstat`
+    /// can say so).
+    pub fn is_symlink(&self) -> bool {
+        self.mode & 0o170000 == 0o120000
     }
 
     /// Returns true if and only if this is a directory.
@@ -99,6 +113,7 @@ pub fn stat(path: &std::path::Path) -> Result<Stat, Errno> {
     Ok(to_stat(restart(Kind::Read, || rustix::fs::stat(path))?))
 }
 
+#[allow(clippy::unnecessary_cast)] // field types differ between architectures
 fn to_stat(s: rustix::fs::Stat) -> Stat {
     Stat {
         dev: s.st_dev,
@@ -107,5 +122,14 @@ fn to_stat(s: rustix::fs::Stat) -> Stat {
         size: s.st_size as u64,
         blocks: s.st_blocks as u64,
         blksize: s.st_blksize as u64,
+        uid: s.st_uid,
+        gid: s.st_gid,
+        atime: (s.st_atime as i64, s.st_atime_nsec as i64),
+        mtime: (s.st_mtime as i64, s.st_mtime_nsec as i64),
     }
+}
+
+/// `lstat(path)`: the link itself, not its target.
+pub fn lstat(path: &std::path::Path) -> Result<Stat, Errno> {
+    Ok(to_stat(restart(Kind::Read, || rustix::fs::lstat(path))?))
 }

@@ -145,9 +145,7 @@ pub(super) fn recycle_into(
 
 /// `fsync`s directory `dir`, making renames in it durable.
 pub(super) fn sync_dir(dir: &Path) -> Result<()> {
-    let d = sys::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, 0)
-        .map_err(|e| Error::io("open", dir, None, e))?;
-    sys::fsync(&d).map_err(|e| Error::io("fsync", dir, None, e))
+    sys::fsync_dir(dir).map_err(|(op, e)| Error::io(op, dir, None, e))
 }
 
 /// Creates segment `seq`, fully grown and durable under its final name.

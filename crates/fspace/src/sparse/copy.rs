@@ -1,0 +1,772 @@
+//! [`copy()`]: a file copy that keeps holes, shares or offloads where it can,
+//! and only then reads and writes.
+
+use super::writer::{SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER};
+use crate::error::{Error, Result};
+use crate::fs_info::{parent_dir, FsKind};
+use crate::grow::{rename_noreplace, Progress, TEMP_MARKER};
+use crate::sys::{self, Errno};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What to do with zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SparseMode {
+    /// Keep the source's holes as holes; copy its data as it is.
+    #[default]
+    Auto,
+    /// Also turn zero blocks inside the data into holes (reads every byte).
+    Always,
+    /// Write everything, holes as zeros: the copy ends fully allocated.
+    Never,
+}
+
+/// Whether the copy may share the source's blocks (reflink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReflinkMode {
+    /// Share blocks when the filesystem can (`FICLONE`), else copy.
+    #[default]
+    Auto,
+    /// Share blocks or fail.
+    Always,
+    /// Never share: every block of the copy is its own.
+    Never,
+}
+
+macro_rules! mode_names {
+    ($t:ident, $what:literal) => {
+        impl $t {
+            /// Returns the name used on the command line and in JSON.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $t::Auto => "auto",
+                    $t::Always => "always",
+                    $t::Never => "never",
+                }
+            }
+        }
+        impl FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s {
+                    "auto" => Ok($t::Auto),
+                    "always" => Ok($t::Always),
+                    "never" => Ok($t::Never),
+                    _ => Err(format!(
+                        concat!("unknown ", $what, " mode {:?} (auto, always, never)"),
+                        s
+                    )),
+                }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+mode_names!(SparseMode, "sparse");
+mode_names!(ReflinkMode, "reflink");
+
+/// The rung of the copy ladder that moved the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyMethod {
+    /// `FICLONE`: the copy shares the source's blocks.
+    Clone,
+    /// `copy_file_range` per data extent: the kernel (or the filesystem)
+    /// moved the data.
+    CopyFileRange,
+    /// `pread` + [`SparseWriter`].
+    ReadWrite,
+    /// Nothing to move: the source is empty.
+    None,
+}
+
+impl CopyMethod {
+    /// Returns the name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyMethod::Clone => "clone",
+            CopyMethod::CopyFileRange => "copy_file_range",
+            CopyMethod::ReadWrite => "read_write",
+            CopyMethod::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for CopyMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A rung that was tried (or ruled out) before the one that did the work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CopyFallback {
+    /// The rung.
+    pub method: CopyMethod,
+    /// Why it was not used.
+    pub reason: String,
+    /// The errno of the failed call, if one failed.
+    pub errno: Option<i32>,
+}
+
+/// How to copy.
+#[derive(Clone, Copy, Default)]
+pub struct CopyOptions<'a> {
+    /// What to do with zeros (default `auto`: keep the source's holes).
+    pub sparse: SparseMode,
+    /// Whether blocks may be shared (default `auto`).
+    pub reflink: ReflinkMode,
+    /// Replace an existing destination (never the source itself).
+    pub force: bool,
+    /// Give the copy the source's mode (with setuid/setgid/sticky), owner
+    /// and group (when permitted) and access and modification times.
+    pub preserve: bool,
+    /// Make the copy durable: `fsync` it before the rename and `fsync` the
+    /// directory after.
+    pub sync: bool,
+    /// Checked between chunks: when it becomes true the copy stops, the
+    /// temporary file is removed and the call fails with `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called after each chunk with the source bytes done (holes included).
+    pub progress: Option<&'a dyn Fn(Progress)>,
+}
+
+impl fmt::Debug for CopyOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CopyOptions")
+            .field("sparse", &self.sparse)
+            .field("reflink", &self.reflink)
+            .field("force", &self.force)
+            .field("preserve", &self.preserve)
+            .field("sync", &self.sync)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// What a copy did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyReport {
+    /// The source.
+    pub src: PathBuf,
+    /// The destination written (inside DST when DST is a directory).
+    pub dst: PathBuf,
+    /// Bytes in the copy: the source's length when the copy began.
+    pub len: u64,
+    /// The rung that moved the data.
+    pub method: CopyMethod,
+    /// Rungs tried or ruled out before it, and why.
+    pub fallbacks: Vec<CopyFallback>,
+    /// The sparse mode used.
+    pub sparse: SparseMode,
+    /// The reflink mode used.
+    pub reflink: ReflinkMode,
+    /// Bytes shared with the source by `FICLONE`.
+    pub bytes_cloned: u64,
+    /// Bytes moved by `copy_file_range`.
+    pub bytes_offloaded: u64,
+    /// Bytes written by `pwritev` (zeros written as data included).
+    pub bytes_copied: u64,
+    /// Data extents of the source (ranges between holes) visited.
+    pub data_extents: u64,
+    /// Hole ranges in the copy (the source's, and zero runs made holes).
+    pub holes: u64,
+    /// Bytes in those holes.
+    pub hole_bytes: u64,
+    /// Of those, zeros found inside the source's data (`--sparse always`).
+    pub zero_bytes_holed: u64,
+    /// Bytes the source has allocated (`st_blocks`).
+    pub src_allocated: u64,
+    /// Bytes the copy has allocated (`st_blocks`, delayed allocations
+    /// included).
+    pub dst_allocated: u64,
+    /// Every syscall the copy issued.
+    pub syscalls: u64,
+    /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`,
+    /// `copy_file_range`, `FICLONE`).
+    pub write_syscalls: u64,
+    /// Whether an existing destination was replaced.
+    pub replaced: bool,
+    /// Whether mode, owner and times were copied.
+    pub preserved: bool,
+    /// Whether the copy was made durable.
+    pub synced: bool,
+    /// Other things worth knowing.
+    pub notes: Vec<String>,
+    /// Wall time.
+    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
+}
+
+/// Bytes per `copy_file_range` call: large, so a 1 GiB extent takes 16
+/// calls, yet small enough that progress and cancellation stay responsive.
+pub const OFFLOAD_CHUNK: u64 = 64 << 20;
+
+/// Whether `copy_file_range` into a file on `kind` may share blocks instead
+/// of copying them (it tries a reflink first on the same filesystem, since
+/// Linux 5.3): with `--reflink never` it is used only where it cannot.
+pub fn offload_may_share(kind: FsKind) -> bool {
+    !matches!(
+        kind,
+        FsKind::Ext4 | FsKind::Tmpfs | FsKind::Ramfs | FsKind::F2fs | FsKind::Exfat | FsKind::Fat
+    )
+}
+
+/// Errnos that mean "this rung is not possible here" (fall to the next one
+/// when nothing has been copied yet) for `FICLONE` and `copy_file_range`.
+fn not_possible(e: Errno) -> bool {
+    matches!(
+        e,
+        Errno::XDEV | Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::NOSYS
+    )
+}
+
+/// Copies the regular file `src` to `dst` (see [`CopyOptions`]), keeping
+/// holes, and returns what it did.
+///
+/// The ladder: `FICLONE` when allowed (`reflink` auto with `sparse` auto,
+/// or `reflink` always) → `copy_file_range` per data extent (found with
+/// `SEEK_DATA`/`SEEK_HOLE`) when no zero scan is needed → `pread` +
+/// [`SparseWriter`]. A rung falls to the next only when nothing has been
+/// copied yet; each fallback is in the report.
+///
+/// When `dst` is a directory the copy goes into it under the source's name.
+/// The copy is made under a temporary name in the destination's directory
+/// and renamed into place only when complete (replacing an existing file
+/// only with `force`; a symbolic link at the destination is replaced, its
+/// target untouched), so the destination never holds a partial copy; on
+/// any error the temporary file is removed. Refuses, changing nothing: a
+/// source that is not a regular file, a destination that is the source
+/// (also through a hard or symbolic link), an existing destination without
+/// `force`, and a destination that is a directory or special file.
+///
+/// The copy holds the source's first `len` bytes, `len` being its length
+/// when the copy began: bytes appended meanwhile are not copied (the
+/// report notes it); a source that shrinks meanwhile fails the copy.
+pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport> {
+    let start = Instant::now();
+    let before = sys::counters();
+    let sfd = open_source(src)?;
+    let sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
+    if !sst.is_regular() {
+        return Err(Error::not_regular("copy", src, &sst, None));
+    }
+    let dst = resolve_destination(src, dst)?;
+    let replaced = check_destination(src, &sst, &dst, opts.force)?;
+    let name = dst
+        .file_name()
+        .ok_or_else(|| Error::refused("copy", &dst, Errno::INVAL, "has no file name to create"))?;
+    let dir = parent_dir(&dst);
+    crate::stale::remove_stale(&dir, TEMP_MARKER);
+    let tmp = dir.join(crate::stale::unique_name(
+        &format!(".{}", name.to_string_lossy()),
+        TEMP_MARKER,
+    ));
+    let tfd = sys::open(
+        &tmp,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+        sst.mode & 0o777,
+    )
+    .map_err(|e| Error::io("create", &dst, None, e))?;
+    let mut report = CopyReport {
+        src: src.to_path_buf(),
+        dst: dst.clone(),
+        len: sst.size,
+        method: CopyMethod::None,
+        fallbacks: Vec::new(),
+        sparse: opts.sparse,
+        reflink: opts.reflink,
+        bytes_cloned: 0,
+        bytes_offloaded: 0,
+        bytes_copied: 0,
+        data_extents: 0,
+        holes: 0,
+        hole_bytes: 0,
+        zero_bytes_holed: 0,
+        src_allocated: sst.blocks * 512,
+        dst_allocated: 0,
+        syscalls: 0,
+        write_syscalls: 0,
+        replaced,
+        preserved: false,
+        synced: false,
+        notes: Vec::new(),
+        elapsed: Duration::ZERO,
+    };
+    let mut renamed = false;
+    let result = (|| {
+        let job = Job {
+            src,
+            dst: &dst,
+            sfd: sfd.as_fd(),
+            tfd: tfd.as_fd(),
+            len: sst.size,
+            opts,
+        };
+        job.run(&mut report)?;
+        let now = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
+        if now.size > sst.size {
+            report.notes.push(format!(
+                "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
+                now.size - sst.size,
+                sst.size
+            ));
+        }
+        if opts.preserve {
+            preserve(&tfd, &dst, &sst, &mut report)?;
+        }
+        let dst_st = sys::fstat(&tfd).map_err(|e| Error::io("fstat", &dst, None, e))?;
+        report.dst_allocated = dst_st.blocks * 512;
+        if opts.sync {
+            sys::fsync(&tfd).map_err(|e| Error::io("fsync", &dst, None, e))?;
+        }
+        if opts.force {
+            sys::rename(&tmp, &dst).map_err(|e| Error::io("rename", &dst, None, e))?;
+        } else if let Some(note) = rename_noreplace(&tmp, &dst)? {
+            report.notes.push(note);
+        }
+        renamed = true;
+        if opts.sync {
+            sys::fsync_dir(&dir).map_err(|(op, e)| {
+                Error::refused(
+                    op,
+                    &dir,
+                    e,
+                    format!(
+                        "{}; {} was copied, but its name may not survive a crash",
+                        std::io::Error::from_raw_os_error(e.raw_os_error()),
+                        dst.display()
+                    ),
+                )
+            })?;
+            report.synced = true;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if !renamed {
+            let _ = sys::unlink(&tmp);
+        }
+        return Err(e);
+    }
+    let cost = sys::counters().since(before);
+    report.syscalls = cost.total;
+    report.write_syscalls = cost.writes;
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// Opens the source for reading; `O_NONBLOCK` keeps `open` from hanging on
+/// a FIFO, which is then refused by type.
+fn open_source(src: &Path) -> Result<OwnedFd> {
+    sys::open(src, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
+        .map_err(|e| Error::io("open", src, None, e))
+}
+
+/// A destination that is a directory (or a symbolic link to one) means
+/// "inside it, under the source's name".
+fn resolve_destination(src: &Path, dst: &Path) -> Result<PathBuf> {
+    match sys::stat(dst) {
+        Ok(st) if st.is_dir() => {
+            let name = src.file_name().ok_or_else(|| {
+                Error::refused("copy", src, Errno::INVAL, "has no file name to copy under")
+            })?;
+            Ok(dst.join(name))
+        }
+        _ => {
+            if dst.as_os_str().as_encoded_bytes().ends_with(b"/") {
+                // "dst/" names a directory that does not exist.
+                return Err(Error::refused(
+                    "copy",
+                    dst,
+                    Errno::NOENT,
+                    "is not an existing directory",
+                ));
+            }
+            Ok(dst.to_path_buf())
+        }
+    }
+}
+
+/// Refuses a destination that is the source or, without `force`, exists;
+/// returns whether one will be replaced.
+fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Result<bool> {
+    if let Ok(t) = sys::stat(dst) {
+        if t.dev == sst.dev && t.ino == sst.ino {
+            return Err(Error::refused(
+                "copy",
+                dst,
+                Errno::INVAL,
+                format!(
+                    "is the same file as {} (the same name, a hard link or a symbolic link to it); nothing was changed",
+                    src.display()
+                ),
+            ));
+        }
+    }
+    let Ok(l) = sys::lstat(dst) else {
+        return Ok(false);
+    };
+    if l.is_dir() {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::ISDIR,
+            "is a directory; fspace copy does not replace directories",
+        ));
+    }
+    if !l.is_regular() && !l.is_symlink() {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::EXIST,
+            format!(
+                "exists and is a {}; fspace copy replaces only regular files and symbolic links",
+                l.type_name()
+            ),
+        ));
+    }
+    if !force {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::EXIST,
+            "already exists; pass --force to replace it",
+        ));
+    }
+    Ok(true)
+}
+
+/// Gives the copy the source's owner, mode and times (in that order: a
+/// change of owner clears setuid bits, and times go last).
+fn preserve(tfd: &OwnedFd, dst: &Path, sst: &sys::Stat, report: &mut CopyReport) -> Result<()> {
+    match sys::fchown(tfd, sst.uid, sst.gid) {
+        Ok(()) => {}
+        Err(Errno::PERM) => report.notes.push(format!(
+            "owner {}:{} not preserved: only root may give files away (EPERM)",
+            sst.uid, sst.gid
+        )),
+        Err(e) => return Err(Error::io("fchown", dst, None, e)),
+    }
+    sys::fchmod(tfd, sst.mode & 0o7777).map_err(|e| Error::io("fchmod", dst, None, e))?;
+    sys::futimens(tfd, sst.atime, sst.mtime).map_err(|e| Error::io("futimens", dst, None, e))?;
+    report.preserved = true;
+    Ok(())
+}
+
+struct Job<'a> {
+    src: &'a Path,
+    dst: &'a Path,
+    sfd: BorrowedFd<'a>,
+    tfd: BorrowedFd<'a>,
+    len: u64,
+    opts: &'a CopyOptions<'a>,
+}
+
+impl Job<'_> {
+    fn run(&self, report: &mut CopyReport) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        let opts = self.opts;
+        // Rung 1: share the blocks.
+        let clone_allowed = match opts.reflink {
+            ReflinkMode::Always => true,
+            ReflinkMode::Never => false,
+            ReflinkMode::Auto => opts.sparse == SparseMode::Auto,
+        };
+        if clone_allowed {
+            if opts.sparse != SparseMode::Auto {
+                report.notes.push(format!(
+                    "--reflink always: the copy shares the source's blocks, so --sparse {} changes nothing",
+                    opts.sparse
+                ));
+            }
+            match sys::ficlone(self.tfd, self.sfd) {
+                Ok(()) => return self.after_clone(report),
+                Err(e) if opts.reflink == ReflinkMode::Always => {
+                    return Err(Error::refused(
+                        "copy",
+                        self.dst,
+                        e,
+                        format!(
+                            "--reflink always, but the blocks of {} cannot be shared: FICLONE failed: {} (source and destination must be on one filesystem with reflinks, such as btrfs or xfs with reflink=1)",
+                            self.src.display(),
+                            std::io::Error::from_raw_os_error(e.raw_os_error())
+                        ),
+                    ))
+                }
+                Err(e) if not_possible(e) => report.fallbacks.push(CopyFallback {
+                    method: CopyMethod::Clone,
+                    reason: format!(
+                        "FICLONE: {}",
+                        std::io::Error::from_raw_os_error(e.raw_os_error())
+                    ),
+                    errno: Some(e.raw_os_error()),
+                }),
+                Err(e) => return Err(Error::io("ioctl(FICLONE)", self.dst, None, e)),
+            }
+        } else {
+            report.fallbacks.push(CopyFallback {
+                method: CopyMethod::Clone,
+                reason: match opts.reflink {
+                    ReflinkMode::Never => "not allowed: --reflink never".into(),
+                    _ => format!(
+                        "not used: --sparse {} needs the data read and written",
+                        opts.sparse
+                    ),
+                },
+                errno: None,
+            });
+        }
+        // Rung 2: let the kernel move each data extent.
+        if opts.sparse == SparseMode::Auto {
+            let kind = sys::fstatfs(self.tfd)
+                .map(|s| FsKind::from_magic(s.magic))
+                .map_err(|e| Error::io("fstatfs", self.dst, None, e))?;
+            if opts.reflink == ReflinkMode::Never && offload_may_share(kind) {
+                report.fallbacks.push(CopyFallback {
+                    method: CopyMethod::CopyFileRange,
+                    reason: format!(
+                        "not allowed: --reflink never, and copy_file_range may share blocks on {}",
+                        kind.name()
+                    ),
+                    errno: None,
+                });
+            } else {
+                match self.offload(report)? {
+                    None => return Ok(()),
+                    Some(e) => report.fallbacks.push(CopyFallback {
+                        method: CopyMethod::CopyFileRange,
+                        reason: format!(
+                            "copy_file_range: {}",
+                            std::io::Error::from_raw_os_error(e.raw_os_error())
+                        ),
+                        errno: Some(e.raw_os_error()),
+                    }),
+                }
+            }
+        } else {
+            report.fallbacks.push(CopyFallback {
+                method: CopyMethod::CopyFileRange,
+                reason: format!(
+                    "not used: --sparse {} needs the data read and written",
+                    opts.sparse
+                ),
+                errno: None,
+            });
+        }
+        // Rung 3: read, and write through the sparse writer.
+        self.read_write(report)
+    }
+
+    fn truncate(&self, len: u64) -> Result<()> {
+        sys::ftruncate(self.tfd, len).map_err(|e| Error::io("ftruncate", self.dst, Some(0..len), e))
+    }
+
+    fn after_clone(&self, report: &mut CopyReport) -> Result<()> {
+        let st = sys::fstat(self.tfd).map_err(|e| Error::io("fstat", self.dst, None, e))?;
+        if st.size < self.len {
+            return Err(self.shrank(st.size));
+        }
+        if st.size > self.len {
+            // The source grew before the clone: keep the copy's length.
+            self.truncate(self.len)?;
+        }
+        report.method = CopyMethod::Clone;
+        report.bytes_cloned = self.len;
+        self.count_holes(report)?;
+        self.tick(self.len);
+        Ok(())
+    }
+
+    /// Counts the source's holes (what the clone kept) for the report.
+    fn count_holes(&self, report: &mut CopyReport) -> Result<()> {
+        let mut pos = 0;
+        while pos < self.len {
+            let (data, end) = self.next_extent(pos)?;
+            if data > pos {
+                report.holes += 1;
+                report.hole_bytes += data - pos;
+            }
+            if data < end {
+                report.data_extents += 1;
+            }
+            pos = end;
+        }
+        Ok(())
+    }
+
+    /// The next data extent at or after `pos`: `(start, end)`, both within
+    /// the copy's length; `start == end == len` when only a hole is left.
+    fn next_extent(&self, pos: u64) -> Result<(u64, u64)> {
+        let data = sys::seek_data(self.sfd, pos)
+            .map_err(|e| Error::io("lseek(SEEK_DATA)", self.src, Some(pos..self.len), e))?
+            .unwrap_or(self.len)
+            .min(self.len);
+        if data >= self.len {
+            return Ok((self.len, self.len));
+        }
+        let end = sys::seek_hole(self.sfd, data)
+            .map_err(|e| Error::io("lseek(SEEK_HOLE)", self.src, Some(data..self.len), e))?
+            .unwrap_or(self.len)
+            .min(self.len);
+        Ok((data, end.max(data + 1).min(self.len)))
+    }
+
+    fn check_cancel(&self) -> Result<()> {
+        if self.opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::refused(
+                "copy",
+                self.dst,
+                Errno::CANCELED,
+                "cancelled; the destination was not created or changed",
+            ));
+        }
+        Ok(())
+    }
+
+    fn tick(&self, done: u64) {
+        if let Some(p) = self.opts.progress {
+            p(Progress {
+                done,
+                total: self.len,
+            });
+        }
+    }
+
+    fn shrank(&self, now: u64) -> Error {
+        Error::refused(
+            "copy",
+            self.src,
+            Errno::AGAIN,
+            format!(
+                "shrank from {} to {now} bytes while being copied; the destination was not created or changed",
+                self.len
+            ),
+        )
+    }
+
+    /// `copy_file_range` over each data extent. Returns the errno that
+    /// ruled the rung out before anything was copied, or `None` when done.
+    fn offload(&self, report: &mut CopyReport) -> Result<Option<Errno>> {
+        // The length first: writes then never extend the file, so no
+        // filesystem preallocates past its end into later holes.
+        self.truncate(self.len)?;
+        let mut pos = 0;
+        let mut moved = 0u64;
+        let mut holes = (0u64, 0u64);
+        let mut extents = 0;
+        while pos < self.len {
+            self.check_cancel()?;
+            let (data, end) = self.next_extent(pos)?;
+            if data > pos {
+                holes.0 += 1;
+                holes.1 += data - pos;
+            }
+            if data < end {
+                extents += 1;
+            }
+            let (mut s, mut d) = (data, data);
+            while s < end {
+                self.check_cancel()?;
+                let want = (end - s).min(OFFLOAD_CHUNK) as usize;
+                match sys::copy_file_range(self.sfd, &mut s, self.tfd, &mut d, want) {
+                    Ok(0) => {
+                        let now = sys::fstat(self.sfd).map_or(s, |st| st.size);
+                        return Err(self.shrank(now));
+                    }
+                    Ok(n) => {
+                        moved += n as u64;
+                        self.tick(s);
+                    }
+                    Err(e) if moved == 0 && not_possible(e) => {
+                        // Back to the empty file the next rung expects.
+                        self.truncate(0)?;
+                        return Ok(Some(e));
+                    }
+                    Err(e) => return Err(Error::io("copy_file_range", self.dst, Some(d..end), e)),
+                }
+            }
+            pos = end;
+            self.tick(pos);
+        }
+        report.method = CopyMethod::CopyFileRange;
+        report.bytes_offloaded = moved;
+        report.holes = holes.0;
+        report.hole_bytes = holes.1;
+        report.data_extents = extents;
+        Ok(None)
+    }
+
+    /// `pread` each data extent into a buffer and hand it to a
+    /// [`SparseWriter`]; holes are skipped (or written as zeros).
+    fn read_write(&self, report: &mut CopyReport) -> Result<()> {
+        let wopts = SparseWriterOptions {
+            detect_zeros: self.opts.sparse == SparseMode::Always,
+            keep_holes: self.opts.sparse != SparseMode::Never,
+            ..SparseWriterOptions::default()
+        };
+        let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
+        w.set_len(self.len)?;
+        let mut buf = vec![0u8; SPARSE_BUFFER];
+        let mut pos = 0;
+        let mut extents = 0;
+        while pos < self.len {
+            self.check_cancel()?;
+            let (data, end) = self.next_extent(pos)?;
+            if data > pos {
+                w.skip(data - pos)?;
+            }
+            if data < end {
+                extents += 1;
+            }
+            let mut off = data;
+            while off < end {
+                self.check_cancel()?;
+                let want = ((end - off) as usize).min(buf.len());
+                let n = sys::pread(self.sfd, &mut buf[..want], off)
+                    .map_err(|e| Error::io("pread", self.src, Some(off..off + want as u64), e))?;
+                if n == 0 {
+                    let now = sys::fstat(self.sfd).map_or(off, |st| st.size);
+                    return Err(self.shrank(now));
+                }
+                w.write(&buf[..n])?;
+                off += n as u64;
+                self.tick(off);
+            }
+            pos = end;
+        }
+        let s: SparseStats = w.finish()?;
+        report.method = CopyMethod::ReadWrite;
+        report.bytes_copied = s.bytes_written;
+        report.holes = s.holes;
+        report.hole_bytes = s.hole_bytes;
+        report.zero_bytes_holed = s.zero_bytes_found;
+        report.data_extents = extents;
+        if s.zeros_written > 0 && self.opts.sparse != SparseMode::Never {
+            report.notes.push(format!(
+                "this filesystem cannot punch holes: {} bytes of zeros were written as data",
+                s.zeros_written
+            ));
+        }
+        Ok(())
+    }
+}

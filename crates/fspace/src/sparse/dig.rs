@@ -1,0 +1,277 @@
+//! [`dig()`]: punch holes over zero blocks of a file in place, like
+//! util-linux `fallocate --dig-holes`.
+
+use super::scan::{self, Run};
+use super::writer::{BLOCK_RANGE, SPARSE_BUFFER};
+use crate::error::{Error, Result};
+use crate::grow::Progress;
+use crate::sys::{self, Errno, FallocMode};
+use rustix::fd::{AsFd, BorrowedFd};
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Options of [`dig()`].
+#[derive(Clone, Copy, Default)]
+pub struct DigOptions<'a> {
+    /// `fsync` the file at the end.
+    pub sync: bool,
+    /// Checked between chunks: when it becomes true the dig stops (holes
+    /// punched so far stay; the bytes read back are the same either way)
+    /// and the call fails with `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called after each chunk with the bytes of the file done.
+    pub progress: Option<&'a dyn Fn(Progress)>,
+}
+
+impl std::fmt::Debug for DigOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DigOptions")
+            .field("sync", &self.sync)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// What [`dig()`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct DigReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Its length (unchanged).
+    pub len: u64,
+    /// The block size zero runs were looked for in.
+    pub block_size: u64,
+    /// Data bytes read and scanned (holes are skipped unread).
+    pub bytes_scanned: u64,
+    /// Zero runs punched.
+    pub holes_punched: u64,
+    /// Bytes in them.
+    pub bytes_punched: u64,
+    /// Bytes allocated before (`st_blocks`).
+    pub allocated_before: u64,
+    /// Bytes allocated after.
+    pub allocated_after: u64,
+    /// `allocated_before - allocated_after` (0 if allocation grew).
+    pub bytes_freed: u64,
+    /// Every syscall issued.
+    pub syscalls: u64,
+    /// Whether the result was made durable.
+    pub synced: bool,
+    /// Wall time.
+    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
+}
+
+/// Punches holes over every run of zero blocks (aligned, at least one
+/// filesystem block) inside the ranges of `path` that hold data
+/// (`SEEK_DATA`/`SEEK_HOLE`), so the file reads back the same but
+/// allocates less. A zero tail shorter than a block at the end of file is
+/// punched too.
+///
+/// Refuses anything but a regular file, and filesystems that cannot punch
+/// holes (the first punch fails with `EOPNOTSUPP`; nothing was changed). No
+/// other process may write the file meanwhile: a block read as zeros and
+/// then written by someone else before the punch would lose that write.
+pub fn dig(path: &Path, opts: &DigOptions<'_>) -> Result<DigReport> {
+    let start = Instant::now();
+    let before = sys::counters();
+    let fd = sys::open(path, OFlags::RDWR | OFlags::NONBLOCK | OFlags::NOCTTY, 0).map_err(|e| {
+        match sys::stat(path) {
+            Ok(st) if !st.is_regular() => Error::not_regular("dig", path, &st, Some(e)),
+            _ => Error::io("open", path, None, e),
+        }
+    })?;
+    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    if !st.is_regular() {
+        return Err(Error::not_regular("dig", path, &st, None));
+    }
+    let block = st.blksize.clamp(BLOCK_RANGE.start, BLOCK_RANGE.end - 1) as usize;
+    let mut d = Digger {
+        fd: fd.as_fd(),
+        path,
+        len: st.size,
+        block,
+        pending: None,
+        report: DigReport {
+            path: path.to_path_buf(),
+            len: st.size,
+            block_size: block as u64,
+            bytes_scanned: 0,
+            holes_punched: 0,
+            bytes_punched: 0,
+            allocated_before: st.blocks * 512,
+            allocated_after: 0,
+            bytes_freed: 0,
+            syscalls: 0,
+            synced: false,
+            elapsed: Duration::ZERO,
+        },
+    };
+    d.run(opts)?;
+    if opts.sync {
+        sys::fsync(&fd).map_err(|e| Error::io("fsync", path, None, e))?;
+        d.report.synced = true;
+    }
+    let after = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    let mut r = d.report;
+    r.allocated_after = after.blocks * 512;
+    r.bytes_freed = r.allocated_before.saturating_sub(r.allocated_after);
+    r.syscalls = sys::counters().since(before).total;
+    r.elapsed = start.elapsed();
+    Ok(r)
+}
+
+struct Digger<'a> {
+    fd: BorrowedFd<'a>,
+    path: &'a Path,
+    len: u64,
+    block: usize,
+    /// A zero run not yet punched (it may continue in the next chunk).
+    pending: Option<Range<u64>>,
+    report: DigReport,
+}
+
+impl Digger<'_> {
+    fn run(&mut self, opts: &DigOptions<'_>) -> Result<()> {
+        // Chunks are whole blocks, so block alignment carries across them.
+        let chunk = SPARSE_BUFFER.div_ceil(self.block) * self.block;
+        let mut buf = vec![0u8; chunk];
+        let mut pos = 0;
+        while pos < self.len {
+            let Some(data) = sys::seek_data(self.fd, pos)
+                .map_err(|e| Error::io("lseek(SEEK_DATA)", self.path, Some(pos..self.len), e))?
+            else {
+                break;
+            };
+            if data >= self.len {
+                break;
+            }
+            let end = sys::seek_hole(self.fd, data)
+                .map_err(|e| Error::io("lseek(SEEK_HOLE)", self.path, Some(data..self.len), e))?
+                .unwrap_or(self.len)
+                .clamp(data + 1, self.len);
+            // Start at the block holding `data` (extents are block-aligned
+            // on every filesystem we know; this keeps the scan aligned).
+            let mut off = data - data % self.block as u64;
+            while off < end {
+                if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    self.flush()?;
+                    return Err(Error::refused(
+                        "dig",
+                        self.path,
+                        Errno::CANCELED,
+                        "cancelled; the holes punched so far stay (the file reads back the same)",
+                    ));
+                }
+                let want = ((end - off) as usize).min(buf.len());
+                let n = sys::pread(self.fd, &mut buf[..want], off)
+                    .map_err(|e| Error::io("pread", self.path, Some(off..off + want as u64), e))?;
+                if n == 0 {
+                    break; // the file shrank: nothing more to dig
+                }
+                self.report.bytes_scanned += n as u64;
+                let at_eof = off + n as u64 >= self.len;
+                let mut err = None;
+                scan::runs(
+                    &buf[..n],
+                    off,
+                    self.block,
+                    at_eof,
+                    |Run { start, end, zero }| {
+                        if err.is_some() {
+                            return;
+                        }
+                        let r = off + start as u64..off + end as u64;
+                        if zero {
+                            self.pending = match self.pending.take() {
+                                Some(p) if p.end == r.start => Some(p.start..r.end),
+                                Some(p) => {
+                                    if let Err(e) = self.punch(p) {
+                                        err = Some(e);
+                                    }
+                                    Some(r)
+                                }
+                                None => Some(r),
+                            };
+                        } else if let Some(p) = self.pending.take() {
+                            if let Err(e) = self.punch(p) {
+                                err = Some(e);
+                            }
+                        }
+                    },
+                );
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                off += n as u64;
+                if let Some(p) = opts.progress {
+                    p(Progress {
+                        done: off.min(self.len),
+                        total: self.len,
+                    });
+                }
+            }
+            self.flush()?;
+            pos = end;
+        }
+        self.flush()
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        match self.pending.take() {
+            Some(p) => self.punch(p),
+            None => Ok(()),
+        }
+    }
+
+    fn punch(&mut self, r: Range<u64>) -> Result<()> {
+        // A zero tail at end of file: punch to the block's end (reads the
+        // same, frees the block).
+        let end = if r.end >= self.len {
+            r.end.div_ceil(self.block as u64) * self.block as u64
+        } else {
+            r.end
+        };
+        match sys::fallocate(self.fd, FallocMode::PunchHole, r.start, end - r.start) {
+            Ok(()) => {
+                self.report.holes_punched += 1;
+                self.report.bytes_punched += r.end - r.start;
+                Ok(())
+            }
+            Err(e) => {
+                let mut err = Error::io_flags(
+                    "fallocate",
+                    FallocMode::PunchHole.flag_names(),
+                    self.path,
+                    Some(r.start..end),
+                    e,
+                );
+                if matches!(e, Errno::OPNOTSUPP | Errno::NOSYS) {
+                    err = Error::refused(
+                        "dig",
+                        self.path,
+                        e,
+                        format!(
+                            "{err}: this filesystem cannot punch holes{}",
+                            if self.report.holes_punched == 0 {
+                                "; nothing was changed"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                }
+                Err(err)
+            }
+        }
+    }
+}

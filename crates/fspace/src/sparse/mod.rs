@@ -1,0 +1,25 @@
+//! Holes, kept and made: [`SparseWriter`] turns zero blocks into holes with
+//! few large writes, [`copy()`] copies a file without losing its holes (and
+//! without reading it where blocks can be shared or the kernel can move
+//! them), and [`dig()`] punches holes over zero blocks of a file in place.
+//!
+//! Seed 004: rsync's `--sparse` wrote 1 KiB per syscall and copied a 1 GiB
+//! file 280x slower than without it. Here data goes out in writes of at
+//! least [`SPARSE_BUFFER`] bytes and zeros are found by a vectorised scan
+//! ([`is_zero`]).
+
+mod copy;
+mod dig;
+mod scan;
+mod writer;
+
+pub use copy::{
+    copy, offload_may_share, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode,
+    SparseMode, OFFLOAD_CHUNK,
+};
+pub use dig::{dig, DigOptions, DigReport};
+pub use scan::is_zero;
+pub use writer::{
+    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, BLOCK_RANGE,
+    SPARSE_BUFFER,
+};
