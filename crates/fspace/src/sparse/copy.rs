@@ -321,6 +321,9 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
             opts,
         };
         job.run(&mut report)?;
+        // A cancellation that came in after the last chunk still counts: the
+        // destination has not appeared yet.
+        job.check_cancel()?;
         let now = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
         if now.size > sst.size {
             report.notes.push(format!(
@@ -409,7 +412,13 @@ fn resolve_destination(src: &Path, dst: &Path) -> Result<PathBuf> {
 /// returns whether one will be replaced.
 fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Result<bool> {
     if let Ok(t) = sys::stat(dst) {
-        if t.dev == sst.dev && t.ino == sst.ino {
+        // Inode numbers catch hard links; resolved paths catch the same name
+        // and symbolic links where inode numbers are not stable (sshfs).
+        let same_path = match (std::fs::canonicalize(src), std::fs::canonicalize(dst)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same_path || (t.dev == sst.dev && t.ino == sst.ino) {
             return Err(Error::refused(
                 "copy",
                 dst,

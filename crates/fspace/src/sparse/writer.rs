@@ -136,8 +136,8 @@ pub struct SparseWriter<'fd> {
     deferred: Vec<Range<u64>>,
     prealloc: bool,
     punch_unsupported: bool,
-    /// End of the last hole, to count adjacent holes as one.
-    last_hole_end: Option<u64>,
+    /// A hole not yet made: adjacent holes merge into it.
+    pending: Option<Range<u64>>,
     stats: SparseStats,
 }
 
@@ -174,7 +174,7 @@ impl<'fd> SparseWriter<'fd> {
             deferred: Vec::new(),
             prealloc: speculative_preallocation(kind),
             punch_unsupported: false,
-            last_hole_end: None,
+            pending: None,
             stats: SparseStats {
                 block_size: block as u64,
                 fresh,
@@ -190,6 +190,7 @@ impl<'fd> SparseWriter<'fd> {
     /// Bytes past `len` in an existing file are cut off.
     pub fn set_len(&mut self, len: u64) -> Result<()> {
         self.flush()?;
+        self.settle()?;
         sys::ftruncate(self.fd, len)
             .map_err(|e| Error::io("ftruncate", &self.path, Some(0..len), e))?;
         self.file_len = len;
@@ -350,6 +351,7 @@ impl<'fd> SparseWriter<'fd> {
 
     /// Writes `data` at `off`, all of it.
     fn put(&mut self, mut data: &[u8], mut off: u64) -> Result<()> {
+        self.settle()?;
         let range = off..off + data.len() as u64;
         while !data.is_empty() {
             match sys::pwritev(self.fd, &[IoSlice::new(data)], off) {
@@ -382,17 +384,31 @@ impl<'fd> SparseWriter<'fd> {
     }
 
     fn note_written(&mut self, r: Range<u64>) {
+        if !self.deferred.is_empty() {
+            // Written bytes are no longer a hole to punch.
+            let mut left = Vec::with_capacity(self.deferred.len() + 1);
+            for d in self.deferred.drain(..) {
+                if d.end <= r.start || r.end <= d.start {
+                    left.push(d);
+                } else {
+                    if d.start < r.start {
+                        left.push(d.start..r.start);
+                    }
+                    if r.end < d.end {
+                        left.push(r.end..d.end);
+                    }
+                }
+            }
+            self.deferred = left;
+        }
         if r.end > self.file_len {
             self.file_len = r.end;
             // Deferred holes now inside the file: punch them (see
             // `speculative_preallocation`).
-            let inside: Vec<Range<u64>> = self
-                .deferred
-                .iter()
-                .filter(|d| d.end <= r.start)
-                .cloned()
-                .collect();
-            self.deferred.retain(|d| d.end > r.start);
+            let len = self.file_len;
+            let (inside, outside): (Vec<_>, Vec<_>) =
+                self.deferred.drain(..).partition(|d| d.end <= len);
+            self.deferred = outside;
             for d in inside {
                 // Best effort: the bytes read as zeros either way.
                 if sys::fallocate(self.fd, FallocMode::PunchHole, d.start, d.end - d.start).is_ok()
@@ -432,9 +448,31 @@ impl<'fd> SparseWriter<'fd> {
             .any(|w| w.start < r.end && r.start < w.end)
     }
 
+    /// Makes `r` a hole, merged with an adjacent pending one so that a long
+    /// zero run costs one punch however it arrived.
+    fn hole(&mut self, r: Range<u64>) -> Result<()> {
+        match self.pending.take() {
+            Some(p) if p.end == r.start => self.pending = Some(p.start..r.end),
+            Some(p) => {
+                self.materialize(p)?;
+                self.pending = Some(r);
+            }
+            None => self.pending = Some(r),
+        }
+        Ok(())
+    }
+
+    /// Makes the pending hole real before anything else touches the file.
+    fn settle(&mut self) -> Result<()> {
+        match self.pending.take() {
+            Some(p) => self.materialize(p),
+            None => Ok(()),
+        }
+    }
+
     /// Makes `r` a hole: nothing where one already is, a punch where blocks
     /// may exist; zeros where punching is unsupported.
-    fn hole(&mut self, r: Range<u64>) -> Result<()> {
+    fn materialize(&mut self, r: Range<u64>) -> Result<()> {
         let len = r.end - r.start;
         if self.may_hold_blocks(&r) {
             if self.punch_unsupported {
@@ -458,18 +496,20 @@ impl<'fd> SparseWriter<'fd> {
                 }
             }
         } else if self.prealloc && r.end > self.file_len {
-            self.deferred.push(r.start.max(self.file_len)..r.end);
+            let d = r.start.max(self.file_len)..r.end;
+            match self.deferred.last_mut() {
+                Some(last) if last.end == d.start => last.end = d.end,
+                _ => self.deferred.push(d),
+            }
         }
-        if self.last_hole_end != Some(r.start) {
-            self.stats.holes += 1;
-        }
-        self.last_hole_end = Some(r.end);
+        self.stats.holes += 1;
         self.stats.hole_bytes += len;
         Ok(())
     }
 
     /// Writes zeros over `r` from the shared zero buffer.
     fn zeros(&mut self, r: Range<u64>) -> Result<()> {
+        self.settle()?;
         let before = sys::counters();
         let res = zero_fill::fill(self.fd, r.start, r.end, None, None);
         self.stats.write_calls += sys::counters().since(before).writes;
@@ -489,6 +529,7 @@ impl<'fd> SparseWriter<'fd> {
     /// larger). Returns what the writer did.
     pub fn finish(mut self) -> Result<SparseStats> {
         self.flush()?;
+        self.settle()?;
         let len = self.end.max(self.len_hint);
         let st = sys::fstat(self.fd).map_err(|e| Error::io("fstat", &self.path, None, e))?;
         if st.size != len {

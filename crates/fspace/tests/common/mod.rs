@@ -161,3 +161,74 @@ pub fn free_after_sync(path: &Path) -> u64 {
     };
     s.f_bfree * frsize
 }
+
+/// Takes the locks of two filesystems in a fixed order (no deadlock between
+/// tests that take the same pair the other way round).
+pub fn lock_pair<'a>(a: &'a Fs, b: &'a Fs) -> Vec<MutexGuard<'static, ()>> {
+    let (x, y) = if a.name <= b.name { (a, b) } else { (b, a) };
+    let mut g = vec![x.lock()];
+    if x.name != y.name {
+        g.push(y.lock());
+    }
+    g
+}
+
+/// Returns the first offset where `a` and `b` differ (a length difference
+/// counts at the shorter length), or `None` if they are byte-identical.
+/// Ranges that are holes in both files are not read: they read as zeros in
+/// both by definition.
+pub fn first_difference(a: &Path, b: &Path) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let fa = std::fs::File::open(a).unwrap_or_else(|e| panic!("open {}: {e}", a.display()));
+    let fb = std::fs::File::open(b).unwrap_or_else(|e| panic!("open {}: {e}", b.display()));
+    let (la, lb) = (fa.metadata().unwrap().len(), fb.metadata().unwrap().len());
+    let len = la.min(lb);
+    let next_data = |f: &std::fs::File, off: u64| -> u64 {
+        match rustix::fs::seek(f, rustix::fs::SeekFrom::Data(off)) {
+            Ok(o) => o,
+            Err(rustix::io::Errno::NXIO) => u64::MAX,
+            Err(_) => off,
+        }
+    };
+    let mut ba = vec![0u8; 1 << 20];
+    let mut bb = vec![0u8; 1 << 20];
+    let mut off = 0;
+    while off < len {
+        let skip_to = next_data(&fa, off).min(next_data(&fb, off)).min(len);
+        if skip_to > off {
+            off = skip_to;
+            continue;
+        }
+        let n = ((len - off) as usize).min(ba.len());
+        fa.read_exact_at(&mut ba[..n], off).unwrap();
+        fb.read_exact_at(&mut bb[..n], off).unwrap();
+        if ba[..n] != bb[..n] {
+            let i = ba[..n]
+                .iter()
+                .zip(&bb[..n])
+                .position(|(x, y)| x != y)
+                .unwrap();
+            return Some(off + i as u64);
+        }
+        off += n as u64;
+    }
+    (la != lb).then_some(len)
+}
+
+/// Bytes allocated to `path` (`st_blocks` * 512) after an fsync.
+pub fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let f = std::fs::File::open(path).unwrap();
+    let _ = f.sync_all();
+    f.metadata().unwrap().blocks() * 512
+}
+
+/// Names in `dir` that carry fspace's temporary-file marker.
+pub fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".fspace-tmp-"))
+        .collect()
+}
