@@ -561,7 +561,7 @@ fn bad_input_is_refused_and_changes_nothing() {
         if fs.name != "sshfs" {
             rustix::fs::mknodat(
                 rustix::fs::CWD,
-                &d.join("fifo"),
+                d.join("fifo"),
                 rustix::fs::FileType::Fifo,
                 rustix::fs::Mode::from_raw_mode(0o644),
                 0,
@@ -721,6 +721,7 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
                 let f = std::fs::OpenOptions::new()
                     .write(true)
                     .create(true)
+                    .truncate(false)
                     .open(&p)
                     .unwrap();
                 let opts = SparseWriterOptions {
