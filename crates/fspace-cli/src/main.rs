@@ -31,7 +31,8 @@ mod copy;
     name = "fspace",
     version,
     about = "Grow, map and measure file space the right way for each Linux filesystem",
-    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error.\n\
+    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error, 130 interrupted\n\
+                  (Ctrl-C, SIGTERM, SIGHUP: the work is undone or, for dig, stopped).\n\
                   Sizes accept plain bytes or K/M/G/T/P/E with or without iB (binary units)."
 )]
 struct Cli {
@@ -402,7 +403,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(EXIT_FAILED);
             }
             let interrupted = (e.op() == "bench commit" && e.raw_os_error() == Some(4))
-                || (matches!(e.op(), "copy" | "dig") && e.raw_os_error() == Some(125));
+                || e.raw_os_error() == Some(125); // ECANCELED: a signal stopped grow, copy or dig
             let hint = if is_grow {
                 grow_hint(&e)
             } else if is_copy {
