@@ -294,6 +294,7 @@ fn main() -> ExitCode {
     };
     let is_grow = matches!(cli.command, Command::Grow { .. });
     let is_copy = matches!(cli.command, Command::Copy { .. } | Command::Dig { .. });
+    let is_dig = matches!(cli.command, Command::Dig { .. });
     let (json, result) = match cli.command {
         Command::Info { path, json } => (json, info(&path, json)),
         Command::Grow {
@@ -407,7 +408,7 @@ fn main() -> ExitCode {
             let hint = if is_grow {
                 grow_hint(&e)
             } else if is_copy {
-                copy_hint(&e)
+                copy_hint(&e, is_dig)
             } else {
                 None
             };
@@ -450,17 +451,21 @@ fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
 }
 
 /// Returns advice for `fspace copy` and `fspace dig` errors.
-fn copy_hint(e: &fspace::Error) -> Option<&'static str> {
-    match (e.raw_os_error()?, e.op()) {
-        (2, "create") => Some("the directory to copy into does not exist"),
-        (13, _) => {
+fn copy_hint(e: &fspace::Error, dig: bool) -> Option<&'static str> {
+    match (e.raw_os_error()?, dig) {
+        (2, false) if e.op() == "create" => Some("the directory to copy into does not exist"),
+        (13, false) => {
             Some("you lack permission to read the source or write the destination's directory")
         }
-        (28, _) => {
+        (13, true) => Some("you lack write permission on the file"),
+        (28, false) => {
             Some("not enough free space; the partial copy was removed and nothing else changed")
         }
+        (28, true) => Some(
+            "punching a hole needed metadata space; the file reads back the same, holes punched so far stay",
+        ),
         (30, _) => Some("the filesystem is mounted read-only"),
-        (95, "dig") => Some("this filesystem has no hole punching (sshfs, NFS before 4.2)"),
+        (95, true) => Some("this filesystem has no hole punching (sshfs, NFS before 4.2)"),
         _ => None,
     }
 }

@@ -43,6 +43,20 @@ pub(crate) fn unique_name(prefix: &str, marker: &str) -> String {
     )
 }
 
+/// Returns the temporary name for a file to be called `name`:
+/// `.{name}{marker}{host}-{pid}-{seq}`, with `name` shortened (on a character
+/// boundary) so that the whole fits in NAME_MAX (255 bytes).
+pub(crate) fn temp_name(name: &std::ffi::OsStr, marker: &str) -> String {
+    let name = name.to_string_lossy();
+    let tail = unique_name("", marker);
+    let room = 255usize.saturating_sub(1 + tail.len());
+    let mut cut = name.len().min(room);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(".{}{tail}", &name[..cut])
+}
+
 /// Returns true if `name` carries `marker` and was made on this host by a
 /// process that no longer exists.
 fn is_stale(name: &str, marker: &str) -> bool {
@@ -111,5 +125,11 @@ mod tests {
         assert!(!is_stale(&other_host, ".m-"));
         assert!(!is_stale("unrelated", ".m-"));
         assert!(!is_stale(&format!(".x.m-{}-notapid-0", host()), ".m-"));
+        let long = "é".repeat(200); // 400 bytes
+        let t = temp_name(std::ffi::OsStr::new(&long), ".m-");
+        assert!(
+            t.len() <= 255 && t.starts_with(".é") && t.contains(".m-"),
+            "{t}"
+        );
     }
 }

@@ -364,6 +364,35 @@ fn a_source_that_changes_during_the_copy() {
             std::fs::remove_file(&dst).unwrap();
             std::fs::remove_file(&src).unwrap();
         }
+        // Shrinking to the end of the first extent: the copy finds no more
+        // data (SEEK_DATA) and must not take that for a trailing hole.
+        for (sparse, reflink) in MODES {
+            let src = make(dir.path(), Case::HalfHoles);
+            let dst = dir.path().join("cut");
+            let victim = std::fs::OpenOptions::new().write(true).open(&src).unwrap();
+            let cut = |_p: fspace::Progress| victim.set_len(MIB).unwrap();
+            let opts = CopyOptions {
+                sparse,
+                reflink,
+                progress: Some(&cut),
+                ..Default::default()
+            };
+            let label = format!("{} {sparse}/{reflink}", fs.name);
+            match copy(&src, &dst, &opts) {
+                Err(e) => {
+                    assert!(e.to_string().contains("shrank"), "{label}: {e}");
+                    assert!(!dst.exists(), "{label}");
+                }
+                Ok(r) => {
+                    // Only a clone is instantaneous: it copied the file whole
+                    // before the first progress report.
+                    assert_eq!(r.method, CopyMethod::Clone, "{label}: {r:?}");
+                    std::fs::remove_file(&dst).unwrap();
+                }
+            }
+            assert!(common::temp_files(dir.path()).is_empty(), "{label}");
+            std::fs::remove_file(&src).unwrap();
+        }
         // Shrinking under a reading copy fails it and leaves nothing.
         let src = make(dir.path(), Case::Random);
         let dst = dir.path().join("shrunk");
@@ -706,7 +735,7 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
         });
         let seq = std::cell::Cell::new(0u32);
         let strategy = (
-            proptest::collection::vec((0u8..4, 1usize..40_000), 1..30),
+            proptest::collection::vec((0u8..5, 1usize..40_000), 1..30),
             any::<bool>(),
             any::<bool>(),
         );
@@ -745,6 +774,13 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
                         2 => {
                             w.skip(*len as u64).unwrap();
                             model.resize(model.len() + len, 0);
+                        }
+                        4 => {
+                            // Forward past the end: the gap reads as zeros,
+                            // also where the file held data before.
+                            let to = model.len() + len;
+                            w.seek(to as u64).unwrap();
+                            model.resize(to, 0);
                         }
                         _ => {
                             // Back to an earlier offset and overwrite.
@@ -859,4 +895,52 @@ fn dig_frees_zero_blocks_and_keeps_the_bytes() {
         let e = dig(dir.path(), &DigOptions::default()).unwrap_err();
         assert!(e.to_string().contains("directory"), "{e}");
     }
+}
+
+#[test]
+fn sparse_writer_refuses_append_descriptors_and_impossible_offsets() {
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let p = dir.path().join("a");
+    std::fs::write(&p, b"x").unwrap();
+    let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    let e = SparseWriter::new(f.as_fd(), &p, SparseWriterOptions::default())
+        .err()
+        .expect("O_APPEND refused");
+    assert_eq!(e.raw_os_error(), Some(22), "{e}");
+    assert!(e.to_string().contains("O_APPEND"), "{e}");
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    let mut w = SparseWriter::new(f.as_fd(), &p, SparseWriterOptions::default()).unwrap();
+    let e = w.write_at(u64::MAX - 3, b"12345").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(27), "{e}");
+    let e = w.skip(u64::MAX).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(27), "{e}");
+    // The refused calls changed nothing; the writer describes the whole
+    // file, and nothing was written: finish leaves it empty.
+    w.finish().unwrap();
+    assert_eq!(common::read(&p), b"");
+}
+
+/// A file whose reads end before its reported size (sysfs) is an error
+/// naming it, not a copy padded with zeros.
+#[test]
+fn a_source_shorter_than_its_size_is_refused() {
+    let src = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+    let Ok(m) = std::fs::metadata(src) else {
+        common::skipped("short-source", "sysfs", "no transparent_hugepage/enabled");
+        return;
+    };
+    let content = std::fs::read(src).unwrap();
+    assert!(
+        m.len() as usize > content.len(),
+        "sysfs reports more than it reads"
+    );
+    let fs = &common::all()[0];
+    let dir = fs.tempdir();
+    let dst = dir.path().join("thp");
+    let e = copy(src, &dst, &CopyOptions::default()).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(5), "{e}");
+    assert!(e.to_string().contains("reading ended at byte"), "{e}");
+    assert!(!dst.exists());
+    assert!(common::temp_files(dir.path()).is_empty());
 }

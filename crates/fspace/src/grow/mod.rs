@@ -379,10 +379,7 @@ fn create_grown(
     }
     let dir = fs_info::parent_dir(path);
     crate::stale::remove_stale(&dir, TEMP_MARKER);
-    let tmp = dir.join(crate::stale::unique_name(
-        &format!(".{}", name.to_string_lossy()),
-        TEMP_MARKER,
-    ));
+    let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));
     let fd = sys::open(&tmp, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o666)
         .map_err(|e| Error::io("create", path, None, e))?;
     let mut renamed = false;

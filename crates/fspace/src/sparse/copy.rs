@@ -193,7 +193,9 @@ pub struct CopyReport {
     /// Bytes the copy has allocated (`st_blocks`, delayed allocations
     /// included).
     pub dst_allocated: u64,
-    /// Every syscall the copy issued.
+    /// Syscalls the copy issued through fspace's counted wrappers (opens,
+    /// stats, seeks, reads, writes, syncs; not the final rename, the
+    /// directory scan for stale temporary files, or closes).
     pub syscalls: u64,
     /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`,
     /// `copy_file_range`, `FICLONE`).
@@ -263,6 +265,13 @@ fn not_possible(e: Errno) -> bool {
 pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport> {
     let start = Instant::now();
     let before = sys::counters();
+    // Refuse special files before opening them: opening a device can have
+    // effects (a watchdog starts, a tape rewinds on close).
+    if let Ok(st) = sys::stat(src) {
+        if !st.is_regular() {
+            return Err(Error::not_regular("copy", src, &st, None));
+        }
+    }
     let sfd = open_source(src)?;
     let sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
     if !sst.is_regular() {
@@ -275,10 +284,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         .ok_or_else(|| Error::refused("copy", &dst, Errno::INVAL, "has no file name to create"))?;
     let dir = parent_dir(&dst);
     crate::stale::remove_stale(&dir, TEMP_MARKER);
-    let tmp = dir.join(crate::stale::unique_name(
-        &format!(".{}", name.to_string_lossy()),
-        TEMP_MARKER,
-    ));
+    let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));
     let tfd = sys::open(
         &tmp,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
@@ -321,10 +327,10 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
             opts,
         };
         job.run(&mut report)?;
-        // A cancellation that came in after the last chunk still counts: the
-        // destination has not appeared yet.
-        job.check_cancel()?;
         let now = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
+        if now.size < sst.size {
+            return Err(job.shrank(now.size, now.size));
+        }
         if now.size > sst.size {
             report.notes.push(format!(
                 "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
@@ -340,6 +346,9 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         if opts.sync {
             sys::fsync(&tfd).map_err(|e| Error::io("fsync", &dst, None, e))?;
         }
+        // A cancellation that came in after the last chunk still counts: the
+        // destination has not appeared yet.
+        job.check_cancel()?;
         if opts.force {
             sys::rename(&tmp, &dst).map_err(|e| Error::io("rename", &dst, None, e))?;
         } else if let Some(note) = rename_noreplace(&tmp, &dst)? {
@@ -593,7 +602,7 @@ impl Job<'_> {
     fn after_clone(&self, report: &mut CopyReport) -> Result<()> {
         let st = sys::fstat(self.tfd).map_err(|e| Error::io("fstat", self.dst, None, e))?;
         if st.size < self.len {
-            return Err(self.shrank(st.size));
+            return Err(self.shrank(st.size, st.size));
         }
         if st.size > self.len {
             // The source grew before the clone: keep the copy's length.
@@ -626,10 +635,20 @@ impl Job<'_> {
     /// The next data extent at or after `pos`: `(start, end)`, both within
     /// the copy's length; `start == end == len` when only a hole is left.
     fn next_extent(&self, pos: u64) -> Result<(u64, u64)> {
-        let data = sys::seek_data(self.sfd, pos)
+        let data = match sys::seek_data(self.sfd, pos)
             .map_err(|e| Error::io("lseek(SEEK_DATA)", self.src, Some(pos..self.len), e))?
-            .unwrap_or(self.len)
-            .min(self.len);
+        {
+            Some(d) => d.min(self.len),
+            None => {
+                // No data after `pos`: a trailing hole, unless the file
+                // shrank below the copy's length.
+                let now = self.current_len(self.len);
+                if now < self.len {
+                    return Err(self.shrank(now, pos));
+                }
+                self.len
+            }
+        };
         if data >= self.len {
             return Ok((self.len, self.len));
         }
@@ -661,7 +680,19 @@ impl Job<'_> {
         }
     }
 
-    fn shrank(&self, now: u64) -> Error {
+    /// The source ended early: at byte `at`, while it now reports `now`
+    /// bytes.
+    fn shrank(&self, now: u64, at: u64) -> Error {
+        if now >= self.len {
+            return Error::refused(
+                "copy",
+                self.src,
+                Errno::IO,
+                format!(
+                    "reading ended at byte {at} although the file reports {now} bytes (a special file?); the destination was not created or changed"
+                ),
+            );
+        }
         Error::refused(
             "copy",
             self.src,
@@ -671,6 +702,11 @@ impl Job<'_> {
                 self.len
             ),
         )
+    }
+
+    /// The source's current length, for telling "shrank" from "ended early".
+    fn current_len(&self, fallback: u64) -> u64 {
+        sys::fstat(self.sfd).map_or(fallback, |st| st.size)
     }
 
     /// `copy_file_range` over each data extent. Returns the errno that
@@ -698,10 +734,14 @@ impl Job<'_> {
                 self.check_cancel()?;
                 let want = (end - s).min(OFFLOAD_CHUNK) as usize;
                 match sys::copy_file_range(self.sfd, &mut s, self.tfd, &mut d, want) {
-                    Ok(0) => {
-                        let now = sys::fstat(self.sfd).map_or(s, |st| st.size);
-                        return Err(self.shrank(now));
+                    Ok(0) if moved == 0 && self.current_len(self.len) >= self.len => {
+                        // Nothing copied although the source has the bytes
+                        // (files whose size is not what read returns, such as
+                        // in /proc and /sys): the next rung reads instead.
+                        self.truncate(0)?;
+                        return Ok(Some(Errno::NODATA));
                     }
+                    Ok(0) => return Err(self.shrank(self.current_len(s), s)),
                     Ok(n) => {
                         moved += n as u64;
                         self.tick(s);
@@ -741,8 +781,15 @@ impl Job<'_> {
         while pos < self.len {
             self.check_cancel()?;
             let (data, end) = self.next_extent(pos)?;
-            if data > pos {
-                w.skip(data - pos)?;
+            let mut hole = pos;
+            while hole < data {
+                // In steps, so that a long hole written as zeros
+                // (--sparse never) stays cancellable.
+                self.check_cancel()?;
+                let step = (data - hole).min(OFFLOAD_CHUNK);
+                w.skip(step)?;
+                hole += step;
+                self.tick(hole);
             }
             if data < end {
                 extents += 1;
@@ -750,12 +797,11 @@ impl Job<'_> {
             let mut off = data;
             while off < end {
                 self.check_cancel()?;
-                let want = ((end - off) as usize).min(buf.len());
+                let want = (end - off).min(buf.len() as u64) as usize;
                 let n = sys::pread(self.sfd, &mut buf[..want], off)
                     .map_err(|e| Error::io("pread", self.src, Some(off..off + want as u64), e))?;
                 if n == 0 {
-                    let now = sys::fstat(self.sfd).map_or(off, |st| st.size);
-                    return Err(self.shrank(now));
+                    return Err(self.shrank(self.current_len(off), off));
                 }
                 w.write(&buf[..n])?;
                 off += n as u64;

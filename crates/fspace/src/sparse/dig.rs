@@ -172,7 +172,7 @@ impl Digger<'_> {
                         "cancelled; the holes punched so far stay (the file reads back the same)",
                     ));
                 }
-                let want = ((end - off) as usize).min(buf.len());
+                let want = (end - off).min(buf.len() as u64) as usize;
                 let n = sys::pread(self.fd, &mut buf[..want], off)
                     .map_err(|e| Error::io("pread", self.path, Some(off..off + want as u64), e))?;
                 if n == 0 {

@@ -72,7 +72,8 @@ pub struct SparseStats {
     pub holes: u64,
     /// Bytes in those ranges.
     pub hole_bytes: u64,
-    /// Of those, zero bytes found inside data (not declared with `skip`).
+    /// Zero bytes found inside data (not declared with `skip`) and made
+    /// holes; where punching is unsupported they are also in `zeros_written`.
     pub zero_bytes_found: u64,
     /// `pwritev` calls.
     pub write_calls: u64,
@@ -149,6 +150,16 @@ impl<'fd> SparseWriter<'fd> {
         if !st.is_regular() {
             return Err(Error::not_regular("sparse write", path, &st, None));
         }
+        let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
+        if flags.contains(rustix::fs::OFlags::APPEND) {
+            // pwritev ignores its offset on O_APPEND descriptors (Linux).
+            return Err(Error::refused(
+                "sparse write",
+                path,
+                Errno::INVAL,
+                "is open with O_APPEND, where writes cannot go to chosen offsets",
+            ));
+        }
         let kind = sys::fstatfs(fd)
             .map(|s| FsKind::from_magic(s.magic))
             .map_err(|e| Error::io("fstatfs", path, None, e))?;
@@ -219,6 +230,7 @@ impl<'fd> SparseWriter<'fd> {
 
     /// Writes `data` at the current position and advances it.
     pub fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        self.offset_after(self.pos, data.len() as u64)?;
         let cap = self.buf.capacity();
         while !data.is_empty() {
             if self.buf.is_empty() && data.len() >= cap {
@@ -264,16 +276,9 @@ impl<'fd> SparseWriter<'fd> {
         if len == 0 {
             return Ok(());
         }
+        let end = self.offset_after(self.pos, len)?;
         self.flush()?;
         let start = self.pos;
-        let end = start.checked_add(len).ok_or_else(|| {
-            Error::refused(
-                "sparse write",
-                &self.path,
-                Errno::FBIG,
-                "skip past the largest possible offset",
-            )
-        })?;
         if self.opts.keep_holes {
             self.hole(start..end)?;
         } else {
@@ -285,12 +290,35 @@ impl<'fd> SparseWriter<'fd> {
     }
 
     /// Moves the current position to `offset` (flushing buffered data).
+    /// Moving past the end of everything written or skipped so far declares
+    /// the gap a hole (punched where the file held data before).
     pub fn seek(&mut self, offset: u64) -> Result<()> {
+        self.offset_after(offset, 0)?;
         if offset != self.pos {
             self.flush()?;
+            if offset > self.end {
+                self.hole(self.end..offset)?;
+                self.end = offset;
+            }
             self.pos = offset;
         }
         Ok(())
+    }
+
+    /// Refuses offsets past the largest file Linux allows.
+    fn offset_after(&self, offset: u64, len: u64) -> Result<u64> {
+        match offset.checked_add(len) {
+            Some(end) if end <= crate::units::MAX_FILE_SIZE => Ok(end),
+            _ => Err(Error::refused(
+                "sparse write",
+                &self.path,
+                Errno::FBIG,
+                format!(
+                    "{len} bytes at offset {offset} end past the largest file Linux allows ({} bytes)",
+                    crate::units::MAX_FILE_SIZE
+                ),
+            )),
+        }
     }
 
     /// Writes out buffered data (everything but a partial block at its end,
@@ -529,6 +557,11 @@ impl<'fd> SparseWriter<'fd> {
     /// larger). Returns what the writer did.
     pub fn finish(mut self) -> Result<SparseStats> {
         self.flush()?;
+        if self.len_hint > self.end {
+            // Up to the length set: nothing written there, so a hole (the
+            // file may have held data there before).
+            self.hole(self.end..self.len_hint)?;
+        }
         self.settle()?;
         let len = self.end.max(self.len_hint);
         let st = sys::fstat(self.fd).map_err(|e| Error::io("fstat", &self.path, None, e))?;
