@@ -15,8 +15,9 @@ median wall time):
   rsync      rsync --sparse                              (seed 004)
   clone      fspace copy  (--reflink auto; btrfs and xfs) vs `auto`: clone ÷ no clone
 The source stays in the page cache (it is read once first); each copy is
-removed and the filesystem synced (untimed, then SETTLE seconds) before the
-next command, so one run's writeback does not land in the next. Two times per
+removed, the filesystem synced and PREFAULT_GIB of memory touched (untimed;
+see prefault()) before the next command, so one run's writeback and this VM's
+memory hand-back do not land in the next. Two times per
 run: the command's wall time, and the time until the copy is on disk (the
 command, then fsync of the copy). The first is page-cache speed and swings
 with dirty-page throttling of the loop device (0.1-2.4 s for the same 1 GiB
@@ -28,16 +29,17 @@ ioctl), and each copy's allocated bytes (st_blocks, after sync) and bytes
 Writes bench/results/DATE-copy.{json,txt}. Needs root, the matrix at 3072 MB
 (`FSPACE_MATRIX_SIZE_MB=3072 ci/matrix.sh up`: a 1 GiB source and its copy
 must fit), a release build, and rsync (installed with apt-get if missing).
-Usage: [REPEAT=5] [SETTLE=1] bench/copy.py [fs ...]
+Usage: [REPEAT=7] [SETTLE=0] [PREFAULT_GIB=2] bench/copy.py [fs ...]
 """
 import json, os, random, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
-REPEAT = int(os.environ.get("REPEAT", "5"))
-# Seconds to wait after each sync: the loop devices' writeback settles
-# (without it the first command after a large delete ran 2-8x slower).
-SETTLE = float(os.environ.get("SETTLE", "1"))
+REPEAT = int(os.environ.get("REPEAT", "7"))
+# Seconds to wait after each sync (0: the prefault below is what steadies
+# the runs; see prefault()).
+SETTLE = float(os.environ.get("SETTLE", "0"))
+PREFAULT_GIB = int(os.environ.get("PREFAULT_GIB", "2"))
 MIB = 1 << 20
 GIB = 1 << 30
 WRITE_CALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev", "fallocate", "ftruncate",
@@ -97,6 +99,19 @@ def clean(d, out):
         os.unlink(out)
     subprocess.run(["sync", "-f", d])
     time.sleep(SETTLE)
+    prefault()
+
+
+def prefault():
+    """Writes PREFAULT_GIB of anonymous memory and frees it, right before a
+    timed command. This VM hands freed memory back to its host (virtio
+    balloon free-page reporting); the first touch of such memory faults in
+    the host, and a 1 GiB copy then took 0.05 to 2.4 s at random depending on
+    how much of its page cache landed on returned memory. Touching memory
+    first makes every command start from the same state: dd of 512 MiB on
+    xfs went from 0.11-0.74 s to 0.05-0.10 s with it, for every block size."""
+    b = b"\1" * (PREFAULT_GIB << 30)
+    del b
 
 
 def timed(cmd, out):

@@ -15,7 +15,7 @@ mod writer;
 
 pub use copy::{
     copy, offload_may_share, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode,
-    SparseMode, OFFLOAD_CHUNK,
+    SparseMode, OFFLOAD_CHUNK, SCAN_READ,
 };
 pub use dig::{dig, DigOptions, DigReport};
 pub use scan::is_zero;
