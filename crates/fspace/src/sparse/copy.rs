@@ -1,7 +1,9 @@
 //! [`copy()`]: a file copy that keeps holes, shares or offloads where it can,
 //! and only then reads and writes.
 
-use super::writer::{SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER};
+use super::writer::{
+    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER,
+};
 use crate::error::{Error, Result};
 use crate::fs_info::{parent_dir, FsKind};
 use crate::grow::{rename_noreplace, Progress, TEMP_MARKER};
@@ -780,12 +782,19 @@ impl Job<'_> {
             ..SparseWriterOptions::default()
         };
         let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
-        w.set_len(self.len)?;
-        // On one filesystem where copy_file_range cannot share blocks, data
-        // runs move by copy_file_range; the buffer only feeds the zero scan.
         let kind = sys::fstatfs(self.tfd)
             .map(|s| FsKind::from_magic(s.magic))
             .map_err(|e| Error::io("fstatfs", self.dst, None, e))?;
+        if speculative_preallocation(kind) {
+            // Holes are punched as they are made (see there); setting the
+            // length first would make each punch fall inside the file.
+            w.expect_len(self.len);
+        } else {
+            // Writes never extend the file: no allocation past its end.
+            w.set_len(self.len)?;
+        }
+        // On one filesystem where copy_file_range cannot share blocks, data
+        // runs move by copy_file_range; the buffer only feeds the zero scan.
         let same_fs = match (sys::fstat(self.sfd), sys::fstat(self.tfd)) {
             (Ok(a), Ok(b)) => a.dev == b.dev,
             _ => false,

@@ -33,7 +33,10 @@ pub const BLOCK_RANGE: Range<u64> = 512..(1 << 20) + 1;
 /// preallocates past the last extent when the length was set first (a copy
 /// of a VM image with a 256 MiB trailing hole allocated 1023.6 MiB where
 /// 768 MiB held data). On these filesystems the writer punches every hole
-/// that follows written data, as `cp --sparse=always` does.
+/// that follows written data when it is made, as `cp --sparse=always` does,
+/// and a copy does not set the length first (on xfs a punch inside the
+/// file's length flushes the range and cost 4x the copy's time in
+/// bench/copy.py; a punch past end of file is cheap).
 pub fn speculative_preallocation(kind: FsKind) -> bool {
     kind == FsKind::Xfs
 }
@@ -142,9 +145,6 @@ pub struct SparseWriter<'fd> {
     /// Ranges written by this writer (merged, sorted): the only places a
     /// fresh file can have blocks.
     written: Vec<Range<u64>>,
-    /// Holes skipped past EOF on a filesystem with speculative
-    /// preallocation, to punch once the EOF moves past them.
-    deferred: Vec<Range<u64>>,
     prealloc: bool,
     punch_unsupported: bool,
     /// A hole not yet made: adjacent holes merge into it.
@@ -201,7 +201,6 @@ impl<'fd> SparseWriter<'fd> {
             len_hint: 0,
             fresh,
             written: Vec::new(),
-            deferred: Vec::new(),
             prealloc: speculative_preallocation(kind),
             punch_unsupported: false,
             pending: None,
@@ -255,6 +254,13 @@ impl<'fd> SparseWriter<'fd> {
     /// Whether data runs are moved from a source (see `copy_source`).
     pub(crate) fn has_source(&self) -> bool {
         self.source.is_some()
+    }
+
+    /// Makes `len` the least length [`finish`](Self::finish) leaves, without
+    /// setting it now (for filesystems where setting it first does not pay:
+    /// see `speculative_preallocation`).
+    pub fn expect_len(&mut self, len: u64) {
+        self.len_hint = self.len_hint.max(len);
     }
 
     /// Returns the block size zero runs are found in.
@@ -603,39 +609,7 @@ impl<'fd> SparseWriter<'fd> {
     }
 
     fn note_written(&mut self, r: Range<u64>) {
-        if !self.deferred.is_empty() {
-            // Written bytes are no longer a hole to punch.
-            let mut left = Vec::with_capacity(self.deferred.len() + 1);
-            for d in self.deferred.drain(..) {
-                if d.end <= r.start || r.end <= d.start {
-                    left.push(d);
-                } else {
-                    if d.start < r.start {
-                        left.push(d.start..r.start);
-                    }
-                    if r.end < d.end {
-                        left.push(r.end..d.end);
-                    }
-                }
-            }
-            self.deferred = left;
-        }
-        if r.end > self.file_len {
-            self.file_len = r.end;
-            // Deferred holes now inside the file: punch them (see
-            // `speculative_preallocation`).
-            let len = self.file_len;
-            let (inside, outside): (Vec<_>, Vec<_>) =
-                self.deferred.drain(..).partition(|d| d.end <= len);
-            self.deferred = outside;
-            for d in inside {
-                // Best effort: the bytes read as zeros either way.
-                if sys::fallocate(self.fd, FallocMode::PunchHole, d.start, d.end - d.start).is_ok()
-                {
-                    self.stats.punch_calls += 1;
-                }
-            }
-        }
+        self.file_len = self.file_len.max(r.end);
         if !self.fresh {
             return;
         }
@@ -715,28 +689,11 @@ impl<'fd> SparseWriter<'fd> {
                 }
             }
         } else if self.prealloc && !self.written.is_empty() {
-            // A write before this hole may have preallocated into it, also
-            // inside the file's length (xfs preallocates past the last extent,
-            // not only past EOF): punch the part inside the file now, and the
-            // part past EOF once a write or the final length covers it.
-            let inside = r.start..r.end.min(self.file_len);
-            if inside.start < inside.end
-                && sys::fallocate(
-                    self.fd,
-                    FallocMode::PunchHole,
-                    inside.start,
-                    inside.end - inside.start,
-                )
-                .is_ok()
-            {
+            // A write before this hole may have preallocated into it: punch,
+            // as `cp --sparse=always` does (best effort: the range reads as
+            // zeros either way). See `speculative_preallocation`.
+            if sys::fallocate(self.fd, FallocMode::PunchHole, r.start, len).is_ok() {
                 self.stats.punch_calls += 1;
-            }
-            if r.end > self.file_len {
-                let d = r.start.max(self.file_len)..r.end;
-                match self.deferred.last_mut() {
-                    Some(last) if last.end == d.start => last.end = d.end,
-                    _ => self.deferred.push(d),
-                }
             }
         }
         self.stats.holes += 1;
@@ -777,15 +734,6 @@ impl<'fd> SparseWriter<'fd> {
         if st.size != len {
             sys::ftruncate(self.fd, len)
                 .map_err(|e| Error::io("ftruncate", &self.path, Some(0..len), e))?;
-        }
-        // Holes skipped past the old end of file are inside it now.
-        for d in std::mem::take(&mut self.deferred) {
-            let end = d.end.min(len);
-            if end > d.start
-                && sys::fallocate(self.fd, FallocMode::PunchHole, d.start, end - d.start).is_ok()
-            {
-                self.stats.punch_calls += 1;
-            }
         }
         Ok(self.stats)
     }
