@@ -122,6 +122,9 @@ fn copy_text(r: &CopyReport) -> String {
     let what = match r.method {
         CopyMethod::Clone => "clone: blocks shared with the source (FICLONE)",
         CopyMethod::CopyFileRange => "copy_file_range per data extent (kernel copy)",
+        CopyMethod::ReadWrite if r.bytes_offloaded > 0 => {
+            "read + sparse write (read for the zero scan; data runs moved by copy_file_range)"
+        }
         CopyMethod::ReadWrite => "read + sparse write",
         CopyMethod::None => "none: the source is empty",
     };
@@ -136,7 +139,7 @@ fn copy_text(r: &CopyReport) -> String {
     }
     out!(
         o,
-        "data:         {} cloned, {} offloaded, {} written, in {} extent{}",
+        "data:         {} cloned, {} by copy_file_range, {} by pwritev, in {} source extent{}",
         format_human(r.bytes_cloned),
         format_human(r.bytes_offloaded),
         format_human(r.bytes_copied),

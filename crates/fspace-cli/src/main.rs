@@ -344,6 +344,19 @@ fn main() -> ExitCode {
             sync,
             json,
         } => {
+            if reflink == fspace::sparse::ReflinkMode::Always
+                && sparse != fspace::sparse::SparseMode::Auto
+            {
+                use clap::CommandFactory;
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!(
+                            "--reflink always shares the source's blocks as they are, so --sparse {sparse} cannot apply; use one or the other"
+                        ),
+                    )
+                    .exit();
+            }
             let opts = fspace::CopyOptions {
                 sparse,
                 reflink,
@@ -421,7 +434,7 @@ fn main() -> ExitCode {
                     "error": e.to_string(),
                     "errno": e.raw_os_error(),
                     "op": e.op(),
-                    "path": e.path(),
+                    "path": e.path().to_string_lossy(),
                     "fallbacks": e.fallbacks(),
                     "hint": hint,
                 });
@@ -478,6 +491,12 @@ pub(crate) fn emit(text: &str) -> fspace::Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| fspace::Error::from_io("write", Path::new("<stdout>"), None, e))
+}
+
+/// A path in JSON, bytes that are not UTF-8 replaced (output must not fail
+/// after the work was done).
+fn ser_path<S: serde::Serializer>(p: &&Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
 }
 
 pub(crate) fn print_json<T: Serialize>(v: &T) -> fspace::Result<()> {
@@ -707,6 +726,7 @@ fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Resul
     if json {
         #[derive(Serialize)]
         struct Out<'a> {
+            #[serde(serialize_with = "ser_path")]
             path: &'a Path,
             #[serde(flatten)]
             map: &'a fspace::ExtentMap,
@@ -714,6 +734,7 @@ fn map(file: &Path, sync: bool, summary_only: bool, json: bool) -> fspace::Resul
         if summary_only {
             #[derive(Serialize)]
             struct Summary<'a> {
+                #[serde(serialize_with = "ser_path")]
                 path: &'a Path,
                 method: fspace::MapMethod,
                 #[serde(skip_serializing_if = "Option::is_none")]

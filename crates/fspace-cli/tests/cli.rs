@@ -944,6 +944,17 @@ fn copy_bad_input_fails_cleanly() {
         let v = json(&o);
         assert_eq!(v["errno"], 17);
         assert_eq!(v["op"], "copy");
+        let o = fspace(&[
+            "copy",
+            "--reflink",
+            "always",
+            "--sparse",
+            "always",
+            &s(&src),
+            &out,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("cannot apply"), "{}", text(&o));
         // Usage errors exit 2.
         let o = fspace(&["copy", "--sparse", "sometimes", &s(&src), &out]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -1063,4 +1074,38 @@ fn sigint_during_copy_leaves_nothing() {
     assert_eq!(st.code(), Some(130), "{st:?}");
     assert!(!dst.exists());
     assert!(temp_names(ddir.path()).is_empty());
+}
+
+/// A file name that is not UTF-8 does not turn a done copy into a failure
+/// under --json (nor an error report into a panic).
+#[test]
+fn json_with_a_non_utf8_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xffname"));
+    std::fs::write(&bad, b"data").unwrap();
+    let dst = dir.path().join("copy");
+    let o = Command::new(bin())
+        .args(["copy", "--json"])
+        .arg(&bad)
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(json(&o)["src"].as_str().unwrap().contains("bad"));
+    let o = Command::new(bin())
+        .args(["copy", "--json"])
+        .arg(&bad)
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(json(&o)["errno"], 17);
+    let o = Command::new(bin())
+        .args(["dig", "--json"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some(), "{}", text(&o));
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("JSON either way");
 }

@@ -166,6 +166,15 @@ pub fn format_range(r: &Range<u64>) -> String {
     format!("{}..{}", r.start, r.end)
 }
 
+/// Serializes a path as a string, replacing bytes that are not UTF-8 (a
+/// report must not fail after the work it reports was done).
+pub(crate) fn ser_path_lossy<S: serde::Serializer>(
+    p: &std::path::Path,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

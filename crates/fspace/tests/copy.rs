@@ -671,9 +671,18 @@ fn enospc_mid_copy_leaves_nothing() {
     let Some(tmpfs) = all.iter().find(|f| f.name == "tmpfs").cloned() else {
         return;
     };
+    // Not btrfs: filled to the brim, a 512 MB btrfs has its space in data
+    // chunks and no room left for metadata, and a later test's fdatasync
+    // then aborts the transaction and turns the filesystem read-only (seen in
+    // CI). The wal and grow tests cover ENOSPC there.
+    common::skipped(
+        "copy-enospc",
+        "btrfs",
+        "filling a 512 MB btrfs leaves no metadata room for the tests after it",
+    );
     for fs in all
         .iter()
-        .filter(|f| f.is(&common::BOUNDED) && f.name != "tmpfs")
+        .filter(|f| f.is(&common::BOUNDED) && !f.is(&["tmpfs", "btrfs"]))
     {
         let _g = common::lock_pair(fs, &tmpfs);
         let dir = fs.tempdir();

@@ -206,6 +206,7 @@ pub struct Fallback {
 #[derive(Debug, Clone, Serialize)]
 pub struct GrowReport {
     /// The file grown.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub path: PathBuf,
     /// The filesystem, as [`FsInfo::display_name`](crate::FsInfo::display_name).
     pub filesystem: String,

@@ -163,8 +163,10 @@ impl fmt::Debug for CopyOptions<'_> {
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyReport {
     /// The source.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub src: PathBuf,
     /// The destination written (inside DST when DST is a directory).
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub dst: PathBuf,
     /// Bytes in the copy: the source's length when the copy began.
     pub len: u64,

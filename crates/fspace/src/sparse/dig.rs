@@ -41,6 +41,7 @@ impl std::fmt::Debug for DigOptions<'_> {
 #[derive(Debug, Clone, Serialize)]
 pub struct DigReport {
     /// The file.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub path: PathBuf,
     /// Its length (unchanged).
     pub len: u64,
