@@ -7,7 +7,6 @@ use fspace::units::format_human;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Set once the JSON report (which carries any error) is printed, so that
 /// the error is not printed as a second JSON document.
@@ -107,14 +106,7 @@ pub(crate) fn commit(
             });
         }
     }
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(sig, cancel.clone());
-    }
+    let cancel = crate::copy::cancel_on_signals();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut results = vec![];
     let mut failure = None;

@@ -631,14 +631,7 @@ fn grow(file: &Path, size: u64, opts: GrowOptions<'_>, json: bool) -> fspace::Re
     // Ctrl-C, SIGTERM or SIGHUP stop a zero-fill and put the file back.
     // Further signals do not cut the rollback short (SIGKILL still works);
     // if the handlers cannot be installed the default behaviour (exit) stays.
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(sig, cancel.clone());
-    }
+    let cancel = copy::cancel_on_signals();
     let opts = GrowOptions {
         progress: Some(&show),
         cancel: Some(&cancel),

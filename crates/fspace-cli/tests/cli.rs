@@ -748,16 +748,7 @@ fn bench_commit_sigint_keeps_finished_modes() {
 }
 
 fn write_random(p: &Path, len: usize, seed: u64) {
-    let mut x = seed | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len);
-    std::fs::write(p, v).unwrap();
+    std::fs::write(p, common::random_bytes(seed, len)).unwrap();
 }
 
 fn temp_names(dir: &Path) -> Vec<String> {

@@ -175,6 +175,15 @@ pub(crate) fn ser_path_lossy<S: serde::Serializer>(
     s.serialize_str(&p.to_string_lossy())
 }
 
+/// Serializes a duration as milliseconds with microsecond precision
+/// (`elapsed_ms` in every report).
+pub(crate) fn ser_ms<S: serde::Serializer>(
+    d: &std::time::Duration,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,38 +41,24 @@ const CASES: [Case; 8] = [
     Case::TrailingHole,
 ];
 
-/// Bytes without zero runs (xorshift; a zero byte now and then).
-fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len);
-    v
-}
-
 fn make(dir: &Path, case: Case) -> PathBuf {
     let p = dir.join(format!("{case:?}"));
     let f = std::fs::File::create(&p).unwrap();
     match case {
         Case::Random => f
-            .write_all_at(&random_bytes(1, 3 * MIB as usize + 4096), 0)
+            .write_all_at(&common::random_bytes(1, 3 * MIB as usize + 4096), 0)
             .unwrap(),
         Case::HalfHoles => {
             // 1 MiB data, 1 MiB hole, ... over 8 MiB (ends in a hole).
             for i in (0..8).step_by(2) {
-                f.write_all_at(&random_bytes(i + 2, MIB as usize), i * MIB)
+                f.write_all_at(&common::random_bytes(i + 2, MIB as usize), i * MIB)
                     .unwrap();
             }
             f.set_len(8 * MIB).unwrap();
         }
         Case::VmImage => {
             // 6 MiB of data with written zero runs of 4-64 KiB, and a real hole.
-            let mut v = random_bytes(3, 6 * MIB as usize);
+            let mut v = common::random_bytes(3, 6 * MIB as usize);
             let mut x = 12345u64;
             let mut off = 8192usize;
             while off < v.len() {
@@ -94,7 +80,8 @@ fn make(dir: &Path, case: Case) -> PathBuf {
             .write_all_at(&common::pattern(5, MIB as usize + 12345), 0)
             .unwrap(),
         Case::TrailingHole => {
-            f.write_all_at(&random_bytes(6, MIB as usize), 0).unwrap();
+            f.write_all_at(&common::random_bytes(6, MIB as usize), 0)
+                .unwrap();
             f.set_len(5 * MIB + 100).unwrap();
         }
     }
@@ -310,7 +297,7 @@ fn a_sparse_file_larger_than_4_gib() {
             .into_iter()
             .enumerate()
         {
-            f.write_all_at(&random_bytes(i as u64 + 10, 100), off)
+            f.write_all_at(&common::random_bytes(i as u64 + 10, 100), off)
                 .unwrap();
         }
         f.set_len(len).unwrap();
@@ -714,7 +701,7 @@ fn enospc_mid_copy_leaves_nothing() {
             f.sync_all().unwrap();
         }
         let src = sdir.path().join("data");
-        std::fs::write(&src, random_bytes(9, 48 * MIB as usize)).unwrap();
+        std::fs::write(&src, common::random_bytes(9, 48 * MIB as usize)).unwrap();
         for reflink in [ReflinkMode::Auto, ReflinkMode::Never] {
             for sparse in [SparseMode::Auto, SparseMode::Always] {
                 let dst = dir.path().join("full");
@@ -782,7 +769,7 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
                 for (i, (kind, len)) in pieces.iter().enumerate() {
                     match kind {
                         0 => {
-                            let d = random_bytes(i as u64, *len);
+                            let d = common::random_bytes(i as u64, *len);
                             w.write(&d).unwrap();
                             model.extend_from_slice(&d);
                         }
@@ -804,7 +791,7 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
                         _ => {
                             // Back to an earlier offset and overwrite.
                             let at = model.len() / 2;
-                            let d = random_bytes(100 + i as u64, (*len).min(5000));
+                            let d = common::random_bytes(100 + i as u64, (*len).min(5000));
                             w.write_at(at as u64, &d).unwrap();
                             if model.len() < at + d.len() {
                                 model.resize(at + d.len(), 0);
@@ -836,7 +823,7 @@ fn sparse_writer_coalesces_small_writes_and_leaves_holes() {
         let f = std::fs::File::create(&p).unwrap();
         let mut w = SparseWriter::new(f.as_fd(), &p, SparseWriterOptions::default()).unwrap();
         // rsync's pattern: 1 KiB at a time. 8 MiB data, 8 MiB zeros, 8 MiB data.
-        let data = random_bytes(77, 8 * MIB as usize);
+        let data = common::random_bytes(77, 8 * MIB as usize);
         let before = fspace::sys::counters();
         for part in [&data[..], &vec![0u8; 8 * MIB as usize][..], &data[..]] {
             for c in part.chunks(1024) {

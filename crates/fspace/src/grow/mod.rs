@@ -240,12 +240,8 @@ pub struct GrowReport {
     /// Whether the file was created.
     pub created: bool,
     /// Wall time.
-    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
-}
-
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
 }
 
 /// Grows the file at `path` to `target` bytes (see [`GrowOptions`]).

@@ -215,12 +215,8 @@ pub struct CopyReport {
     /// Other things worth knowing.
     pub notes: Vec<String>,
     /// Wall time.
-    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
-}
-
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
 }
 
 /// Bytes per `pread` when the data only feeds the zero scan (the writer
@@ -335,6 +331,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
             tfd: tfd.as_fd(),
             len: sst.size,
             opts,
+            kind: std::cell::OnceCell::new(),
         };
         job.run(&mut report)?;
         let now = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
@@ -506,6 +503,7 @@ struct Job<'a> {
     tfd: BorrowedFd<'a>,
     len: u64,
     opts: &'a CopyOptions<'a>,
+    kind: std::cell::OnceCell<FsKind>,
 }
 
 impl Job<'_> {
@@ -566,9 +564,7 @@ impl Job<'_> {
         }
         // Rung 2: let the kernel move each data extent.
         if opts.sparse == SparseMode::Auto {
-            let kind = sys::fstatfs(self.tfd)
-                .map(|s| FsKind::from_magic(s.magic))
-                .map_err(|e| Error::io("fstatfs", self.dst, None, e))?;
+            let kind = self.dst_kind()?;
             if opts.reflink == ReflinkMode::Never && offload_may_share(kind) {
                 report.fallbacks.push(CopyFallback {
                     method: CopyMethod::CopyFileRange,
@@ -603,6 +599,17 @@ impl Job<'_> {
         }
         // Rung 3: read, and write through the sparse writer.
         self.read_write(report)
+    }
+
+    /// The destination's filesystem (one `fstatfs`, whichever rung asks).
+    fn dst_kind(&self) -> Result<FsKind> {
+        if let Some(k) = self.kind.get() {
+            return Ok(*k);
+        }
+        let k = sys::fstatfs(self.tfd)
+            .map(|s| FsKind::from_magic(s.magic))
+            .map_err(|e| Error::io("fstatfs", self.dst, None, e))?;
+        Ok(*self.kind.get_or_init(|| k))
     }
 
     fn truncate(&self, len: u64) -> Result<()> {
@@ -784,9 +791,7 @@ impl Job<'_> {
             ..SparseWriterOptions::default()
         };
         let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
-        let kind = sys::fstatfs(self.tfd)
-            .map(|s| FsKind::from_magic(s.magic))
-            .map_err(|e| Error::io("fstatfs", self.dst, None, e))?;
+        let kind = self.dst_kind()?;
         if speculative_preallocation(kind) {
             // Holes are punched as they are made (see there); setting the
             // length first would make each punch fall inside the file.

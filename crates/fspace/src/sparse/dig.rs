@@ -64,12 +64,8 @@ pub struct DigReport {
     /// Whether the result was made durable.
     pub synced: bool,
     /// Wall time.
-    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
-}
-
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e3)
 }
 
 /// Punches holes over every run of zero blocks (aligned, at least one

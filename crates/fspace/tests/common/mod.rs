@@ -232,3 +232,17 @@ pub fn temp_files(dir: &Path) -> Vec<String> {
         .filter(|n| n.contains(".fspace-tmp-"))
         .collect()
 }
+
+/// Bytes without zero runs (xorshift; a zero byte now and then).
+pub fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
