@@ -37,6 +37,9 @@ deps() {
     command -v fallocate >/dev/null || missing+=(util-linux)
     command -v setpriv >/dev/null || missing+=(util-linux)
     command -v nm >/dev/null || missing+=(binutils)
+    # The probe's HTML report is checked in a real headless browser.
+    command -v chromium >/dev/null || missing+=(chromium)
+    [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive

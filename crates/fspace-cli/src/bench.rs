@@ -84,7 +84,10 @@ pub(crate) fn commit(
     let needs = if modes.iter().any(|m| {
         matches!(
             m,
-            CommitMode::Overwrite | CommitMode::ZeroFillNow | CommitMode::Allocate
+            CommitMode::Overwrite
+                | CommitMode::ZeroFillNow
+                | CommitMode::Allocate
+                | CommitMode::WriteZeroes
         )
     }) {
         o.file_size

@@ -25,6 +25,8 @@ const EXIT_FAILED: u8 = 1;
 
 mod bench;
 mod copy;
+mod probe;
+mod report;
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +44,45 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Measure this filesystem: commit rate per space state, the log, growth per strategy; recommend a policy.
+    #[command(
+        after_help = "Measures, in a scratch directory inside DIR that is always removed (also on Ctrl-C\n\
+        and errors): the filesystem's capabilities; 8 KiB commits (pwrite + fdatasync) into space that is\n\
+        appended, sparse, allocated (unwritten), write-zeroed, zero-filled and recycled, and through\n\
+        fspace's log; and the growth of a fresh 256 MiB file by each strategy. Then recommends a strategy\n\
+        for each intent (log, bulk, sparse) with the measured reason.\n\n\
+        A standard run takes at most about 30 s, --quick about 10 s; --full adds a record-size sweep\n\
+        (512 B to 1 MiB) and a third round. It needs about 400 MiB free (176 MiB at least: the growth\n\
+        measurement is scaled down to fit).\n\n\
+        --save keeps the result for this filesystem (keyed by mount type, source, mount point and fsid)\n\
+        in $FSPACE_STATE_DIR, $XDG_STATE_HOME/fspace or ~/.local/state/fspace; `fspace grow --strategy auto`,\n\
+        `fspace info` and the library's auto policy then follow it there and say so.\n\n\
+        Examples:\n  fspace probe\n  fspace probe --quick /var/lib/db\n  \
+        fspace probe --save --report probe.html /srv/kafka\n  fspace probe --json . > probe.json"
+    )]
+    Probe {
+        /// A directory on the filesystem to measure (default: the current directory).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// A shorter run (at most about 10 s): one round, smaller files.
+        #[arg(long, conflicts_with = "full")]
+        quick: bool,
+        /// A longer run: three rounds, larger files and a record-size sweep.
+        #[arg(long)]
+        full: bool,
+        /// Keep the result so that auto policies follow it on this filesystem.
+        #[arg(long)]
+        save: bool,
+        /// Also write a self-contained HTML page with charts to this file.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// No progress on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Print JSON (schema fspace-probe/1, docs/probe-json.md).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the filesystem under PATH: kind, sizes, measured capabilities and the auto policy.
     Info {
         /// A file or directory.
@@ -177,6 +218,7 @@ enum BenchCommand {
         append         O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
         sparse         overwrite of an ftruncated file (holes)\n  \
         allocate       overwrite of a fallocated file (unwritten extents)\n  \
+        write-zeroes   overwrite of a file grown with FALLOC_FL_WRITE_ZEROES (where the device supports it)\n  \
         zero-fill-now  overwrite of a file zero-filled right before the run\n  \
         overwrite      overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
         wal            fspace's segment log: prepared/recycled segments, group commit\n\n\
@@ -295,8 +337,35 @@ fn main() -> ExitCode {
     let is_grow = matches!(cli.command, Command::Grow { .. });
     let is_copy = matches!(cli.command, Command::Copy { .. } | Command::Dig { .. });
     let is_dig = matches!(cli.command, Command::Dig { .. });
+    let is_probe = matches!(cli.command, Command::Probe { .. });
     let (json, result) = match cli.command {
         Command::Info { path, json } => (json, info(&path, json)),
+        Command::Probe {
+            dir,
+            quick,
+            full,
+            save,
+            report,
+            quiet,
+            json,
+        } => {
+            let level = if quick {
+                fspace::probe::Level::Quick
+            } else if full {
+                fspace::probe::Level::Full
+            } else {
+                fspace::probe::Level::Standard
+            };
+            let a = probe::Args {
+                dir: &dir,
+                level,
+                json,
+                report: report.as_deref(),
+                save,
+                quiet,
+            };
+            (json, probe::probe(&a))
+        }
         Command::Grow {
             file,
             size,
@@ -422,6 +491,8 @@ fn main() -> ExitCode {
                 grow_hint(&e)
             } else if is_copy {
                 copy_hint(&e, is_dig)
+            } else if is_probe {
+                probe_hint(&e)
             } else {
                 None
             };
@@ -459,6 +530,17 @@ fn grow_hint(e: &fspace::Error) -> Option<&'static str> {
             "not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)",
         ),
         (30, _) => Some("the filesystem is mounted read-only"),
+        _ => None,
+    }
+}
+
+/// Returns advice for `fspace probe` errors.
+fn probe_hint(e: &fspace::Error) -> Option<&'static str> {
+    match e.raw_os_error()? {
+        2 | 20 if e.op() == "probe" => Some("give an existing directory on the filesystem to measure"),
+        13 => Some("run as a user who may create files in the directory, or pick another directory on the same filesystem"),
+        28 => Some("free some space or probe another directory; nothing was left behind"),
+        30 => Some("probe a writable mount of the same device, or remount it read-write"),
         _ => None,
     }
 }
@@ -520,9 +602,13 @@ pub(crate) fn yes_no(b: bool) -> &'static str {
 }
 
 fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
-    let p = fspace::grow::auto_plan(info, intent);
+    let (p, note) = fspace::grow::auto_plan_for(info, intent, true);
     let names: Vec<&str> = p.ladder.iter().map(|s| s.name()).collect();
-    (names.join(" -> "), p.reason)
+    let reason = match note {
+        Some(n) => format!("{} ({n})", p.reason),
+        None => p.reason,
+    };
+    (names.join(" -> "), reason)
 }
 
 fn info(path: &Path, json: bool) -> fspace::Result<()> {
@@ -535,6 +621,8 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
             intent: Intent,
             ladder: Vec<Strategy>,
             reason: String,
+            /// The saved probe measurement followed, if any.
+            saved_probe: Option<String>,
         }
         #[derive(Serialize)]
         struct Out<'a> {
@@ -545,11 +633,15 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
         let policy = intents
             .iter()
             .map(|&i| {
-                let p = fspace::grow::auto_plan(&info, i);
+                let (p, note) = fspace::grow::auto_plan_for(&info, i, true);
                 PolicyEntry {
                     intent: i,
                     ladder: p.ladder,
-                    reason: p.reason,
+                    reason: match note {
+                        Some(n) => format!("{} ({n})", p.reason),
+                        None => p.reason,
+                    },
+                    saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
                 }
             })
             .collect();
@@ -605,7 +697,21 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
         }
         Err(e) => out!(o, "capabilities:  unknown ({e})"),
     }
-    out!(o, "auto policy:");
+    let saved = fspace::grow::auto_plan_for(&info, Intent::Log, true)
+        .0
+        .saved;
+    match saved {
+        Some(p) => out!(
+            o,
+            "auto policy (following the probe saved in {}):",
+            p.display()
+        ),
+        None => out!(
+            o,
+            "auto policy (built in; `fspace probe --save {}` measures this filesystem):",
+            info.path.display()
+        ),
+    }
     for i in intents {
         let (l, reason) = ladder(&info, i);
         out!(o, "  {:<7} {l}", i.name());

@@ -558,6 +558,7 @@ fn bench_commit_runs_every_mode_and_cleans_up() {
                 "append",
                 "sparse",
                 "allocate",
+                "write-zeroes",
                 "zero-fill-now",
                 "overwrite",
                 "wal"
@@ -568,7 +569,12 @@ fn bench_commit_runs_every_mode_and_cleans_up() {
         for r in results {
             let unsupported = !r["unsupported"].is_null();
             if unsupported {
-                // Only fallocate-less filesystems lack a mode, and only that one.
+                // WRITE_ZEROES depends on the device (refused by this
+                // matrix's loop devices); otherwise only fallocate-less
+                // filesystems lack a mode, and only allocate.
+                if r["mode"] == "write-zeroes" {
+                    continue;
+                }
                 assert!(fs.is(&["ext4-noextents", "sshfs"]), "{}: {r}", fs.name);
                 assert_eq!(r["mode"], "allocate", "{}: {r}", fs.name);
                 continue;

@@ -36,14 +36,18 @@ pub enum CommitMode {
     /// Overwrites of a file zero-filled (fspace `zero-fill`, synced) right
     /// before the run.
     ZeroFillNow,
+    /// Overwrites of a file grown with `FALLOC_FL_WRITE_ZEROES` (written
+    /// zeroed blocks without moving data), where the device supports it.
+    WriteZeroes,
 }
 
 impl CommitMode {
     /// Every mode, baseline first.
-    pub const ALL: [CommitMode; 6] = [
+    pub const ALL: [CommitMode; 7] = [
         CommitMode::Append,
         CommitMode::Sparse,
         CommitMode::Allocate,
+        CommitMode::WriteZeroes,
         CommitMode::ZeroFillNow,
         CommitMode::Overwrite,
         CommitMode::Wal,
@@ -58,6 +62,7 @@ impl CommitMode {
             CommitMode::Allocate => "allocate",
             CommitMode::Sparse => "sparse",
             CommitMode::ZeroFillNow => "zero-fill-now",
+            CommitMode::WriteZeroes => "write-zeroes",
         }
     }
 }
@@ -101,6 +106,14 @@ pub struct CommitBenchOptions {
     /// How the log prepares new segments in `wal` mode (`None`: its `auto`
     /// policy for intent `log`).
     pub prepare_strategy: Option<Strategy>,
+    /// Stop a file mode when its prepared space is used up (one pass
+    /// through `file_size`) instead of wrapping around: later passes would
+    /// overwrite written blocks and measure another state. The probe sets
+    /// it; `bench commit` wraps and says so.
+    pub stop_at_end: bool,
+    /// Whether the log's `auto` preparation may follow a measurement saved
+    /// by `fspace probe --save` ([`GrowOptions::use_saved`]).
+    pub use_saved: bool,
 }
 
 impl Default for CommitBenchOptions {
@@ -113,6 +126,8 @@ impl Default for CommitBenchOptions {
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
             direct_io: None,
             prepare_strategy: None,
+            stop_at_end: false,
+            use_saved: true,
         }
     }
 }
@@ -285,6 +300,7 @@ fn prepare_file(
         CommitMode::Allocate => Strategy::Allocate,
         CommitMode::Sparse => Strategy::Sparse,
         CommitMode::ZeroFillNow => Strategy::ZeroFill,
+        CommitMode::WriteZeroes => Strategy::WriteZeroes,
         CommitMode::Append | CommitMode::Wal => return Ok(notes),
     };
     drop(fd);
@@ -311,7 +327,7 @@ struct Samples {
 fn run_threads(
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
-    op: &(dyn Fn(&[u8]) -> Result<u64> + Sync),
+    op: &(dyn Fn(&[u8]) -> Result<Option<u64>> + Sync),
 ) -> Result<(Vec<(u64, u64)>, f64)> {
     let payload = record(opts.record_size);
     let start = Instant::now();
@@ -335,7 +351,12 @@ fn run_threads(
                             break;
                         }
                         match op(payload) {
-                            Ok(tag) => v.push((t0.elapsed().as_nanos() as u64, tag)),
+                            Ok(Some(tag)) => v.push((t0.elapsed().as_nanos() as u64, tag)),
+                            Ok(None) => {
+                                // The prepared space is used up.
+                                stop.store(true, Ordering::Relaxed);
+                                break;
+                            }
                             Err(e) => {
                                 stop.store(true, Ordering::Relaxed);
                                 let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
@@ -433,8 +454,11 @@ fn run_file(
     let slots = (opts.file_size / rec).max(1);
     let next = AtomicU64::new(0);
     let truncations = AtomicU64::new(0);
-    let op = |buf: &[u8]| -> Result<u64> {
+    let op = |buf: &[u8]| -> Result<Option<u64>> {
         let i = next.fetch_add(1, Ordering::Relaxed);
+        if opts.stop_at_end && i >= slots {
+            return Ok(None);
+        }
         if mode == CommitMode::Append {
             if i > 0 && i % slots == 0 {
                 // Keep the file within --file-size: start again from empty.
@@ -447,12 +471,18 @@ fn run_file(
             crate::wal::write_all(&fd, p, buf, (i % slots) * rec)?;
         }
         sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
-        Ok(0)
+        Ok(Some(0))
     };
     let (lat, secs) = run_threads(opts, cancel, &op)?;
     few_samples(&mut notes, lat.len());
-    let wraps = next.load(Ordering::Relaxed) / slots;
-    if mode != CommitMode::Append && wraps > 0 {
+    let wraps = lat.len() as u64 / slots;
+    if opts.stop_at_end && lat.len() as u64 >= slots {
+        notes.push(format!(
+            "stopped after one pass through the {} file ({} commits): the space it was prepared with was used up",
+            crate::units::format_human(opts.file_size),
+            lat.len()
+        ));
+    } else if mode != CommitMode::Append && wraps > 0 {
         notes.push(format!(
             "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
             crate::units::format_human(opts.file_size)
@@ -477,6 +507,7 @@ fn run_wal(
         segment_size: opts.segment_size,
         direct_io: opts.direct_io,
         prepare_strategy: opts.prepare_strategy,
+        use_saved: opts.use_saved,
         ..Default::default()
     };
     let wal = Wal::open(dir, wo)?;
@@ -503,7 +534,7 @@ fn run_wal(
                 let _ = wal.release_before(wal.durable_lsn());
             }
         });
-        let op = |buf: &[u8]| -> Result<u64> { wal.commit(buf).map(|Lsn(l)| l) };
+        let op = |buf: &[u8]| -> Result<Option<u64>> { wal.commit(buf).map(|Lsn(l)| Some(l)) };
         run = run_threads(opts, cancel, &op);
         done.store(true, Ordering::Relaxed);
     });

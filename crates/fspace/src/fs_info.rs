@@ -234,6 +234,9 @@ pub struct FsInfo {
     pub source: Option<String>,
     /// `st_dev` of the path.
     pub device: u64,
+    /// `f_fsid` from `statvfs` (0 where the filesystem reports none).
+    #[serde(serialize_with = "ser_hex")]
+    pub fsid: u64,
     /// `f_bsize`: preferred I/O size (unreliable on network filesystems).
     pub block_size: u64,
     /// Total bytes.
@@ -322,6 +325,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
     let kind = FsKind::from_magic(sf.magic);
+    let fsid = sys::fsid(&fd).unwrap_or(0);
     let mount = find_mount(path, st.dev);
     let fs_type = mount.as_ref().map(|m| m.fs_type.clone());
     let fuse_subtype = fs_type
@@ -373,6 +377,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         mount_point: mount.as_ref().map(|m| m.mount_point.clone()),
         source: mount.as_ref().map(|m| m.source.clone()),
         device: st.dev,
+        fsid,
         block_size: sf.block_size,
         total_bytes: sf.blocks.saturating_mul(sf.fragment_size),
         free_bytes: sf.blocks_available.saturating_mul(sf.fragment_size),

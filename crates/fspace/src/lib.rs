@@ -13,7 +13,10 @@
 //!   where the filesystem can, and digs holes in place ([`copy()`],
 //!   [`SparseWriter`], [`dig()`]);
 //! - keeps a segmented durable log whose commits overwrite prepared,
-//!   written space, with group commit and crash recovery ([`Wal`]).
+//!   written space, with group commit and crash recovery ([`Wal`]);
+//! - measures what each way of preparing space is worth on a filesystem,
+//!   recommends a policy per intent, and saves it so that `auto` follows
+//!   it there ([`probe::probe`]).
 //!
 //! ```no_run
 //! use fspace::{grow, GrowOptions, Intent};
@@ -34,6 +37,7 @@ pub mod error;
 pub mod extents;
 pub mod fs_info;
 pub mod grow;
+pub mod probe;
 pub mod sparse;
 mod stale;
 /// Thin syscall wrappers. Public for tests and benchmarks (per-thread

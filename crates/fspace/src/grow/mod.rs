@@ -18,7 +18,7 @@ use crate::sys::{self, Errno, FallocMode};
 use crate::units::{format_human, MAX_FILE_SIZE};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::OFlags;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -26,7 +26,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// One way to give a file more bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
     /// `ftruncate`: logical growth; the new range is a hole.
@@ -85,7 +85,7 @@ impl FromStr for Strategy {
 }
 
 /// What the space is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Intent {
     /// Written once, soon (restores, copies): reserve without writing.
@@ -157,6 +157,10 @@ pub struct GrowOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Called after each zero-fill write.
     pub progress: Option<&'a dyn Fn(Progress)>,
+    /// Whether `auto` follows a measurement saved by `fspace probe --save`
+    /// for this filesystem when one exists ([`crate::probe::saved`]); the
+    /// report's reason says so. Default true.
+    pub use_saved: bool,
 }
 
 impl Default for GrowOptions<'_> {
@@ -171,6 +175,7 @@ impl Default for GrowOptions<'_> {
             drop_filled_pages: DROP_FILLED_PAGES_AFTER_SYNC,
             cancel: None,
             progress: None,
+            use_saved: true,
         }
     }
 }
@@ -187,6 +192,7 @@ impl fmt::Debug for GrowOptions<'_> {
             .field("drop_filled_pages", &self.drop_filled_pages)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
+            .field("use_saved", &self.use_saved)
             .finish()
     }
 }
@@ -218,6 +224,10 @@ pub struct GrowReport {
     pub strategy: Strategy,
     /// Why that ladder was chosen.
     pub reason: String,
+    /// The saved `fspace probe` measurement that `auto` followed, if any
+    /// (`None`: the built-in policy, or an explicit strategy).
+    #[serde(serialize_with = "ser_opt_path")]
+    pub saved_probe: Option<PathBuf>,
     /// Strategies tried before it, with their errors.
     pub fallbacks: Vec<Fallback>,
     /// Other things worth knowing that did not change the outcome.
@@ -242,6 +252,47 @@ pub struct GrowReport {
     /// Wall time.
     #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
+}
+
+/// Returns the `auto` plan for `intent` on `info`'s filesystem: the one a
+/// saved `fspace probe --save` measurement gives when `use_saved` and one
+/// exists for this filesystem ([`crate::probe::saved`]), else the built-in
+/// policy's ([`auto_plan`]). The note says when a saved measurement exists
+/// but could not be read (the built-in policy then decides).
+pub fn auto_plan_for(
+    info: &fs_info::FsInfo,
+    intent: Intent,
+    use_saved: bool,
+) -> (Plan, Option<String>) {
+    if use_saved {
+        match crate::probe::saved(info) {
+            Ok(Some(s)) => {
+                if let Some(p) = s.plan(intent) {
+                    return (p, None);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return (
+                    policy::auto(info, intent),
+                    Some(format!(
+                        "a saved probe measurement could not be read ({e}); the built-in policy decided"
+                    )),
+                )
+            }
+        }
+    }
+    (policy::auto(info, intent), None)
+}
+
+fn ser_opt_path<S: serde::Serializer>(
+    p: &Option<PathBuf>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_str(&p.to_string_lossy()),
+        None => s.serialize_none(),
+    }
 }
 
 /// Grows the file at `path` to `target` bytes (see [`GrowOptions`]).
@@ -557,8 +608,13 @@ fn grow_open<Fd: AsFd>(
         None => fs_info::fs_info(probe_path)?,
         Some(_) => fs_info::identify(probe_path)?,
     };
+    let mut notes = Vec::new();
     let plan = match opts.strategy {
-        None => policy::auto(&info, opts.intent),
+        None => {
+            let (plan, note) = auto_plan_for(&info, opts.intent, opts.use_saved);
+            notes.extend(note);
+            plan
+        }
         Some(s) => policy::explicit(s, opts.fallback),
     };
     let probe_cost = sys::counters().since(probe_start);
@@ -648,8 +704,9 @@ fn grow_open<Fd: AsFd>(
             requested: opts.strategy,
             strategy,
             reason: plan.reason,
+            saved_probe: plan.saved,
             fallbacks,
-            notes: Vec::new(),
+            notes,
             old_len,
             new_len,
             target_len: target,

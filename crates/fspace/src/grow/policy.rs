@@ -12,6 +12,8 @@ pub struct Plan {
     pub ladder: Vec<Strategy>,
     /// Why, in one sentence.
     pub reason: String,
+    /// The saved `fspace probe` measurement this plan follows, if any.
+    pub saved: Option<std::path::PathBuf>,
 }
 
 /// Returns the ladder for an explicitly requested strategy: the strategy
@@ -29,6 +31,7 @@ pub fn explicit(strategy: Strategy, fallback: bool) -> Plan {
     Plan {
         ladder,
         reason: format!("strategy {} requested", strategy.name()),
+        saved: None,
     }
 }
 
@@ -50,7 +53,11 @@ pub fn auto(info: &FsInfo, intent: Intent) -> Plan {
     let write_zeroes_ok = caps.is_some_and(|c| c.write_zeroes.supported);
     let remote = info.network || (TREAT_FUSE_AS_NETWORK && info.kind == FsKind::Fuse);
     let fs = info.display_name();
-    let plan = |ladder: Vec<Strategy>, reason: String| Plan { ladder, reason };
+    let plan = |ladder: Vec<Strategy>, reason: String| Plan {
+        ladder,
+        reason,
+        saved: None,
+    };
     match intent {
         Intent::Sparse => plan(
             vec![Strategy::Sparse],

@@ -45,6 +45,13 @@ pub fn fstatfs<Fd: AsFd>(fd: Fd) -> Result<StatFs, Errno> {
     })
 }
 
+/// `f_fsid` from `fstatvfs(fd)`: the filesystem's identifier (derived from
+/// its UUID on ext4 and btrfs, from the device elsewhere).
+pub fn fsid<Fd: AsFd>(fd: Fd) -> Result<u64, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || rustix::fs::fstatvfs(fd)).map(|s| s.f_fsid)
+}
+
 /// The parts of `struct stat` fspace uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {

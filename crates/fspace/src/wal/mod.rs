@@ -183,6 +183,10 @@ pub struct WalOptions {
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
     /// stay buffered and [`WalStats::direct_io`] says why.
     pub direct_io: Option<bool>,
+    /// Whether `auto` preparation (no `prepare_strategy`) may follow a
+    /// measurement saved by `fspace probe --save` for this filesystem
+    /// (see [`crate::probe::saved`]). Default true.
+    pub use_saved: bool,
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]
     pub faults: Option<Arc<Faults>>,
@@ -198,6 +202,7 @@ impl Default for WalOptions {
             prepare_duty_cycle: DEFAULT_PREPARE_DUTY_CYCLE,
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
+            use_saved: true,
             faults: None,
         }
     }
@@ -213,6 +218,7 @@ impl std::fmt::Debug for WalOptions {
             .field("prepare_duty_cycle", &self.prepare_duty_cycle)
             .field("write_buffer", &self.write_buffer)
             .field("direct_io", &self.direct_io)
+            .field("use_saved", &self.use_saved)
             .finish()
     }
 }

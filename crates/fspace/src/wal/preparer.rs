@@ -176,12 +176,13 @@ pub(super) fn create_segment(
     let result = (|| {
         let strategy = match opts.prepare_strategy {
             Some(s) => Some(s),
-            None => cow_strategy(dir, &path, opts.segment_size)?,
+            None => cow_strategy(dir, &path, opts.segment_size, opts.use_saved)?,
         };
         let gopts = GrowOptions {
             strategy,
             intent: Intent::Log,
             sync: true,
+            use_saved: opts.use_saved,
             cancel: stop,
             ..Default::default()
         };
@@ -228,10 +229,25 @@ pub(super) fn create_segment(
 /// On a copy-on-write filesystem, the strategy for new segments
 /// ([`COW_SEGMENT_STRATEGY`]), after checking that the space is free (a
 /// sparse file reserves nothing, so ENOSPC must be found here, not in a
-/// commit); `None` elsewhere (the `auto` policy decides).
-fn cow_strategy(dir: &Path, path: &Path, size: u64) -> Result<Option<crate::Strategy>> {
+/// commit); `None` elsewhere, and where a saved probe measurement exists
+/// for this filesystem (the `auto` policy decides, following it).
+fn cow_strategy(
+    dir: &Path,
+    path: &Path,
+    size: u64,
+    use_saved: bool,
+) -> Result<Option<crate::Strategy>> {
     let info = crate::fs_info::identify(dir)?;
     if !info.copy_on_write {
+        return Ok(None);
+    }
+    if use_saved
+        && crate::probe::saved(&info)
+            .ok()
+            .flatten()
+            .and_then(|s| s.recommendation(Intent::Log).map(|r| r.strategy))
+            .is_some_and(|s| s != COW_SEGMENT_STRATEGY)
+    {
         return Ok(None);
     }
     let free = info.free_bytes_root.max(info.free_bytes);

@@ -1,0 +1,364 @@
+//! `fspace probe`: progress, the table, JSON, `--save` and the HTML report
+//! around [`fspace::probe::probe`].
+
+use crate::{emit, print_json};
+use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
+use fspace::units::format_human;
+use std::io::IsTerminal;
+use std::path::Path;
+
+pub(crate) struct Args<'a> {
+    pub dir: &'a Path,
+    pub level: Level,
+    pub json: bool,
+    pub report: Option<&'a Path>,
+    pub save: bool,
+    pub quiet: bool,
+}
+
+pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
+    if let Some(r) = a.report {
+        check_report_path(r)?;
+    }
+    let cancel = crate::copy::cancel_on_signals();
+    let tty = std::io::stderr().is_terminal();
+    let bar = if tty && !a.quiet {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(1),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("probe {bar:24} {pos}/{len} {elapsed:>3} {msg}")
+        {
+            b.set_style(style);
+        }
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        Some(b)
+    } else {
+        None
+    };
+    let show = |p: &ProbeProgress| {
+        if a.quiet {
+            return;
+        }
+        match &bar {
+            Some(b) => {
+                b.set_length(p.steps as u64);
+                b.set_position(p.step as u64 - 1);
+                b.set_message(p.what.clone());
+            }
+            None => eprintln!(
+                "probe: [{}/{}] {:>5.1} s  {}",
+                p.step,
+                p.steps,
+                p.elapsed.as_secs_f64(),
+                p.what
+            ),
+        }
+    };
+    let opts = ProbeOptions {
+        level: a.level,
+        cancel: Some(&cancel),
+        progress: Some(&show),
+    };
+    let result = fspace::probe::probe(a.dir, &opts);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let r = result?;
+    let saved = if a.save {
+        Some(fspace::probe::save(&r)?)
+    } else {
+        None
+    };
+    if let Some(path) = a.report {
+        write_report(path, &crate::report::html(&r))?;
+    }
+    if a.json {
+        return print_json(&r);
+    }
+    let mut o = text(&r);
+    match &saved {
+        Some(p) => out!(
+            o,
+            "\nSaved to {}: `fspace grow --strategy auto`, `fspace info` and the library's auto policy\n\
+             now follow these recommendations on this filesystem ({} at {}).",
+            p.display(),
+            r.key.source,
+            r.key.mount_point
+        ),
+        None => out!(
+            o,
+            "\nNot saved: add --save so that `fspace grow --strategy auto` and the library's auto policy follow it here."
+        ),
+    }
+    if let Some(p) = a.report {
+        out!(o, "Report: {}", p.display());
+    }
+    emit(&o)
+}
+
+/// Refuses a report path whose directory is missing, or that names a
+/// directory, before the measurements run (not after 30 s of work).
+fn check_report_path(p: &Path) -> fspace::Result<()> {
+    let refuse = |errno: i32, msg: &str| fspace::Error::Refused {
+        op: "report",
+        path: p.to_path_buf(),
+        message: msg.to_string(),
+        errno,
+    };
+    if p.is_dir() {
+        return Err(refuse(
+            21,
+            "is a directory; give a file name such as probe.html",
+        ));
+    }
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(refuse(2, "its directory does not exist"));
+    }
+    Ok(())
+}
+
+fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
+    std::fs::write(p, html).map_err(|e| fspace::Error::from_io("write report", p, None, e))
+}
+
+fn commas(x: f64) -> String {
+    let n = x.round().max(0.0) as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn bar(v: f64, max: f64, width: usize) -> String {
+    if max <= 0.0 || v <= 0.0 {
+        return String::new();
+    }
+    let n = ((v / max) * width as f64).round().max(1.0) as usize;
+    "█".repeat(n.min(width))
+}
+
+pub(crate) fn secs(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.0} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// The first words of an error message's errno text.
+fn why(u: &str) -> String {
+    let tail = u.rsplit(": ").next().unwrap_or(u);
+    tail.split(" (os error").next().unwrap_or(tail).to_string()
+}
+
+fn text(r: &ProbeResult) -> String {
+    let mut o = String::new();
+    let f = &r.filesystem;
+    out!(
+        o,
+        "fspace probe: {} — {}{}",
+        r.directory.display(),
+        f.display_name(),
+        match (&f.source, &f.mount_point) {
+            (Some(s), Some(m)) => format!(" from {s} at {}", m.display()),
+            _ => String::new(),
+        }
+    );
+    out!(
+        o,
+        "  {} run in {:.1} s (budget {:.0} s); {} free of {}; block size {}{}{}",
+        r.level.name(),
+        r.elapsed.as_secs_f64(),
+        r.budget_seconds,
+        format_human(f.free_bytes),
+        format_human(f.total_bytes),
+        f.block_size,
+        if f.copy_on_write {
+            "; copy-on-write"
+        } else {
+            ""
+        },
+        if f.network { "; network" } else { "" }
+    );
+    if let Some(c) = f.caps() {
+        let caps = [
+            ("fallocate", &c.fallocate),
+            ("punch-hole", &c.punch_hole),
+            ("zero-range", &c.zero_range),
+            ("write-zeroes", &c.write_zeroes),
+            ("seek-hole", &c.seek_hole),
+            ("fiemap", &c.fiemap),
+            ("reflink", &c.ficlone),
+        ];
+        let list: Vec<String> = caps
+            .iter()
+            .map(|(n, c)| format!("{n} {}", if c.supported { "yes" } else { "no" }))
+            .collect();
+        out!(o, "  capabilities: {}", list.join(", "));
+    }
+    let c = &r.commit;
+    out!(
+        o,
+        "\nCommits: {} pwrite + fdatasync, median of {} round{} of up to {:.2} s per state",
+        format_human(c.record_size as u64),
+        c.rounds,
+        if c.rounds == 1 { "" } else { "s" },
+        c.seconds_per_mode
+    );
+    out!(
+        o,
+        "  {:<27} {:>10} {:>9} {:>9} {:>9}",
+        "space",
+        "commits/s",
+        "vs append",
+        "p50 µs",
+        "p99 µs"
+    );
+    let max = c
+        .states
+        .iter()
+        .map(|s| s.commits_per_sec)
+        .fold(0.0, f64::max);
+    for s in &c.states {
+        if let Some(u) = &s.unsupported {
+            out!(
+                o,
+                "  {:<27} not supported here: {}",
+                s.state.label(),
+                why(u)
+            );
+            continue;
+        }
+        out!(
+            o,
+            "  {:<27} {:>10} {:>9} {:>9} {:>9}  {}",
+            s.state.label(),
+            commas(s.commits_per_sec),
+            s.vs_append.map_or("-".into(), |v| format!("{v:.2}x")),
+            commas(s.p50_us),
+            commas(s.p99_us),
+            bar(s.commits_per_sec, max, 24)
+        );
+    }
+    if let Some(w) = r.state(SpaceState::Wal).and_then(|s| s.wal.as_ref()) {
+        out!(
+            o,
+            "  (wal: {} fdatasyncs, {} segment switches, {} waits; segments {})",
+            commas(w.syncs as f64),
+            w.switches,
+            w.switch_waits,
+            w.prepare_strategy
+                .as_deref()
+                .unwrap_or("not prepared during the run")
+        );
+    }
+    let g = &r.growth;
+    out!(
+        o,
+        "\nGrowth: a fresh file to {}, fdatasync included",
+        format_human(g.target_size)
+    );
+    out!(
+        o,
+        "  {:<13} {:>10} {:>12} {:>11}",
+        "strategy",
+        "time",
+        "throughput",
+        "allocated"
+    );
+    for x in &g.results {
+        if let Some(u) = &x.unsupported {
+            out!(
+                o,
+                "  {:<13} not supported here: {}",
+                x.strategy.name(),
+                why(u)
+            );
+            continue;
+        }
+        out!(
+            o,
+            "  {:<13} {:>10} {:>10}/s {:>11}{}",
+            x.strategy.name(),
+            secs(x.seconds),
+            format_human(x.bytes_per_sec as u64),
+            format_human(x.allocated_bytes),
+            if x.capped {
+                format!(
+                    "  (stopped at the time cap after {})",
+                    format_human(x.bytes)
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(sw) = &r.sweep {
+        out!(o, "\nRecord-size sweep (commits/s; MiB/s)");
+        out!(
+            o,
+            "  {:<9} {:>22} {:>22} {:>22}",
+            "record",
+            "appended",
+            "recycled",
+            "fspace wal"
+        );
+        for rec in fspace::probe::SWEEP_RECORDS {
+            let cell = |st: SpaceState| {
+                sw.iter()
+                    .find(|p| p.record_size == rec && p.state == st)
+                    .map_or("-".into(), |p| {
+                        if p.unsupported.is_some() {
+                            "n/a".into()
+                        } else {
+                            format!("{} ; {:.1}", commas(p.commits_per_sec), p.mib_per_sec)
+                        }
+                    })
+            };
+            out!(
+                o,
+                "  {:<9} {:>22} {:>22} {:>22}",
+                format_human(rec as u64),
+                cell(SpaceState::Appended),
+                cell(SpaceState::Recycled),
+                cell(SpaceState::Wal)
+            );
+        }
+    }
+    out!(o, "\nRecommendations");
+    for rec in &r.recommendations {
+        out!(o, "  {:<7} {}", rec.intent.name(), rec.summary);
+        out!(o, "          {}", rec.reason);
+    }
+    let notes: Vec<String> = r
+        .notes
+        .iter()
+        .cloned()
+        .chain(c.states.iter().flat_map(|s| {
+            s.notes
+                .iter()
+                .filter(|n| !n.starts_with("stopped after one pass"))
+                .map(move |n| format!("{}: {n}", s.state.name()))
+        }))
+        .collect();
+    if !notes.is_empty() {
+        out!(o, "\nNotes");
+        for n in notes {
+            out!(o, "  - {n}");
+        }
+    }
+    o
+}

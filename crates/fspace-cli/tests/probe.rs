@@ -1,0 +1,735 @@
+//! `fspace probe` on the filesystem matrix: the recommendation holds against
+//! the measurements of the same run, the scratch directory never stays, bad
+//! directories fail cleanly, `--save` reaches the auto policy, and the HTML
+//! report renders in a real headless browser (Debian's chromium).
+//!
+//! The tests that measure take one lock so that they never run beside each
+//! other: two probes at once would measure each other.
+
+#[path = "../../fspace/tests/common/mod.rs"]
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fspace")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// One probe at a time in this binary.
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static M: Mutex<()> = Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn probe(args: &[&str], dir: &Path, state: Option<&Path>) -> Output {
+    let mut c = Command::new(bin());
+    c.arg("probe").args(args).arg(dir);
+    if let Some(s) = state {
+        c.env("FSPACE_STATE_DIR", s);
+    }
+    c.output().expect("run fspace probe")
+}
+
+fn listing(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn scratch_left(d: &Path) -> Vec<String> {
+    listing(d)
+        .into_iter()
+        .filter(|n| n.contains(".fspace-probe-"))
+        .collect()
+}
+
+fn rate(v: &Value, state: &str) -> Option<f64> {
+    v["commit"]["states"]
+        .as_array()?
+        .iter()
+        .find(|s| {
+            s["state"] == state && s["unsupported"].is_null() && s["commits"].as_u64() > Some(0)
+        })
+        .and_then(|s| s["commits_per_sec"].as_f64())
+}
+
+fn rec<'a>(v: &'a Value, intent: &str) -> &'a Value {
+    v["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["intent"] == intent)
+        .unwrap_or_else(|| panic!("no {intent} recommendation: {v}"))
+}
+
+/// The state a log strategy leaves new space in.
+fn state_of(strategy: &str) -> &'static str {
+    match strategy {
+        "sparse" => "sparse",
+        "allocate" => "allocated",
+        "write-zeroes" => "write-zeroed",
+        "zero-fill" => "zero-filled",
+        s => panic!("log strategy {s} has no measured state"),
+    }
+}
+
+/// Checks one probe document against the issue's rules; returns a summary
+/// line for the log.
+fn check_document(fs: &str, v: &Value) -> String {
+    assert_eq!(v["schema"], "fspace-probe/1", "{fs}");
+    let states: Vec<&str> = v["commit"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "appended",
+            "sparse",
+            "allocated",
+            "write-zeroed",
+            "zero-filled",
+            "recycled",
+            "wal"
+        ],
+        "{fs}"
+    );
+    for s in ["appended", "sparse", "zero-filled", "recycled", "wal"] {
+        assert!(
+            rate(v, s).is_some_and(|r| r > 0.0),
+            "{fs}: {s} not measured: {v}"
+        );
+    }
+    let growth: Vec<&str> = v["growth"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        growth,
+        ["sparse", "reserve", "allocate", "write-zeroes", "zero-fill"],
+        "{fs}"
+    );
+    let log = rec(v, "log");
+    let strategy = log["strategy"].as_str().unwrap();
+    assert_eq!(log["measured"], true, "{fs}: {log}");
+    let chosen = rate(v, state_of(strategy)).expect("chosen state measured");
+    let fastest = ["sparse", "allocated", "write-zeroed", "zero-filled"]
+        .iter()
+        .filter_map(|s| rate(v, s).map(|r| (*s, r)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!(
+        chosen >= 0.9 * fastest.1,
+        "{fs}: log {strategy} at {chosen:.0}/s is not within 10% of the fastest, {} at {:.0}/s: {}",
+        fastest.0,
+        fastest.1,
+        log["reason"]
+    );
+    let reason = log["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("commits/s vs") && reason.contains("appending"),
+        "{fs}: {reason}"
+    );
+    match fs {
+        "btrfs" => assert_ne!(strategy, "zero-fill", "{fs}: {reason}"),
+        "ext4-noextents" | "sshfs" => {
+            for intent in ["log", "bulk"] {
+                let s = rec(v, intent)["strategy"].as_str().unwrap();
+                assert!(
+                    !["allocate", "write-zeroes", "reserve"].contains(&s),
+                    "{fs}: {intent} relies on fallocate: {s}"
+                );
+            }
+        }
+        // Unwritten extents cost a journal commit per fdatasync here: the
+        // margin is 2-3x (docs/filesystems.md), far beyond noise.
+        "ext4" | "xfs" => assert!(
+            ["zero-fill", "write-zeroes"].contains(&strategy),
+            "{fs}: {reason}"
+        ),
+        _ => {}
+    }
+    assert_eq!(rec(v, "sparse")["strategy"], "sparse");
+    assert!(rec(v, "bulk")["strategy"].is_string());
+    format!(
+        "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s); bulk {}",
+        v["elapsed_ms"].as_f64().unwrap() / 1e3,
+        fastest.0,
+        fastest.1,
+        rate(v, "appended").unwrap_or(0.0),
+        rate(v, "wal").unwrap_or(0.0),
+        rec(v, "bulk")["strategy"]
+    )
+}
+
+/// The main acceptance test: a quick probe of every filesystem of the
+/// matrix recommends a log strategy within 10% of the fastest measured in
+/// the same run, never zero-fill on btrfs, never fallocate where it is
+/// missing; stdout is only the JSON; nothing is left behind.
+#[test]
+fn probe_every_filesystem() {
+    let _m = measuring();
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let before = listing(dir.path());
+        let o = probe(&["--quick", "--json"], dir.path(), None);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{}: stdout is not one JSON document ({e}): {}",
+                fs.name,
+                text(&o)
+            )
+        });
+        // Progress went to stderr.
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("probe: ["),
+            "{}",
+            text(&o)
+        );
+        let line = check_document(&fs.name, &v);
+        eprintln!("{line}");
+        assert_eq!(listing(dir.path()), before, "{}: left something", fs.name);
+    }
+}
+
+fn chromium() -> Option<PathBuf> {
+    for c in ["chromium", "chromium-browser", "chromium-headless-shell"] {
+        if let Ok(o) = Command::new("sh")
+            .args(["-c", &format!("command -v {c}")])
+            .output()
+        {
+            if o.status.success() {
+                return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+            }
+        }
+    }
+    None
+}
+
+/// Renders `html` in headless chromium with a script appended that
+/// measures each chart's laid-out box, and returns what it measured:
+/// `[{group, width, height, bars}]` (bars: rectangles with a non-zero
+/// rendered width).
+fn layout_in_chromium(chrome: &Path, html: &Path, work: &Path) -> Vec<Value> {
+    let page = std::fs::read_to_string(html).unwrap();
+    let probe_js = r#"<script>
+window.addEventListener('load', () => {
+  const out = [...document.querySelectorAll('svg.chart')].map(s => {
+    const b = s.getBoundingClientRect();
+    const bars = [...s.querySelectorAll('rect.bar')].filter(r => r.getBoundingClientRect().width > 0).length;
+    return {group: s.dataset.group, width: b.width, height: b.height, bars};
+  });
+  const pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = 'LAYOUT' + JSON.stringify(out) + 'END';
+  document.body.appendChild(pre);
+});
+</script></body>"#;
+    let measured = work.join("measured.html");
+    std::fs::write(&measured, page.replace("</body>", probe_js)).unwrap();
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("file://{}", measured.display()))
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let marker = "<pre id=\"layout\">LAYOUT";
+    let start = dom
+        .find(marker)
+        .unwrap_or_else(|| panic!("chromium rendered no layout: {}", text(&o)))
+        + marker.len();
+    let end = dom[start..].find("END</pre>").unwrap() + start;
+    let json = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str::<Value>(&json)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Checks a report: no external references, one chart per measured group,
+/// and every chart laid out with bars in chromium.
+fn check_report(html: &Path, groups: &[&str], work: &Path) {
+    let page = std::fs::read_to_string(html).unwrap();
+    let lower = page.to_lowercase();
+    for bad in [
+        "http:", "https:", "src=", "href=", "@import", "url(", "<link", "<img", "<iframe",
+    ] {
+        assert!(
+            !lower.contains(bad),
+            "report has an external reference ({bad})"
+        );
+    }
+    assert_eq!(
+        page.matches("<svg class=\"chart\"").count(),
+        groups.len(),
+        "one chart per measured group"
+    );
+    let Some(chrome) = chromium() else {
+        assert!(
+            !common::require_matrix(),
+            "chromium is missing and FSPACE_REQUIRE_MATRIX=1 (ci/matrix.sh deps installs it)"
+        );
+        common::skipped("probe-report-chromium", "-", "chromium not installed");
+        return;
+    };
+    let charts = layout_in_chromium(&chrome, html, work);
+    let got: Vec<&str> = charts
+        .iter()
+        .map(|c| c["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, groups);
+    for c in &charts {
+        assert!(
+            c["width"].as_f64() > Some(300.0) && c["height"].as_f64() > Some(80.0),
+            "chart not laid out: {c}"
+        );
+        assert!(c["bars"].as_u64() >= Some(3), "chart without bars: {c}");
+    }
+}
+
+/// A standard run: the table a person reads, the report in chromium, and
+/// the scratch directory gone.
+#[test]
+fn probe_text_and_report() {
+    let _m = measuring();
+    for fs in common::only("probe-text-report", &["xfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let work = tempfile::tempdir().unwrap();
+        let html = work.path().join("probe.html");
+        let o = probe(&["--report", html.to_str().unwrap()], dir.path(), None);
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for want in [
+            "Commits: 8 KiB pwrite + fdatasync, median of 2 rounds",
+            "appended (no preparation)",
+            "allocated (unwritten)",
+            "write-zeroed",
+            "zero-filled",
+            "recycled (written before)",
+            "fspace wal",
+            "Growth: a fresh file to 256 MiB",
+            "Recommendations",
+            "  log     ",
+            "  bulk    ",
+            "  sparse  ",
+            "Not saved",
+            "Report: ",
+        ] {
+            assert!(out.contains(want), "output lacks {want:?}:\n{out}");
+        }
+        assert!(scratch_left(dir.path()).is_empty());
+        check_report(
+            &html,
+            &["commit-rate", "commit-latency", "growth"],
+            work.path(),
+        );
+    }
+}
+
+/// `--full` adds the record-size sweep (and its chart).
+#[test]
+fn probe_full_sweeps_record_sizes() {
+    let _m = measuring();
+    for fs in common::only("probe-full", &["tmpfs"]) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let work = tempfile::tempdir().unwrap();
+        let html = work.path().join("full.html");
+        let o = probe(
+            &["--full", "--json", "--report", html.to_str().unwrap()],
+            dir.path(),
+            None,
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["level"], "full");
+        assert_eq!(v["commit"]["rounds"], 3);
+        let sweep = v["sweep"].as_array().unwrap();
+        let mut seen: Vec<(u64, &str)> = sweep
+            .iter()
+            .map(|p| {
+                (
+                    p["record_size"].as_u64().unwrap(),
+                    p["state"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let mut want = vec![];
+        for r in [512u64, 8192, 65536, 1 << 20] {
+            for s in ["appended", "recycled", "wal"] {
+                want.push((r, s));
+            }
+        }
+        want.sort();
+        assert_eq!(seen, want);
+        assert!(sweep
+            .iter()
+            .all(|p| p["commits_per_sec"].as_f64() > Some(0.0)));
+        assert!(scratch_left(dir.path()).is_empty());
+        check_report(
+            &html,
+            &["commit-rate", "commit-latency", "growth", "record-size"],
+            work.path(),
+        );
+    }
+}
+
+fn expect_refusal(o: &Output, words: &[&str]) -> String {
+    let t = text(o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    for w in words {
+        assert!(t.contains(w), "error lacks {w:?}: {t}");
+    }
+    t
+}
+
+fn mount_tmpfs(at: &Path, size: &str) {
+    std::fs::create_dir_all(at).unwrap();
+    let ok = Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            &format!("size={size}"),
+            "fspace-probe-test",
+        ])
+        .arg(at)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs at {}", at.display());
+}
+
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Missing, not a directory, not writable, read-only, too small: a clear
+/// error naming the operation and the directory, exit 1, nothing left.
+#[test]
+fn probe_bad_directories_fail_cleanly() {
+    let _m = measuring();
+    let base = tempfile::tempdir().unwrap();
+    let missing = base.path().join("missing");
+    let t = expect_refusal(
+        &probe(&[], &missing, None),
+        &["probe(", "missing", "no such directory", "hint:"],
+    );
+    assert!(!missing.exists(), "{t}");
+
+    let file = base.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    expect_refusal(&probe(&[], &file, None), &["probe(", "not a directory"]);
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+
+    // --json: the error is a JSON document too.
+    let o = probe(&["--json"], &missing, None);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["op"], "probe");
+    assert_eq!(v["errno"], 2);
+
+    if !common::is_root() {
+        common::skipped(
+            "probe-bad-dirs",
+            "cwd",
+            "read-only, permission and size cases need root",
+        );
+        return;
+    }
+    // Not writable: a root-owned 0755 directory, probed as nobody.
+    let locked = base.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(
+        base.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let o = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            bin(),
+            "probe",
+        ])
+        .arg(&locked)
+        .output()
+        .unwrap();
+    expect_refusal(&o, &["probe(", "locked", "not writable"]);
+    assert!(listing(&locked).is_empty());
+
+    // A read-only bind mount.
+    let inner = base.path().join("inner");
+    let ro = base.path().join("ro");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::create_dir(&ro).unwrap();
+    let ok = Command::new("mount")
+        .arg("--bind")
+        .arg(&inner)
+        .arg(&ro)
+        .status()
+        .unwrap()
+        .success()
+        && Command::new("mount")
+            .args(["-o", "remount,ro,bind"])
+            .arg(&ro)
+            .status()
+            .unwrap()
+            .success();
+    assert!(ok, "bind mount");
+    let unmount = Unmount(ro.clone());
+    expect_refusal(
+        &probe(&[], &ro, None),
+        &["probe(", "read-only mount", "hint:"],
+    );
+    drop(unmount);
+    assert!(listing(&inner).is_empty());
+
+    // Too little space: refused with the amount needed.
+    let small = base.path().join("small");
+    mount_tmpfs(&small, "96m");
+    let unmount = Unmount(small.clone());
+    let t = expect_refusal(
+        &probe(&["--quick"], &small, None),
+        &["probe(", "needs at least", "free", "Nothing was written"],
+    );
+    assert!(listing(&small).is_empty(), "{t}");
+    drop(unmount);
+
+    // Less than a full run needs: the growth is scaled down, and said so.
+    let mid = base.path().join("mid");
+    mount_tmpfs(&mid, "260m");
+    let unmount = Unmount(mid.clone());
+    let o = probe(&["--quick", "--json"], &mid, None);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["growth"]["target_size"].as_u64() < Some(256 << 20), "{v}");
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("scaled down")),
+        "{}",
+        v["notes"]
+    );
+    assert!(listing(&mid).is_empty());
+    drop(unmount);
+}
+
+fn wait_for_scratch(dir: &Path, child: &mut std::process::Child) {
+    let t0 = Instant::now();
+    while scratch_left(dir).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "probe ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no scratch directory appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C during a probe, early (growth) and late (commits): exit 130 and
+/// the scratch directory is gone.
+#[test]
+fn probe_sigint_removes_the_scratch_directory() {
+    let _m = measuring();
+    for fs in common::only("probe-sigint", &["ext4"]) {
+        let _g = fs.lock();
+        for after in [Duration::from_millis(50), Duration::from_millis(2500)] {
+            let dir = fs.tempdir();
+            let mut child = Command::new(bin())
+                .arg("probe")
+                .arg(dir.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            wait_for_scratch(dir.path(), &mut child);
+            std::thread::sleep(after);
+            let pid = rustix::process::Pid::from_child(&child);
+            rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+            let o = child.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+            assert!(text(&o).contains("interrupted"), "{}", text(&o));
+            assert!(scratch_left(dir.path()).is_empty(), "after {after:?}");
+        }
+    }
+}
+
+/// An error in the middle of a run (the filesystem fills up under it):
+/// exit 1 with the errno, and the scratch directory is gone.
+#[test]
+fn probe_error_mid_run_removes_the_scratch_directory() {
+    if !common::is_root() {
+        common::skipped("probe-error-mid-run", "cwd", "needs root (mounts a tmpfs)");
+        return;
+    }
+    let _m = measuring();
+    let base = tempfile::tempdir().unwrap();
+    let at = base.path().join("fill");
+    mount_tmpfs(&at, "448m");
+    let _unmount = Unmount(at.clone());
+    let mut child = Command::new(bin())
+        .arg("probe")
+        .arg(&at)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_scratch(&at, &mut child);
+    // Take every free byte: the probe's next write fails with ENOSPC.
+    let ballast = at.join("ballast");
+    let _ = Command::new("fallocate")
+        .args(["-l", "440m"])
+        .arg(&ballast)
+        .status();
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("No space left on device"), "{t}");
+    std::fs::remove_file(&ballast).unwrap();
+    assert!(listing(&at).is_empty(), "{:?}", listing(&at));
+}
+
+/// `--save` keeps the result for this filesystem; `grow --strategy auto`
+/// and `info` follow it there and say so; another filesystem, or the same
+/// one mounted elsewhere, does not use it; a damaged saved file is a note,
+/// not a failure.
+#[test]
+fn probe_save_reaches_the_auto_policy() {
+    let _m = measuring();
+    let all = common::only("probe-save", &["ext4-noextents", "xfs"]);
+    let (Some(ext3), Some(xfs)) = (
+        all.iter().find(|f| f.name == "ext4-noextents"),
+        all.iter().find(|f| f.name == "xfs"),
+    ) else {
+        return;
+    };
+    let _g = common::lock_pair(ext3, xfs);
+    let state = tempfile::tempdir().unwrap();
+    let dir = ext3.tempdir();
+    let o = probe(&["--quick", "--save", "-q"], dir.path(), Some(state.path()));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("Saved to"), "{}", text(&o));
+    let saved: Vec<PathBuf> = std::fs::read_dir(state.path().join("probes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
+    let log_strategy = rec(&doc, "log")["strategy"].as_str().unwrap().to_string();
+
+    let grow = |d: &Path, name: &str| -> Value {
+        let o = Command::new(bin())
+            .args(["grow", "--json", "--create", "--for", "log"])
+            .arg(d.join(name))
+            .arg("1MiB")
+            .env("FSPACE_STATE_DIR", state.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = grow(dir.path(), "seg");
+    assert_eq!(v["strategy"], log_strategy.as_str(), "{v}");
+    assert_eq!(v["saved_probe"], saved[0].to_str().unwrap(), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("measured by `fspace probe --save`"),
+        "{v}"
+    );
+    let o = Command::new(bin())
+        .arg("info")
+        .arg(dir.path())
+        .env("FSPACE_STATE_DIR", state.path())
+        .output()
+        .unwrap();
+    assert!(
+        text(&o).contains("following the probe saved in"),
+        "{}",
+        text(&o)
+    );
+
+    // Another filesystem: the built-in policy.
+    let xdir = xfs.tempdir();
+    let v = grow(xdir.path(), "seg");
+    assert!(v["saved_probe"].is_null(), "{v}");
+
+    // The same filesystem mounted elsewhere: another key.
+    if common::is_root() {
+        let other = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(dir.path())
+            .arg(other.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let unmount = Unmount(other.path().to_path_buf());
+        let v = grow(other.path(), "seg2");
+        drop(unmount);
+        assert!(
+            v["saved_probe"].is_null(),
+            "a bind mount reused the saved probe: {v}"
+        );
+    }
+
+    // A damaged saved file: a note, and the built-in policy decides.
+    std::fs::write(&saved[0], b"{not json").unwrap();
+    let v = grow(dir.path(), "seg3");
+    assert!(v["saved_probe"].is_null(), "{v}");
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("could not be read")),
+        "{v}"
+    );
+}

@@ -1,0 +1,539 @@
+//! From measurements to a policy: one recommended [`Strategy`] per
+//! [`Intent`], with the figures that decided it.
+//!
+//! The rules, each a named constant below:
+//!
+//! - **log**: among the preparations that work here, the fastest commit
+//!   rate wins; preparations within [`TIE_MARGIN`] of it are ties, broken
+//!   by [`LOG_PREFERENCE`] (the cheapest to prepare that still reserves
+//!   space). On copy-on-write filesystems zero-fill is never chosen
+//!   ([`COW_EXCLUDES_ZERO_FILL`]). Strategies that need `fallocate` are
+//!   only candidates where their growth succeeded, so filesystems without
+//!   it (ext4 without extents, sshfs) never get them.
+//! - **bulk**: among the strategies that reserve space, the fastest growth
+//!   wins, ties broken by [`BULK_PREFERENCE`].
+//! - **sparse**: `ftruncate` (the intent is that the space may stay
+//!   empty); the reason says what it cost and whether holes are kept.
+
+use super::{GrowthResult, SpaceState, StateResult};
+use crate::fs_info::FsInfo;
+use crate::grow::{Intent, Strategy};
+use crate::units::format_human;
+use serde::{Deserialize, Serialize};
+
+/// Figures within this fraction of the best count as a tie: 10%. Evidence:
+/// repeated `fspace bench commit` runs on this project's test machine put
+/// the same mode 5-10% apart from one round to the next
+/// (bench/results/2026-11-22-commit.md); a smaller difference is noise.
+pub const TIE_MARGIN: f64 = 0.10;
+
+/// Tie-break order for log preparation: `write-zeroes` and `allocate` move
+/// no data; `zero-fill` writes the whole segment first; `sparse` reserves
+/// nothing, so a full disk surfaces in a commit instead of in preparation.
+pub const LOG_PREFERENCE: [Strategy; 4] = [
+    Strategy::WriteZeroes,
+    Strategy::Allocate,
+    Strategy::ZeroFill,
+    Strategy::Sparse,
+];
+
+/// Tie-break order for bulk space: reserve without writing first.
+pub const BULK_PREFERENCE: [Strategy; 3] = [
+    Strategy::Allocate,
+    Strategy::WriteZeroes,
+    Strategy::ZeroFill,
+];
+
+/// On copy-on-write filesystems every overwrite allocates new blocks, so
+/// zeros written ahead are thrown away by the first record: zero-fill only
+/// doubles the writes (DESIGN.md policy; `docs/filesystems.md`).
+pub const COW_EXCLUDES_ZERO_FILL: bool = true;
+
+/// What to do for one intent on the probed filesystem, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// The intent.
+    pub intent: Intent,
+    /// The strategy to grow files with.
+    pub strategy: Strategy,
+    /// For intent log: whether reusing written segments pays (non-CoW).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recycle: Option<bool>,
+    /// The advice in a few words (`zero-fill segments, recycle them`).
+    pub summary: String,
+    /// The measured reason, in words with the figures.
+    pub reason: String,
+    /// The deciding figure of the chosen strategy (commits/s for log,
+    /// bytes/s of growth for bulk and sparse).
+    pub figure: f64,
+    /// The figure it is compared with (appending for log, zero-fill for
+    /// bulk), when measured.
+    #[serde(default)]
+    pub baseline: Option<f64>,
+    /// What `baseline` is.
+    #[serde(default)]
+    pub baseline_label: Option<String>,
+    /// Whether a measurement decided (false: nothing could be measured and
+    /// the built-in policy's choice is repeated).
+    pub measured: bool,
+}
+
+fn commas(x: f64) -> String {
+    let n = x.round().max(0.0) as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b <= 0.0 {
+        return "-".into();
+    }
+    let r = a / b;
+    if r >= 100.0 {
+        format!("{}x", commas(r))
+    } else {
+        format!("{r:.1}x")
+    }
+}
+
+fn duration(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:.0} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.1} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+/// Returns the recommendations for log, bulk and sparse.
+pub fn recommend(
+    info: &FsInfo,
+    states: &[StateResult],
+    growth: &[GrowthResult],
+) -> Vec<Recommendation> {
+    vec![log(info, states), bulk(info, growth), sparse(info, growth)]
+}
+
+fn rate(states: &[StateResult], s: SpaceState) -> Option<f64> {
+    states
+        .iter()
+        .find(|x| x.state == s && x.measured())
+        .map(|x| x.commits_per_sec)
+}
+
+fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
+    let fs = info.display_name();
+    let rate_of = |s: Strategy| SpaceState::of_strategy(s).and_then(|st| rate(states, st));
+    let excluded =
+        |s: Strategy| COW_EXCLUDES_ZERO_FILL && info.copy_on_write && s == Strategy::ZeroFill;
+    let cands: Vec<(Strategy, f64)> = LOG_PREFERENCE
+        .iter()
+        .filter(|s| !excluded(**s))
+        .filter_map(|&s| rate_of(s).map(|r| (s, r)))
+        .collect();
+    let append = rate(states, SpaceState::Appended);
+    // The fastest preparation measured, allowed or not: a tie must be
+    // within the margin of it.
+    let fastest = LOG_PREFERENCE
+        .iter()
+        .filter_map(|&s| rate_of(s).map(|r| (s, r)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some(fastest) = fastest.filter(|_| !cands.is_empty()) else {
+        let plan = crate::grow::auto_plan(info, Intent::Log);
+        let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
+        return Recommendation {
+            intent: Intent::Log,
+            strategy,
+            recycle: None,
+            summary: format!("{strategy} segments (not measured)"),
+            reason: format!(
+                "no preparation could be measured on {fs}; the built-in policy's choice: {}",
+                plan.reason
+            ),
+            figure: 0.0,
+            baseline: append,
+            baseline_label: Some("appending".into()),
+            measured: false,
+        };
+    };
+    let (strategy, figure) = cands
+        .iter()
+        .copied()
+        .find(|c| c.1 >= (1.0 - TIE_MARGIN) * fastest.1)
+        .or_else(|| cands.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)))
+        .unwrap_or(cands[0]);
+    let mut why: Vec<String> = vec![];
+    if fastest.0 != strategy && figure >= (1.0 - TIE_MARGIN) * fastest.1 {
+        why.push(format!(
+            "{} measured {} commits/s, within {:.0}% of it, and {strategy} {}",
+            fastest.0,
+            commas(fastest.1),
+            TIE_MARGIN * 100.0,
+            match strategy {
+                Strategy::WriteZeroes | Strategy::Allocate => "moves no data to prepare",
+                Strategy::ZeroFill => "reserves the space before the commits",
+                _ => "is cheaper to prepare",
+            }
+        ));
+    }
+    if fastest.0 != strategy && figure < (1.0 - TIE_MARGIN) * fastest.1 {
+        why.push(format!(
+            "{} measured faster ({} commits/s) but is ruled out here",
+            fastest.0,
+            commas(fastest.1)
+        ));
+    }
+    if info.copy_on_write {
+        let z = rate(states, SpaceState::ZeroFilled)
+            .map(|z| format!(" (zero-filled space: {} commits/s)", commas(z)))
+            .unwrap_or_default();
+        why.push(format!(
+            "{fs} is copy-on-write: every overwrite allocates new blocks, so zero-filling only writes the space twice{z}"
+        ));
+    }
+    if strategy != Strategy::Allocate {
+        match rate(states, SpaceState::Allocated) {
+            Some(a) if a < (1.0 - TIE_MARGIN) * figure && !info.copy_on_write => why.push(format!(
+                "allocated (unwritten) space managed {} commits/s ({} slower): converting unwritten extents costs a journal commit per fdatasync",
+                commas(a),
+                ratio(figure, a)
+            )),
+            Some(_) => {}
+            None => {
+                if let Some(u) = states
+                    .iter()
+                    .find(|x| x.state == SpaceState::Allocated)
+                    .and_then(|x| x.unsupported.as_deref())
+                {
+                    why.push(format!("fallocate is not supported here ({})", short_err(u)));
+                }
+            }
+        }
+    }
+    if strategy == Strategy::ZeroFill {
+        if let Some(u) = states
+            .iter()
+            .find(|x| x.state == SpaceState::WriteZeroed)
+            .and_then(|x| x.unsupported.as_deref())
+        {
+            if rate(states, SpaceState::Allocated).is_some() {
+                why.push(format!(
+                    "FALLOC_FL_WRITE_ZEROES is not supported by this device ({})",
+                    short_err(u)
+                ));
+            }
+        }
+    }
+    let recycled = rate(states, SpaceState::Recycled);
+    let recycle = !info.copy_on_write && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * figure);
+    match recycled {
+        Some(r) if info.copy_on_write => why.push(format!(
+            "recycled segments: {} commits/s, no better (copy-on-write), so recycling saves nothing",
+            commas(r)
+        )),
+        Some(r) if recycle => why.push(format!(
+            "recycled (written) segments: {} commits/s with no preparation, so recycle them",
+            commas(r)
+        )),
+        Some(r) => why.push(format!(
+            "recycled segments measured slower ({} commits/s), so prepare new ones",
+            commas(r)
+        )),
+        None => {}
+    }
+    if let (Some(w), Some(a)) = (rate(states, SpaceState::Wal), append) {
+        why.push(format!(
+            "fspace's log did {} commits/s ({} appending)",
+            commas(w),
+            ratio(w, a)
+        ));
+    }
+    let head = match append {
+        Some(a) => format!(
+            "{} commits/s vs {} appending ({})",
+            commas(figure),
+            commas(a),
+            ratio(figure, a)
+        ),
+        None => format!("{} commits/s", commas(figure)),
+    };
+    let summary = match (strategy, recycle) {
+        (s, true) => format!("{s} segments, recycle them"),
+        (s, false) => format!("{s} segments"),
+    };
+    Recommendation {
+        intent: Intent::Log,
+        strategy,
+        recycle: Some(recycle),
+        summary,
+        reason: if why.is_empty() {
+            head
+        } else {
+            format!("{head}: {}", why.join("; "))
+        },
+        figure,
+        baseline: append,
+        baseline_label: Some("appending".into()),
+        measured: true,
+    }
+}
+
+/// The errno text of an error message (`... : Operation not supported (os
+/// error 95)` -> `Operation not supported`).
+fn short_err(msg: &str) -> String {
+    let tail = msg.rsplit(": ").next().unwrap_or(msg);
+    tail.split(" (os error").next().unwrap_or(tail).to_string()
+}
+
+fn grown(growth: &[GrowthResult], s: Strategy) -> Option<&GrowthResult> {
+    growth
+        .iter()
+        .find(|g| g.strategy == s && g.unsupported.is_none() && g.bytes > 0)
+}
+
+fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
+    let cands: Vec<&GrowthResult> = BULK_PREFERENCE
+        .iter()
+        .filter_map(|&s| grown(growth, s))
+        .collect();
+    let zf = grown(growth, Strategy::ZeroFill);
+    let Some(best) = cands.iter().map(|g| g.bytes_per_sec).reduce(f64::max) else {
+        let plan = crate::grow::auto_plan(info, Intent::Bulk);
+        let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
+        return Recommendation {
+            intent: Intent::Bulk,
+            strategy,
+            recycle: None,
+            summary: format!("{strategy} (not measured)"),
+            reason: format!(
+                "no growth could be measured; the built-in policy's choice: {}",
+                plan.reason
+            ),
+            figure: 0.0,
+            baseline: None,
+            baseline_label: None,
+            measured: false,
+        };
+    };
+    let g = cands
+        .iter()
+        .find(|g| g.bytes_per_sec >= (1.0 - TIE_MARGIN) * best)
+        .copied()
+        .unwrap_or(cands[0]);
+    let mut reason = format!(
+        "{} in {} ({}/s)",
+        format_human(g.bytes),
+        duration(g.seconds),
+        format_human(g.bytes_per_sec as u64)
+    );
+    match (g.strategy, zf) {
+        (Strategy::ZeroFill, _) => {
+            let why = growth
+                .iter()
+                .find(|x| x.strategy == Strategy::Allocate)
+                .and_then(|x| x.unsupported.as_deref())
+                .map(|u| format!("fallocate is not supported here ({})", short_err(u)))
+                .unwrap_or_else(|| "no faster way to reserve the space was measured".into());
+            reason.push_str(&format!(
+                ": {why}, so the zeros are written (never glibc's one byte per block)"
+            ));
+        }
+        (_, Some(z)) => reason.push_str(&format!(
+            " vs zero-fill {} ({}/s), {} faster: the blocks are reserved without writing them",
+            duration(z.seconds),
+            format_human(z.bytes_per_sec as u64),
+            ratio(g.bytes_per_sec, z.bytes_per_sec)
+        )),
+        (_, None) => reason.push_str(": the blocks are reserved without writing them"),
+    }
+    Recommendation {
+        intent: Intent::Bulk,
+        strategy: g.strategy,
+        recycle: None,
+        summary: g.strategy.name().to_string(),
+        reason,
+        figure: g.bytes_per_sec,
+        baseline: zf.map(|z| z.bytes_per_sec),
+        baseline_label: zf.map(|_| "zero-fill".into()),
+        measured: true,
+    }
+}
+
+fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
+    let caps = info.caps();
+    let Some(g) = grown(growth, Strategy::Sparse) else {
+        return Recommendation {
+            intent: Intent::Sparse,
+            strategy: Strategy::Sparse,
+            recycle: None,
+            summary: "sparse (not measured)".into(),
+            reason: "ftruncate could not be measured here".into(),
+            figure: 0.0,
+            baseline: None,
+            baseline_label: None,
+            measured: false,
+        };
+    };
+    let mut reason = format!(
+        "{} in {}, {} allocated",
+        format_human(g.bytes),
+        duration(g.seconds),
+        format_human(g.allocated_bytes)
+    );
+    if g.allocated_bytes >= g.bytes / 2 {
+        reason.push_str(if info.network || info.kind == crate::FsKind::Fuse {
+            ": the block count is reported as allocated (network and FUSE filesystems often derive it from the size), so holes cannot be confirmed here"
+        } else {
+            ": this filesystem does not keep holes, ftruncate allocated the space"
+        });
+    } else {
+        match caps.map(|c| (c.seek_hole.supported, c.punch_hole.supported)) {
+            Some((true, true)) => reason.push_str(
+                ": holes stay holes, SEEK_HOLE finds them and punching can make more",
+            ),
+            Some((true, false)) => reason
+                .push_str(": holes stay holes and SEEK_HOLE finds them; punching is not supported"),
+            Some((false, _)) => reason.push_str(
+                ": holes stay holes, but SEEK_HOLE does not report them here (copies read the zeros)",
+            ),
+            None => {}
+        }
+    }
+    Recommendation {
+        intent: Intent::Sparse,
+        strategy: Strategy::Sparse,
+        recycle: None,
+        summary: "sparse (ftruncate)".into(),
+        reason,
+        figure: g.bytes_per_sec,
+        baseline: None,
+        baseline_label: None,
+        measured: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::CommitMode;
+
+    fn st(state: SpaceState, rate: f64) -> StateResult {
+        StateResult {
+            state,
+            mode: CommitMode::Append,
+            unsupported: if rate < 0.0 {
+                Some("fallocate(x): Operation not supported (os error 95)".into())
+            } else {
+                None
+            },
+            commits_per_sec: rate.max(0.0),
+            runs: vec![rate],
+            p50_us: 1.0,
+            p99_us: 2.0,
+            commits: if rate > 0.0 { 100 } else { 0 },
+            vs_append: None,
+            wal: None,
+            notes: vec![],
+        }
+    }
+
+    fn info(kind: crate::FsKind) -> FsInfo {
+        let mut i = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
+        i.kind = kind;
+        i.fs_type = Some(kind.name());
+        i.copy_on_write = kind.is_copy_on_write();
+        i
+    }
+
+    fn states(r: [f64; 7]) -> Vec<StateResult> {
+        SpaceState::ALL
+            .iter()
+            .zip(r)
+            .map(|(&s, r)| st(s, r))
+            .collect()
+    }
+
+    #[test]
+    fn ext4_like_picks_zero_fill_and_says_why() {
+        // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
+        let s = states([1830.0, 1900.0, 3100.0, -1.0, 7034.0, 7100.0, 6900.0]);
+        let r = log(&info(crate::FsKind::Ext4), &s);
+        assert_eq!(r.strategy, Strategy::ZeroFill);
+        assert_eq!(r.recycle, Some(true));
+        assert!(
+            r.reason
+                .starts_with("7,034 commits/s vs 1,830 appending (3.8x)"),
+            "{}",
+            r.reason
+        );
+        assert!(r.reason.contains("journal commit"), "{}", r.reason);
+    }
+
+    #[test]
+    fn ties_prefer_cheaper_preparation() {
+        let s = states([
+            50_000.0, 52_000.0, 50_500.0, -1.0, 53_000.0, 52_000.0, 40_000.0,
+        ]);
+        let r = log(&info(crate::FsKind::Tmpfs), &s);
+        assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
+    }
+
+    #[test]
+    fn cow_never_zero_fill() {
+        let s = states([1000.0, 1050.0, 900.0, -1.0, 1300.0, 1000.0, 1000.0]);
+        let r = log(&info(crate::FsKind::Btrfs), &s);
+        assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
+        assert_eq!(r.recycle, Some(false));
+        assert!(r.reason.contains("copy-on-write"));
+    }
+
+    #[test]
+    fn no_fallocate_never_picks_it() {
+        let s = states([800.0, 820.0, -1.0, -1.0, 2500.0, 2600.0, 2400.0]);
+        let r = log(&info(crate::FsKind::Ext4), &s);
+        assert_eq!(r.strategy, Strategy::ZeroFill);
+        assert!(
+            r.reason.contains("fallocate is not supported"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn chosen_is_within_margin_of_fastest_candidate() {
+        use proptest::prelude::{any, prop_assert, proptest};
+        proptest!(|(r in proptest::collection::vec(-1.0f64..1e5, 7), cow in any::<bool>())| {
+            let s = states([r[0], r[1], r[2], r[3], r[4], r[5], r[6]]);
+            let kind = if cow { crate::FsKind::Btrfs } else { crate::FsKind::Xfs };
+            let rec = log(&info(kind), &s);
+            let allowed: Vec<f64> = [SpaceState::Sparse, SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
+                .iter()
+                .filter(|x| !(cow && **x == SpaceState::ZeroFilled))
+                .filter_map(|x| rate(&s, *x))
+                .collect();
+            let all: Vec<f64> = [SpaceState::Sparse, SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
+                .iter()
+                .filter_map(|x| rate(&s, *x))
+                .collect();
+            if let Some(best) = allowed.iter().copied().reduce(f64::max) {
+                let best_all = all.iter().copied().fold(0.0, f64::max);
+                prop_assert!(rec.measured);
+                // The fastest allowed one, or one within the margin of the
+                // fastest measured at all.
+                prop_assert!(rec.figure >= best || rec.figure >= (1.0 - TIE_MARGIN) * best_all);
+                prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best);
+                prop_assert!(!(cow && rec.strategy == Strategy::ZeroFill));
+            } else {
+                prop_assert!(!rec.measured);
+            }
+        });
+    }
+}

@@ -1,0 +1,1039 @@
+//! The measurements behind `fspace probe`: what each way of preparing space
+//! is worth on one filesystem, measured in one run, and the policy that
+//! follows from them.
+//!
+//! A probe works in a scratch directory inside the directory given, which is
+//! removed afterwards, also after an error or a cancel. It measures:
+//!
+//! - the filesystem's facts and capabilities ([`fs_info_uncached`]);
+//! - growth of a fresh file by each [`Strategy`] that works here (256 MiB,
+//!   `fdatasync` included);
+//! - 8 KiB commits (`pwrite` + `fdatasync`) into space in each
+//!   [`SpaceState`] and through the [`Wal`](crate::Wal), with the
+//!   [`bench`](crate::bench) engine, in alternating rounds;
+//! - with [`Level::Full`], a record-size sweep.
+//!
+//! From those it [recommends](decide) a strategy per [`Intent`] with the
+//! measured reason, and [`save`] keeps the result so that the `auto` policy
+//! follows it on that filesystem ([`saved`]).
+//!
+//! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
+//! are documented in `docs/probe-json.md`.
+
+pub mod decide;
+mod saved_store;
+
+pub use decide::{recommend, Recommendation, TIE_MARGIN};
+pub use saved_store::{save, saved, state_dir, FsKey, SavedProbe, STATE_DIR_ENV};
+
+use crate::bench::{run_commit, CommitBenchOptions, CommitMode, WalFigures};
+use crate::error::{Error, Result};
+use crate::fs_info::{fs_info_uncached, identify, FsInfo};
+use crate::grow::{grow, GrowOptions, Intent, Strategy};
+use crate::sys::{self, Errno};
+use crate::units::format_human;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The JSON schema of [`ProbeResult`] (and of saved measurements): a name
+/// and a major version, bumped when a field changes meaning or goes away
+/// (fields may be added within a version).
+pub const SCHEMA: &str = "fspace-probe/1";
+
+/// How thorough a probe is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    /// At most about 10 s: one round of each measurement.
+    Quick,
+    /// At most about 30 s: two alternating rounds of the commit measurements.
+    #[default]
+    Standard,
+    /// Three rounds, larger files, and a record-size sweep (512 B, 8 KiB,
+    /// 64 KiB, 1 MiB) of the appended, recycled and log states.
+    Full,
+}
+
+impl Level {
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Quick => "quick",
+            Level::Standard => "standard",
+            Level::Full => "full",
+        }
+    }
+
+    fn budget(self) -> Budget {
+        match self {
+            Level::Quick => Budget {
+                total: Duration::from_secs(10),
+                rounds: 1,
+                max_mode: Duration::from_millis(1000),
+                file_size: 32 << 20,
+                growth_cap: Duration::from_millis(2500),
+                sweep: false,
+            },
+            Level::Standard => Budget {
+                total: Duration::from_secs(30),
+                rounds: 2,
+                max_mode: Duration::from_millis(1800),
+                file_size: 64 << 20,
+                growth_cap: Duration::from_secs(5),
+                sweep: false,
+            },
+            Level::Full => Budget {
+                total: Duration::from_secs(180),
+                rounds: 3,
+                max_mode: Duration::from_millis(3000),
+                file_size: 128 << 20,
+                growth_cap: Duration::from_secs(20),
+                sweep: true,
+            },
+        }
+    }
+}
+
+/// What a level may spend.
+struct Budget {
+    /// The whole run's target.
+    total: Duration,
+    /// Alternating rounds of the commit measurements.
+    rounds: usize,
+    /// Longest time per commit mode and round (shortened to fit `total`).
+    max_mode: Duration,
+    /// The file each overwrite mode commits into (one pass, no wrap).
+    file_size: u64,
+    /// Longest time the zero-fill growth may take; past it the throughput
+    /// is measured on what was written.
+    growth_cap: Duration,
+    /// Whether to run the record-size sweep.
+    sweep: bool,
+}
+
+/// Bytes per record in the commit measurements: 8 KiB, the page size of
+/// PostgreSQL's WAL and a common database page.
+pub const RECORD_SIZE: usize = 8 << 10;
+
+/// Growth measured per strategy: 256 MiB (scaled down when the filesystem
+/// has less free space, and said so).
+pub const GROWTH_SIZE: u64 = 256 << 20;
+
+/// Record sizes of the [`Level::Full`] sweep.
+pub const SWEEP_RECORDS: [usize; 4] = [512, 8 << 10, 64 << 10, 1 << 20];
+
+/// Zero-fill growth is measured in synced steps of this size so that it
+/// can stop at the time cap with an honest figure (the data is on disk).
+const ZERO_FILL_STEP: u64 = 32 << 20;
+
+/// Smallest growth measured when space is short.
+const MIN_GROWTH: u64 = 32 << 20;
+
+/// Room kept free besides the measured files (metadata, journals, the
+/// capability probe's scratch files).
+const MARGIN: u64 = 32 << 20;
+
+/// Shortest time per commit mode when the budget is tight: below this the
+/// percentiles mean little.
+const MIN_MODE: Duration = Duration::from_millis(250);
+
+/// Most runs of one state in one round (see [`Run::commit`]).
+const MAX_RUNS: usize = 32;
+
+/// Marker in the name of the probe's scratch directory:
+/// `.fspace-probe-HOST-PID-SEQ`. A directory left by a killed probe on this
+/// host is removed by the next probe of the same directory.
+pub const PROBE_MARKER: &str = ".fspace-probe-";
+
+/// How to probe.
+#[derive(Clone, Copy, Default)]
+pub struct ProbeOptions<'a> {
+    /// How thorough.
+    pub level: Level,
+    /// Checked between and inside measurements: when it becomes true the
+    /// probe stops, removes its scratch directory and fails with
+    /// `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called when each measurement starts.
+    pub progress: Option<&'a dyn Fn(&ProbeProgress)>,
+}
+
+impl std::fmt::Debug for ProbeOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeOptions")
+            .field("level", &self.level)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Where a probe is.
+#[derive(Debug, Clone)]
+pub struct ProbeProgress {
+    /// The measurement starting (1-based).
+    pub step: usize,
+    /// Measurements in the run.
+    pub steps: usize,
+    /// What it measures, in words.
+    pub what: String,
+    /// Time since the probe started.
+    pub elapsed: Duration,
+    /// The level's time budget.
+    pub budget: Duration,
+}
+
+/// A state the space a commit overwrites can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpaceState {
+    /// No space prepared: each commit appends (`O_APPEND`) and allocates.
+    Appended,
+    /// A hole (`ftruncate`): each commit allocates.
+    Sparse,
+    /// Unwritten extents (`fallocate`): each commit converts one.
+    Allocated,
+    /// Written zeroed blocks made without moving data
+    /// (`FALLOC_FL_WRITE_ZEROES`).
+    WriteZeroed,
+    /// Written blocks made by writing zeros (fspace `zero-fill`).
+    ZeroFilled,
+    /// Blocks written by earlier records (a recycled log segment).
+    Recycled,
+    /// fspace's segment log: prepared and recycled segments, group commit.
+    Wal,
+}
+
+impl SpaceState {
+    /// Every state, baseline first.
+    pub const ALL: [SpaceState; 7] = [
+        SpaceState::Appended,
+        SpaceState::Sparse,
+        SpaceState::Allocated,
+        SpaceState::WriteZeroed,
+        SpaceState::ZeroFilled,
+        SpaceState::Recycled,
+        SpaceState::Wal,
+    ];
+
+    /// Returns the name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended",
+            SpaceState::Sparse => "sparse",
+            SpaceState::Allocated => "allocated",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled",
+            SpaceState::Wal => "wal",
+        }
+    }
+
+    /// Returns a label for tables: the name and what it means.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended (no preparation)",
+            SpaceState::Sparse => "sparse (holes)",
+            SpaceState::Allocated => "allocated (unwritten)",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled (written before)",
+            SpaceState::Wal => "fspace wal",
+        }
+    }
+
+    /// Returns the benchmark mode that measures this state.
+    pub fn mode(self) -> CommitMode {
+        match self {
+            SpaceState::Appended => CommitMode::Append,
+            SpaceState::Sparse => CommitMode::Sparse,
+            SpaceState::Allocated => CommitMode::Allocate,
+            SpaceState::WriteZeroed => CommitMode::WriteZeroes,
+            SpaceState::ZeroFilled => CommitMode::ZeroFillNow,
+            SpaceState::Recycled => CommitMode::Overwrite,
+            SpaceState::Wal => CommitMode::Wal,
+        }
+    }
+
+    /// Returns the state a growth strategy leaves new space in.
+    pub fn of_strategy(s: Strategy) -> Option<SpaceState> {
+        match s {
+            Strategy::Sparse => Some(SpaceState::Sparse),
+            Strategy::Allocate => Some(SpaceState::Allocated),
+            Strategy::WriteZeroes => Some(SpaceState::WriteZeroed),
+            Strategy::ZeroFill => Some(SpaceState::ZeroFilled),
+            Strategy::Reserve => None,
+        }
+    }
+}
+
+/// Commits into one space state, over all rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateResult {
+    /// The state.
+    pub state: SpaceState,
+    /// The benchmark mode that measured it.
+    pub mode: CommitMode,
+    /// Why it could not be measured here (e.g. no `fallocate`), if so.
+    pub unsupported: Option<String>,
+    /// Median commits per second over the rounds.
+    pub commits_per_sec: f64,
+    /// Commits per second of each run, in order: one per round, more
+    /// where the prepared file was used up early and the state ran again
+    /// on a freshly prepared one.
+    pub runs: Vec<f64>,
+    /// Median over the rounds of the median commit latency, µs.
+    pub p50_us: f64,
+    /// Median over the rounds of the 99th percentile latency, µs.
+    pub p99_us: f64,
+    /// Commits measured in all rounds.
+    pub commits: u64,
+    /// `commits_per_sec` ÷ the appended state's.
+    pub vs_append: Option<f64>,
+    /// The log's figures from the last round (`wal` only).
+    pub wal: Option<WalFigures>,
+    /// What qualifies the figures (each note once).
+    pub notes: Vec<String>,
+}
+
+impl StateResult {
+    /// Returns true if and only if the state was measured with commits.
+    pub fn measured(&self) -> bool {
+        self.unsupported.is_none() && self.commits > 0
+    }
+}
+
+/// The commit measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitSection {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Alternating rounds (the order of the states rotates each round).
+    pub rounds: usize,
+    /// Time per state and round, seconds (a state stops early when its
+    /// prepared file is used up).
+    pub seconds_per_mode: f64,
+    /// Size of the file each overwrite state commits into.
+    pub file_size: u64,
+    /// One entry per state, in [`SpaceState::ALL`] order.
+    pub states: Vec<StateResult>,
+}
+
+/// Growth of a fresh file by one strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowthResult {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Why it does not work here, if so.
+    pub unsupported: Option<String>,
+    /// Its errno, if unsupported.
+    pub errno: Option<i32>,
+    /// Bytes grown (less than the target when the time cap stopped a
+    /// zero-fill; `reserve` reserves them past the length).
+    pub bytes: u64,
+    /// Time including `fdatasync`, seconds.
+    pub seconds: f64,
+    /// `bytes` ÷ `seconds`.
+    pub bytes_per_sec: f64,
+    /// Bytes the file had allocated afterwards (`st_blocks`).
+    pub allocated_bytes: u64,
+    /// True if the time cap stopped it before the target.
+    pub capped: bool,
+}
+
+/// The growth measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowthSection {
+    /// Bytes each strategy grows a fresh file to.
+    pub target_size: u64,
+    /// One entry per strategy, in [`Strategy::ALL`] order.
+    pub results: Vec<GrowthResult>,
+}
+
+/// One point of the record-size sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// The state.
+    pub state: SpaceState,
+    /// Why it could not be measured, if so.
+    pub unsupported: Option<String>,
+    /// Commits per second.
+    pub commits_per_sec: f64,
+    /// Payload throughput, MiB/s.
+    pub mib_per_sec: f64,
+    /// Median latency, µs.
+    pub p50_us: f64,
+    /// 99th percentile latency, µs.
+    pub p99_us: f64,
+}
+
+/// Everything one probe measured and concluded (the JSON document).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The fspace version that measured.
+    pub fspace_version: &'static str,
+    /// How thorough the run was.
+    pub level: Level,
+    /// The directory probed.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub directory: PathBuf,
+    /// When the probe started, seconds since the Unix epoch.
+    pub started_unix: u64,
+    /// The same as `YYYY-MM-DD HH:MM:SS UTC`.
+    pub started_utc: String,
+    /// How long it took.
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
+    pub elapsed: Duration,
+    /// The level's time budget, seconds.
+    pub budget_seconds: f64,
+    /// The filesystem and its measured capabilities.
+    pub filesystem: FsInfo,
+    /// What identifies this filesystem for saved measurements.
+    pub key: FsKey,
+    /// Commit rate and latency per space state.
+    pub commit: CommitSection,
+    /// Growth time per strategy.
+    pub growth: GrowthSection,
+    /// The record-size sweep ([`Level::Full`] only).
+    pub sweep: Option<Vec<SweepPoint>>,
+    /// One recommendation per intent (log, bulk, sparse).
+    pub recommendations: Vec<Recommendation>,
+    /// What qualifies the run (scaled down, over budget, ...).
+    pub notes: Vec<String>,
+}
+
+impl ProbeResult {
+    /// Returns the measurements of `state`.
+    pub fn state(&self, state: SpaceState) -> Option<&StateResult> {
+        self.commit.states.iter().find(|s| s.state == state)
+    }
+
+    /// Returns the recommendation for `intent`.
+    pub fn recommendation(&self, intent: Intent) -> Option<&Recommendation> {
+        self.recommendations.iter().find(|r| r.intent == intent)
+    }
+}
+
+/// The scratch directory, removed with everything in it when dropped.
+struct ScratchDir {
+    path: PathBuf,
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Probes the filesystem holding directory `dir` (see the module docs).
+///
+/// Refuses, creating nothing, when `dir` is missing, not a directory, on a
+/// read-only mount, not writable, or on a filesystem with less free space
+/// than the smallest run needs (the message says how much); with less than
+/// a full run needs, the growth measurement is scaled down and a note says
+/// so.
+pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
+    let start = Instant::now();
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let budget = opts.level.budget();
+    let info = check_dir(dir)?;
+    let mut notes = vec![];
+    let growth_size = size_run(dir, &info, &budget, opts.level, &mut notes)?;
+    crate::stale::remove_stale(dir, PROBE_MARKER);
+    let scratch = ScratchDir {
+        path: dir.join(crate::stale::unique_name("", PROBE_MARKER)),
+    };
+    std::fs::create_dir(&scratch.path).map_err(|e| {
+        let e = Error::from_io("mkdir", &scratch.path, None, e);
+        if e.raw_os_error() == Some(Errno::ACCESS.raw_os_error()) {
+            Error::refused(
+                "probe",
+                dir,
+                Errno::ACCESS,
+                "cannot create a scratch directory here: permission denied",
+            )
+        } else {
+            e
+        }
+    })?;
+    let mut run = Run {
+        dir: &scratch.path,
+        opts,
+        budget: &budget,
+        start,
+        step: 0,
+        steps: 0,
+    };
+    let result = run.all(growth_size, &mut notes);
+    let path = scratch.path.clone();
+    drop(scratch);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        // Dropping removes it; something (an immutable file, a busy mount)
+        // prevented that: say so rather than leave it silently.
+        let e = Error::refused(
+            "probe",
+            &path,
+            Errno::NOTEMPTY,
+            "the scratch directory could not be removed; remove it by hand",
+        );
+        return Err(result.err().unwrap_or(e));
+    }
+    let (filesystem, commit, growth, sweep) = result?;
+    let elapsed = start.elapsed();
+    if elapsed > budget.total + Duration::from_secs(2) {
+        notes.push(format!(
+            "took {:.1} s, over the {} run's {} s budget: some operations here took longer than planned",
+            elapsed.as_secs_f64(),
+            opts.level.name(),
+            budget.total.as_secs()
+        ));
+    }
+    if matches!(filesystem.kind, crate::FsKind::Tmpfs | crate::FsKind::Ramfs) {
+        notes.push(format!(
+            "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
+            filesystem.display_name()
+        ));
+    }
+    let recommendations = recommend(&filesystem, &commit.states, &growth.results);
+    let mut filesystem = filesystem;
+    // The scratch directory is gone: describe the directory asked about.
+    filesystem.path = dir.to_path_buf();
+    Ok(ProbeResult {
+        schema: SCHEMA,
+        fspace_version: env!("CARGO_PKG_VERSION"),
+        level: opts.level,
+        directory: dir.to_path_buf(),
+        started_unix: started,
+        started_utc: utc(started),
+        elapsed,
+        budget_seconds: budget.total.as_secs_f64(),
+        key: FsKey::of(&filesystem),
+        filesystem,
+        commit,
+        growth,
+        sweep,
+        recommendations,
+        notes,
+    })
+}
+
+/// Checks `dir` before anything is created; returns its filesystem.
+fn check_dir(dir: &Path) -> Result<FsInfo> {
+    let st = match sys::stat(dir) {
+        Ok(st) => st,
+        Err(e) if e == Errno::NOENT => {
+            return Err(Error::refused(
+                "probe",
+                dir,
+                e,
+                "no such directory (the probe measures inside an existing directory)",
+            ))
+        }
+        Err(e) => return Err(Error::io("stat", dir, None, e)),
+    };
+    if !st.is_dir() {
+        return Err(Error::refused(
+            "probe",
+            dir,
+            Errno::NOTDIR,
+            format!(
+                "is a {}, not a directory; give the directory the files live in",
+                st.type_name()
+            ),
+        ));
+    }
+    let info = identify(dir)?;
+    if info.read_only {
+        return Err(Error::refused(
+            "probe",
+            dir,
+            Errno::ROFS,
+            format!(
+                "is on a read-only mount ({}); nothing can be measured without writing",
+                info.mount_point
+                    .as_deref()
+                    .map_or_else(|| "?".into(), |m| m.display().to_string())
+            ),
+        ));
+    }
+    use rustix::fs::{accessat, Access, AtFlags, CWD};
+    if let Err(e) = accessat(
+        CWD,
+        dir,
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    ) {
+        return Err(Error::refused(
+            "probe",
+            dir,
+            e,
+            format!(
+                "is not writable by this user (uid {}): the probe needs to create scratch files there",
+                rustix::process::geteuid().as_raw()
+            ),
+        ));
+    }
+    Ok(info)
+}
+
+/// Bytes the log may hold at once in the probe: a segment being written,
+/// the ones prepared ahead and the recycle pool.
+fn wal_need() -> u64 {
+    crate::wal::DEFAULT_SEGMENT_SIZE
+        * (1 + crate::wal::DEFAULT_PREPARE_AHEAD + crate::wal::DEFAULT_RECYCLE_POOL) as u64
+}
+
+/// Returns the growth size for the free space available, or refuses.
+fn size_run(
+    dir: &Path,
+    info: &FsInfo,
+    budget: &Budget,
+    level: Level,
+    notes: &mut Vec<String>,
+) -> Result<u64> {
+    let free = if rustix::process::geteuid().is_root() {
+        info.free_bytes_root.max(info.free_bytes)
+    } else {
+        info.free_bytes
+    };
+    let others = budget.file_size.max(wal_need()) + MARGIN;
+    let least = MIN_GROWTH + others;
+    if info.total_bytes > 0 && free < least {
+        return Err(Error::refused(
+            "probe",
+            dir,
+            Errno::NOSPC,
+            format!(
+                "a {} run needs at least {} free; this filesystem has {} free. Nothing was written",
+                level.name(),
+                format_human(least),
+                format_human(free)
+            ),
+        ));
+    }
+    if info.total_bytes > 0 && free < GROWTH_SIZE + others {
+        let g = ((free - others) / ZERO_FILL_STEP * ZERO_FILL_STEP).max(MIN_GROWTH);
+        notes.push(format!(
+            "scaled down: growth measured on {} instead of {} ({} free)",
+            format_human(g),
+            format_human(GROWTH_SIZE),
+            format_human(free)
+        ));
+        return Ok(g);
+    }
+    Ok(GROWTH_SIZE)
+}
+
+type Sections = (
+    FsInfo,
+    CommitSection,
+    GrowthSection,
+    Option<Vec<SweepPoint>>,
+);
+
+struct Run<'a> {
+    dir: &'a Path,
+    opts: &'a ProbeOptions<'a>,
+    budget: &'a Budget,
+    start: Instant,
+    step: usize,
+    steps: usize,
+}
+
+impl Run<'_> {
+    fn cancelled(&self) -> Result<()> {
+        if self.opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::refused(
+                "probe",
+                self.dir,
+                Errno::CANCELED,
+                "interrupted; the scratch directory was removed",
+            ));
+        }
+        Ok(())
+    }
+
+    fn begin(&mut self, what: String) -> Result<()> {
+        self.cancelled()?;
+        self.step += 1;
+        if let Some(p) = self.opts.progress {
+            p(&ProbeProgress {
+                step: self.step,
+                steps: self.steps.max(self.step),
+                what,
+                elapsed: self.start.elapsed(),
+                budget: self.budget.total,
+            });
+        }
+        Ok(())
+    }
+
+    fn all(&mut self, growth_size: u64, notes: &mut Vec<String>) -> Result<Sections> {
+        let b = self.budget;
+        let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
+        self.steps = 1 + Strategy::ALL.len() + b.rounds * SpaceState::ALL.len() + sweep_steps;
+        self.begin("filesystem facts and capabilities".into())?;
+        let info = fs_info_uncached(self.dir)?;
+        let growth = self.growth(growth_size)?;
+        let commit = self.commit(&growth, notes)?;
+        let sweep = if b.sweep { Some(self.sweep()?) } else { None };
+        Ok((info, commit, growth, sweep))
+    }
+
+    fn growth(&mut self, size: u64) -> Result<GrowthSection> {
+        let mut results = vec![];
+        for s in Strategy::ALL {
+            self.begin(format!("growth of {} by {s}", format_human(size)))?;
+            results.push(self.grow_one(s, size)?);
+        }
+        Ok(GrowthSection {
+            target_size: size,
+            results,
+        })
+    }
+
+    fn grow_one(&self, s: Strategy, size: u64) -> Result<GrowthResult> {
+        let p = self.dir.join(format!("grow-{}", s.name()));
+        let _ = std::fs::File::create(&p).map_err(|e| Error::from_io("create", &p, None, e))?;
+        let r = self.grow_timed(&p, s, size);
+        let allocated = sys::stat(&p).map(|st| st.blocks * 512).unwrap_or(0);
+        let _ = std::fs::remove_file(&p);
+        let (bytes, secs, capped) = match r {
+            Ok(x) => x,
+            Err(e) if unsupported(&e) => {
+                return Ok(GrowthResult {
+                    strategy: s,
+                    errno: e.raw_os_error(),
+                    unsupported: Some(e.to_string()),
+                    bytes: 0,
+                    seconds: 0.0,
+                    bytes_per_sec: 0.0,
+                    allocated_bytes: 0,
+                    capped: false,
+                })
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(GrowthResult {
+            strategy: s,
+            unsupported: None,
+            errno: None,
+            bytes,
+            seconds: secs,
+            bytes_per_sec: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+            allocated_bytes: allocated,
+            capped,
+        })
+    }
+
+    /// Grows `p` from empty by `s` with `fdatasync`; zero-fill goes in
+    /// synced steps and stops at the time cap. Returns (bytes, seconds,
+    /// capped).
+    fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
+        let opts = GrowOptions {
+            strategy: Some(s),
+            intent: Intent::Bulk,
+            fallback: false,
+            sync: true,
+            use_saved: false,
+            cancel: self.opts.cancel,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        if s != Strategy::ZeroFill {
+            grow(p, size, &opts)?;
+            return Ok((size, t0.elapsed().as_secs_f64(), false));
+        }
+        let mut len = 0;
+        while len < size {
+            let next = (len + ZERO_FILL_STEP).min(size);
+            grow(p, next, &opts)?;
+            len = next;
+            if len < size && t0.elapsed() >= self.budget.growth_cap {
+                return Ok((len, t0.elapsed().as_secs_f64(), true));
+            }
+        }
+        Ok((len, t0.elapsed().as_secs_f64(), false))
+    }
+
+    /// Seconds per mode so that the rounds fit what is left of the budget,
+    /// counting the preparation of each round's files at the measured
+    /// zero-fill rate.
+    fn mode_time(&self, growth: &GrowthSection, modes: usize, reserve: Duration) -> Duration {
+        let b = self.budget;
+        let fill_rate = growth
+            .results
+            .iter()
+            .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
+            .map_or(100e6, |g| g.bytes_per_sec.max(1e6));
+        // Per round: the zero-filled and recycled files are written, and the
+        // log prepares its first segments.
+        let setup_bytes = 2 * b.file_size
+            + crate::wal::DEFAULT_SEGMENT_SIZE * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64);
+        let setup = Duration::from_secs_f64(setup_bytes as f64 / fill_rate + 0.05 * modes as f64);
+        let left = b
+            .total
+            .saturating_sub(self.start.elapsed())
+            .saturating_sub(reserve)
+            .mul_f64(0.9);
+        let per = left
+            .saturating_sub(setup * b.rounds as u32)
+            .checked_div((b.rounds * modes) as u32)
+            .unwrap_or(MIN_MODE);
+        per.clamp(MIN_MODE, b.max_mode)
+    }
+
+    fn commit(&mut self, growth: &GrowthSection, notes: &mut Vec<String>) -> Result<CommitSection> {
+        let b = self.budget;
+        // States whose preparation cannot work here are still tried once
+        // (they fail fast, with the reason); count the ones that run.
+        let supported = |s: Strategy| {
+            growth
+                .results
+                .iter()
+                .any(|g| g.strategy == s && g.unsupported.is_none())
+        };
+        let running = SpaceState::ALL
+            .iter()
+            .filter(|st| SpaceState::needs(**st).is_none_or(supported))
+            .count();
+        let reserve = if b.sweep {
+            Duration::from_millis(1500) * (SWEEP_RECORDS.len() * 3) as u32
+        } else {
+            Duration::ZERO
+        };
+        let per_mode = self.mode_time(growth, running, reserve);
+        let mut bopts = CommitBenchOptions {
+            record_size: RECORD_SIZE,
+            duration: per_mode,
+            file_size: b.file_size,
+            stop_at_end: true,
+            use_saved: false,
+            ..Default::default()
+        };
+        let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; SpaceState::ALL.len()];
+        for round in 0..b.rounds {
+            // Rotate the order each round so that no state always runs
+            // first (or right after the same neighbour).
+            let n = SpaceState::ALL.len();
+            for k in 0..n {
+                let i = (k + round * 3) % n;
+                let state = SpaceState::ALL[i];
+                let into = if state == SpaceState::Wal {
+                    "through fspace's log".to_string()
+                } else {
+                    format!("into {} space", state.name())
+                };
+                self.begin(format!(
+                    "8 KiB commits {into} (round {} of {})",
+                    round + 1,
+                    b.rounds
+                ))?;
+                if runs[i].first().is_some_and(|r| r.unsupported.is_some()) {
+                    continue;
+                }
+                // A state whose file is used up early (a fast device, tmpfs)
+                // runs again on a freshly prepared file while its time
+                // lasts: more samples, never a wrap into written blocks.
+                let slots = b.file_size / RECORD_SIZE as u64;
+                let t0 = Instant::now();
+                for _ in 0..MAX_RUNS {
+                    bopts.duration = per_mode.saturating_sub(t0.elapsed());
+                    let r = run_commit(self.dir, state.mode(), &bopts, self.opts.cancel)?;
+                    self.cancelled()?;
+                    let used_up = r.unsupported.is_none() && r.commits >= slots;
+                    runs[i].push(r);
+                    if !used_up || per_mode.saturating_sub(t0.elapsed()) < MIN_MODE {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut states: Vec<StateResult> = SpaceState::ALL
+            .iter()
+            .zip(runs)
+            .map(|(&state, rs)| summarize(state, &rs))
+            .collect();
+        let append = states
+            .iter()
+            .find(|s| s.state == SpaceState::Appended && s.measured())
+            .map(|s| s.commits_per_sec);
+        for s in &mut states {
+            if let Some(a) = append.filter(|a| *a > 0.0) {
+                if s.measured() {
+                    s.vs_append = Some(s.commits_per_sec / a);
+                }
+            }
+        }
+        if per_mode == MIN_MODE {
+            notes.push(format!(
+                "the budget left {} ms per state and round: the commit figures are rough",
+                MIN_MODE.as_millis()
+            ));
+        }
+        Ok(CommitSection {
+            record_size: RECORD_SIZE,
+            rounds: b.rounds,
+            seconds_per_mode: per_mode.as_secs_f64(),
+            file_size: b.file_size,
+            states,
+        })
+    }
+
+    fn sweep(&mut self) -> Result<Vec<SweepPoint>> {
+        let mut out = vec![];
+        for rec in SWEEP_RECORDS {
+            for state in [SpaceState::Appended, SpaceState::Recycled, SpaceState::Wal] {
+                self.begin(format!(
+                    "record-size sweep: {} commits into {} space",
+                    format_human(rec as u64),
+                    state.name()
+                ))?;
+                let o = CommitBenchOptions {
+                    record_size: rec,
+                    duration: Duration::from_millis(1500),
+                    file_size: self.budget.file_size.max(rec as u64 * 64),
+                    stop_at_end: true,
+                    use_saved: false,
+                    ..Default::default()
+                };
+                let r = run_commit(self.dir, state.mode(), &o, self.opts.cancel)?;
+                self.cancelled()?;
+                let lat = r.latency.clone().unwrap_or_default();
+                out.push(SweepPoint {
+                    record_size: rec,
+                    state,
+                    unsupported: r.unsupported.clone(),
+                    commits_per_sec: r.commits_per_sec,
+                    mib_per_sec: r.mib_per_sec,
+                    p50_us: lat.p50_us,
+                    p99_us: lat.p99_us,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl SpaceState {
+    /// Returns the strategy whose support this state needs, if any.
+    fn needs(self) -> Option<Strategy> {
+        match self {
+            SpaceState::Allocated => Some(Strategy::Allocate),
+            SpaceState::WriteZeroed => Some(Strategy::WriteZeroes),
+            _ => None,
+        }
+    }
+}
+
+fn unsupported(e: &Error) -> bool {
+    matches!(e.raw_os_error(), Some(x) if x == Errno::OPNOTSUPP.raw_os_error()
+        || x == Errno::NOSYS.raw_os_error()
+        || x == Errno::INVAL.raw_os_error())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn summarize(state: SpaceState, rs: &[crate::bench::CommitResult]) -> StateResult {
+    let mut notes: Vec<String> = vec![];
+    for r in rs {
+        // Each run ends when its file is used up: that is the design here
+        // (see `runs`), not worth a note per run.
+        for n in r
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with("stopped after one pass"))
+        {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    let unsupported = rs.iter().find_map(|r| r.unsupported.clone());
+    let ok: Vec<&crate::bench::CommitResult> =
+        rs.iter().filter(|r| r.unsupported.is_none()).collect();
+    let rounds: Vec<f64> = ok.iter().map(|r| r.commits_per_sec).collect();
+    let mut p50: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| r.latency.as_ref().map(|l| l.p50_us))
+        .collect();
+    let mut p99: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| r.latency.as_ref().map(|l| l.p99_us))
+        .collect();
+    StateResult {
+        state,
+        mode: state.mode(),
+        unsupported,
+        commits_per_sec: median(&mut rounds.clone()),
+        runs: rounds,
+        p50_us: median(&mut p50),
+        p99_us: median(&mut p99),
+        commits: ok.iter().map(|r| r.commits).sum(),
+        vs_append: None,
+        wal: ok.last().and_then(|r| r.wal.clone()),
+        notes,
+    }
+}
+
+/// Formats Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days,
+/// proleptic Gregorian).
+pub(crate) fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_795_342_923), "2026-11-22 10:22:03 UTC");
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&mut []), 0.0);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0]), 2.5);
+    }
+}
