@@ -43,6 +43,10 @@ fi
 
 FSPACE_SKIP_LOG=$(mktemp)
 export FSPACE_SKIP_LOG
+# Saved `fspace probe --save` results steer the auto policy: the tests see
+# none of the caller's (an empty state directory of their own).
+FSPACE_STATE_DIR=$(mktemp -d)
+export FSPACE_STATE_DIR
 echo "== cargo test"
 status=0
 cargo test --workspace || status=$?
@@ -53,4 +57,5 @@ else
     echo "== skipped: nothing"
 fi
 rm -f "$FSPACE_SKIP_LOG"
+rm -rf "$FSPACE_STATE_DIR"
 exit $status

@@ -52,8 +52,8 @@ enum Command {
         fspace's log; and the growth of a fresh 256 MiB file by each strategy. Then recommends a strategy\n\
         for each intent (log, bulk, sparse) with the measured reason.\n\n\
         A standard run takes at most about 30 s, --quick about 10 s; --full adds a record-size sweep\n\
-        (512 B to 1 MiB) and a third round. It needs about 400 MiB free (176 MiB at least: the growth\n\
-        measurement is scaled down to fit).\n\n\
+        (512 B to 1 MiB) and a third round. It needs about 400 MiB free (at least 176 MiB, 192 MiB for\n\
+        --full: the growth measurement is scaled down to fit).\n\n\
         --save keeps the result for this filesystem (keyed by mount type, source, mount point and fsid)\n\
         in $FSPACE_STATE_DIR, $XDG_STATE_HOME/fspace or ~/.local/state/fspace; `fspace grow --strategy auto`,\n\
         `fspace info` and the library's auto policy then follow it there and say so.\n\n\
@@ -703,13 +703,12 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
     match saved {
         Some(p) => out!(
             o,
-            "auto policy (following the probe saved in {}):",
+            "auto policy (following the probe saved in {}; -> = fallback):",
             p.display()
         ),
         None => out!(
             o,
-            "auto policy (built in; `fspace probe --save {}` measures this filesystem):",
-            info.path.display()
+            "auto policy (built in; `fspace probe --save DIR` measures this filesystem; -> = fallback):"
         ),
     }
     for i in intents {

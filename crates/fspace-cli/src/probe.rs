@@ -47,13 +47,18 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
                 b.set_position(p.step as u64 - 1);
                 b.set_message(p.what.clone());
             }
-            None => eprintln!(
-                "probe: [{}/{}] {:>5.1} s  {}",
-                p.step,
-                p.steps,
-                p.elapsed.as_secs_f64(),
-                p.what
-            ),
+            None => {
+                // A closed stderr must not turn into a panic.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "probe: [{}/{}] {:>5.1} s  {}",
+                    p.step,
+                    p.steps,
+                    p.elapsed.as_secs_f64(),
+                    p.what
+                );
+            }
         }
     };
     let opts = ProbeOptions {
@@ -66,14 +71,23 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
         b.finish_and_clear();
     }
     let r = result?;
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        // Interrupted after the last measurement: keep nothing.
+        return Err(fspace::Error::Refused {
+            op: "probe",
+            path: r.directory.clone(),
+            message: "interrupted; nothing was saved or written".into(),
+            errno: 125,
+        });
+    }
+    if let Some(path) = a.report {
+        write_report(path, &crate::report::html(&r))?;
+    }
     let saved = if a.save {
         Some(fspace::probe::save(&r)?)
     } else {
         None
     };
-    if let Some(path) = a.report {
-        write_report(path, &crate::report::html(&r))?;
-    }
     if a.json {
         return print_json(&r);
     }
@@ -212,7 +226,7 @@ fn text(r: &ProbeResult) -> String {
     let c = &r.commit;
     out!(
         o,
-        "\nCommits: {} pwrite + fdatasync, median of {} round{} of up to {:.2} s per state",
+        "\nCommits: {} pwrite + fdatasync, one writer, median of {} round{} of up to {:.2} s per state",
         format_human(c.record_size as u64),
         c.rounds,
         if c.rounds == 1 { "" } else { "s" },
@@ -256,13 +270,14 @@ fn text(r: &ProbeResult) -> String {
     if let Some(w) = r.state(SpaceState::Wal).and_then(|s| s.wal.as_ref()) {
         out!(
             o,
-            "  (wal: {} fdatasyncs, {} segment switches, {} waits; segments {})",
+            "  (fspace wal: {} fdatasync{}, {} segment switch{}, {} wait{} for a segment; new segments by {})",
             commas(w.syncs as f64),
+            if w.syncs == 1 { "" } else { "s" },
             w.switches,
+            if w.switches == 1 { "" } else { "es" },
             w.switch_waits,
-            w.prepare_strategy
-                .as_deref()
-                .unwrap_or("not prepared during the run")
+            if w.switch_waits == 1 { "" } else { "s" },
+            w.prepare_strategy.as_deref().unwrap_or("none during the run")
         );
     }
     let g = &r.growth;
@@ -289,12 +304,19 @@ fn text(r: &ProbeResult) -> String {
             );
             continue;
         }
+        // Only zero-fill moves data; for the others a rate is only a
+        // restatement of the time.
+        let tput = if x.strategy == fspace::Strategy::ZeroFill {
+            format!("{}/s", format_human(x.bytes_per_sec as u64))
+        } else {
+            "no data".to_string()
+        };
         out!(
             o,
-            "  {:<13} {:>10} {:>10}/s {:>11}{}",
+            "  {:<13} {:>10} {:>12} {:>11}{}",
             x.strategy.name(),
             secs(x.seconds),
-            format_human(x.bytes_per_sec as u64),
+            tput,
             format_human(x.allocated_bytes),
             if x.capped {
                 format!(

@@ -73,7 +73,7 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
     let max = vals.iter().copied().fold(0.0, f64::max);
     let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
     let (lo, hi) = match scale {
-        Scale::Linear => (0.0, max),
+        Scale::Linear => (0.0, nice_max(max)),
         Scale::Log => (
             (min.max(1e-12).log10().floor()),
             (max.max(1e-12).log10().ceil()).max(min.max(1e-12).log10().floor() + 1.0),
@@ -190,6 +190,22 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
     s
 }
 
+/// The smallest "nice" axis end (1, 2, 2.5, 5 × 10^k per step, four
+/// steps) at or above `max`, so that the ticks fall on round numbers.
+fn nice_max(max: f64) -> f64 {
+    if max <= 0.0 {
+        return 1.0;
+    }
+    let raw = max / 4.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    step * 4.0
+}
+
 fn short(v: f64) -> String {
     let a = v.abs();
     if a >= 1e12 {
@@ -199,7 +215,12 @@ fn short(v: f64) -> String {
     } else if a >= 1e6 {
         format!("{:.0}M", v / 1e6)
     } else if a >= 1e3 {
-        format!("{:.0}k", v / 1e3)
+        let k = v / 1e3;
+        if (k - k.round()).abs() < 1e-9 {
+            format!("{k:.0}k")
+        } else {
+            format!("{k:.1}k")
+        }
     } else if a >= 1.0 || a == 0.0 {
         format!("{v:.0}")
     } else {
@@ -403,7 +424,7 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         let hi = s.runs.iter().copied().fold(0.0, f64::max);
         let runs = match s.runs.len() {
             0 => "-".to_string(),
-            1 => "1".to_string(),
+            1 => "1 run".to_string(),
             n => format!("{n}: {}–{}", commas(lo), commas(hi)),
         };
         let _ = writeln!(
@@ -412,8 +433,8 @@ pub(crate) fn html(r: &ProbeResult) -> String {
             esc(s.state.label()),
             if s.unsupported.is_some() { "-".into() } else { commas(s.commits_per_sec) },
             esc(&runs),
-            commas(s.p50_us),
-            commas(s.p99_us),
+            if s.unsupported.is_some() { "-".into() } else { commas(s.p50_us) },
+            if s.unsupported.is_some() { "-".into() } else { commas(s.p99_us) },
             esc(&s.unsupported.clone().unwrap_or_else(|| s.notes.join("; ")))
         );
     }
@@ -508,8 +529,9 @@ pub(crate) fn html(r: &ProbeResult) -> String {
             l => format!(" --{}", l.name()),
         },
         fspace::probe::SCHEMA,
-        // In a JSON script block only "</" could end it early.
-        json.replace("</", "<\\/")
+        // No `<` at all inside the script block (`</script` or `<!--` in a
+        // path would end or confuse it); JSON reads \u003c back as `<`.
+        json.replace('<', "\\u003c")
     );
     h
 }

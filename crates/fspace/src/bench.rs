@@ -580,7 +580,7 @@ const FEW_SAMPLES: usize = 100;
 fn few_samples(notes: &mut Vec<String>, n: usize) {
     if n < FEW_SAMPLES {
         notes.push(format!(
-            "only {n} commits: the percentiles are rough; run longer (--seconds)"
+            "only {n} commits: the percentiles are rough (a longer run gives more)"
         ));
     }
 }

@@ -237,6 +237,12 @@ pub struct FsInfo {
     /// `f_fsid` from `statvfs` (0 where the filesystem reports none).
     #[serde(serialize_with = "ser_hex")]
     pub fsid: u64,
+    /// The filesystem's UUID (`FS_IOC_GETFSUUID`, Linux 6.5+), in hex,
+    /// where it has one and the path could be opened for reading.
+    pub uuid: Option<String>,
+    /// The mount's options and the filesystem's (super block) options from
+    /// mountinfo, as `MOUNT_OPTS | SUPER_OPTS`.
+    pub mount_options: Option<String>,
     /// `f_bsize`: preferred I/O size (unreliable on network filesystems).
     pub block_size: u64,
     /// Total bytes.
@@ -326,6 +332,15 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
     let kind = FsKind::from_magic(sf.magic);
     let fsid = sys::fsid(&fd).unwrap_or(0);
+    let uuid = sys::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        0,
+    )
+    .and_then(sys::fs_uuid)
+    .ok()
+    .filter(|u| u.iter().any(|b| *b != 0))
+    .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>());
     let mount = find_mount(path, st.dev);
     let fs_type = mount.as_ref().map(|m| m.fs_type.clone());
     let fuse_subtype = fs_type
@@ -378,6 +393,8 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         source: mount.as_ref().map(|m| m.source.clone()),
         device: st.dev,
         fsid,
+        uuid,
+        mount_options: mount.as_ref().map(|m| m.options.clone()),
         block_size: sf.block_size,
         total_bytes: sf.blocks.saturating_mul(sf.fragment_size),
         free_bytes: sf.blocks_available.saturating_mul(sf.fragment_size),
@@ -402,6 +419,7 @@ struct Mount {
     fs_type: String,
     source: String,
     read_only: bool,
+    options: String,
 }
 
 /// Finds the mountinfo entry for device `dev`, preferring the mount point
@@ -440,6 +458,7 @@ fn find_mount(path: &Path, dev: u64) -> Option<Mount> {
         let mut p = post.split(' ');
         let fs_type = p.next().unwrap_or("").to_string();
         let source = unescape_mountinfo(p.next().unwrap_or(""));
+        let super_opts = p.next().unwrap_or("");
         best = Some((
             score,
             Mount {
@@ -447,6 +466,7 @@ fn find_mount(path: &Path, dev: u64) -> Option<Mount> {
                 fs_type,
                 source,
                 read_only: ro,
+                options: format!("{} | {super_opts}", f[5]),
             },
         ));
     }

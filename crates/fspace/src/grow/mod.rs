@@ -267,7 +267,7 @@ pub fn auto_plan_for(
     if use_saved {
         match crate::probe::saved(info) {
             Ok(Some(s)) => {
-                if let Some(p) = s.plan(intent) {
+                if let Some(p) = s.plan(intent, info) {
                     return (p, None);
                 }
             }
@@ -783,6 +783,16 @@ fn run(
     };
     match strategy {
         Strategy::Sparse => {
+            if len > 0
+                && opts.strategy.is_none()
+                && opts.intent != Intent::Sparse
+                && opts.check_free_space
+            {
+                // `auto` chose holes for space that will be written (a log
+                // on a copy-on-write filesystem): a full disk must show
+                // here, not in a later commit.
+                check_free_space(fd, path, range.clone(), "sparse growth")?;
+            }
             if len > 0 {
                 sys::ftruncate(fd, target)
                     .map_err(|e| classify(Error::io("ftruncate", path, Some(range.clone()), e)))?;
@@ -797,7 +807,7 @@ fn run(
                 return Ok(0);
             }
             if opts.check_free_space {
-                check_free_space(fd, path, range.clone())?;
+                check_free_space(fd, path, range.clone(), "zero-fill")?;
             }
             zero_fill::fill(fd, old_len, target, opts.cancel, opts.progress).map_err(
                 |(e, reached)| {
@@ -827,6 +837,7 @@ fn check_free_space(
     fd: BorrowedFd<'_>,
     path: &Path,
     range: std::ops::Range<u64>,
+    op: &'static str,
 ) -> std::result::Result<(), Failure> {
     let need = range.end - range.start;
     // Root may use the blocks reserved for it (f_bfree); others only f_bavail.
@@ -839,12 +850,17 @@ fn check_free_space(
     let free = blocks.saturating_mul(sf.fragment_size);
     if sf.blocks > 0 && need > free {
         return Err(Failure::Fatal(Error::Refused {
-            op: "zero-fill",
+            op,
             path: path.to_path_buf(),
             message: format!(
-                "{} would write {} but the filesystem has {} free: No space left on device (os error 28); \
+                "{} {} {} but the filesystem has {} free: No space left on device (os error 28); \
                  nothing was written",
                 crate::units::format_range(&range),
+                if op == "zero-fill" {
+                    "would write"
+                } else {
+                    "needs"
+                },
                 format_human(need),
                 format_human(free)
             ),

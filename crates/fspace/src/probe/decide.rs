@@ -3,15 +3,19 @@
 //!
 //! The rules, each a named constant below:
 //!
-//! - **log**: among the preparations that work here, the fastest commit
-//!   rate wins; preparations within [`TIE_MARGIN`] of it are ties, broken
-//!   by [`LOG_PREFERENCE`] (the cheapest to prepare that still reserves
-//!   space). On copy-on-write filesystems zero-fill is never chosen
-//!   ([`COW_EXCLUDES_ZERO_FILL`]). Strategies that need `fallocate` are
-//!   only candidates where their growth succeeded, so filesystems without
-//!   it (ext4 without extents, sshfs) never get them.
-//! - **bulk**: among the strategies that reserve space, the fastest growth
-//!   wins, ties broken by [`BULK_PREFERENCE`].
+//! - **log**: the candidates are the preparations whose commits could be
+//!   measured here, minus the ruled-out ones: zero-fill on copy-on-write
+//!   filesystems ([`COW_EXCLUDES_ZERO_FILL`]), sparse elsewhere (holes
+//!   reserve nothing), fallocate-based ones on network and FUSE filesystems
+//!   ([`REMOTE_EXCLUDES_FALLOCATE`]). The first candidate in
+//!   [`LOG_PREFERENCE`] ([`LOG_PREFERENCE_COW`] on copy-on-write) whose rate
+//!   is within [`TIE_MARGIN`] of the fastest preparation measured wins; if
+//!   none is, the fastest candidate does, and the reason names the faster
+//!   one that was ruled out. Filesystems without `fallocate` (ext4 without
+//!   extents, sshfs) never get a strategy built on it.
+//! - **bulk**: among the strategies that reserve space (and, on network and
+//!   FUSE filesystems, do not need `fallocate`), the fastest growth wins,
+//!   ties broken by [`BULK_PREFERENCE`].
 //! - **sparse**: `ftruncate` (the intent is that the space may stay
 //!   empty); the reason says what it cost and whether holes are kept.
 
@@ -27,15 +31,28 @@ use serde::{Deserialize, Serialize};
 /// (bench/results/2026-11-22-commit.md); a smaller difference is noise.
 pub const TIE_MARGIN: f64 = 0.10;
 
-/// Tie-break order for log preparation: `write-zeroes` and `allocate` move
-/// no data; `zero-fill` writes the whole segment first; `sparse` reserves
-/// nothing, so a full disk surfaces in a commit instead of in preparation.
-pub const LOG_PREFERENCE: [Strategy; 4] = [
+/// Tie-break order for log preparation on filesystems that overwrite in
+/// place: `write-zeroes` and `allocate` move no data; `zero-fill` writes
+/// the whole segment first. (`sparse` is no candidate there: holes reserve
+/// nothing and make every commit allocate.)
+pub const LOG_PREFERENCE: [Strategy; 3] = [
     Strategy::WriteZeroes,
     Strategy::Allocate,
     Strategy::ZeroFill,
-    Strategy::Sparse,
 ];
+
+/// Tie-break order on copy-on-write filesystems: `sparse` first, as fspace's
+/// log uses (`wal::COW_SEGMENT_STRATEGY`, after a free-space check):
+/// writing records into preallocated extents measured slower than into
+/// holes on btrfs (docs/wal.md); `allocate` when it is more than the margin
+/// faster.
+pub const LOG_PREFERENCE_COW: [Strategy; 2] = [Strategy::Sparse, Strategy::Allocate];
+
+/// On network and FUSE filesystems, `fallocate` is missing or emulated by
+/// the server (seed 003: NFS preallocation fragments files; sshfs returns
+/// EOPNOTSUPP): strategies built on it are never recommended there, whatever
+/// they measured (the built-in policy's `TREAT_FUSE_AS_NETWORK`).
+pub const REMOTE_EXCLUDES_FALLOCATE: bool = true;
 
 /// Tie-break order for bulk space: reserve without writing first.
 pub const BULK_PREFERENCE: [Strategy; 3] = [
@@ -129,23 +146,53 @@ fn rate(states: &[StateResult], s: SpaceState) -> Option<f64> {
         .map(|x| x.commits_per_sec)
 }
 
+/// Why `s` is not a log candidate on `info`'s filesystem, if it is not.
+fn log_excluded(info: &FsInfo, s: Strategy) -> Option<&'static str> {
+    let cow = info.copy_on_write;
+    match s {
+        Strategy::ZeroFill if cow && COW_EXCLUDES_ZERO_FILL => Some(
+            "copy-on-write: every overwrite allocates new blocks, so zeros written ahead are thrown away",
+        ),
+        Strategy::Sparse if !cow => Some(
+            "holes reserve nothing and make every commit allocate, so a full disk would surface in a commit",
+        ),
+        Strategy::Allocate | Strategy::WriteZeroes if remote(info) && REMOTE_EXCLUDES_FALLOCATE => {
+            Some("network/FUSE filesystem: fallocate is missing or emulated by the server")
+        }
+        _ => None,
+    }
+}
+
+fn remote(info: &FsInfo) -> bool {
+    info.network || info.kind == crate::FsKind::Fuse
+}
+
 fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
     let fs = info.display_name();
+    let cow = info.copy_on_write;
     let rate_of = |s: Strategy| SpaceState::of_strategy(s).and_then(|st| rate(states, st));
-    let excluded =
-        |s: Strategy| COW_EXCLUDES_ZERO_FILL && info.copy_on_write && s == Strategy::ZeroFill;
-    let cands: Vec<(Strategy, f64)> = LOG_PREFERENCE
+    let order: &[Strategy] = if cow {
+        &LOG_PREFERENCE_COW
+    } else {
+        &LOG_PREFERENCE
+    };
+    let cands: Vec<(Strategy, f64)> = order
         .iter()
-        .filter(|s| !excluded(**s))
+        .filter(|s| log_excluded(info, **s).is_none())
         .filter_map(|&s| rate_of(s).map(|r| (s, r)))
         .collect();
     let append = rate(states, SpaceState::Appended);
-    // The fastest preparation measured, allowed or not: a tie must be
+    // The fastest preparation measured, candidate or not: a tie must be
     // within the margin of it.
-    let fastest = LOG_PREFERENCE
-        .iter()
-        .filter_map(|&s| rate_of(s).map(|r| (s, r)))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let fastest = [
+        Strategy::WriteZeroes,
+        Strategy::Allocate,
+        Strategy::ZeroFill,
+        Strategy::Sparse,
+    ]
+    .into_iter()
+    .filter_map(|s| rate_of(s).map(|r| (s, r)))
+    .max_by(|a, b| a.1.total_cmp(&b.1));
     let Some(fastest) = fastest.filter(|_| !cands.is_empty()) else {
         let plan = crate::grow::auto_plan(info, Intent::Log);
         let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
@@ -171,37 +218,56 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
         .or_else(|| cands.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)))
         .unwrap_or(cands[0]);
     let mut why: Vec<String> = vec![];
-    if fastest.0 != strategy && figure >= (1.0 - TIE_MARGIN) * fastest.1 {
-        why.push(format!(
-            "{} measured {} commits/s, within {:.0}% of it, and {strategy} {}",
-            fastest.0,
-            commas(fastest.1),
-            TIE_MARGIN * 100.0,
-            match strategy {
-                Strategy::WriteZeroes | Strategy::Allocate => "moves no data to prepare",
-                Strategy::ZeroFill => "reserves the space before the commits",
-                _ => "is cheaper to prepare",
-            }
-        ));
+    if fastest.0 != strategy {
+        let within = figure >= (1.0 - TIE_MARGIN) * fastest.1;
+        match log_excluded(info, fastest.0) {
+            Some(ex) => why.push(format!(
+                "{} measured {} commits/s{} but is ruled out: {ex}",
+                fastest.0,
+                commas(fastest.1),
+                if within {
+                    format!(" ({strategy} is within {:.0}%)", TIE_MARGIN * 100.0)
+                } else {
+                    String::new()
+                }
+            )),
+            None => why.push(format!(
+                "{} measured {} commits/s, within {:.0}%, and {strategy} {}",
+                fastest.0,
+                commas(fastest.1),
+                TIE_MARGIN * 100.0,
+                match strategy {
+                    Strategy::WriteZeroes | Strategy::Allocate => "moves no data to prepare",
+                    Strategy::Sparse => "is what fspace's log uses here (after a free-space check)",
+                    _ => "reserves the space before the commits",
+                }
+            )),
+        }
     }
-    if fastest.0 != strategy && figure < (1.0 - TIE_MARGIN) * fastest.1 {
-        why.push(format!(
-            "{} measured faster ({} commits/s) but is ruled out here",
-            fastest.0,
-            commas(fastest.1)
-        ));
+    for (other, r) in &cands {
+        if *other != strategy && *other != fastest.0 && *r >= (1.0 - TIE_MARGIN) * figure {
+            why.push(format!(
+                "{other} measured {} commits/s, a tie, and {strategy} comes first ({})",
+                commas(*r),
+                if cow {
+                    "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
+                } else {
+                    "the cheapest preparation that reserves the space"
+                }
+            ));
+        }
     }
-    if info.copy_on_write {
-        let z = rate(states, SpaceState::ZeroFilled)
-            .map(|z| format!(" (zero-filled space: {} commits/s)", commas(z)))
-            .unwrap_or_default();
-        why.push(format!(
-            "{fs} is copy-on-write: every overwrite allocates new blocks, so zero-filling only writes the space twice{z}"
-        ));
+    if cow && fastest.0 != Strategy::ZeroFill {
+        if let Some(z) = rate(states, SpaceState::ZeroFilled) {
+            why.push(format!(
+                "{fs} is copy-on-write: every overwrite allocates new blocks, so zero-filling ({} commits/s) only writes the space twice",
+                commas(z)
+            ));
+        }
     }
-    if strategy != Strategy::Allocate {
+    if strategy != Strategy::Allocate && !cow {
         match rate(states, SpaceState::Allocated) {
-            Some(a) if a < (1.0 - TIE_MARGIN) * figure && !info.copy_on_write => why.push(format!(
+            Some(a) if a < (1.0 - TIE_MARGIN) * figure => why.push(format!(
                 "allocated (unwritten) space managed {} commits/s ({} slower): converting unwritten extents costs a journal commit per fdatasync",
                 commas(a),
                 ratio(figure, a)
@@ -218,25 +284,23 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
             }
         }
     }
-    if strategy == Strategy::ZeroFill {
+    if strategy == Strategy::ZeroFill && rate(states, SpaceState::Allocated).is_some() {
         if let Some(u) = states
             .iter()
             .find(|x| x.state == SpaceState::WriteZeroed)
             .and_then(|x| x.unsupported.as_deref())
         {
-            if rate(states, SpaceState::Allocated).is_some() {
-                why.push(format!(
-                    "FALLOC_FL_WRITE_ZEROES is not supported by this device ({})",
-                    short_err(u)
-                ));
-            }
+            why.push(format!(
+                "FALLOC_FL_WRITE_ZEROES is not supported here ({})",
+                short_err(u)
+            ));
         }
     }
     let recycled = rate(states, SpaceState::Recycled);
-    let recycle = !info.copy_on_write && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * figure);
+    let recycle = !cow && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * figure);
     match recycled {
-        Some(r) if info.copy_on_write => why.push(format!(
-            "recycled segments: {} commits/s, no better (copy-on-write), so recycling saves nothing",
+        Some(r) if cow => why.push(format!(
+            "recycled segments: {} commits/s, but on copy-on-write recycling saves nothing (every overwrite allocates)",
             commas(r)
         )),
         Some(r) if recycle => why.push(format!(
@@ -254,6 +318,11 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
             "fspace's log did {} commits/s ({} appending)",
             commas(w),
             ratio(w, a)
+        ));
+    }
+    if matches!(info.kind, crate::FsKind::Tmpfs | crate::FsKind::Ramfs) {
+        why.push(format!(
+            "{fs} is memory: fdatasync writes nothing, so these are memory-copy rates"
         ));
     }
     let head = match append {
@@ -302,6 +371,11 @@ fn grown(growth: &[GrowthResult], s: Strategy) -> Option<&GrowthResult> {
 fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
     let cands: Vec<&GrowthResult> = BULK_PREFERENCE
         .iter()
+        .filter(|&&s| {
+            !(REMOTE_EXCLUDES_FALLOCATE
+                && remote(info)
+                && matches!(s, Strategy::Allocate | Strategy::WriteZeroes))
+        })
         .filter_map(|&s| grown(growth, s))
         .collect();
     let zf = grown(growth, Strategy::ZeroFill);
@@ -341,15 +415,29 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
                 .find(|x| x.strategy == Strategy::Allocate)
                 .and_then(|x| x.unsupported.as_deref())
                 .map(|u| format!("fallocate is not supported here ({})", short_err(u)))
-                .unwrap_or_else(|| "no faster way to reserve the space was measured".into());
+                .unwrap_or_else(|| {
+                    if remote(info) {
+                        "on a network/FUSE filesystem fallocate is missing or emulated by the server".into()
+                    } else {
+                        "no faster way to reserve the space was measured".into()
+                    }
+                });
             reason.push_str(&format!(
                 ": {why}, so the zeros are written (never glibc's one byte per block)"
             ));
         }
         (_, Some(z)) => reason.push_str(&format!(
-            " vs zero-fill {} ({}/s), {} faster: the blocks are reserved without writing them",
-            duration(z.seconds),
+            " vs zero-fill at {}/s{}, {} faster: the blocks are reserved without writing them",
             format_human(z.bytes_per_sec as u64),
+            if z.capped {
+                format!(
+                    " (measured on {} in {})",
+                    format_human(z.bytes),
+                    duration(z.seconds)
+                )
+            } else {
+                format!(" ({})", duration(z.seconds))
+            },
             ratio(g.bytes_per_sec, z.bytes_per_sec)
         )),
         (_, None) => reason.push_str(": the blocks are reserved without writing them"),
@@ -484,15 +572,45 @@ mod tests {
         ]);
         let r = log(&info(crate::FsKind::Tmpfs), &s);
         assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
+        assert!(r.reason.contains("memory-copy rates"), "{}", r.reason);
     }
 
     #[test]
     fn cow_never_zero_fill() {
-        let s = states([1000.0, 1050.0, 900.0, -1.0, 1300.0, 1000.0, 1000.0]);
+        let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
         let r = log(&info(crate::FsKind::Btrfs), &s);
         assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
         assert_eq!(r.recycle, Some(false));
-        assert!(r.reason.contains("copy-on-write"));
+        assert!(
+            r.reason.contains("ruled out: copy-on-write"),
+            "{}",
+            r.reason
+        );
+        // Allocate wins on copy-on-write only when clearly faster.
+        let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
+        assert_eq!(
+            log(&info(crate::FsKind::Btrfs), &s).strategy,
+            Strategy::Allocate
+        );
+    }
+
+    #[test]
+    fn holes_are_no_log_preparation_in_place() {
+        // Sparse measured fastest on an in-place filesystem: not chosen.
+        let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
+        let r = log(&info(crate::FsKind::Ext4), &s);
+        assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+        assert!(r.reason.contains("sparse measured 5,000"), "{}", r.reason);
+    }
+
+    #[test]
+    fn remote_never_fallocate() {
+        let mut i = info(crate::FsKind::Fuse);
+        i.network = true;
+        let s = states([1000.0, 1000.0, 3000.0, -1.0, 1500.0, 1500.0, 1500.0]);
+        let r = log(&i, &s);
+        assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+        assert!(r.reason.contains("network/FUSE"), "{}", r.reason);
     }
 
     #[test]
@@ -514,11 +632,12 @@ mod tests {
             let s = states([r[0], r[1], r[2], r[3], r[4], r[5], r[6]]);
             let kind = if cow { crate::FsKind::Btrfs } else { crate::FsKind::Xfs };
             let rec = log(&info(kind), &s);
-            let allowed: Vec<f64> = [SpaceState::Sparse, SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
-                .iter()
-                .filter(|x| !(cow && **x == SpaceState::ZeroFilled))
-                .filter_map(|x| rate(&s, *x))
-                .collect();
+            let allowed_states: &[SpaceState] = if cow {
+                &[SpaceState::Sparse, SpaceState::Allocated]
+            } else {
+                &[SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
+            };
+            let allowed: Vec<f64> = allowed_states.iter().filter_map(|x| rate(&s, *x)).collect();
             let all: Vec<f64> = [SpaceState::Sparse, SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
                 .iter()
                 .filter_map(|x| rate(&s, *x))
@@ -526,11 +645,11 @@ mod tests {
             if let Some(best) = allowed.iter().copied().reduce(f64::max) {
                 let best_all = all.iter().copied().fold(0.0, f64::max);
                 prop_assert!(rec.measured);
+                prop_assert!(allowed_states.contains(&SpaceState::of_strategy(rec.strategy).unwrap()));
                 // The fastest allowed one, or one within the margin of the
                 // fastest measured at all.
                 prop_assert!(rec.figure >= best || rec.figure >= (1.0 - TIE_MARGIN) * best_all);
                 prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best);
-                prop_assert!(!(cow && rec.strategy == Strategy::ZeroFill));
             } else {
                 prop_assert!(!rec.measured);
             }

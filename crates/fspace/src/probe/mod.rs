@@ -124,9 +124,24 @@ pub const GROWTH_SIZE: u64 = 256 << 20;
 /// Record sizes of the [`Level::Full`] sweep.
 pub const SWEEP_RECORDS: [usize; 4] = [512, 8 << 10, 64 << 10, 1 << 20];
 
-/// Zero-fill growth is measured in synced steps of this size so that it
-/// can stop at the time cap with an honest figure (the data is on disk).
+/// Zero-fill growth is measured in synced steps (so that it can stop at the
+/// time cap with an honest figure: the data is on disk) of at most this
+/// size...
 const ZERO_FILL_STEP: u64 = 32 << 20;
+
+/// ...starting with this one, then sized to take about
+/// [`ZERO_FILL_STEP_TIME`] at the rate measured so far.
+const ZERO_FILL_FIRST_STEP: u64 = 4 << 20;
+
+/// Target time of one zero-fill step.
+const ZERO_FILL_STEP_TIME: Duration = Duration::from_millis(250);
+
+/// Smallest commit file (on slow devices the files shrink to keep the
+/// budget).
+const MIN_FILE: u64 = 4 << 20;
+
+/// Time per sweep point.
+const SWEEP_TIME: Duration = Duration::from_millis(1500);
 
 /// Smallest growth measured when space is short.
 const MIN_GROWTH: u64 = 32 << 20;
@@ -445,15 +460,15 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let budget = opts.level.budget();
+    // Reports and saved results name the directory, not `.`.
+    let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let info = check_dir(dir)?;
     let mut notes = vec![];
     let growth_size = size_run(dir, &info, &budget, opts.level, &mut notes)?;
     crate::stale::remove_stale(dir, PROBE_MARKER);
-    let scratch = ScratchDir {
-        path: dir.join(crate::stale::unique_name("", PROBE_MARKER)),
-    };
-    std::fs::create_dir(&scratch.path).map_err(|e| {
-        let e = Error::from_io("mkdir", &scratch.path, None, e);
+    let path = dir.join(crate::stale::unique_name("", PROBE_MARKER));
+    std::fs::create_dir(&path).map_err(|e| {
+        let e = Error::from_io("mkdir", &path, None, e);
         if e.raw_os_error() == Some(Errno::ACCESS.raw_os_error()) {
             Error::refused(
                 "probe",
@@ -465,6 +480,8 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
             e
         }
     })?;
+    // Armed only once the directory is ours.
+    let scratch = ScratchDir { path };
     let mut run = Run {
         dir: &scratch.path,
         opts,
@@ -473,25 +490,44 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         step: 0,
         steps: 0,
     };
-    let result = run.all(growth_size, &mut notes);
+    let mut result = run.all(growth_size, &mut notes);
+    if result.is_err() && opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        // Whatever the signal interrupted (a growth, a commit), say what
+        // the user did, in the probe's words.
+        result = Err(run.interrupted());
+    }
     let path = scratch.path.clone();
-    drop(scratch);
-    if std::fs::symlink_metadata(&path).is_ok() {
-        // Dropping removes it; something (an immutable file, a busy mount)
-        // prevented that: say so rather than leave it silently.
-        let e = Error::refused(
-            "probe",
-            &path,
-            Errno::NOTEMPTY,
-            "the scratch directory could not be removed; remove it by hand",
-        );
-        return Err(result.err().unwrap_or(e));
+    std::mem::forget(scratch);
+    if let Err(e) = std::fs::remove_dir_all(&path) {
+        // Something (an immutable file, a busy mount) prevented it: say so,
+        // with its errno, rather than leave it silently.
+        let removal = Error::from_io("remove scratch directory", &path, None, e);
+        return Err(match result {
+            Err(first) => Error::refused(
+                "probe",
+                dir,
+                Errno::from_raw_os_error(first.raw_os_error().unwrap_or(0)),
+                format!("{first}; and the scratch directory could not be removed: {removal}"),
+            ),
+            Ok(_) => removal,
+        });
     }
     let (filesystem, commit, growth, sweep) = result?;
     let elapsed = start.elapsed();
     if elapsed > budget.total + Duration::from_secs(2) {
+        let fill = growth
+            .results
+            .iter()
+            .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
+            .map(|g| {
+                format!(
+                    " (zeros were written at {}/s)",
+                    format_human(g.bytes_per_sec as u64)
+                )
+            })
+            .unwrap_or_default();
         notes.push(format!(
-            "took {:.1} s, over the {} run's {} s budget: some operations here took longer than planned",
+            "took {:.1} s, over the {} run's {} s budget: preparing files and syncing took longer here than the plan allows{fill}",
             elapsed.as_secs_f64(),
             opts.level.name(),
             budget.total.as_secs()
@@ -650,14 +686,18 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    fn interrupted(&self) -> Error {
+        Error::refused(
+            "probe",
+            self.dir.parent().unwrap_or(self.dir),
+            Errno::CANCELED,
+            "interrupted; the scratch directory is removed",
+        )
+    }
+
     fn cancelled(&self) -> Result<()> {
         if self.opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(Error::refused(
-                "probe",
-                self.dir,
-                Errno::CANCELED,
-                "interrupted; the scratch directory was removed",
-            ));
+            return Err(self.interrupted());
         }
         Ok(())
     }
@@ -685,7 +725,11 @@ impl Run<'_> {
         let info = fs_info_uncached(self.dir)?;
         let growth = self.growth(growth_size)?;
         let commit = self.commit(&growth, notes)?;
-        let sweep = if b.sweep { Some(self.sweep()?) } else { None };
+        let sweep = if b.sweep {
+            Some(self.sweep(commit.file_size, notes)?)
+        } else {
+            None
+        };
         Ok((info, commit, growth, sweep))
     }
 
@@ -736,8 +780,8 @@ impl Run<'_> {
     }
 
     /// Grows `p` from empty by `s` with `fdatasync`; zero-fill goes in
-    /// synced steps and stops at the time cap. Returns (bytes, seconds,
-    /// capped).
+    /// synced steps sized to take about [`ZERO_FILL_STEP_TIME`] each and
+    /// stops at the time cap. Returns (bytes, seconds, capped).
     fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
         let opts = GrowOptions {
             strategy: Some(s),
@@ -754,77 +798,113 @@ impl Run<'_> {
             return Ok((size, t0.elapsed().as_secs_f64(), false));
         }
         let mut len = 0;
+        let mut step = ZERO_FILL_FIRST_STEP;
         while len < size {
-            let next = (len + ZERO_FILL_STEP).min(size);
+            let next = (len + step).min(size);
+            let ts = Instant::now();
             grow(p, next, &opts)?;
+            let rate = (next - len) as f64 / ts.elapsed().as_secs_f64().max(1e-6);
             len = next;
             if len < size && t0.elapsed() >= self.budget.growth_cap {
                 return Ok((len, t0.elapsed().as_secs_f64(), true));
             }
+            // The next step takes about ZERO_FILL_STEP_TIME at this rate,
+            // in whole MiB, so a slow device cannot blow the cap by much.
+            let want = (rate * ZERO_FILL_STEP_TIME.as_secs_f64()) as u64;
+            step = (want >> 20 << 20).clamp(ZERO_FILL_FIRST_STEP, ZERO_FILL_STEP);
         }
         Ok((len, t0.elapsed().as_secs_f64(), false))
     }
 
-    /// Seconds per mode so that the rounds fit what is left of the budget,
-    /// counting the preparation of each round's files at the measured
-    /// zero-fill rate.
-    fn mode_time(&self, growth: &GrowthSection, modes: usize, reserve: Duration) -> Duration {
-        let b = self.budget;
-        let fill_rate = growth
+    /// The rate zeros were written at in the growth step (bytes/s), or a
+    /// guess when zero-fill could not run.
+    fn fill_rate(growth: &GrowthSection) -> f64 {
+        growth
             .results
             .iter()
             .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
-            .map_or(100e6, |g| g.bytes_per_sec.max(1e6));
-        // Per round: the zero-filled and recycled files are written, and the
-        // log prepares its first segments.
-        let setup_bytes = 2 * b.file_size
-            + crate::wal::DEFAULT_SEGMENT_SIZE * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64);
-        let setup = Duration::from_secs_f64(setup_bytes as f64 / fill_rate + 0.05 * modes as f64);
-        let left = b
+            .map_or(100e6, |g| g.bytes_per_sec.max(1e6))
+    }
+
+    /// Time for the next state so that the states still to run fit what
+    /// is left of the budget, counting each one's preparation at the
+    /// measured zero-fill rate.
+    fn state_time(&self, left_states: usize, setup: Duration, reserve: Duration) -> Duration {
+        let left = self
+            .budget
             .total
             .saturating_sub(self.start.elapsed())
             .saturating_sub(reserve)
             .mul_f64(0.9);
         let per = left
-            .saturating_sub(setup * b.rounds as u32)
-            .checked_div((b.rounds * modes) as u32)
-            .unwrap_or(MIN_MODE);
-        per.clamp(MIN_MODE, b.max_mode)
+            .checked_div(left_states.max(1) as u32)
+            .unwrap_or(MIN_MODE)
+            .saturating_sub(setup);
+        per.clamp(MIN_MODE, self.budget.max_mode)
     }
 
     fn commit(&mut self, growth: &GrowthSection, notes: &mut Vec<String>) -> Result<CommitSection> {
         let b = self.budget;
-        // States whose preparation cannot work here are still tried once
-        // (they fail fast, with the reason); count the ones that run.
-        let supported = |s: Strategy| {
+        let fill = Self::fill_rate(growth);
+        // Files sized so that preparing one takes at most a twentieth of
+        // the budget at the measured rate (a slow disk or NFS), within the
+        // level's size; the log's segments follow (at most its default).
+        let file_size =
+            ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
+        let segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        if file_size < b.file_size {
+            notes.push(format!(
+                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
+                format_human(fill as u64),
+                format_human(file_size),
+                format_human(segment_size),
+                format_human(b.file_size),
+                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+            ));
+        }
+        let setup_of = |st: SpaceState| -> Duration {
+            let bytes = match st {
+                SpaceState::ZeroFilled | SpaceState::Recycled => file_size,
+                SpaceState::Wal => segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
+                _ => 0,
+            };
+            Duration::from_secs_f64(bytes as f64 / fill + 0.02)
+        };
+        // A state whose preparation failed in the growth step (no
+        // fallocate, no WRITE_ZEROES) is reported with that reason and not
+        // run: the same classification for both steps.
+        let unsupported_here = |st: SpaceState| -> Option<String> {
+            let need = st.needs()?;
             growth
                 .results
                 .iter()
-                .any(|g| g.strategy == s && g.unsupported.is_none())
+                .find(|g| g.strategy == need)
+                .and_then(|g| g.unsupported.clone())
         };
-        let running = SpaceState::ALL
-            .iter()
-            .filter(|st| SpaceState::needs(**st).is_none_or(supported))
-            .count();
+        let running: Vec<usize> = (0..SpaceState::ALL.len())
+            .filter(|&i| unsupported_here(SpaceState::ALL[i]).is_none())
+            .collect();
         let reserve = if b.sweep {
-            Duration::from_millis(1500) * (SWEEP_RECORDS.len() * 3) as u32
+            SWEEP_TIME * (SWEEP_RECORDS.len() * 3) as u32
         } else {
             Duration::ZERO
         };
-        let per_mode = self.mode_time(growth, running, reserve);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
-            duration: per_mode,
-            file_size: b.file_size,
+            file_size,
+            segment_size,
             stop_at_end: true,
             use_saved: false,
             ..Default::default()
         };
-        let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; SpaceState::ALL.len()];
+        let slots = file_size / RECORD_SIZE as u64;
+        let n = SpaceState::ALL.len();
+        let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; n];
+        let mut shortest = b.max_mode;
+        let mut to_run = b.rounds * running.len();
         for round in 0..b.rounds {
             // Rotate the order each round so that no state always runs
             // first (or right after the same neighbour).
-            let n = SpaceState::ALL.len();
             for k in 0..n {
                 let i = (k + round * 3) % n;
                 let state = SpaceState::ALL[i];
@@ -838,21 +918,23 @@ impl Run<'_> {
                     round + 1,
                     b.rounds
                 ))?;
-                if runs[i].first().is_some_and(|r| r.unsupported.is_some()) {
+                if !running.contains(&i) {
                     continue;
                 }
+                let per_state = self.state_time(to_run, setup_of(state), reserve);
+                to_run = to_run.saturating_sub(1);
+                shortest = shortest.min(per_state);
                 // A state whose file is used up early (a fast device, tmpfs)
                 // runs again on a freshly prepared file while its time
                 // lasts: more samples, never a wrap into written blocks.
-                let slots = b.file_size / RECORD_SIZE as u64;
                 let t0 = Instant::now();
                 for _ in 0..MAX_RUNS {
-                    bopts.duration = per_mode.saturating_sub(t0.elapsed());
+                    bopts.duration = per_state.saturating_sub(t0.elapsed());
                     let r = run_commit(self.dir, state.mode(), &bopts, self.opts.cancel)?;
                     self.cancelled()?;
                     let used_up = r.unsupported.is_none() && r.commits >= slots;
                     runs[i].push(r);
-                    if !used_up || per_mode.saturating_sub(t0.elapsed()) < MIN_MODE {
+                    if !used_up || per_state.saturating_sub(t0.elapsed()) < MIN_MODE {
                         break;
                     }
                 }
@@ -861,7 +943,13 @@ impl Run<'_> {
         let mut states: Vec<StateResult> = SpaceState::ALL
             .iter()
             .zip(runs)
-            .map(|(&state, rs)| summarize(state, &rs))
+            .map(|(&state, rs)| {
+                let mut r = summarize(state, &rs);
+                if let Some(u) = unsupported_here(state) {
+                    r.unsupported = Some(u);
+                }
+                r
+            })
             .collect();
         let append = states
             .iter()
@@ -874,34 +962,46 @@ impl Run<'_> {
                 }
             }
         }
-        if per_mode == MIN_MODE {
+        if shortest <= MIN_MODE {
             notes.push(format!(
-                "the budget left {} ms per state and round: the commit figures are rough",
+                "the budget left {} ms for some states: their commit figures are rough",
                 MIN_MODE.as_millis()
             ));
         }
         Ok(CommitSection {
             record_size: RECORD_SIZE,
             rounds: b.rounds,
-            seconds_per_mode: per_mode.as_secs_f64(),
-            file_size: b.file_size,
+            seconds_per_mode: b.max_mode.min(shortest).as_secs_f64(),
+            file_size,
             states,
         })
     }
 
-    fn sweep(&mut self) -> Result<Vec<SweepPoint>> {
+    fn sweep(&mut self, file_size: u64, notes: &mut Vec<String>) -> Result<Vec<SweepPoint>> {
         let mut out = vec![];
+        let mut skipped = 0;
         for rec in SWEEP_RECORDS {
             for state in [SpaceState::Appended, SpaceState::Recycled, SpaceState::Wal] {
                 self.begin(format!(
-                    "record-size sweep: {} commits into {} space",
+                    "record-size sweep: {} commits {}",
                     format_human(rec as u64),
-                    state.name()
+                    if state == SpaceState::Wal {
+                        "through fspace's log".to_string()
+                    } else {
+                        format!("into {} space", state.name())
+                    }
                 ))?;
+                if self.start.elapsed() >= self.budget.total {
+                    skipped += 1;
+                    continue;
+                }
                 let o = CommitBenchOptions {
                     record_size: rec,
-                    duration: Duration::from_millis(1500),
-                    file_size: self.budget.file_size.max(rec as u64 * 64),
+                    duration: SWEEP_TIME,
+                    file_size: file_size.max(rec as u64 * 64),
+                    segment_size: (file_size / 2)
+                        .clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE)
+                        .max(rec as u64 * 16),
                     stop_at_end: true,
                     use_saved: false,
                     ..Default::default()
@@ -919,6 +1019,12 @@ impl Run<'_> {
                     p99_us: lat.p99_us,
                 });
             }
+        }
+        if skipped > 0 {
+            notes.push(format!(
+                "the budget ran out: {skipped} of {} sweep points were not measured",
+                SWEEP_RECORDS.len() * 3
+            ));
         }
         Ok(out)
     }

@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 pub const STATE_DIR_ENV: &str = "FSPACE_STATE_DIR";
 
 /// What identifies a filesystem for saved measurements: its mount type, the
-/// mounted source, the mount point and `f_fsid` (from the UUID on ext4 and
-/// btrfs, from the device on xfs). Another disk differs in source or fsid;
-/// the same disk mounted elsewhere differs in mount point. The device
+/// mounted source, the mount point, `f_fsid`, the filesystem UUID
+/// (`FS_IOC_GETFSUUID`, where there is one) and the mount options.
+///
+/// A reformatted or replaced disk has a new UUID (ext4, xfs, ext3) or fsid
+/// (btrfs, from its UUID), even at the same device path; the same disk
+/// mounted elsewhere differs in mount point; a remount with other options
+/// (`data=journal`, `nobarrier`, NFS `sync`) differs in options. The device
 /// number is left out: btrfs gives each mount a new anonymous one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FsKey {
@@ -28,6 +32,10 @@ pub struct FsKey {
     pub mount_point: String,
     /// `f_fsid` in hex.
     pub fsid: String,
+    /// The filesystem UUID in hex (empty where it has none).
+    pub uuid: String,
+    /// Mount and super block options from mountinfo.
+    pub options: String,
 }
 
 impl FsKey {
@@ -42,6 +50,8 @@ impl FsKey {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             fsid: format!("0x{:x}", info.fsid),
+            uuid: info.uuid.clone().unwrap_or_default(),
+            options: info.mount_options.clone().unwrap_or_default(),
         }
     }
 
@@ -49,7 +59,14 @@ impl FsKey {
     /// `TYPE-HASH.json`, HASH a 64-bit FNV-1a of the key's fields.
     pub fn file_name(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for part in [&self.fs_type, &self.source, &self.mount_point, &self.fsid] {
+        for part in [
+            &self.fs_type,
+            &self.source,
+            &self.mount_point,
+            &self.fsid,
+            &self.uuid,
+            &self.options,
+        ] {
             for b in part.bytes().chain([0u8]) {
                 h ^= b as u64;
                 h = h.wrapping_mul(0x0100_0000_01b3);
@@ -114,15 +131,22 @@ impl SavedProbe {
             .find(|r| r.intent == intent && r.measured)
     }
 
-    /// Returns the `auto` plan this measurement gives for `intent`: the
-    /// recommended strategy, then `zero-fill` after `allocate` or
-    /// `write-zeroes` (the same guarantee by other means), with a reason
-    /// that names the measurement.
-    pub fn plan(&self, intent: Intent) -> Option<Plan> {
+    /// Returns the `auto` plan this measurement gives for `intent` on
+    /// `info`'s filesystem: the recommended strategy, then the built-in
+    /// fallback for it (`zero-fill` after `allocate` or `write-zeroes`, the
+    /// same guarantee by other means; `sparse` instead on copy-on-write
+    /// filesystems, where zero-fill is never used for logs), with a reason
+    /// that names the measurement. A `sparse` plan for intent log or bulk
+    /// checks the free space first ([`crate::grow`]).
+    pub fn plan(&self, intent: Intent, info: &FsInfo) -> Option<Plan> {
         let r = self.recommendation(intent)?;
         let mut ladder = vec![r.strategy];
         if matches!(r.strategy, Strategy::Allocate | Strategy::WriteZeroes) {
-            ladder.push(Strategy::ZeroFill);
+            if info.copy_on_write && intent == Intent::Log {
+                ladder.push(Strategy::Sparse);
+            } else {
+                ladder.push(Strategy::ZeroFill);
+            }
         }
         Some(Plan {
             ladder,

@@ -52,6 +52,32 @@ pub fn fsid<Fd: AsFd>(fd: Fd) -> Result<u64, Errno> {
     restart(Kind::Read, || rustix::fs::fstatvfs(fd)).map(|s| s.f_fsid)
 }
 
+/// `struct fsuuid2` of `FS_IOC_GETFSUUID`.
+#[repr(C)]
+struct FsUuid2 {
+    len: u8,
+    uuid: [u8; 16],
+}
+
+/// `FS_IOC_GETFSUUID` = `_IOR(0x15, 0, struct fsuuid2)` (Linux 6.5+).
+const FS_IOC_GETFSUUID: rustix::ioctl::Opcode = rustix::ioctl::opcode::read::<FsUuid2>(0x15, 0);
+
+/// The filesystem's UUID from `FS_IOC_GETFSUUID` (ext4, xfs, btrfs and
+/// others set one; ENOTTY where the filesystem has none or the kernel is
+/// older than 6.5). `fd` must be a real descriptor, not `O_PATH`.
+pub fn fs_uuid<Fd: AsFd>(fd: Fd) -> Result<Vec<u8>, Errno> {
+    let fd = fd.as_fd();
+    let r = restart(Kind::Read, || {
+        // SAFETY: FS_IOC_GETFSUUID fills a `struct fsuuid2` (one length
+        // byte, then 16 bytes), which is `FsUuid2`'s `repr(C)` layout.
+        unsafe {
+            let ctl = rustix::ioctl::Getter::<FS_IOC_GETFSUUID, FsUuid2>::new();
+            rustix::ioctl::ioctl(fd, ctl)
+        }
+    })?;
+    Ok(r.uuid[..(r.len as usize).min(16)].to_vec())
+}
+
 /// The parts of `struct stat` fspace uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
