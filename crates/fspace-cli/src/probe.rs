@@ -178,6 +178,26 @@ fn why(u: &str) -> String {
     tail.split(" (os error").next().unwrap_or(tail).to_string()
 }
 
+/// Splits `s` into lines of at most `width` characters at spaces (a longer
+/// word gets a line of its own).
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![];
+    let mut cur = String::new();
+    for w in s.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 fn text(r: &ProbeResult) -> String {
     let mut o = String::new();
     let f = &r.filesystem;
@@ -363,7 +383,9 @@ fn text(r: &ProbeResult) -> String {
     out!(o, "\nRecommendations");
     for rec in &r.recommendations {
         out!(o, "  {:<7} {}", rec.intent.name(), rec.summary);
-        out!(o, "          {}", rec.reason);
+        for line in wrap(&rec.reason, 90) {
+            out!(o, "          {line}");
+        }
     }
     let notes: Vec<String> = r
         .notes

@@ -370,10 +370,11 @@ pub(crate) fn html(r: &ProbeResult) -> String {
     let _ = write!(
         h,
         "<h2>Commit rate by space state</h2>\n<p>{} records, each <code>pwrite</code> + <code>fdatasync</code>, \
-         one writer; median of {} round(s) of up to {:.2} s per state, in rotating order. Green: the recommended \
+         one writer; median of {} round{} of up to {:.2} s per state, in rotating order. Green: the recommended \
          log preparation.</p>\n",
         format_human(c.record_size as u64),
         c.rounds,
+        if c.rounds == 1 { "" } else { "s" },
         c.seconds_per_mode
     );
     h.push_str(&chart(

@@ -169,7 +169,9 @@ fn close_call(
     growth: &GrowthSection,
 ) -> Option<(SpaceState, SpaceState)> {
     let recs = recommend(info, states, &growth.results);
-    let log = recs.iter().find(|r| r.intent == Intent::Log && r.measured)?;
+    let log = recs
+        .iter()
+        .find(|r| r.intent == Intent::Log && r.measured)?;
     let chosen = SpaceState::of_strategy(log.strategy)?;
     let fastest = [
         SpaceState::Sparse,
@@ -185,7 +187,8 @@ fn close_call(
             .map(|x| (st, x.commits_per_sec))
     })
     .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    (fastest.0 != chosen && log.figure < (1.0 - TIE_MARGIN) * fastest.1).then_some((fastest.0, chosen))
+    (fastest.0 != chosen && log.figure < (1.0 - TIE_MARGIN) * fastest.1)
+        .then_some((fastest.0, chosen))
 }
 
 /// Marker in the name of the probe's scratch directory:
