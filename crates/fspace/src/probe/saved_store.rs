@@ -137,7 +137,7 @@ impl SavedProbe {
     /// same guarantee by other means; `sparse` instead on copy-on-write
     /// filesystems, where zero-fill is never used for logs), with a reason
     /// that names the measurement. A `sparse` plan for intent log or bulk
-    /// checks the free space first ([`crate::grow`]).
+    /// checks the free space first ([`crate::grow()`]).
     pub fn plan(&self, intent: Intent, info: &FsInfo) -> Option<Plan> {
         let r = self.recommendation(intent)?;
         let mut ladder = vec![r.strategy];
