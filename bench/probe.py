@@ -12,6 +12,7 @@ bench/results/DATE-probe.json and prints a Markdown table.
 Needs the matrix (`sudo ci/matrix.sh up`; 512 MB per filesystem is enough)
 and a release build (`cargo build --release`).
 Usage: [REPEAT=3] [LEVEL=standard|quick|full] bench/probe.py [fs ...]
+       bench/probe.py --from bench/results/DATE-probe-LEVEL.json   (tables from a recorded run)
 """
 import json, os, statistics, subprocess, sys, time
 
@@ -44,6 +45,11 @@ def rates(doc):
 
 
 def main():
+    if sys.argv[1:2] == ["--from"]:
+        raw = json.load(open(sys.argv[2]))
+        fss = list(dict.fromkeys(r["fs"] for r in raw["runs"]))
+        per = {fs: [r["doc"] for r in raw["runs"] if r["fs"] == fs] for fs in fss}
+        return tables(fss, per, raw["level"])
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs", "sshfs"]
     m = mounts()
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "level": LEVEL, "runs": []}
@@ -67,6 +73,12 @@ def main():
     with open(path, "w") as f:
         json.dump(raw, f, indent=1)
     print(f"\nraw: {path}\n")
+    tables(fss, per, LEVEL)
+
+
+def tables(fss, per, level):
+    REPEAT = max(len(v) for v in per.values())
+    LEVEL = level
     print(f"| fs ({LEVEL}, {REPEAT} runs) | time s (max) | log | within 10% of fastest | "
           "log ÷ append | allocated ÷ chosen | wal ÷ append | bulk | sparse allocated |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -92,6 +104,22 @@ def main():
         print(f"| {fs} | {statistics.median(times):.1f} ({max(times):.1f}) | {', '.join(sorted(set(logs)))} | "
               f"{within}/{len(docs)} | {fmt(vs_app)} | {fmt(alloc)} | {fmt(wal)} | {', '.join(sorted(set(bulks)))} | "
               f"{sparse['allocated_bytes'] >> 20} MiB |")
+
+    print(f"\nCommits/s per space state, median of the {REPEAT} runs' medians (× appended in the same run, median):\n")
+    states = ["appended", "sparse", "allocated", "write-zeroed", "zero-filled", "recycled", "wal"]
+    print("| fs | " + " | ".join(states) + " |")
+    print("|---|" + "---|" * len(states))
+    for fs in fss:
+        cells = []
+        for st in states:
+            vals, rel = [], []
+            for d in per[fs]:
+                rt = rates(d)
+                if st in rt:
+                    vals.append(rt[st])
+                    rel.append(rt[st] / rt["appended"])
+            cells.append("n/a" if not vals else f"{statistics.median(vals):,.0f} ({statistics.median(rel):.2f}x)")
+        print(f"| {fs} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -585,7 +585,7 @@ fn bench_commit_runs_every_mode_and_cleans_up() {
                     >= r["latency"]["p50_us"].as_f64().unwrap()
             );
         }
-        let wal = &results[5]["wal"];
+        let wal = &results[6]["wal"];
         assert!(wal["syncs"].as_u64().unwrap() > 0, "{}: {wal}", fs.name);
         assert_eq!(
             listing(dir.path()),
