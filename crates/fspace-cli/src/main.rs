@@ -678,17 +678,7 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
     match &info.capabilities {
         Ok(c) => {
             out!(o, "capabilities (measured on a scratch file here):");
-            let rows = [
-                ("fallocate", &c.fallocate),
-                ("keep-size", &c.keep_size),
-                ("punch-hole", &c.punch_hole),
-                ("zero-range", &c.zero_range),
-                ("write-zeroes", &c.write_zeroes),
-                ("seek-hole", &c.seek_hole),
-                ("fiemap", &c.fiemap),
-                ("ficlone", &c.ficlone),
-            ];
-            for (name, cap) in rows {
+            for (name, cap) in c.named() {
                 match &cap.detail {
                     Some(d) => out!(o, "  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
                     None => out!(o, "  {name:<13} {}", yes_no(cap.supported)),

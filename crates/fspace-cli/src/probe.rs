@@ -3,7 +3,9 @@
 
 use crate::{emit, print_json};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
-use fspace::units::format_human;
+use fspace::units::{
+    errno_text as why, format_count as commas, format_human, format_seconds as secs,
+};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -141,41 +143,12 @@ fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
     std::fs::write(p, html).map_err(|e| fspace::Error::from_io("write report", p, None, e))
 }
 
-fn commas(x: f64) -> String {
-    let n = x.round().max(0.0) as u64;
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn bar(v: f64, max: f64, width: usize) -> String {
     if max <= 0.0 || v <= 0.0 {
         return String::new();
     }
     let n = ((v / max) * width as f64).round().max(1.0) as usize;
     "█".repeat(n.min(width))
-}
-
-pub(crate) fn secs(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.0} µs", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
-}
-
-/// The first words of an error message's errno text.
-fn why(u: &str) -> String {
-    let tail = u.rsplit(": ").next().unwrap_or(u);
-    tail.split(" (os error").next().unwrap_or(tail).to_string()
 }
 
 /// Splits `s` into lines of at most `width` characters at spaces (a longer
@@ -228,16 +201,8 @@ fn text(r: &ProbeResult) -> String {
         if f.network { "; network" } else { "" }
     );
     if let Some(c) = f.caps() {
-        let caps = [
-            ("fallocate", &c.fallocate),
-            ("punch-hole", &c.punch_hole),
-            ("zero-range", &c.zero_range),
-            ("write-zeroes", &c.write_zeroes),
-            ("seek-hole", &c.seek_hole),
-            ("fiemap", &c.fiemap),
-            ("reflink", &c.ficlone),
-        ];
-        let list: Vec<String> = caps
+        let list: Vec<String> = c
+            .named()
             .iter()
             .map(|(n, c)| format!("{n} {}", if c.supported { "yes" } else { "no" }))
             .collect();

@@ -4,7 +4,7 @@
 //! it reads the same offline.
 
 use fspace::probe::{ProbeResult, SpaceState, SWEEP_RECORDS};
-use fspace::units::format_human;
+use fspace::units::{format_count as commas, format_human};
 use std::fmt::Write;
 
 /// HTML-escapes text.
@@ -21,19 +21,6 @@ fn esc(s: &str) -> String {
         }
     }
     o
-}
-
-fn commas(x: f64) -> String {
-    let n = x.round().max(0.0) as u64;
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -229,11 +216,7 @@ fn short(v: f64) -> String {
 }
 
 fn why(u: &str) -> String {
-    let tail = u.rsplit(": ").next().unwrap_or(u);
-    format!(
-        "not supported here ({})",
-        tail.split(" (os error").next().unwrap_or(tail)
-    )
+    format!("not supported here ({})", fspace::units::errno_text(u))
 }
 
 const STYLE: &str = r#"
@@ -308,16 +291,7 @@ pub(crate) fn html(r: &ProbeResult) -> String {
 
     if let Some(c) = f.caps() {
         h.push_str("<h2>Filesystem</h2>\n<p class=\"caps\">");
-        for (n, c) in [
-            ("fallocate", &c.fallocate),
-            ("keep-size", &c.keep_size),
-            ("punch-hole", &c.punch_hole),
-            ("zero-range", &c.zero_range),
-            ("write-zeroes", &c.write_zeroes),
-            ("seek-hole", &c.seek_hole),
-            ("fiemap", &c.fiemap),
-            ("reflink", &c.ficlone),
-        ] {
+        for (n, c) in c.named() {
             let _ = write!(
                 h,
                 "<span class=\"{}\" title=\"{}\">{n}: {}</span>",
@@ -457,7 +431,7 @@ pub(crate) fn html(r: &ProbeResult) -> String {
                     "{}/s, {} in {}",
                     format_human(x.bytes_per_sec as u64),
                     format_human(x.bytes),
-                    crate::probe::secs(x.seconds)
+                    fspace::units::format_seconds(x.seconds)
                 ),
             },
             class: if Some(x.strategy) == bulk_pick {

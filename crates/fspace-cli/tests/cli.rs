@@ -16,13 +16,7 @@ fn fspace(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("run fspace")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(o)))
@@ -398,20 +392,7 @@ fn bad_targets_fail_cleanly_on_every_filesystem() {
             std::fs::create_dir(&src).unwrap();
             let inner = src.join("data");
             std::fs::write(&inner, b"on a read-only mount").unwrap();
-            let ok = Command::new("mount")
-                .arg("--bind")
-                .arg(&src)
-                .arg(&target)
-                .status()
-                .unwrap()
-                .success()
-                && Command::new("mount")
-                    .args(["-o", "remount,ro,bind"])
-                    .arg(&target)
-                    .status()
-                    .unwrap()
-                    .success();
-            if ok {
+            if let Some(mounted) = common::bind_mount(&src, &target, true) {
                 let f = target.join("data");
                 let before = snapshot(&f);
                 let r = Command::new(bin())
@@ -419,7 +400,7 @@ fn bad_targets_fail_cleanly_on_every_filesystem() {
                     .output()
                     .unwrap();
                 let snap = snapshot(&f);
-                let _ = Command::new("umount").arg(&target).status();
+                drop(mounted);
                 let t = text(&r);
                 assert_eq!(r.status.code(), Some(1), "{t}");
                 assert!(
@@ -510,14 +491,7 @@ fn hints_fit_the_situation() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
-fn listing(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::listing;
 
 /// `bench commit` runs every mode in one invocation on every filesystem,
 /// reports each (or says why it cannot run there), and leaves nothing behind.
@@ -1006,27 +980,14 @@ fn copy_to_a_read_only_mount_fails_cleanly() {
         let target = dir.path().join("ro-mount");
         std::fs::create_dir(&inner).unwrap();
         std::fs::create_dir(&target).unwrap();
-        let ok = Command::new("mount")
-            .arg("--bind")
-            .arg(&inner)
-            .arg(&target)
-            .status()
-            .unwrap()
-            .success()
-            && Command::new("mount")
-                .args(["-o", "remount,ro,bind"])
-                .arg(&target)
-                .status()
-                .unwrap()
-                .success();
-        assert!(ok, "bind mount");
+        let mounted = common::bind_mount(&inner, &target, true).expect("bind mount");
         let o = Command::new(bin())
             .arg("copy")
             .arg(&src)
             .arg(target.join("f"))
             .output()
             .unwrap();
-        let _ = Command::new("umount").arg(&target).status();
+        drop(mounted);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(
@@ -1041,14 +1002,10 @@ fn copy_to_a_read_only_mount_fails_cleanly() {
 /// Ctrl-C during a long copy: exit 130, no destination, no temporary file.
 #[test]
 fn sigint_during_copy_leaves_nothing() {
-    let all = common::only("copy-sigint", &["tmpfs", "sshfs"]);
-    let (Some(t), Some(sh)) = (
-        all.iter().find(|f| f.name == "tmpfs"),
-        all.iter().find(|f| f.name == "sshfs"),
-    ) else {
+    let Some((t, sh)) = common::pair("copy-sigint", "tmpfs", "sshfs") else {
         return;
     };
-    let _g = common::lock_pair(t, sh);
+    let _g = common::lock_pair(&t, &sh);
     let sdir = t.tempdir();
     let ddir = sh.tempdir();
     let src = sdir.path().join("big");

@@ -19,13 +19,7 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fspace")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 /// One probe at a time in this binary.
 fn measuring() -> std::sync::MutexGuard<'static, ()> {
@@ -42,14 +36,7 @@ fn probe(args: &[&str], dir: &Path, state: Option<&Path>) -> Output {
     c.output().expect("run fspace probe")
 }
 
-fn listing(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::listing;
 
 fn scratch_left(d: &Path) -> Vec<String> {
     listing(d)
@@ -420,31 +407,6 @@ fn expect_refusal(o: &Output, words: &[&str]) -> String {
     t
 }
 
-fn mount_tmpfs(at: &Path, size: &str) {
-    std::fs::create_dir_all(at).unwrap();
-    let ok = Command::new("mount")
-        .args([
-            "-t",
-            "tmpfs",
-            "-o",
-            &format!("size={size}"),
-            "fspace-probe-test",
-        ])
-        .arg(at)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount tmpfs at {}", at.display());
-}
-
-struct Unmount(PathBuf);
-
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// Missing, not a directory, not writable, read-only, too small: a clear
 /// error naming the operation and the directory, exit 1, nothing left.
 #[test]
@@ -505,21 +467,7 @@ fn probe_bad_directories_fail_cleanly() {
     let ro = base.path().join("ro");
     std::fs::create_dir(&inner).unwrap();
     std::fs::create_dir(&ro).unwrap();
-    let ok = Command::new("mount")
-        .arg("--bind")
-        .arg(&inner)
-        .arg(&ro)
-        .status()
-        .unwrap()
-        .success()
-        && Command::new("mount")
-            .args(["-o", "remount,ro,bind"])
-            .arg(&ro)
-            .status()
-            .unwrap()
-            .success();
-    assert!(ok, "bind mount");
-    let unmount = Unmount(ro.clone());
+    let unmount = common::bind_mount(&inner, &ro, true).expect("bind mount");
     expect_refusal(
         &probe(&[], &ro, None),
         &["probe(", "read-only mount", "hint:"],
@@ -529,8 +477,7 @@ fn probe_bad_directories_fail_cleanly() {
 
     // Too little space: refused with the amount needed.
     let small = base.path().join("small");
-    mount_tmpfs(&small, "96m");
-    let unmount = Unmount(small.clone());
+    let unmount = common::mount_tmpfs(&small, "96m");
     let t = expect_refusal(
         &probe(&["--quick"], &small, None),
         &["probe(", "needs at least", "free", "Nothing was written"],
@@ -540,8 +487,7 @@ fn probe_bad_directories_fail_cleanly() {
 
     // Less than a full run needs: the growth is scaled down, and said so.
     let mid = base.path().join("mid");
-    mount_tmpfs(&mid, "260m");
-    let unmount = Unmount(mid.clone());
+    let unmount = common::mount_tmpfs(&mid, "260m");
     let o = probe(&["--quick", "--json"], &mid, None);
     assert!(o.status.success(), "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -610,8 +556,7 @@ fn probe_error_mid_run_removes_the_scratch_directory() {
     let _m = measuring();
     let base = tempfile::tempdir().unwrap();
     let at = base.path().join("fill");
-    mount_tmpfs(&at, "448m");
-    let _unmount = Unmount(at.clone());
+    let _unmount = common::mount_tmpfs(&at, "448m");
     let mut child = Command::new(bin())
         .arg("probe")
         .arg(&at)
@@ -653,14 +598,10 @@ fn probe_error_mid_run_removes_the_scratch_directory() {
 #[test]
 fn probe_save_reaches_the_auto_policy() {
     let _m = measuring();
-    let all = common::only("probe-save", &["ext4-noextents", "xfs"]);
-    let (Some(ext3), Some(xfs)) = (
-        all.iter().find(|f| f.name == "ext4-noextents"),
-        all.iter().find(|f| f.name == "xfs"),
-    ) else {
+    let Some((ext3, xfs)) = common::pair("probe-save", "ext4-noextents", "xfs") else {
         return;
     };
-    let _g = common::lock_pair(ext3, xfs);
+    let _g = common::lock_pair(&ext3, &xfs);
     let state = tempfile::tempdir().unwrap();
     let dir = ext3.tempdir();
     let o = probe(&["--quick", "--save", "-q"], dir.path(), Some(state.path()));
@@ -715,15 +656,7 @@ fn probe_save_reaches_the_auto_policy() {
     // The same filesystem mounted elsewhere: another key.
     if common::is_root() {
         let other = tempfile::tempdir().unwrap();
-        let ok = Command::new("mount")
-            .arg("--bind")
-            .arg(dir.path())
-            .arg(other.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let unmount = Unmount(other.path().to_path_buf());
+        let unmount = common::bind_mount(dir.path(), other.path(), false).expect("bind mount");
         let v = grow(other.path(), "seg2");
         drop(unmount);
         assert!(

@@ -214,6 +214,23 @@ pub struct Capabilities {
     pub ficlone: Capability,
 }
 
+impl Capabilities {
+    /// Returns every capability with the name the CLI shows it under, in
+    /// a fixed order.
+    pub fn named(&self) -> [(&'static str, &Capability); 8] {
+        [
+            ("fallocate", &self.fallocate),
+            ("keep-size", &self.keep_size),
+            ("punch-hole", &self.punch_hole),
+            ("zero-range", &self.zero_range),
+            ("write-zeroes", &self.write_zeroes),
+            ("seek-hole", &self.seek_hole),
+            ("fiemap", &self.fiemap),
+            ("ficlone", &self.ficlone),
+        ]
+    }
+}
+
 /// Everything fspace knows about the filesystem holding a path.
 #[derive(Debug, Clone, Serialize)]
 pub struct FsInfo {

@@ -146,6 +146,39 @@ pub fn format_human(n: u64) -> String {
     }
 }
 
+/// Formats a count rounded to a whole number with thousands separators:
+/// `7,034`.
+pub fn format_count(x: f64) -> String {
+    let s = (x.round().max(0.0) as u64).to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Formats a duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`.
+pub fn format_seconds(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:.0} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.1} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+/// Returns the errno's words at the end of an error message
+/// (`fallocate(f, 0..1MiB): Operation not supported (os error 95)` ->
+/// `Operation not supported`).
+pub fn errno_text(msg: &str) -> &str {
+    let tail = msg.rsplit(": ").next().unwrap_or(msg);
+    tail.split(" (os error").next().unwrap_or(tail)
+}
+
 /// Formats a range as `start..end` in the largest binary unit that
 /// divides both ends (`0..16MiB`, `4KiB..8KiB`, `4097..8192`).
 pub fn format_range(r: &Range<u64>) -> String {
@@ -187,6 +220,22 @@ pub(crate) fn ser_ms<S: serde::Serializer>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_seconds_and_errno_words() {
+        assert_eq!(format_count(0.4), "0");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_count(7034.2), "7,034");
+        assert_eq!(format_count(1_234_567.0), "1,234,567");
+        assert_eq!(format_seconds(0.000_725), "725 µs");
+        assert_eq!(format_seconds(0.0014), "1.4 ms");
+        assert_eq!(format_seconds(2.5), "2.50 s");
+        assert_eq!(
+            errno_text("fallocate(f, 0..1MiB): Operation not supported (os error 95)"),
+            "Operation not supported"
+        );
+        assert_eq!(errno_text("plain"), "plain");
+    }
 
     #[test]
     fn parses_plain_and_units() {

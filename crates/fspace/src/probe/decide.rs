@@ -22,7 +22,9 @@
 use super::{GrowthResult, SpaceState, StateResult};
 use crate::fs_info::FsInfo;
 use crate::grow::{Intent, Strategy};
-use crate::units::format_human;
+use crate::units::{
+    errno_text as short_err, format_count as commas, format_human, format_seconds as duration,
+};
 use serde::{Deserialize, Serialize};
 
 /// Figures within this fraction of the best count as a tie: 10%. Evidence:
@@ -95,19 +97,6 @@ pub struct Recommendation {
     pub measured: bool,
 }
 
-fn commas(x: f64) -> String {
-    let n = x.round().max(0.0) as u64;
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn ratio(a: f64, b: f64) -> String {
     if b <= 0.0 {
         return "-".into();
@@ -117,16 +106,6 @@ fn ratio(a: f64, b: f64) -> String {
         format!("{}x", commas(r))
     } else {
         format!("{r:.1}x")
-    }
-}
-
-fn duration(secs: f64) -> String {
-    if secs < 1e-3 {
-        format!("{:.0} µs", secs * 1e6)
-    } else if secs < 1.0 {
-        format!("{:.1} ms", secs * 1e3)
-    } else {
-        format!("{secs:.2} s")
     }
 }
 
@@ -353,13 +332,6 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
         baseline_label: Some("appending".into()),
         measured: true,
     }
-}
-
-/// The errno text of an error message (`... : Operation not supported (os
-/// error 95)` -> `Operation not supported`).
-fn short_err(msg: &str) -> String {
-    let tail = msg.rsplit(": ").next().unwrap_or(msg);
-    tail.split(" (os error").next().unwrap_or(tail).to_string()
 }
 
 fn grown(growth: &[GrowthResult], s: Strategy) -> Option<&GrowthResult> {

@@ -105,6 +105,14 @@ pub fn only(test: &str, names: &[&str]) -> Vec<Fs> {
     have
 }
 
+/// Returns filesystems `a` and `b` when both are configured (others are
+/// reported as by [`only`]).
+pub fn pair(test: &str, a: &str, b: &str) -> Option<(Fs, Fs)> {
+    let all = only(test, &[a, b]);
+    let find = |n: &str| all.iter().find(|f| f.name == n).cloned();
+    Some((find(a)?, find(b)?))
+}
+
 /// Records a skip: printed, and appended to `$FSPACE_SKIP_LOG` if set so
 /// that the test script can list every skip at the end.
 pub fn skipped(test: &str, fs: &str, why: &str) {
@@ -245,4 +253,70 @@ pub fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
     }
     v.truncate(len);
     v
+}
+
+/// A mount made by a test, unmounted when dropped (also when the test
+/// fails).
+pub struct Mounted(pub PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Bind-mounts `src` at `target` (read-only when `read_only`); `None` if
+/// `mount` refuses (not root).
+pub fn bind_mount(src: &Path, target: &Path, read_only: bool) -> Option<Mounted> {
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new("mount")
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !run(&["--bind".as_ref(), src.as_os_str(), target.as_os_str()]) {
+        return None;
+    }
+    let m = Mounted(target.to_path_buf());
+    if read_only
+        && !run(&[
+            "-o".as_ref(),
+            "remount,ro,bind".as_ref(),
+            target.as_os_str(),
+        ])
+    {
+        return None; // dropping `m` unmounts
+    }
+    Some(m)
+}
+
+/// Mounts a tmpfs of `size` (`96m`) at `at`, created if missing.
+pub fn mount_tmpfs(at: &Path, size: &str) -> Mounted {
+    std::fs::create_dir_all(at).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "fspace-test"])
+        .arg(at)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mount tmpfs at {}", at.display());
+    Mounted(at.to_path_buf())
+}
+
+/// A directory's entry names, sorted.
+pub fn listing(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A finished command's stdout and stderr, for assertion messages.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
