@@ -539,6 +539,9 @@ fn probe_hint(e: &fspace::Error) -> Option<&'static str> {
     match e.raw_os_error()? {
         2 | 20 if e.op() == "probe" => Some("give an existing directory on the filesystem to measure"),
         13 => Some("run as a user who may create files in the directory, or pick another directory on the same filesystem"),
+        28 if e.to_string().contains("could not be removed") => Some(
+            "the filesystem filled up and the scratch directory could not be removed; remove it by hand once it is writable again",
+        ),
         28 => Some("free some space or probe another directory; nothing was left behind"),
         30 => Some("probe a writable mount of the same device, or remount it read-write"),
         _ => None,

@@ -195,19 +195,22 @@ fn nice_max(max: f64) -> f64 {
 
 fn short(v: f64) -> String {
     let a = v.abs();
-    if a >= 1e12 {
-        format!("{:.0}T", v / 1e12)
-    } else if a >= 1e9 {
-        format!("{:.0}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.0}M", v / 1e6)
-    } else if a >= 1e3 {
-        let k = v / 1e3;
-        if (k - k.round()).abs() < 1e-9 {
-            format!("{k:.0}k")
+    // One decimal where a whole number would hide a 2.5 or 1.5 step.
+    let unit = |x: f64, suffix: &str| {
+        if (x - x.round()).abs() < 1e-9 {
+            format!("{x:.0}{suffix}")
         } else {
-            format!("{k:.1}k")
+            format!("{x:.1}{suffix}")
         }
+    };
+    if a >= 1e12 {
+        unit(v / 1e12, "T")
+    } else if a >= 1e9 {
+        unit(v / 1e9, "G")
+    } else if a >= 1e6 {
+        unit(v / 1e6, "M")
+    } else if a >= 1e3 {
+        unit(v / 1e3, "k")
     } else if a >= 1.0 || a == 0.0 {
         format!("{v:.0}")
     } else {
@@ -410,7 +413,11 @@ pub(crate) fn html(r: &ProbeResult) -> String {
             esc(&runs),
             if s.unsupported.is_some() { "-".into() } else { commas(s.p50_us) },
             if s.unsupported.is_some() { "-".into() } else { commas(s.p99_us) },
-            esc(&s.unsupported.clone().unwrap_or_else(|| s.notes.join("; ")))
+            esc(&s
+                .unsupported
+                .as_deref()
+                .map(why)
+                .unwrap_or_else(|| s.notes.join("; ")))
         );
     }
     h.push_str("</table>\n");

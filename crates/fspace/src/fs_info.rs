@@ -254,7 +254,7 @@ pub struct FsInfo {
     /// `f_fsid` from `statvfs` (0 where the filesystem reports none).
     #[serde(serialize_with = "ser_hex")]
     pub fsid: u64,
-    /// The filesystem's UUID (`FS_IOC_GETFSUUID`, Linux 6.5+), in hex,
+    /// The filesystem's UUID (`FS_IOC_GETFSUUID`, Linux 6.9+), in hex,
     /// where it has one and the path could be opened for reading.
     pub uuid: Option<String>,
     /// The mount's options and the filesystem's (super block) options from
@@ -349,15 +349,28 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
     let kind = FsKind::from_magic(sf.magic);
     let fsid = sys::fsid(&fd).unwrap_or(0);
-    let uuid = sys::open(
-        path,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        0,
-    )
-    .and_then(sys::fs_uuid)
-    .ok()
-    .filter(|u| u.iter().any(|b| *b != 0))
-    .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    // The ioctl needs a real descriptor: open the directory (the path's,
+    // or its parent's for a file), never a device node or FIFO.
+    let uuid_dir = if st.is_dir() {
+        Some(path.to_path_buf())
+    } else if st.is_regular() {
+        Some(parent_dir(path))
+    } else {
+        None
+    };
+    let uuid = uuid_dir
+        .ok_or(Errno::NOTTY)
+        .and_then(|d| {
+            sys::open(
+                &d,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                0,
+            )
+        })
+        .and_then(sys::fs_uuid)
+        .ok()
+        .filter(|u| u.iter().any(|b| *b != 0))
+        .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>());
     let mount = find_mount(path, st.dev);
     let fs_type = mount.as_ref().map(|m| m.fs_type.clone());
     let fuse_subtype = fs_type

@@ -833,6 +833,15 @@ fn run(
     }
 }
 
+/// Returns true if and only if this process may count on `f_bfree` (the
+/// blocks reserved for root, ext4's 5%) rather than `f_bavail`: only as
+/// root, and not on copy-on-write filesystems, where `f_bfree` is raw space
+/// and `f_bavail` what data can really use (btrfs, 512 MB: 442 vs 264 MiB;
+/// `df` and `btrfs filesystem usage` agree with the latter).
+pub(crate) fn usable_by_root(magic: u64) -> bool {
+    rustix::process::geteuid().is_root() && !fs_info::FsKind::from_magic(magic).is_copy_on_write()
+}
+
 fn check_free_space(
     fd: BorrowedFd<'_>,
     path: &Path,
@@ -840,9 +849,8 @@ fn check_free_space(
     op: &'static str,
 ) -> std::result::Result<(), Failure> {
     let need = range.end - range.start;
-    // Root may use the blocks reserved for it (f_bfree); others only f_bavail.
     let sf = sys::fstatfs(fd).map_err(|e| Failure::Fatal(Error::io("fstatfs", path, None, e)))?;
-    let blocks = if rustix::process::geteuid().is_root() {
+    let blocks = if usable_by_root(sf.magic) {
         sf.blocks_free
     } else {
         sf.blocks_available

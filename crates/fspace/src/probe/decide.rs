@@ -190,11 +190,20 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
             measured: false,
         };
     };
+    // The first in preference within the margin of the fastest measured;
+    // if none is (the fastest is ruled out), the first within the margin
+    // of the fastest candidate.
+    let best_cand = cands.iter().map(|c| c.1).fold(0.0, f64::max);
     let (strategy, figure) = cands
         .iter()
         .copied()
         .find(|c| c.1 >= (1.0 - TIE_MARGIN) * fastest.1)
-        .or_else(|| cands.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)))
+        .or_else(|| {
+            cands
+                .iter()
+                .copied()
+                .find(|c| c.1 >= (1.0 - TIE_MARGIN) * best_cand)
+        })
         .unwrap_or(cands[0]);
     let mut why: Vec<String> = vec![];
     if fastest.0 != strategy {
@@ -567,6 +576,16 @@ mod tests {
     }
 
     #[test]
+    fn cow_preference_holds_when_the_fastest_is_ruled_out() {
+        // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
+        // as allocate is not more than the margin faster than it.
+        let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
+        let r = log(&info(crate::FsKind::Btrfs), &s);
+        assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
+        assert!(r.reason.contains("ruled out"), "{}", r.reason);
+    }
+
+    #[test]
     fn holes_are_no_log_preparation_in_place() {
         // Sparse measured fastest on an in-place filesystem: not chosen.
         let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
@@ -618,9 +637,11 @@ mod tests {
                 let best_all = all.iter().copied().fold(0.0, f64::max);
                 prop_assert!(rec.measured);
                 prop_assert!(allowed_states.contains(&SpaceState::of_strategy(rec.strategy).unwrap()));
-                // The fastest allowed one, or one within the margin of the
-                // fastest measured at all.
-                prop_assert!(rec.figure >= best || rec.figure >= (1.0 - TIE_MARGIN) * best_all);
+                // Within the margin of the fastest measured at all whenever
+                // an allowed one is.
+                if best >= (1.0 - TIE_MARGIN) * best_all {
+                    prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best_all);
+                }
                 prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best);
             } else {
                 prop_assert!(!rec.measured);

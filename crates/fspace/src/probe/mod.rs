@@ -131,17 +131,24 @@ const ZERO_FILL_STEP: u64 = 32 << 20;
 
 /// ...starting with this one, then sized to take about
 /// [`ZERO_FILL_STEP_TIME`] at the rate measured so far.
-const ZERO_FILL_FIRST_STEP: u64 = 4 << 20;
+const ZERO_FILL_FIRST_STEP: u64 = 1 << 20;
 
 /// Target time of one zero-fill step.
 const ZERO_FILL_STEP_TIME: Duration = Duration::from_millis(250);
 
 /// Smallest commit file (on slow devices the files shrink to keep the
 /// budget).
-const MIN_FILE: u64 = 4 << 20;
+const MIN_FILE: u64 = 1 << 20;
 
 /// Time per sweep point.
 const SWEEP_TIME: Duration = Duration::from_millis(1500);
+
+/// Copy-on-write filesystems smaller than this (8 GiB) get a run scaled to
+/// one [`SMALL_COW_SHARE`]th of their size.
+const SMALL_COW: u64 = 8 << 30;
+
+/// One eighth.
+const SMALL_COW_SHARE: u64 = 8;
 
 /// Smallest growth measured when space is short.
 const MIN_GROWTH: u64 = 32 << 20;
@@ -159,6 +166,9 @@ const MAX_RUNS: usize = 32;
 
 /// Most extra rounds for a close call (see [`Run::commit`]).
 const MAX_EXTRA_ROUNDS: usize = 4;
+
+/// Share of the budget the main rounds leave for a close call: 15%.
+const CLOSE_CALL_SHARE: f64 = 0.15;
 
 /// Returns (the fastest preparation, the recommended one) when the log
 /// recommendation on `states` is not within [`TIE_MARGIN`] of the fastest
@@ -476,7 +486,16 @@ struct ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+impl ScratchDir {
+    /// Returns the path; dropping no longer removes it.
+    fn disarm(mut self) -> PathBuf {
+        std::mem::take(&mut self.path)
     }
 }
 
@@ -530,8 +549,9 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    let path = scratch.path.clone();
-    std::mem::forget(scratch);
+    // Removed here rather than by the guard (which covers a panic), so
+    // that a failure is reported.
+    let path = scratch.disarm();
     if let Err(e) = std::fs::remove_dir_all(&path) {
         // Something (an immutable file, a busy mount) prevented it: say so,
         // with its errno, rather than leave it silently.
@@ -540,7 +560,12 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
             Err(first) => Error::refused(
                 "probe",
                 dir,
-                Errno::from_raw_os_error(first.raw_os_error().unwrap_or(0)),
+                Errno::from_raw_os_error(
+                    first
+                        .raw_os_error()
+                        .or(removal.raw_os_error())
+                        .unwrap_or(Errno::IO.raw_os_error()),
+                ),
                 format!("{first}; and the scratch directory could not be removed: {removal}"),
             ),
             Ok(_) => removal,
@@ -670,7 +695,7 @@ fn size_run(
     level: Level,
     notes: &mut Vec<String>,
 ) -> Result<u64> {
-    let free = if rustix::process::geteuid().is_root() {
+    let free = if crate::grow::usable_by_root(info.magic) {
         info.free_bytes_root.max(info.free_bytes)
     } else {
         info.free_bytes
@@ -690,17 +715,34 @@ fn size_run(
             ),
         ));
     }
-    if info.total_bytes > 0 && free < GROWTH_SIZE + others {
-        let g = ((free - others) / ZERO_FILL_STEP * ZERO_FILL_STEP).max(MIN_GROWTH);
+    let mut target = GROWTH_SIZE;
+    if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
+        // btrfs hands out space in chunks and keeps emptied data chunks: a
+        // few probes of a small one left no room for metadata (transaction
+        // abort, forced read-only) on the 512 MB test btrfs. Stay small.
+        let cap = (info.total_bytes / SMALL_COW_SHARE) >> 20 << 20;
+        target = cap.clamp(MIN_GROWTH, GROWTH_SIZE);
+        if target < GROWTH_SIZE {
+            notes.push(format!(
+                "small copy-on-write filesystem ({}): growth measured on {} and files kept to {} or less, \
+                 so that the probe does not use up its chunk space",
+                format_human(info.total_bytes),
+                format_human(target),
+                format_human(cap.max(MIN_FILE))
+            ));
+        }
+    }
+    if info.total_bytes > 0 && free < target + others {
+        let g = ((free - others) / ZERO_FILL_STEP * ZERO_FILL_STEP).clamp(MIN_GROWTH, target);
         notes.push(format!(
             "scaled down: growth measured on {} instead of {} ({} free)",
             format_human(g),
-            format_human(GROWTH_SIZE),
+            format_human(target),
             format_human(free)
         ));
         return Ok(g);
     }
-    Ok(GROWTH_SIZE)
+    Ok(target)
 }
 
 type Sections = (
@@ -725,7 +767,7 @@ impl Run<'_> {
             "probe",
             self.dir.parent().unwrap_or(self.dir),
             Errno::CANCELED,
-            "interrupted; the scratch directory is removed",
+            "interrupted",
         )
     }
 
@@ -913,9 +955,15 @@ impl Run<'_> {
         // Files sized so that preparing one takes at most a twentieth of
         // the budget at the measured rate (a slow disk or NFS), within the
         // level's size; the log's segments follow (at most its default).
-        let file_size =
+        let mut file_size =
             ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
-        let segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
+            // See `size_run`: the log may hold seven segments at once.
+            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
+            file_size = file_size.min(cap);
+            segment_size = segment_size.min((cap / 8).max(1 << 20));
+        }
         if file_size < b.file_size {
             notes.push(format!(
                 "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
@@ -948,11 +996,15 @@ impl Run<'_> {
         let running: Vec<usize> = (0..SpaceState::ALL.len())
             .filter(|&i| unsupported_here(SpaceState::ALL[i]).is_none())
             .collect();
-        let reserve = if b.sweep {
-            SWEEP_TIME * (SWEEP_RECORDS.len() * 3) as u32
+        // Time kept back from the main rounds: the sweep (each point with
+        // its preparation) and a share for a close call.
+        let sweep_reserve = if b.sweep {
+            (SWEEP_TIME * 3 + setup_of(SpaceState::Recycled) + setup_of(SpaceState::Wal))
+                * SWEEP_RECORDS.len() as u32
         } else {
             Duration::ZERO
         };
+        let reserve = sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
             file_size,
@@ -964,6 +1016,7 @@ impl Run<'_> {
         let n = SpaceState::ALL.len();
         let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; n];
         let mut shortest = b.max_mode;
+        let mut longest = Duration::ZERO;
         let mut to_run = b.rounds * running.len();
         for round in 0..b.rounds {
             // Rotate the order each round so that no state always runs
@@ -987,6 +1040,7 @@ impl Run<'_> {
                 let per_state = self.state_time(to_run, setup_of(state), reserve);
                 to_run = to_run.saturating_sub(1);
                 shortest = shortest.min(per_state);
+                longest = longest.max(per_state);
                 let rs = self.run_state(state, &mut bopts, per_state)?;
                 runs[i].extend(rs);
             }
@@ -1019,7 +1073,7 @@ impl Run<'_> {
             let left = b
                 .total
                 .saturating_sub(self.start.elapsed())
-                .saturating_sub(reserve + Duration::from_secs(1));
+                .saturating_sub(sweep_reserve + Duration::from_secs(1));
             let setup = setup_of(fast).max(setup_of(chosen));
             let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
             if per_state < MIN_MODE {
@@ -1043,17 +1097,25 @@ impl Run<'_> {
             extra += 1;
         }
         if let Some((fast, chosen)) = pair {
-            notes.push(format!(
-                "close call between {} and {} space: measured both {extra} more time{} (alternating); {}",
-                fast.name(),
-                chosen.name(),
-                if extra == 1 { "" } else { "s" },
-                if close_call(info, &summarize_all(&runs), growth).is_some() {
-                    "the gap stayed above the 10% margin"
-                } else {
-                    "the medians of all runs are within the 10% margin"
-                }
-            ));
+            let outcome = if close_call(info, &summarize_all(&runs), growth).is_some() {
+                "the gap stayed above the 10% margin"
+            } else {
+                "the medians of all runs are within the 10% margin"
+            };
+            notes.push(if extra == 0 {
+                format!(
+                    "close call between {} and {} space: no time was left to measure them again",
+                    fast.name(),
+                    chosen.name()
+                )
+            } else {
+                format!(
+                    "close call between {} and {} space: measured both {extra} more time{} (alternating); {outcome}",
+                    fast.name(),
+                    chosen.name(),
+                    if extra == 1 { "" } else { "s" }
+                )
+            });
         }
         let mut states = summarize_all(&runs);
         let append = states
@@ -1076,7 +1138,7 @@ impl Run<'_> {
         Ok(CommitSection {
             record_size: RECORD_SIZE,
             rounds: b.rounds,
-            seconds_per_mode: b.max_mode.min(shortest).as_secs_f64(),
+            seconds_per_mode: longest.as_secs_f64(),
             file_size,
             states,
         })

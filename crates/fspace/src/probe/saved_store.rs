@@ -56,7 +56,9 @@ impl FsKey {
     }
 
     /// Returns the file name the measurement is saved under:
-    /// `TYPE-HASH.json`, HASH a 64-bit FNV-1a of the key's fields.
+    /// `TYPE-HASH.json`, HASH a 64-bit FNV-1a of the key's fields but the
+    /// UUID (which may be unreadable from one path and readable from
+    /// another: see [`FsKey::matches`]).
     pub fn file_name(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for part in [
@@ -64,7 +66,6 @@ impl FsKey {
             &self.source,
             &self.mount_point,
             &self.fsid,
-            &self.uuid,
             &self.options,
         ] {
             for b in part.bytes().chain([0u8]) {
@@ -78,6 +79,20 @@ impl FsKey {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
         format!("{ty}-{h:016x}.json")
+    }
+}
+
+impl FsKey {
+    /// Returns true if and only if `self` and `other` name the same
+    /// filesystem: every field equal, the UUID compared only when both
+    /// sides could read one (it needs a readable directory).
+    pub fn matches(&self, other: &FsKey) -> bool {
+        self.fs_type == other.fs_type
+            && self.source == other.source
+            && self.mount_point == other.mount_point
+            && self.fsid == other.fsid
+            && self.options == other.options
+            && (self.uuid.is_empty() || other.uuid.is_empty() || self.uuid == other.uuid)
     }
 }
 
@@ -195,7 +210,7 @@ pub fn saved(info: &FsInfo) -> Result<Option<SavedProbe>> {
             ),
         ));
     }
-    if v.key != key {
+    if !v.key.matches(&key) {
         // Another filesystem whose key hashes alike: not ours.
         return Ok(None);
     }

@@ -59,12 +59,12 @@ struct FsUuid2 {
     uuid: [u8; 16],
 }
 
-/// `FS_IOC_GETFSUUID` = `_IOR(0x15, 0, struct fsuuid2)` (Linux 6.5+).
+/// `FS_IOC_GETFSUUID` = `_IOR(0x15, 0, struct fsuuid2)` (Linux 6.9+).
 const FS_IOC_GETFSUUID: rustix::ioctl::Opcode = rustix::ioctl::opcode::read::<FsUuid2>(0x15, 0);
 
 /// The filesystem's UUID from `FS_IOC_GETFSUUID` (ext4, xfs, btrfs and
 /// others set one; ENOTTY where the filesystem has none or the kernel is
-/// older than 6.5). `fd` must be a real descriptor, not `O_PATH`.
+/// older than 6.9). `fd` must be a real descriptor, not `O_PATH`.
 pub fn fs_uuid<Fd: AsFd>(fd: Fd) -> Result<Vec<u8>, Errno> {
     let fd = fd.as_fd();
     let r = restart(Kind::Read, || {

@@ -250,7 +250,8 @@ fn cow_strategy(
     {
         return Ok(None);
     }
-    let free = info.free_bytes_root.max(info.free_bytes);
+    // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
+    let free = info.free_bytes;
     if free < size {
         return Err(Error::refused(
             "prepare",
