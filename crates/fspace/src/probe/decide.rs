@@ -146,7 +146,26 @@ fn remote(info: &FsInfo) -> bool {
     info.network || info.kind == crate::FsKind::Fuse
 }
 
-fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
+/// Returns the preparation (sparse, allocate, write-zeroes, zero-fill) whose
+/// commits measured fastest, ruled out here or not, with its rate.
+pub(crate) fn fastest_preparation(states: &[StateResult]) -> Option<(Strategy, f64)> {
+    [
+        Strategy::WriteZeroes,
+        Strategy::Allocate,
+        Strategy::ZeroFill,
+        Strategy::Sparse,
+    ]
+    .into_iter()
+    .filter_map(|s| {
+        SpaceState::of_strategy(s)
+            .and_then(|st| rate(states, st))
+            .map(|r| (s, r))
+    })
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The log recommendation alone (see [`recommend`]).
+pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
     let fs = info.display_name();
     let cow = info.copy_on_write;
     let rate_of = |s: Strategy| SpaceState::of_strategy(s).and_then(|st| rate(states, st));
@@ -163,16 +182,7 @@ fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
     let append = rate(states, SpaceState::Appended);
     // The fastest preparation measured, candidate or not: a tie must be
     // within the margin of it.
-    let fastest = [
-        Strategy::WriteZeroes,
-        Strategy::Allocate,
-        Strategy::ZeroFill,
-        Strategy::Sparse,
-    ]
-    .into_iter()
-    .filter_map(|s| rate_of(s).map(|r| (s, r)))
-    .max_by(|a, b| a.1.total_cmp(&b.1));
-    let Some(fastest) = fastest.filter(|_| !cands.is_empty()) else {
+    let Some(fastest) = fastest_preparation(states).filter(|_| !cands.is_empty()) else {
         let plan = crate::grow::auto_plan(info, Intent::Log);
         let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
         return Recommendation {

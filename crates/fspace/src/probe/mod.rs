@@ -173,32 +173,16 @@ const CLOSE_CALL_SHARE: f64 = 0.15;
 /// Returns (the fastest preparation, the recommended one) when the log
 /// recommendation on `states` is not within [`TIE_MARGIN`] of the fastest
 /// preparation measured.
-fn close_call(
-    info: &FsInfo,
-    states: &[StateResult],
-    growth: &GrowthSection,
-) -> Option<(SpaceState, SpaceState)> {
-    let recs = recommend(info, states, &growth.results);
-    let log = recs
-        .iter()
-        .find(|r| r.intent == Intent::Log && r.measured)?;
-    let chosen = SpaceState::of_strategy(log.strategy)?;
-    let fastest = [
-        SpaceState::Sparse,
-        SpaceState::Allocated,
-        SpaceState::WriteZeroed,
-        SpaceState::ZeroFilled,
-    ]
-    .into_iter()
-    .filter_map(|st| {
-        states
-            .iter()
-            .find(|x| x.state == st && x.measured())
-            .map(|x| (st, x.commits_per_sec))
-    })
-    .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    (fastest.0 != chosen && log.figure < (1.0 - TIE_MARGIN) * fastest.1)
-        .then_some((fastest.0, chosen))
+fn close_call(info: &FsInfo, states: &[StateResult]) -> Option<(SpaceState, SpaceState)> {
+    let log = decide::log(info, states);
+    let fastest = decide::fastest_preparation(states)?;
+    if !log.measured || fastest.0 == log.strategy || log.figure >= (1.0 - TIE_MARGIN) * fastest.1 {
+        return None;
+    }
+    Some((
+        SpaceState::of_strategy(fastest.0)?,
+        SpaceState::of_strategy(log.strategy)?,
+    ))
 }
 
 /// Marker in the name of the probe's scratch directory:
@@ -829,7 +813,7 @@ impl Run<'_> {
         let _ = std::fs::remove_file(&p);
         let (bytes, secs, capped) = match r {
             Ok(x) => x,
-            Err(e) if unsupported(&e) => {
+            Err(e) if crate::grow::means_unsupported(e.raw_os_error()) => {
                 return Ok(GrowthResult {
                     strategy: s,
                     errno: e.raw_os_error(),
@@ -1066,7 +1050,7 @@ impl Run<'_> {
         let mut extra = 0;
         let mut pair = None;
         while extra < MAX_EXTRA_ROUNDS {
-            let Some((fast, chosen)) = close_call(info, &summarize_all(&runs), growth) else {
+            let Some((fast, chosen)) = close_call(info, &summarize_all(&runs)) else {
                 break;
             };
             pair = Some((fast, chosen));
@@ -1097,7 +1081,7 @@ impl Run<'_> {
             extra += 1;
         }
         if let Some((fast, chosen)) = pair {
-            let outcome = if close_call(info, &summarize_all(&runs), growth).is_some() {
+            let outcome = if close_call(info, &summarize_all(&runs)).is_some() {
                 "the gap stayed above the 10% margin"
             } else {
                 "the medians of all runs are within the 10% margin"
@@ -1206,12 +1190,6 @@ impl SpaceState {
             _ => None,
         }
     }
-}
-
-fn unsupported(e: &Error) -> bool {
-    matches!(e.raw_os_error(), Some(x) if x == Errno::OPNOTSUPP.raw_os_error()
-        || x == Errno::NOSYS.raw_os_error()
-        || x == Errno::INVAL.raw_os_error())
 }
 
 fn median(v: &mut [f64]) -> f64 {
