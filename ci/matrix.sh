@@ -37,6 +37,13 @@ deps() {
     command -v fallocate >/dev/null || missing+=(util-linux)
     command -v setpriv >/dev/null || missing+=(util-linux)
     command -v nm >/dev/null || missing+=(binutils)
+    # The C API's tests: programs built with cc and c++ through pkg-config,
+    # run under AddressSanitizer (libasan comes with gcc) and valgrind.
+    command -v cc >/dev/null || missing+=(gcc)
+    command -v c++ >/dev/null || missing+=(g++)
+    command -v make >/dev/null || missing+=(make)
+    command -v pkg-config >/dev/null || missing+=(pkg-config)
+    command -v valgrind >/dev/null || missing+=(valgrind)
     # The probe's HTML report is checked in a real headless browser.
     command -v chromium >/dev/null || missing+=(chromium)
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)

@@ -29,6 +29,11 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== build"
 cargo test --workspace --no-run --quiet
+echo "== C API: build and install into a scratch prefix"
+make -s -C crates/fspace-capi build CARGO="cargo --quiet"
+FSPACE_CAPI_PREFIX=$(mktemp -d)
+export FSPACE_CAPI_PREFIX
+make -s -C crates/fspace-capi install PREFIX="$FSPACE_CAPI_PREFIX"
 
 if [ "$(id -u)" = 0 ]; then
     trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2' EXIT
@@ -57,5 +62,5 @@ else
     echo "== skipped: nothing"
 fi
 rm -f "$FSPACE_SKIP_LOG"
-rm -rf "$FSPACE_STATE_DIR"
+rm -rf "$FSPACE_STATE_DIR" "$FSPACE_CAPI_PREFIX"
 exit $status

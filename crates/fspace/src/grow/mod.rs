@@ -7,9 +7,11 @@
 //! to its old length and blocks allocated past it are released (rule 2).
 
 mod policy;
+mod range;
 pub(crate) mod zero_fill;
 
 pub use policy::{auto as auto_plan, explicit as explicit_plan, Plan};
+pub use range::{allocate_range, RangeReport};
 pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 
 use crate::error::{Error, Result};
@@ -854,6 +856,18 @@ fn check_free_space(
     op: &'static str,
 ) -> std::result::Result<(), Failure> {
     let need = range.end - range.start;
+    check_free_space_for(fd, path, range, need, op)
+}
+
+/// As `check_free_space`, for `need` bytes somewhere in `range` (a range
+/// allocation writes only its holes).
+fn check_free_space_for(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    range: std::ops::Range<u64>,
+    need: u64,
+    op: &'static str,
+) -> std::result::Result<(), Failure> {
     let sf = sys::fstatfs(fd).map_err(|e| Failure::Fatal(Error::io("fstatfs", path, None, e)))?;
     let blocks = if usable_by_root(sf.magic) {
         sf.blocks_free
@@ -869,7 +883,7 @@ fn check_free_space(
                 "{} {} {} but the filesystem has {} free: No space left on device (os error 28); \
                  nothing was written",
                 crate::units::format_range(&range),
-                if op == "zero-fill" {
+                if op == "zero-fill" || op == "allocate range" {
                     "would write"
                 } else {
                     "needs"

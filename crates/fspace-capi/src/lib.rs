@@ -1,0 +1,297 @@
+//! The C API of fspace: `libfspace.so`, `libfspace.a` and `fspace.h`.
+//!
+//! Every function is a thin shell over the Rust library ([`fspace`]): it
+//! checks its pointers, converts C types, calls the library, and turns the
+//! outcome into the contract below (stated once more in the header's
+//! preamble, `include/fspace.h`):
+//!
+//! - Every symbol starts with `fspace_` (`FSPACE_` for constants).
+//! - Functions return `0` on success and `-errno` on failure (`-ENOSPC`, ...);
+//!   they never read or write the thread's `errno`. Predicates and iterators
+//!   say so where they return more (`1`).
+//! - `fspace_last_error()` returns the message of the last failure on the
+//!   calling thread: the operation, the path, the range and the OS error.
+//! - Objects are opaque handles made by `fspace_*_new` (or `fspace_*_open`,
+//!   `fspace_grow`, ...) and released by `fspace_*_free`; `_free(NULL)` does
+//!   nothing.
+//! - Output pointers come last and are written only on success.
+//! - A NULL pointer where one is required, an unknown constant, a negative
+//!   offset or size, or a size that does not fit a file is `-EINVAL` (sizes
+//!   past the largest file are `-EFBIG`); nothing is changed.
+//! - No panic crosses the boundary: one is caught and returned as `-EIO`
+//!   with a message naming the function.
+
+#![allow(non_camel_case_types)]
+#![deny(missing_docs)]
+
+mod extents;
+mod info;
+mod resize;
+mod sparse;
+mod wal;
+
+pub use extents::*;
+pub use info::*;
+pub use resize::*;
+pub use sparse::*;
+pub use wal::*;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+pub(crate) const EINVAL: i32 = 22;
+pub(crate) const EIO: i32 = 5;
+pub(crate) const EFBIG: i32 = 27;
+pub(crate) const EBADF: i32 = 9;
+
+/// The largest file length or offset the C API accepts (`INT64_MAX`).
+pub(crate) const MAX_LEN: u64 = i64::MAX as u64;
+
+/// A failed call: its errno and its message.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub errno: i32,
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with `errno` and a message.
+    pub fn new(errno: i32, message: impl Into<String>) -> Failure {
+        Failure {
+            errno,
+            message: message.into(),
+        }
+    }
+
+    /// An invalid argument: `-EINVAL`, naming the function and the argument.
+    pub fn invalid(func: &str, what: impl std::fmt::Display) -> Failure {
+        Failure::new(
+            EINVAL,
+            format!("{func}: {what}: Invalid argument (os error 22)"),
+        )
+    }
+}
+
+impl From<fspace::Error> for Failure {
+    fn from(e: fspace::Error) -> Failure {
+        Failure {
+            errno: e.raw_os_error().unwrap_or(EIO),
+            message: e.to_string(),
+        }
+    }
+}
+
+pub(crate) type CResult<T> = Result<T, Failure>;
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn set_last_error(message: &str) {
+    // Interior NULs cannot be in a C string; show them as spaces.
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+}
+
+/// Runs the body of exported function `func`: its result becomes `0` (or
+/// the non-negative value it returns) or `-errno` with the message kept for
+/// [`fspace_last_error`]; a panic becomes `-EIO`.
+pub(crate) fn ffi(func: &str, body: impl FnOnce() -> CResult<c_int>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(f)) => {
+            set_last_error(&f.message);
+            -f.errno.max(1)
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            set_last_error(&format!(
+                "{func}: internal error (panic: {what}); please report it: Input/output error (os error 5)"
+            ));
+            -EIO
+        }
+    }
+}
+
+/// Runs `body` for a function returning nothing (`_free`): a panic is
+/// caught and dropped.
+pub(crate) fn ffi_void(body: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(body));
+}
+
+/// Returns the `&mut T` behind a required output pointer.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of `T`.
+pub(crate) unsafe fn out<'a, T>(func: &str, name: &str, p: *mut T) -> CResult<&'a mut T> {
+    // SAFETY: the caller promises `p` is NULL or valid.
+    unsafe { p.as_mut() }.ok_or_else(|| Failure::invalid(func, format!("{name} is NULL")))
+}
+
+/// Returns the `&T` behind a required input pointer (a handle).
+///
+/// # Safety
+/// `p` is NULL or points to a live `T`.
+pub(crate) unsafe fn arg<'a, T>(func: &str, name: &str, p: *const T) -> CResult<&'a T> {
+    // SAFETY: the caller promises `p` is NULL or valid.
+    unsafe { p.as_ref() }.ok_or_else(|| Failure::invalid(func, format!("{name} is NULL")))
+}
+
+/// Returns the `&mut T` behind a required handle.
+///
+/// # Safety
+/// `p` is NULL or points to a live `T` not used by another thread now.
+pub(crate) unsafe fn arg_mut<'a, T>(func: &str, name: &str, p: *mut T) -> CResult<&'a mut T> {
+    // SAFETY: the caller promises `p` is NULL or valid.
+    unsafe { p.as_mut() }.ok_or_else(|| Failure::invalid(func, format!("{name} is NULL")))
+}
+
+/// Returns the path in a required NUL-terminated string.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn path_arg(func: &str, name: &str, p: *const c_char) -> CResult<PathBuf> {
+    if p.is_null() {
+        return Err(Failure::invalid(func, format!("{name} is NULL")));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's promise.
+    let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+    Ok(Path::new(OsStr::from_bytes(bytes)).to_path_buf())
+}
+
+/// Returns the bytes of a required buffer; NULL is allowed when `len` is 0.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `len` bytes.
+pub(crate) unsafe fn bytes_arg<'a>(
+    func: &str,
+    name: &str,
+    p: *const u8,
+    len: usize,
+) -> CResult<&'a [u8]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Failure::invalid(func, format!("{name} is NULL")));
+    }
+    // SAFETY: non-NULL and valid for `len` bytes by the caller's promise.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Checks a C offset or length: not negative (`-EINVAL`).
+pub(crate) fn offset_arg(func: &str, name: &str, v: i64) -> CResult<u64> {
+    u64::try_from(v).map_err(|_| Failure::invalid(func, format!("{name} {v} is negative")))
+}
+
+/// Checks that `offset + len` fits a file (`-EFBIG` otherwise).
+pub(crate) fn end_arg(func: &str, offset: u64, len: u64) -> CResult<u64> {
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_LEN => Ok(end),
+        _ => Err(Failure::new(
+            EFBIG,
+            format!("{func}: offset {offset} + length {len} is past the largest file size: File too large (os error 27)"),
+        )),
+    }
+}
+
+/// Checks a descriptor number: negative ones are `-EBADF` (the kernel's
+/// answer), so that no `BorrowedFd` is ever made of -1.
+pub(crate) fn fd_arg(func: &str, fd: c_int) -> CResult<std::os::fd::BorrowedFd<'static>> {
+    if fd < 0 {
+        return Err(Failure::new(
+            EBADF,
+            format!("{func}: descriptor {fd}: Bad file descriptor (os error 9)"),
+        ));
+    }
+    // SAFETY: fd is not -1; the caller keeps it open for the duration of the
+    // call (or of the handle that keeps it, as documented there). A closed
+    // number only makes the syscalls fail with EBADF.
+    Ok(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) })
+}
+
+/// Makes a C string owned by a handle (NULs shown as spaces).
+pub(crate) fn c_string(s: impl Into<String>) -> CString {
+    CString::new(s.into().replace('\0', " ")).unwrap_or_default()
+}
+
+/// Makes a C string of a value's JSON (as `fspace ... --json` prints it).
+pub(crate) fn json_string<T: serde::Serialize>(func: &str, v: &T) -> CResult<CString> {
+    serde_json::to_string_pretty(v)
+        .map(c_string)
+        .map_err(|e| Failure::new(EIO, format!("{func}: JSON: {e}")))
+}
+
+/// Returns the message of the last failed fspace call on this thread, or
+/// an empty string if none failed yet: the operation, the path and the OS
+/// error, e.g. `fallocate(wal/000000000003.seg, 0..16MiB): No space left on
+/// device (os error 28)`. Successful calls leave it alone. The string stays
+/// valid until the next failing fspace call on the same thread.
+#[no_mangle]
+pub extern "C" fn fspace_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// Returns the version of the library, e.g. `"0.1.0"` (static storage).
+#[no_mangle]
+pub extern "C" fn fspace_version() -> *const c_char {
+    static VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => c"unknown",
+        };
+    VERSION.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last() -> String {
+        // SAFETY: fspace_last_error returns a valid C string.
+        unsafe { CStr::from_ptr(fspace_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_eio_with_a_message() {
+        let rc = ffi("fspace_test", || panic!("boom"));
+        assert_eq!(rc, -EIO);
+        assert!(
+            last().contains("fspace_test: internal error (panic: boom)"),
+            "{}",
+            last()
+        );
+    }
+
+    #[test]
+    fn failures_become_negative_errno_and_keep_the_message() {
+        let rc = ffi("fspace_test", || Err(Failure::new(28, "grow(x): No space")));
+        assert_eq!(rc, -28);
+        assert_eq!(last(), "grow(x): No space");
+        assert_eq!(ffi("fspace_test", || Ok(0)), 0);
+        assert_eq!(
+            last(),
+            "grow(x): No space",
+            "success leaves the message alone"
+        );
+    }
+
+    #[test]
+    fn offsets_and_ends_are_checked() {
+        assert_eq!(offset_arg("f", "offset", -1).unwrap_err().errno, EINVAL);
+        assert_eq!(offset_arg("f", "offset", 7).unwrap(), 7);
+        assert_eq!(end_arg("f", MAX_LEN, 1).unwrap_err().errno, EFBIG);
+        assert_eq!(end_arg("f", u64::MAX, 2).unwrap_err().errno, EFBIG);
+        assert_eq!(end_arg("f", 1, 2).unwrap(), 3);
+        assert_eq!(fd_arg("f", -1).unwrap_err().errno, EBADF);
+    }
+}

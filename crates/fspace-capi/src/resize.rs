@@ -1,0 +1,368 @@
+//! Growing files and allocating ranges: `fspace_grow*`, `fspace_allocate_range`.
+
+use crate::info::{
+    fspace_intent, fspace_strategy, intent_from_c, strategy_from_c, strategy_to_c,
+    FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
+};
+use crate::{
+    arg, c_string, end_arg, fd_arg, ffi, ffi_void, json_string, offset_arg, out, path_arg, CResult,
+    Failure,
+};
+use fspace::{GrowOptions, GrowReport};
+use std::ffi::{c_char, c_int, CString};
+use std::path::PathBuf;
+
+/// Options of [`fspace_grow`]; set the defaults with
+/// [`fspace_grow_options_init`], then change fields.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_grow_options {
+    /// `FSPACE_STRATEGY_*`; default `FSPACE_STRATEGY_AUTO`.
+    pub strategy: fspace_strategy,
+    /// `FSPACE_INTENT_*`, for the `auto` policy; default `FSPACE_INTENT_BULK`.
+    pub intent: fspace_intent,
+    /// When an explicit strategy is unsupported, try the ones that give the
+    /// same guarantee (default true).
+    pub fallback: bool,
+    /// `fdatasync` when done (default false).
+    pub sync: bool,
+    /// Create the file if missing (default false): it appears at its name
+    /// only once grown (temporary name, rename, directory fsync).
+    pub create: bool,
+    /// Refuse with `-ENOSPC` before writing when the free space is too
+    /// small (default true).
+    pub check_free_space: bool,
+    /// Let `auto` follow a result saved by `fspace probe --save` (default
+    /// true).
+    pub use_saved: bool,
+}
+
+/// Sets `*options` to the defaults.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `options` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_options) -> c_int {
+    const F: &str = "fspace_grow_options_init";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let o = unsafe { out(F, "options", options)? };
+        let d = GrowOptions::default();
+        *o = fspace_grow_options {
+            strategy: FSPACE_STRATEGY_AUTO,
+            intent: FSPACE_INTENT_BULK,
+            fallback: d.fallback,
+            sync: d.sync,
+            create: d.create,
+            check_free_space: d.check_free_space,
+            use_saved: d.use_saved,
+        };
+        Ok(0)
+    })
+}
+
+fn grow_options(func: &str, o: Option<&fspace_grow_options>) -> CResult<GrowOptions<'static>> {
+    let mut g = GrowOptions::default();
+    if let Some(o) = o {
+        g.strategy = strategy_from_c(func, o.strategy)?;
+        g.intent = intent_from_c(func, o.intent)?;
+        g.fallback = o.fallback;
+        g.sync = o.sync;
+        g.create = o.create;
+        g.check_free_space = o.check_free_space;
+        g.use_saved = o.use_saved;
+    }
+    Ok(g)
+}
+
+/// What a growth did (an opaque handle).
+pub struct fspace_grow_report {
+    report: GrowReport,
+    reason: CString,
+    json: CString,
+}
+
+/// The figures of an [`fspace_grow_report`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_grow_summary {
+    /// The strategy that did the work.
+    pub strategy: fspace_strategy,
+    /// The strategy asked for (`FSPACE_STRATEGY_AUTO` when none).
+    pub requested: fspace_strategy,
+    /// Strategies tried and abandoned before it.
+    pub fallbacks: u32,
+    /// Length before.
+    pub old_len: u64,
+    /// Length after.
+    pub new_len: u64,
+    /// Zero bytes written.
+    pub bytes_written: u64,
+    /// Syscalls issued.
+    pub syscalls: u64,
+    /// Of which change the file.
+    pub write_syscalls: u64,
+    /// Wall time in nanoseconds.
+    pub elapsed_ns: u64,
+    /// `fdatasync` was called.
+    pub synced: bool,
+    /// The file was created.
+    pub created: bool,
+}
+
+fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_report> {
+    let json = json_string(func, &report)?;
+    Ok(Box::into_raw(Box::new(fspace_grow_report {
+        reason: c_string(report.reason.clone()),
+        report,
+        json,
+    })))
+}
+
+/// Grows the file at `path` to `target` bytes (never shrinks it; a file
+/// already that long is left alone) with `options` (NULL: the defaults).
+/// On success, when `report` is not NULL, `*report` is a new handle for
+/// [`fspace_grow_report_free`].
+///
+/// Errors: `-EINVAL` (NULL path, negative target, unknown constant);
+/// `-EFBIG` (target past the largest file); `-ENOENT` (missing file without
+/// `create`); `-EISDIR` and `-EINVAL` (not a regular file); `-ENOSPC` and
+/// `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
+/// explicit strategy unsupported here, without `fallback`); the errors of
+/// `open`, `fallocate`, `pwritev` and `fdatasync`.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `options` is NULL or
+/// readable; `report` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow(
+    path: *const c_char,
+    target: i64,
+    options: *const fspace_grow_options,
+    report: *mut *mut fspace_grow_report,
+) -> c_int {
+    const F: &str = "fspace_grow";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let path = unsafe { path_arg(F, "path", path)? };
+        let target = offset_arg(F, "target", target)?;
+        // SAFETY: NULL or readable.
+        let opts = grow_options(F, unsafe { options.as_ref() })?;
+        let r = fspace::grow(&path, target, &opts)?;
+        if !report.is_null() {
+            let h = report_handle(F, r)?;
+            // SAFETY: non-NULL and writable by the caller's promise.
+            unsafe { *report = h };
+        }
+        Ok(0)
+    })
+}
+
+/// As [`fspace_grow`], for an open descriptor (opened for writing; it stays
+/// open and its offset is not moved). `path` names the file in messages and
+/// locates its filesystem for `auto`; NULL uses `/proc/self/fd/FD`.
+/// `create` is ignored.
+///
+/// Errors: those of [`fspace_grow`], and `-EBADF` (negative, closed or
+/// read-only descriptor).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `options` is NULL or
+/// readable; `report` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_fd(
+    fd: c_int,
+    path: *const c_char,
+    target: i64,
+    options: *const fspace_grow_options,
+    report: *mut *mut fspace_grow_report,
+) -> c_int {
+    const F: &str = "fspace_grow_fd";
+    ffi(F, || {
+        let borrowed = fd_arg(F, fd)?;
+        let path = if path.is_null() {
+            PathBuf::from(format!("/proc/self/fd/{fd}"))
+        } else {
+            // SAFETY: non-NULL, NUL-terminated by the caller's promise.
+            unsafe { path_arg(F, "path", path)? }
+        };
+        let target = offset_arg(F, "target", target)?;
+        // SAFETY: NULL or readable.
+        let opts = grow_options(F, unsafe { options.as_ref() })?;
+        let r = fspace::grow_fd(borrowed, &path, target, &opts)?;
+        if !report.is_null() {
+            let h = report_handle(F, r)?;
+            // SAFETY: non-NULL and writable by the caller's promise.
+            unsafe { *report = h };
+        }
+        Ok(0)
+    })
+}
+
+/// Writes the figures of `report` to `*summary`.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `report` is NULL or a live handle; `summary` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_report_get(
+    report: *const fspace_grow_report,
+    summary: *mut fspace_grow_summary,
+) -> c_int {
+    const F: &str = "fspace_grow_report_get";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
+        let r = &h.report;
+        *s = fspace_grow_summary {
+            strategy: strategy_to_c(r.strategy),
+            requested: r.requested.map_or(FSPACE_STRATEGY_AUTO, strategy_to_c),
+            fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
+            old_len: r.old_len,
+            new_len: r.new_len,
+            bytes_written: r.bytes_written,
+            syscalls: r.syscalls,
+            write_syscalls: r.write_syscalls,
+            elapsed_ns: u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX),
+            synced: r.synced,
+            created: r.created,
+        };
+        Ok(0)
+    })
+}
+
+/// Writes to `*reason` why the strategy was chosen, in one sentence; owned
+/// by the report.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `report` is NULL or a live handle; `reason` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_report_reason(
+    report: *const fspace_grow_report,
+    reason: *mut *const c_char,
+) -> c_int {
+    const F: &str = "fspace_grow_report_reason";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "reason", reason)?) };
+        *o = h.reason.as_ptr();
+        Ok(0)
+    })
+}
+
+/// Writes to `*json` the whole report as JSON (as `fspace grow --json`
+/// prints it: fallbacks with their errors, notes); owned by the report.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `report` is NULL or a live handle; `json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_report_json(
+    report: *const fspace_grow_report,
+    json: *mut *const c_char,
+) -> c_int {
+    const F: &str = "fspace_grow_report_json";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "json", json)?) };
+        *o = h.json.as_ptr();
+        Ok(0)
+    })
+}
+
+/// Frees a report; NULL does nothing.
+///
+/// # Safety
+/// `report` is NULL or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_report_free(report: *mut fspace_grow_report) {
+    ffi_void(|| {
+        if !report.is_null() {
+            // SAFETY: made by Box::into_raw in report_handle.
+            drop(unsafe { Box::from_raw(report) });
+        }
+    })
+}
+
+/// What [`fspace_allocate_range`] did.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_range_summary {
+    /// `FSPACE_STRATEGY_ALLOCATE` (one `fallocate`) or
+    /// `FSPACE_STRATEGY_ZERO_FILL` (zero writes of holes and of the part
+    /// beyond EOF, where `fallocate` is unsupported).
+    pub strategy: fspace_strategy,
+    /// Length before.
+    pub old_len: u64,
+    /// Length after.
+    pub new_len: u64,
+    /// Holes inside the old length that were filled.
+    pub holes_filled: u64,
+    /// Zero bytes written.
+    pub bytes_written: u64,
+    /// Syscalls issued.
+    pub syscalls: u64,
+    /// Of which change the file.
+    pub write_syscalls: u64,
+    /// False when the filesystem could not say where the holes inside the
+    /// file are (no `SEEK_HOLE`): those were left as they were.
+    pub holes_known: bool,
+}
+
+/// Makes `offset..offset + len` of the open file `fd` allocated, extending
+/// it when the range ends past EOF: `posix_fallocate(3)` done right.
+/// `fallocate(2)` mode 0 where the filesystem supports it; elsewhere
+/// (NFS, FUSE, ext4 without extents) 1 MiB zero writes of only the holes in
+/// the range and of the part beyond EOF, so existing bytes are never
+/// written (glibc writes one byte per 4 KiB block instead). Nothing is
+/// synced. When `summary` is not NULL it receives what was done.
+///
+/// Errors: `-EINVAL` (negative offset, length not positive); `-EFBIG`
+/// (`offset + len` past the largest file); `-EBADF` (negative, closed or
+/// read-only descriptor, or one in `O_APPEND` mode where a fill is needed);
+/// `-ESPIPE` (a pipe); `-ENODEV` (not a regular file); `-ENOSPC` (checked
+/// before a fill writes anything; after a failed fill the file is back at
+/// its old length).
+///
+/// # Safety
+/// `summary` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_allocate_range(
+    fd: c_int,
+    offset: i64,
+    len: i64,
+    summary: *mut fspace_range_summary,
+) -> c_int {
+    const F: &str = "fspace_allocate_range";
+    ffi(F, || {
+        let borrowed = fd_arg(F, fd)?;
+        let offset = offset_arg(F, "offset", offset)?;
+        if len <= 0 {
+            return Err(Failure::invalid(F, format!("length {len} is not positive")));
+        }
+        let len = len as u64;
+        end_arg(F, offset, len)?;
+        let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        let r = fspace::grow::allocate_range(borrowed, &path, offset, len)?;
+        // SAFETY: NULL or writable by the caller's promise.
+        if let Some(s) = unsafe { summary.as_mut() } {
+            *s = fspace_range_summary {
+                strategy: strategy_to_c(r.strategy),
+                old_len: r.old_len,
+                new_len: r.new_len,
+                holes_filled: r.holes_filled,
+                bytes_written: r.bytes_written,
+                syscalls: r.syscalls,
+                write_syscalls: r.write_syscalls,
+                holes_known: r.holes_known,
+            };
+        }
+        Ok(0)
+    })
+}

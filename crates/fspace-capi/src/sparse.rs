@@ -1,0 +1,574 @@
+//! Copies that keep holes, and the sparse writer: `fspace_copy*`,
+//! `fspace_sparse_writer_*`.
+
+use crate::{
+    arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, ffi_void, json_string, offset_arg, out,
+    path_arg, CResult, Failure,
+};
+use fspace::sparse::{CopyMethod, ReflinkMode, SparseMode, SparseStats, SparseWriterOptions};
+use fspace::{CopyOptions, CopyReport, SparseWriter};
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::PathBuf;
+
+/// What a copy does with zeros (`FSPACE_SPARSE_*`).
+pub type fspace_sparse_mode = u32;
+/// Keep the source's holes; copy its data as it is.
+pub const FSPACE_SPARSE_AUTO: fspace_sparse_mode = 0;
+/// Also make holes of zero blocks inside the data.
+pub const FSPACE_SPARSE_ALWAYS: fspace_sparse_mode = 1;
+/// Write holes as zeros: the copy ends fully allocated.
+pub const FSPACE_SPARSE_NEVER: fspace_sparse_mode = 2;
+
+/// Whether a copy may share the source's blocks (`FSPACE_REFLINK_*`).
+pub type fspace_reflink_mode = u32;
+/// Share blocks where the filesystem can, else copy.
+pub const FSPACE_REFLINK_AUTO: fspace_reflink_mode = 0;
+/// Share blocks or fail.
+pub const FSPACE_REFLINK_ALWAYS: fspace_reflink_mode = 1;
+/// Never share.
+pub const FSPACE_REFLINK_NEVER: fspace_reflink_mode = 2;
+
+/// How a copy moved its data (`FSPACE_COPY_*`).
+pub type fspace_copy_method = u32;
+/// Nothing to move: the source is empty.
+pub const FSPACE_COPY_NONE: fspace_copy_method = 0;
+/// `FICLONE`: the copy shares the source's blocks.
+pub const FSPACE_COPY_CLONE: fspace_copy_method = 1;
+/// `copy_file_range` per data extent.
+pub const FSPACE_COPY_COPY_FILE_RANGE: fspace_copy_method = 2;
+/// `pread` and the sparse writer.
+pub const FSPACE_COPY_READ_WRITE: fspace_copy_method = 3;
+
+/// Options of [`fspace_copy`]; set the defaults with
+/// [`fspace_copy_options_init`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_copy_options {
+    /// `FSPACE_SPARSE_*`; default `FSPACE_SPARSE_AUTO`.
+    pub sparse: fspace_sparse_mode,
+    /// `FSPACE_REFLINK_*`; default `FSPACE_REFLINK_AUTO`.
+    pub reflink: fspace_reflink_mode,
+    /// Replace an existing destination (default false: `-EEXIST`).
+    pub force: bool,
+    /// Copy mode, owner and times (default true).
+    pub preserve: bool,
+    /// `fsync` the copy and its directory before it appears (default true).
+    pub sync: bool,
+}
+
+/// Sets `*options` to the defaults.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `options` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_copy_options_init(options: *mut fspace_copy_options) -> c_int {
+    const F: &str = "fspace_copy_options_init";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let o = unsafe { out(F, "options", options)? };
+        let d = CopyOptions::default();
+        *o = fspace_copy_options {
+            sparse: FSPACE_SPARSE_AUTO,
+            reflink: FSPACE_REFLINK_AUTO,
+            force: d.force,
+            preserve: d.preserve,
+            sync: d.sync,
+        };
+        Ok(0)
+    })
+}
+
+fn copy_options(func: &str, o: Option<&fspace_copy_options>) -> CResult<CopyOptions<'static>> {
+    let mut c = CopyOptions::default();
+    if let Some(o) = o {
+        c.sparse = match o.sparse {
+            FSPACE_SPARSE_AUTO => SparseMode::Auto,
+            FSPACE_SPARSE_ALWAYS => SparseMode::Always,
+            FSPACE_SPARSE_NEVER => SparseMode::Never,
+            v => return Err(Failure::invalid(func, format!("unknown sparse mode {v}"))),
+        };
+        c.reflink = match o.reflink {
+            FSPACE_REFLINK_AUTO => ReflinkMode::Auto,
+            FSPACE_REFLINK_ALWAYS => ReflinkMode::Always,
+            FSPACE_REFLINK_NEVER => ReflinkMode::Never,
+            v => return Err(Failure::invalid(func, format!("unknown reflink mode {v}"))),
+        };
+        c.force = o.force;
+        c.preserve = o.preserve;
+        c.sync = o.sync;
+    }
+    Ok(c)
+}
+
+/// What a copy did (an opaque handle).
+pub struct fspace_copy_report {
+    report: CopyReport,
+    json: CString,
+}
+
+/// The figures of an [`fspace_copy_report`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_copy_summary {
+    /// `FSPACE_COPY_*`: how the data moved.
+    pub method: fspace_copy_method,
+    /// Methods tried and abandoned first.
+    pub fallbacks: u32,
+    /// Length of the copy.
+    pub len: u64,
+    /// Bytes shared with the source.
+    pub bytes_cloned: u64,
+    /// Bytes moved by `copy_file_range`.
+    pub bytes_offloaded: u64,
+    /// Bytes read and written.
+    pub bytes_copied: u64,
+    /// Data ranges copied.
+    pub data_extents: u64,
+    /// Holes in the copy.
+    pub holes: u64,
+    /// Bytes in those holes.
+    pub hole_bytes: u64,
+    /// Zero bytes of the source's data made holes.
+    pub zero_bytes_holed: u64,
+    /// Bytes allocated to the source.
+    pub src_allocated: u64,
+    /// Bytes allocated to the copy.
+    pub dst_allocated: u64,
+    /// Syscalls issued.
+    pub syscalls: u64,
+    /// Of which write data or make holes.
+    pub write_syscalls: u64,
+    /// Wall time in nanoseconds.
+    pub elapsed_ns: u64,
+    /// An existing destination was replaced.
+    pub replaced: bool,
+    /// Mode, owner and times were copied.
+    pub preserved: bool,
+    /// The copy and its directory were synced.
+    pub synced: bool,
+}
+
+/// Copies the regular file `src` to `dst` without losing its holes:
+/// `FICLONE` where the filesystem shares blocks, else `copy_file_range`
+/// per data extent, else reads and the sparse writer. The copy appears at
+/// `dst` only when complete (temporary name, rename). `options` NULL means
+/// the defaults. On success, when `report` is not NULL, `*report` is a new
+/// handle for [`fspace_copy_report_free`].
+///
+/// Errors: `-EINVAL` (NULL path, unknown constant, same file); `-ENOENT`;
+/// `-EEXIST` (`dst` exists without `force`); `-EISDIR`; `-ENOSPC` (nothing is
+/// left at `dst`); `-EOPNOTSUPP` (`FSPACE_REFLINK_ALWAYS` where blocks cannot
+/// be shared); the errors of the calls made.
+///
+/// # Safety
+/// `src` and `dst` are NULL or NUL-terminated strings; `options` is NULL or
+/// readable; `report` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_copy(
+    src: *const c_char,
+    dst: *const c_char,
+    options: *const fspace_copy_options,
+    report: *mut *mut fspace_copy_report,
+) -> c_int {
+    const F: &str = "fspace_copy";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (src, dst) = unsafe { (path_arg(F, "src", src)?, path_arg(F, "dst", dst)?) };
+        // SAFETY: NULL or readable.
+        let opts = copy_options(F, unsafe { options.as_ref() })?;
+        let r = fspace::copy(&src, &dst, &opts)?;
+        if !report.is_null() {
+            let json = json_string(F, &r)?;
+            let h = Box::into_raw(Box::new(fspace_copy_report { report: r, json }));
+            // SAFETY: non-NULL and writable by the caller's promise.
+            unsafe { *report = h };
+        }
+        Ok(0)
+    })
+}
+
+/// Writes the figures of `report` to `*summary`.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `report` is NULL or a live handle; `summary` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_copy_report_get(
+    report: *const fspace_copy_report,
+    summary: *mut fspace_copy_summary,
+) -> c_int {
+    const F: &str = "fspace_copy_report_get";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
+        let r = &h.report;
+        *s = fspace_copy_summary {
+            method: match r.method {
+                CopyMethod::None => FSPACE_COPY_NONE,
+                CopyMethod::Clone => FSPACE_COPY_CLONE,
+                CopyMethod::CopyFileRange => FSPACE_COPY_COPY_FILE_RANGE,
+                CopyMethod::ReadWrite => FSPACE_COPY_READ_WRITE,
+            },
+            fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
+            len: r.len,
+            bytes_cloned: r.bytes_cloned,
+            bytes_offloaded: r.bytes_offloaded,
+            bytes_copied: r.bytes_copied,
+            data_extents: r.data_extents,
+            holes: r.holes,
+            hole_bytes: r.hole_bytes,
+            zero_bytes_holed: r.zero_bytes_holed,
+            src_allocated: r.src_allocated,
+            dst_allocated: r.dst_allocated,
+            syscalls: r.syscalls,
+            write_syscalls: r.write_syscalls,
+            elapsed_ns: u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX),
+            replaced: r.replaced,
+            preserved: r.preserved,
+            synced: r.synced,
+        };
+        Ok(0)
+    })
+}
+
+/// Writes to `*json` the report as JSON (as `fspace copy --json` prints
+/// it); owned by the report.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `report` is NULL or a live handle; `json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_copy_report_json(
+    report: *const fspace_copy_report,
+    json: *mut *const c_char,
+) -> c_int {
+    const F: &str = "fspace_copy_report_json";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "json", json)?) };
+        *o = h.json.as_ptr();
+        Ok(0)
+    })
+}
+
+/// Frees a copy report; NULL does nothing.
+///
+/// # Safety
+/// `report` is NULL or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_copy_report_free(report: *mut fspace_copy_report) {
+    ffi_void(|| {
+        if !report.is_null() {
+            // SAFETY: made by Box::into_raw in fspace_copy.
+            drop(unsafe { Box::from_raw(report) });
+        }
+    })
+}
+
+/// Flag of [`fspace_sparse_writer_new`]: do not scan data for zero blocks
+/// (only ranges given to [`fspace_sparse_writer_skip`] become holes).
+pub const FSPACE_SPARSE_WRITER_NO_DETECT: u32 = 1;
+/// Flag of [`fspace_sparse_writer_new`]: write zeros for skipped ranges
+/// too, so the file ends fully allocated.
+pub const FSPACE_SPARSE_WRITER_NO_HOLES: u32 = 2;
+
+/// Writes a file so that zero runs of whole blocks become holes while data
+/// goes out in large writes (an opaque handle; one thread at a time).
+pub struct fspace_sparse_writer {
+    writer: Option<SparseWriter<'static>>,
+    path: PathBuf,
+}
+
+/// What a sparse writer did, from [`fspace_sparse_writer_finish`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_sparse_stats {
+    /// Data bytes written (zeros written as data included).
+    pub bytes_written: u64,
+    /// Zeros written where holes could not or must not be made.
+    pub zeros_written: u64,
+    /// Hole ranges in the result.
+    pub holes: u64,
+    /// Bytes in those ranges.
+    pub hole_bytes: u64,
+    /// Zero bytes found inside data and made holes.
+    pub zero_bytes_found: u64,
+    /// `pwritev` calls.
+    pub write_calls: u64,
+    /// `fallocate(PUNCH_HOLE)` calls.
+    pub punch_calls: u64,
+    /// The block size zero runs were found in.
+    pub block_size: u64,
+    /// The file was empty when the writer started.
+    pub fresh: bool,
+}
+
+fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
+    fspace_sparse_stats {
+        bytes_written: s.bytes_written,
+        zeros_written: s.zeros_written,
+        holes: s.holes,
+        hole_bytes: s.hole_bytes,
+        zero_bytes_found: s.zero_bytes_found,
+        write_calls: s.write_calls,
+        punch_calls: s.punch_calls,
+        block_size: s.block_size,
+        fresh: s.fresh,
+    }
+}
+
+/// Starts writing the regular file open for writing as `fd`, from offset 0
+/// (the descriptor's own offset is neither used nor moved). `path` names it
+/// in messages (NULL: `/proc/self/fd/FD`). `flags` is 0 or
+/// `FSPACE_SPARSE_WRITER_*` combined. `fd` must stay open until the writer
+/// is freed. On success `*out` is a new handle: write to it, then
+/// [`fspace_sparse_writer_finish`], then [`fspace_sparse_writer_free`].
+///
+/// Errors: `-EINVAL` (NULL `out`, unknown flag, not a regular file, an
+/// `O_APPEND` descriptor); `-EBADF` (negative or closed descriptor).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_new(
+    fd: c_int,
+    path: *const c_char,
+    flags: u32,
+    out: *mut *mut fspace_sparse_writer,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_new";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let o = unsafe { crate::out(F, "out", out)? };
+        let borrowed = fd_arg(F, fd)?;
+        let path = if path.is_null() {
+            PathBuf::from(format!("/proc/self/fd/{fd}"))
+        } else {
+            // SAFETY: non-NULL, NUL-terminated by the caller's promise.
+            unsafe { path_arg(F, "path", path)? }
+        };
+        if flags & !(FSPACE_SPARSE_WRITER_NO_DETECT | FSPACE_SPARSE_WRITER_NO_HOLES) != 0 {
+            return Err(Failure::invalid(F, format!("unknown flags {flags:#x}")));
+        }
+        let opts = SparseWriterOptions {
+            detect_zeros: flags & FSPACE_SPARSE_WRITER_NO_DETECT == 0,
+            keep_holes: flags & FSPACE_SPARSE_WRITER_NO_HOLES == 0,
+            ..SparseWriterOptions::default()
+        };
+        let writer = SparseWriter::new(borrowed, &path, opts)?;
+        *o = Box::into_raw(Box::new(fspace_sparse_writer {
+            writer: Some(writer),
+            path,
+        }));
+        Ok(0)
+    })
+}
+
+/// Returns the live writer of a handle, or `-EINVAL` once finished.
+///
+/// # Safety
+/// `w` is NULL or a live handle not used by another thread now.
+unsafe fn live<'a>(
+    func: &str,
+    w: *mut fspace_sparse_writer,
+) -> CResult<&'a mut SparseWriter<'static>> {
+    // SAFETY: forwarded caller promise.
+    let h = unsafe { arg_mut(func, "writer", w)? };
+    let path = h.path.display().to_string();
+    h.writer
+        .as_mut()
+        .ok_or_else(|| Failure::invalid(func, format!("writer of {path} is already finished")))
+}
+
+/// Writes `len` bytes from `data` at the writer's position and advances it.
+///
+/// Errors: `-EINVAL` (NULL argument with `len` > 0, finished writer);
+/// `-EFBIG` (past the largest file); the errors of `pwritev` and `fallocate`.
+///
+/// # Safety
+/// `writer` is NULL or a live handle; `data` is NULL or readable for `len`
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_write(
+    writer: *mut fspace_sparse_writer,
+    data: *const c_void,
+    len: usize,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_write";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (w, data) = unsafe { (live(F, writer)?, bytes_arg(F, "data", data.cast(), len)?) };
+        end_arg(F, w.position(), data.len() as u64)?;
+        w.write(data)?;
+        Ok(0)
+    })
+}
+
+/// Writes `len` bytes from `data` at `offset` (forward of the position
+/// only; the gap becomes a hole) and moves the position after them.
+///
+/// Errors: those of [`fspace_sparse_writer_write`]; `-EINVAL` (negative
+/// offset, or an offset before the position).
+///
+/// # Safety
+/// As [`fspace_sparse_writer_write`].
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_write_at(
+    writer: *mut fspace_sparse_writer,
+    offset: i64,
+    data: *const c_void,
+    len: usize,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_write_at";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (w, data) = unsafe { (live(F, writer)?, bytes_arg(F, "data", data.cast(), len)?) };
+        let offset = offset_arg(F, "offset", offset)?;
+        end_arg(F, offset, data.len() as u64)?;
+        w.write_at(offset, data)?;
+        Ok(0)
+    })
+}
+
+/// Declares the next `len` bytes a hole and moves the position past them.
+///
+/// Errors: `-EINVAL` (negative length, finished writer); `-EFBIG`.
+///
+/// # Safety
+/// `writer` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_skip(
+    writer: *mut fspace_sparse_writer,
+    len: i64,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_skip";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let w = unsafe { live(F, writer)? };
+        let len = offset_arg(F, "length", len)?;
+        end_arg(F, w.position(), len)?;
+        w.skip(len)?;
+        Ok(0)
+    })
+}
+
+/// Moves the position forward to `offset`; the gap becomes a hole.
+///
+/// Errors: `-EINVAL` (negative offset, one before the position, finished
+/// writer); `-EFBIG`.
+///
+/// # Safety
+/// `writer` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_seek(
+    writer: *mut fspace_sparse_writer,
+    offset: i64,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_seek";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let w = unsafe { live(F, writer)? };
+        let offset = offset_arg(F, "offset", offset)?;
+        end_arg(F, offset, 0)?;
+        w.seek(offset)?;
+        Ok(0)
+    })
+}
+
+/// Declares the final length of the file (at least what is written), so
+/// that a zero tail becomes a hole.
+///
+/// Errors: `-EINVAL` (negative length, finished writer); `-EFBIG`; the
+/// errors of `ftruncate`.
+///
+/// # Safety
+/// `writer` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_set_len(
+    writer: *mut fspace_sparse_writer,
+    len: i64,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_set_len";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let w = unsafe { live(F, writer)? };
+        let len = offset_arg(F, "length", len)?;
+        end_arg(F, len, 0)?;
+        w.set_len(len)?;
+        Ok(0)
+    })
+}
+
+/// Writes the current position to `*position`.
+///
+/// Errors: `-EINVAL` (NULL argument, finished writer).
+///
+/// # Safety
+/// `writer` is NULL or a live handle; `position` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_position(
+    writer: *mut fspace_sparse_writer,
+    position: *mut u64,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_position";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (w, o) = unsafe { (live(F, writer)?, out(F, "position", position)?) };
+        *o = w.position();
+        Ok(0)
+    })
+}
+
+/// Writes out what is buffered and sets the file's length to the end of
+/// everything written or skipped (or the length set, if larger). When
+/// `stats` is not NULL it receives what the writer did. The handle is
+/// finished either way (later calls but `_free` are `-EINVAL`); free it
+/// with [`fspace_sparse_writer_free`].
+///
+/// Errors: `-EINVAL` (NULL writer, already finished); the errors of
+/// `pwritev`, `fallocate` and `ftruncate`.
+///
+/// # Safety
+/// `writer` is NULL or a live handle; `stats` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_finish(
+    writer: *mut fspace_sparse_writer,
+    stats: *mut fspace_sparse_stats,
+) -> c_int {
+    const F: &str = "fspace_sparse_writer_finish";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { arg_mut(F, "writer", writer)? };
+        let w = h.writer.take().ok_or_else(|| {
+            Failure::invalid(
+                F,
+                format!("writer of {} is already finished", h.path.display()),
+            )
+        })?;
+        let s = w.finish()?;
+        // SAFETY: NULL or writable by the caller's promise.
+        if let Some(o) = unsafe { stats.as_mut() } {
+            *o = stats_to_c(&s);
+        }
+        Ok(0)
+    })
+}
+
+/// Frees a writer; NULL does nothing. Data not yet written out by
+/// [`fspace_sparse_writer_finish`] is discarded.
+///
+/// # Safety
+/// `writer` is NULL or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_sparse_writer_free(writer: *mut fspace_sparse_writer) {
+    ffi_void(|| {
+        if !writer.is_null() {
+            // SAFETY: made by Box::into_raw in fspace_sparse_writer_new.
+            drop(unsafe { Box::from_raw(writer) });
+        }
+    })
+}

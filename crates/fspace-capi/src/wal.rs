@@ -1,0 +1,492 @@
+//! The segmented durable log: `fspace_wal_*`.
+
+use crate::info::{fspace_strategy, strategy_from_c};
+use crate::{arg, arg_mut, bytes_arg, ffi, ffi_void, out, path_arg, CResult, Failure};
+use fspace::wal::{Record, WalReader};
+use fspace::{Lsn, Wal, WalOptions};
+use std::ffi::{c_char, c_int, c_void};
+
+/// Options of [`fspace_wal_open`]; set the defaults with
+/// [`fspace_wal_options_init`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_wal_options {
+    /// Size of new segments: a multiple of 4 KiB, at least 64 KiB (default
+    /// 16 MiB). Existing segments keep theirs.
+    pub segment_size: u64,
+    /// Segments kept ready ahead of the writer (default 2).
+    pub prepare_ahead: u32,
+    /// Released segments kept for reuse (default 4).
+    pub recycle_pool: u32,
+    /// How new segments are grown: `FSPACE_STRATEGY_*`; default
+    /// `FSPACE_STRATEGY_AUTO` (the `auto` policy for intent `log`).
+    pub prepare_strategy: fspace_strategy,
+    /// Write records with `O_DIRECT`: -1 decides by filesystem (default),
+    /// 0 never, 1 where the filesystem accepts it.
+    pub direct_io: i32,
+    /// Let `auto` preparation follow a result saved by `fspace probe
+    /// --save` (default true).
+    pub use_saved: bool,
+}
+
+/// Sets `*options` to the defaults.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `options` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_options_init(options: *mut fspace_wal_options) -> c_int {
+    const F: &str = "fspace_wal_options_init";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let o = unsafe { out(F, "options", options)? };
+        let d = WalOptions::default();
+        *o = fspace_wal_options {
+            segment_size: d.segment_size,
+            prepare_ahead: u32::try_from(d.prepare_ahead).unwrap_or(u32::MAX),
+            recycle_pool: u32::try_from(d.recycle_pool).unwrap_or(u32::MAX),
+            prepare_strategy: crate::info::FSPACE_STRATEGY_AUTO,
+            direct_io: -1,
+            use_saved: d.use_saved,
+        };
+        Ok(0)
+    })
+}
+
+fn wal_options(func: &str, o: Option<&fspace_wal_options>) -> CResult<WalOptions> {
+    let mut w = WalOptions::default();
+    if let Some(o) = o {
+        w.segment_size = o.segment_size;
+        w.prepare_ahead = o.prepare_ahead as usize;
+        w.recycle_pool = o.recycle_pool as usize;
+        w.prepare_strategy = strategy_from_c(func, o.prepare_strategy)?;
+        w.direct_io = match o.direct_io {
+            -1 => None,
+            0 => Some(false),
+            1 => Some(true),
+            v => {
+                return Err(Failure::invalid(
+                    func,
+                    format!("direct_io {v} is not -1, 0 or 1"),
+                ))
+            }
+        };
+        w.use_saved = o.use_saved;
+    }
+    Ok(w)
+}
+
+/// A segmented durable log (an opaque handle). Append, commit, sync and
+/// the accessors may be called from many threads at once; close and free
+/// only once no other call is running.
+pub struct fspace_wal {
+    wal: Wal,
+}
+
+/// What opening a log found, from [`fspace_wal_recovery`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_wal_recovery_info {
+    /// The log was created by this open.
+    pub created: bool,
+    /// Live segments found.
+    pub segments: u64,
+    /// Valid records found.
+    pub records: u64,
+    /// LSN of the oldest record kept.
+    pub first_lsn: u64,
+    /// LSN the next record gets.
+    pub next_lsn: u64,
+    /// Bytes after the last valid record that were discarded (a torn
+    /// write), 0 if none.
+    pub discarded_bytes: u64,
+}
+
+/// What [`fspace_wal_release_before`] did.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_wal_release_info {
+    /// Segments moved to the recycle pool.
+    pub recycled: u64,
+    /// Segments deleted.
+    pub deleted: u64,
+}
+
+/// Opens (recovering) or creates the log in directory `dir` (created if
+/// missing) with `options` (NULL: the defaults). Recovery stops at the first
+/// record that is torn, fails its checksum or breaks the LSN sequence. On
+/// success `*out` is a new handle for [`fspace_wal_close`].
+///
+/// Errors: `-EINVAL` (NULL argument, bad option); `-EBUSY` (another open
+/// log holds the directory); `-EUCLEAN` (a damaged segment before the
+/// tail); `-ENOSPC`; the errors of `open`, `mkdir` and the preparation of
+/// the first segment.
+///
+/// # Safety
+/// `dir` is NULL or a NUL-terminated string; `options` is NULL or
+/// readable; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_open(
+    dir: *const c_char,
+    options: *const fspace_wal_options,
+    out: *mut *mut fspace_wal,
+) -> c_int {
+    const F: &str = "fspace_wal_open";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
+        // SAFETY: NULL or readable.
+        let opts = wal_options(F, unsafe { options.as_ref() })?;
+        let wal = Wal::open(&dir, opts)?;
+        *o = Box::into_raw(Box::new(fspace_wal { wal }));
+        Ok(0)
+    })
+}
+
+/// Makes everything appended durable, stops the log and frees the handle
+/// (also when the sync fails; its error is returned). NULL does nothing and
+/// returns 0.
+///
+/// Errors: the errors of `fdatasync`; `-EIO` style poison errors when an
+/// earlier sync had failed.
+///
+/// # Safety
+/// `wal` is NULL or a live handle that no other thread is using; it is not
+/// used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_close(wal: *mut fspace_wal) -> c_int {
+    const F: &str = "fspace_wal_close";
+    ffi(F, || {
+        if wal.is_null() {
+            return Ok(0);
+        }
+        // SAFETY: made by Box::into_raw in fspace_wal_open.
+        let h = unsafe { Box::from_raw(wal) };
+        h.wal.close()?;
+        Ok(0)
+    })
+}
+
+/// Stops the log without syncing and frees the handle, as after a crash:
+/// only what a sync or commit covered is durable. NULL does nothing.
+///
+/// # Safety
+/// `wal` is NULL or a live handle that no other thread is using; it is not
+/// used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_free(wal: *mut fspace_wal) {
+    ffi_void(|| {
+        if !wal.is_null() {
+            // SAFETY: made by Box::into_raw in fspace_wal_open.
+            drop(unsafe { Box::from_raw(wal) });
+        }
+    })
+}
+
+/// Appends a record of `len` bytes and, when `lsn` is not NULL, writes its
+/// LSN there. Not durable until a sync or commit covering it returns.
+///
+/// Errors: `-EINVAL` (NULL `wal`, or NULL `data` with `len` > 0);
+/// `-EMSGSIZE` (larger than [`fspace_wal_max_record`]); poison errors after a
+/// failed sync; the errors of writing the segment.
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `data` is NULL or readable for `len`
+/// bytes; `lsn` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_append(
+    wal: *const fspace_wal,
+    data: *const c_void,
+    len: usize,
+    lsn: *mut u64,
+) -> c_int {
+    const F: &str = "fspace_wal_append";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
+        let l = h.wal.append(data)?;
+        // SAFETY: NULL or writable.
+        if let Some(o) = unsafe { lsn.as_mut() } {
+            *o = l.0;
+        }
+        Ok(0)
+    })
+}
+
+/// Appends a record and returns once it, and everything before it, is
+/// durable; concurrent commits share one `fdatasync`. When `lsn` is not
+/// NULL its LSN is written there.
+///
+/// Errors: those of [`fspace_wal_append`], and of `fdatasync` (after which
+/// the log is poisoned: every later call fails; reopen it).
+///
+/// # Safety
+/// As [`fspace_wal_append`].
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_commit(
+    wal: *const fspace_wal,
+    data: *const c_void,
+    len: usize,
+    lsn: *mut u64,
+) -> c_int {
+    const F: &str = "fspace_wal_commit";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
+        let l = h.wal.commit(data)?;
+        // SAFETY: NULL or writable.
+        if let Some(o) = unsafe { lsn.as_mut() } {
+            *o = l.0;
+        }
+        Ok(0)
+    })
+}
+
+/// Makes everything appended so far durable; when `lsn` is not NULL, the
+/// last LSN covered is written there (0 for an empty log).
+///
+/// Errors: `-EINVAL` (NULL `wal`); the errors of `fdatasync` (the log is
+/// then poisoned).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `lsn` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_sync(wal: *const fspace_wal, lsn: *mut u64) -> c_int {
+    const F: &str = "fspace_wal_sync";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { arg(F, "wal", wal)? };
+        let l = h.wal.sync()?;
+        // SAFETY: NULL or writable.
+        if let Some(o) = unsafe { lsn.as_mut() } {
+            *o = l.0;
+        }
+        Ok(0)
+    })
+}
+
+/// Makes every record up to `lsn` durable.
+///
+/// Errors: as [`fspace_wal_sync`].
+///
+/// # Safety
+/// `wal` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_sync_to(wal: *const fspace_wal, lsn: u64) -> c_int {
+    const F: &str = "fspace_wal_sync_to";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { arg(F, "wal", wal)? };
+        h.wal.sync_to(Lsn(lsn))?;
+        Ok(0)
+    })
+}
+
+/// Writes to `*lsn` the LSN up to which records are durable.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `lsn` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_durable_lsn(wal: *const fspace_wal, lsn: *mut u64) -> c_int {
+    const F: &str = "fspace_wal_durable_lsn";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "lsn", lsn)?) };
+        *o = h.wal.durable_lsn().0;
+        Ok(0)
+    })
+}
+
+/// Writes to `*lsn` the LSN the next appended record will get.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `lsn` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_next_lsn(wal: *const fspace_wal, lsn: *mut u64) -> c_int {
+    const F: &str = "fspace_wal_next_lsn";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "lsn", lsn)?) };
+        *o = h.wal.next_lsn().0;
+        Ok(0)
+    })
+}
+
+/// Writes to `*len` the largest payload a record can have.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_max_record(wal: *const fspace_wal, len: *mut usize) -> c_int {
+    const F: &str = "fspace_wal_max_record";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "len", len)?) };
+        *o = h.wal.max_record();
+        Ok(0)
+    })
+}
+
+/// Writes to `*info` what opening the log found.
+///
+/// Errors: `-EINVAL` (NULL argument).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `info` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_recovery(
+    wal: *const fspace_wal,
+    info: *mut fspace_wal_recovery_info,
+) -> c_int {
+    const F: &str = "fspace_wal_recovery";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "info", info)?) };
+        let r = h.wal.recovery();
+        *o = fspace_wal_recovery_info {
+            created: r.created,
+            segments: r.segments as u64,
+            records: r.records,
+            first_lsn: r.first_lsn.0,
+            next_lsn: r.next_lsn.0,
+            discarded_bytes: r.tail.as_ref().map_or(0, |t| t.discarded_bytes),
+        };
+        Ok(0)
+    })
+}
+
+/// Releases every whole segment whose records all come before `lsn` (never
+/// the one being written): up to the recycle pool's size are kept for
+/// reuse, the rest deleted, oldest first. When `info` is not NULL it
+/// receives the counts. Readers must not read what is released.
+///
+/// Errors: `-EINVAL` (NULL `wal`); `-ERANGE` (`lsn` past what is durable);
+/// the errors of `rename`, `unlink` and `fsync`.
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `info` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_release_before(
+    wal: *const fspace_wal,
+    lsn: u64,
+    info: *mut fspace_wal_release_info,
+) -> c_int {
+    const F: &str = "fspace_wal_release_before";
+    ffi(F, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { arg(F, "wal", wal)? };
+        let r = h.wal.release_before(Lsn(lsn))?;
+        // SAFETY: NULL or writable.
+        if let Some(o) = unsafe { info.as_mut() } {
+            *o = fspace_wal_release_info {
+                recycled: r.recycled as u64,
+                deleted: r.deleted as u64,
+            };
+        }
+        Ok(0)
+    })
+}
+
+/// Reads a log's durable records in LSN order, verifying each (an opaque
+/// handle; one thread at a time).
+pub struct fspace_wal_reader {
+    reader: WalReader,
+    current: Option<Record>,
+}
+
+/// Starts reading the durable records of `wal` from LSN `from` on (0: from
+/// the oldest kept). Records appended later are not included. On success
+/// `*out` is a new handle for [`fspace_wal_reader_free`].
+///
+/// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
+///
+/// # Safety
+/// `wal` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_reader_new(
+    wal: *const fspace_wal,
+    from: u64,
+    out: *mut *mut fspace_wal_reader,
+) -> c_int {
+    const F: &str = "fspace_wal_reader_new";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, crate::out(F, "out", out)?) };
+        let reader = h.wal.read_from(Lsn(from))?;
+        *o = Box::into_raw(Box::new(fspace_wal_reader {
+            reader,
+            current: None,
+        }));
+        Ok(0)
+    })
+}
+
+/// Reads the next record: returns 1 and writes its LSN, a pointer to its
+/// payload and the payload's length (the payload belongs to the reader and
+/// stays valid until the next call on it or its free); returns 0 at the
+/// end of the durable records.
+///
+/// Errors: `-EINVAL` (NULL argument); `-EUCLEAN` (a damaged record, after
+/// which the reader ends); the errors of `open` and `pread`.
+///
+/// # Safety
+/// `reader` is NULL or a live handle; `lsn`, `data` and `len` are NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_reader_next(
+    reader: *mut fspace_wal_reader,
+    lsn: *mut u64,
+    data: *mut *const c_void,
+    len: *mut usize,
+) -> c_int {
+    const F: &str = "fspace_wal_reader_next";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (r, lsn, data, len) = unsafe {
+            (
+                arg_mut(F, "reader", reader)?,
+                out(F, "lsn", lsn)?,
+                out(F, "data", data)?,
+                out(F, "len", len)?,
+            )
+        };
+        match r.reader.next() {
+            None => {
+                r.current = None;
+                Ok(0)
+            }
+            Some(Err(e)) => {
+                r.current = None;
+                Err(e.into())
+            }
+            Some(Ok(rec)) => {
+                let rec = r.current.insert(rec);
+                *lsn = rec.lsn.0;
+                *data = rec.data.as_ptr().cast();
+                *len = rec.data.len();
+                Ok(1)
+            }
+        }
+    })
+}
+
+/// Frees a reader; NULL does nothing.
+///
+/// # Safety
+/// `reader` is NULL or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_wal_reader_free(reader: *mut fspace_wal_reader) {
+    ffi_void(|| {
+        if !reader.is_null() {
+            // SAFETY: made by Box::into_raw in fspace_wal_reader_new.
+            drop(unsafe { Box::from_raw(reader) });
+        }
+    })
+}
