@@ -41,19 +41,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Flag of [`fspace_extent_map_new`]: flush dirty data first so delayed
+// Flag of `fspace_extent_map_new`: flush dirty data first so delayed
 // allocations show as the extents they become.
 #define FSPACE_MAP_SYNC 1
 
-// Flag of [`fspace_extent_map_new`]: use `SEEK_DATA`/`SEEK_HOLE` even where
+// Flag of `fspace_extent_map_new`: use `SEEK_DATA`/`SEEK_HOLE` even where
 // FIEMAP works.
 #define FSPACE_MAP_FORCE_SEEK 2
 
-// Flag of [`fspace_sparse_writer_new`]: do not scan data for zero blocks
-// (only ranges given to [`fspace_sparse_writer_skip`] become holes).
+// Flag of `fspace_sparse_writer_new`: do not scan data for zero blocks
+// (only ranges given to `fspace_sparse_writer_skip` become holes).
 #define FSPACE_SPARSE_WRITER_NO_DETECT 1
 
-// Flag of [`fspace_sparse_writer_new`]: write zeros for skipped ranges
+// Flag of `fspace_sparse_writer_new`: write zeros for skipped ranges
 // too, so the file ends fully allocated.
 #define FSPACE_SPARSE_WRITER_NO_HOLES 2
 
@@ -123,8 +123,8 @@ typedef struct fspace_extent_summary {
 // A growth strategy (`FSPACE_STRATEGY_*`).
 typedef uint32_t fspace_strategy;
 
-// The facts of an [`fspace_fs_info`]. The strings belong to the handle and
-// stay valid until [`fspace_fs_info_free`].
+// The facts of an `fspace_fs_info`. The strings belong to the handle and
+// stay valid until `fspace_fs_info_free`.
 typedef struct fspace_fs_facts {
   // Filesystem name: `"ext4"`, `"xfs"`, `"fuse.sshfs"`, ...
   const char *fs_type;
@@ -150,14 +150,14 @@ typedef struct fspace_fs_facts {
   bool network;
 } fspace_fs_facts;
 
-// A capability, for [`fspace_fs_info_capability`].
+// A capability, for `fspace_fs_info_capability`.
 typedef uint32_t fspace_capability;
 
 // What the space is for (`FSPACE_INTENT_*`).
 typedef uint32_t fspace_intent;
 
-// Options of [`fspace_grow`]; set the defaults with
-// [`fspace_grow_options_init`], then change fields.
+// Options of `fspace_grow`; set the defaults with
+// `fspace_grow_options_init`, then change fields.
 typedef struct fspace_grow_options {
   // `FSPACE_STRATEGY_*`; default `FSPACE_STRATEGY_AUTO`.
   fspace_strategy strategy;
@@ -179,7 +179,7 @@ typedef struct fspace_grow_options {
   bool use_saved;
 } fspace_grow_options;
 
-// The figures of an [`fspace_grow_report`].
+// The figures of an `fspace_grow_report`.
 typedef struct fspace_grow_summary {
   // The strategy that did the work.
   fspace_strategy strategy;
@@ -205,7 +205,7 @@ typedef struct fspace_grow_summary {
   bool created;
 } fspace_grow_summary;
 
-// What [`fspace_allocate_range`] did.
+// What `fspace_allocate_range` did.
 typedef struct fspace_range_summary {
   // `FSPACE_STRATEGY_ALLOCATE` (one `fallocate`) or
   // `FSPACE_STRATEGY_ZERO_FILL` (zero writes of holes and of the part
@@ -234,8 +234,8 @@ typedef uint32_t fspace_sparse_mode;
 // Whether a copy may share the source's blocks (`FSPACE_REFLINK_*`).
 typedef uint32_t fspace_reflink_mode;
 
-// Options of [`fspace_copy`]; set the defaults with
-// [`fspace_copy_options_init`].
+// Options of `fspace_copy`; set the defaults with
+// `fspace_copy_options_init`.
 typedef struct fspace_copy_options {
   // `FSPACE_SPARSE_*`; default `FSPACE_SPARSE_AUTO`.
   fspace_sparse_mode sparse;
@@ -252,7 +252,7 @@ typedef struct fspace_copy_options {
 // How a copy moved its data (`FSPACE_COPY_*`).
 typedef uint32_t fspace_copy_method;
 
-// The figures of an [`fspace_copy_report`].
+// The figures of an `fspace_copy_report`.
 typedef struct fspace_copy_summary {
   // `FSPACE_COPY_*`: how the data moved.
   fspace_copy_method method;
@@ -292,7 +292,7 @@ typedef struct fspace_copy_summary {
   bool synced;
 } fspace_copy_summary;
 
-// What a sparse writer did, from [`fspace_sparse_writer_finish`].
+// What a sparse writer did, from `fspace_sparse_writer_finish`.
 typedef struct fspace_sparse_stats {
   // Data bytes written (zeros written as data included).
   uint64_t bytes_written;
@@ -314,8 +314,8 @@ typedef struct fspace_sparse_stats {
   bool fresh;
 } fspace_sparse_stats;
 
-// Options of [`fspace_wal_open`]; set the defaults with
-// [`fspace_wal_options_init`].
+// Options of `fspace_wal_open`; set the defaults with
+// `fspace_wal_options_init`.
 typedef struct fspace_wal_options {
   // Size of new segments: a multiple of 4 KiB, at least 64 KiB (default
   // 16 MiB). Existing segments keep theirs.
@@ -335,7 +335,7 @@ typedef struct fspace_wal_options {
   bool use_saved;
 } fspace_wal_options;
 
-// What opening a log found, from [`fspace_wal_recovery`].
+// What opening a log found, from `fspace_wal_recovery`.
 typedef struct fspace_wal_recovery_info {
   // The log was created by this open.
   bool created;
@@ -352,7 +352,7 @@ typedef struct fspace_wal_recovery_info {
   uint64_t discarded_bytes;
 } fspace_wal_recovery_info;
 
-// What [`fspace_wal_release_before`] did.
+// What `fspace_wal_release_before` did.
 typedef struct fspace_wal_release_info {
   // Segments moved to the recycle pool.
   uint64_t recycled;
@@ -482,7 +482,7 @@ const char *fspace_version(void);
 // Maps the regular file at `path` into holes, unwritten, written and shared
 // ranges, covering `0..size` in order. `flags` is 0 or `FSPACE_MAP_*`
 // combined. On success `*out` is a new handle for
-// [`fspace_extent_map_free`].
+// `fspace_extent_map_free`.
 //
 // Errors: `-EINVAL` (NULL argument, unknown flag, not a regular file);
 // `-EISDIR`; `-ENOENT` and the other errors of `open`, `FS_IOC_FIEMAP` and
@@ -542,7 +542,7 @@ const char *fspace_strategy_name(fspace_strategy strategy);
 
 // Describes the filesystem under `path` (a file or a directory) and
 // measures its capabilities, cached per filesystem for the process. On
-// success `*out` is a new handle for [`fspace_fs_info_free`].
+// success `*out` is a new handle for `fspace_fs_info_free`.
 //
 // Errors: `-EINVAL` (NULL argument), `-ENOENT`, `-EACCES` and the other
 // errors of `statfs`.
@@ -551,7 +551,7 @@ const char *fspace_strategy_name(fspace_strategy strategy);
 // `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
 int fspace_fs_info_new(const char *path, struct fspace_fs_info **out);
 
-// Frees a handle from [`fspace_fs_info_new`]; NULL does nothing.
+// Frees a handle from `fspace_fs_info_new`; NULL does nothing.
 //
 // # Safety
 // `info` is NULL or a live handle, not used afterwards.
@@ -570,7 +570,7 @@ int fspace_fs_info_get(const struct fspace_fs_info *info, struct fspace_fs_facts
 //
 // Errors: `-EINVAL` (NULL argument, unknown capability); `-ENODATA` when
 // the capabilities could not be measured (a read-only or full filesystem,
-// no write permission); [`fspace_last_error`] says why.
+// no write permission); `fspace_last_error` says why.
 //
 // # Safety
 // `info` is NULL or a live handle; `supported` is NULL or writable.
@@ -592,7 +592,7 @@ int fspace_fs_info_auto_strategy(const struct fspace_fs_info *info,
 
 // Writes to `*json` the whole description as JSON (the document `fspace
 // info --json` prints), owned by the handle until
-// [`fspace_fs_info_free`].
+// `fspace_fs_info_free`.
 //
 // Errors: `-EINVAL` (NULL argument).
 //
@@ -612,7 +612,7 @@ int fspace_grow_options_init(struct fspace_grow_options *options);
 // Grows the file at `path` to `target` bytes (never shrinks it; a file
 // already that long is left alone) with `options` (NULL: the defaults).
 // On success, when `report` is not NULL, `*report` is a new handle for
-// [`fspace_grow_report_free`].
+// `fspace_grow_report_free`.
 //
 // Errors: `-EINVAL` (NULL path, negative target, unknown constant);
 // `-EFBIG` (target past the largest file); `-ENOENT` (missing file without
@@ -629,12 +629,12 @@ int fspace_grow(const char *path,
                 const struct fspace_grow_options *options,
                 struct fspace_grow_report **report);
 
-// As [`fspace_grow`], for an open descriptor (opened for writing; it stays
+// As `fspace_grow`, for an open descriptor (opened for writing; it stays
 // open and its offset is not moved). `path` names the file in messages and
 // locates its filesystem for `auto`; NULL uses `/proc/self/fd/FD`.
 // `create` is ignored.
 //
-// Errors: those of [`fspace_grow`], and `-EBADF` (negative, closed or
+// Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
 // read-only descriptor).
 //
 // # Safety
@@ -714,7 +714,7 @@ int fspace_copy_options_init(struct fspace_copy_options *options);
 // per data extent, else reads and the sparse writer. The copy appears at
 // `dst` only when complete (temporary name, rename). `options` NULL means
 // the defaults. On success, when `report` is not NULL, `*report` is a new
-// handle for [`fspace_copy_report_free`].
+// handle for `fspace_copy_report_free`.
 //
 // Errors: `-EINVAL` (NULL path, unknown constant, same file); `-ENOENT`;
 // `-EEXIST` (`dst` exists without `force`); `-EISDIR`; `-ENOSPC` (nothing is
@@ -758,7 +758,7 @@ void fspace_copy_report_free(struct fspace_copy_report *report);
 // in messages (NULL: `/proc/self/fd/FD`). `flags` is 0 or
 // `FSPACE_SPARSE_WRITER_*` combined. `fd` must stay open until the writer
 // is freed. On success `*out` is a new handle: write to it, then
-// [`fspace_sparse_writer_finish`], then [`fspace_sparse_writer_free`].
+// `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
 //
 // Errors: `-EINVAL` (NULL `out`, unknown flag, not a regular file, an
 // `O_APPEND` descriptor); `-EBADF` (negative or closed descriptor).
@@ -783,11 +783,11 @@ int fspace_sparse_writer_write(struct fspace_sparse_writer *writer, const void *
 // Writes `len` bytes from `data` at `offset` (forward of the position
 // only; the gap becomes a hole) and moves the position after them.
 //
-// Errors: those of [`fspace_sparse_writer_write`]; `-EINVAL` (negative
+// Errors: those of `fspace_sparse_writer_write`; `-EINVAL` (negative
 // offset, or an offset before the position).
 //
 // # Safety
-// As [`fspace_sparse_writer_write`].
+// As `fspace_sparse_writer_write`.
 int fspace_sparse_writer_write_at(struct fspace_sparse_writer *writer,
                                   int64_t offset,
                                   const void *data,
@@ -832,7 +832,7 @@ int fspace_sparse_writer_position(struct fspace_sparse_writer *writer, uint64_t 
 // everything written or skipped (or the length set, if larger). When
 // `stats` is not NULL it receives what the writer did. The handle is
 // finished either way (later calls but `_free` are `-EINVAL`); free it
-// with [`fspace_sparse_writer_free`].
+// with `fspace_sparse_writer_free`.
 //
 // Errors: `-EINVAL` (NULL writer, already finished); the errors of
 // `pwritev`, `fallocate` and `ftruncate`.
@@ -843,7 +843,7 @@ int fspace_sparse_writer_finish(struct fspace_sparse_writer *writer,
                                 struct fspace_sparse_stats *stats);
 
 // Frees a writer; NULL does nothing. Data not yet written out by
-// [`fspace_sparse_writer_finish`] is discarded.
+// `fspace_sparse_writer_finish` is discarded.
 //
 // # Safety
 // `writer` is NULL or a live handle, not used afterwards.
@@ -860,7 +860,7 @@ int fspace_wal_options_init(struct fspace_wal_options *options);
 // Opens (recovering) or creates the log in directory `dir` (created if
 // missing) with `options` (NULL: the defaults). Recovery stops at the first
 // record that is torn, fails its checksum or breaks the LSN sequence. On
-// success `*out` is a new handle for [`fspace_wal_close`].
+// success `*out` is a new handle for `fspace_wal_close`.
 //
 // Errors: `-EINVAL` (NULL argument, bad option); `-EBUSY` (another open
 // log holds the directory); `-EUCLEAN` (a damaged segment before the
@@ -898,7 +898,7 @@ void fspace_wal_free(struct fspace_wal *wal);
 // LSN there. Not durable until a sync or commit covering it returns.
 //
 // Errors: `-EINVAL` (NULL `wal`, or NULL `data` with `len` > 0);
-// `-EMSGSIZE` (larger than [`fspace_wal_max_record`]); poison errors after a
+// `-EMSGSIZE` (larger than `fspace_wal_max_record`); poison errors after a
 // failed sync; the errors of writing the segment.
 //
 // # Safety
@@ -910,11 +910,11 @@ int fspace_wal_append(const struct fspace_wal *wal, const void *data, size_t len
 // durable; concurrent commits share one `fdatasync`. When `lsn` is not
 // NULL its LSN is written there.
 //
-// Errors: those of [`fspace_wal_append`], and of `fdatasync` (after which
+// Errors: those of `fspace_wal_append`, and of `fdatasync` (after which
 // the log is poisoned: every later call fails; reopen it).
 //
 // # Safety
-// As [`fspace_wal_append`].
+// As `fspace_wal_append`.
 int fspace_wal_commit(const struct fspace_wal *wal, const void *data, size_t len, uint64_t *lsn);
 
 // Makes everything appended so far durable; when `lsn` is not NULL, the
@@ -929,7 +929,7 @@ int fspace_wal_sync(const struct fspace_wal *wal, uint64_t *lsn);
 
 // Makes every record up to `lsn` durable.
 //
-// Errors: as [`fspace_wal_sync`].
+// Errors: as `fspace_wal_sync`.
 //
 // # Safety
 // `wal` is NULL or a live handle.
@@ -983,7 +983,7 @@ int fspace_wal_release_before(const struct fspace_wal *wal,
 
 // Starts reading the durable records of `wal` from LSN `from` on (0: from
 // the oldest kept). Records appended later are not included. On success
-// `*out` is a new handle for [`fspace_wal_reader_free`].
+// `*out` is a new handle for `fspace_wal_reader_free`.
 //
 // Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
 //

@@ -23,10 +23,10 @@ pub const FSPACE_EXTENT_DATA: fspace_extent_state = 6;
 /// Encoded or otherwise unusual data.
 pub const FSPACE_EXTENT_OTHER: fspace_extent_state = 7;
 
-/// Flag of [`fspace_extent_map_new`]: flush dirty data first so delayed
+/// Flag of `fspace_extent_map_new`: flush dirty data first so delayed
 /// allocations show as the extents they become.
 pub const FSPACE_MAP_SYNC: u32 = 1;
-/// Flag of [`fspace_extent_map_new`]: use `SEEK_DATA`/`SEEK_HOLE` even where
+/// Flag of `fspace_extent_map_new`: use `SEEK_DATA`/`SEEK_HOLE` even where
 /// FIEMAP works.
 pub const FSPACE_MAP_FORCE_SEEK: u32 = 2;
 
@@ -91,7 +91,7 @@ fn state_to_c(s: ExtentState) -> fspace_extent_state {
 /// Maps the regular file at `path` into holes, unwritten, written and shared
 /// ranges, covering `0..size` in order. `flags` is 0 or `FSPACE_MAP_*`
 /// combined. On success `*out` is a new handle for
-/// [`fspace_extent_map_free`].
+/// `fspace_extent_map_free`.
 ///
 /// Errors: `-EINVAL` (NULL argument, unknown flag, not a regular file);
 /// `-EISDIR`; `-ENOENT` and the other errors of `open`, `FS_IOC_FIEMAP` and

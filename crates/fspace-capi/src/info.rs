@@ -4,7 +4,7 @@ use crate::{arg, c_string, ffi, ffi_void, json_string, out, path_arg, CResult, F
 use fspace::{FsInfo, Intent, Strategy};
 use std::ffi::{c_char, c_int, CString};
 
-/// A capability, for [`fspace_fs_info_capability`].
+/// A capability, for `fspace_fs_info_capability`.
 pub type fspace_capability = u32;
 /// `fallocate` mode 0.
 pub const FSPACE_CAP_FALLOCATE: fspace_capability = 0;
@@ -102,8 +102,8 @@ pub struct fspace_fs_info {
     json: Option<CString>,
 }
 
-/// The facts of an [`fspace_fs_info`]. The strings belong to the handle and
-/// stay valid until [`fspace_fs_info_free`].
+/// The facts of an `fspace_fs_info`. The strings belong to the handle and
+/// stay valid until `fspace_fs_info_free`.
 #[repr(C)]
 pub struct fspace_fs_facts {
     /// Filesystem name: `"ext4"`, `"xfs"`, `"fuse.sshfs"`, ...
@@ -132,7 +132,7 @@ pub struct fspace_fs_facts {
 
 /// Describes the filesystem under `path` (a file or a directory) and
 /// measures its capabilities, cached per filesystem for the process. On
-/// success `*out` is a new handle for [`fspace_fs_info_free`].
+/// success `*out` is a new handle for `fspace_fs_info_free`.
 ///
 /// Errors: `-EINVAL` (NULL argument), `-ENOENT`, `-EACCES` and the other
 /// errors of `statfs`.
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn fspace_fs_info_new(
     })
 }
 
-/// Frees a handle from [`fspace_fs_info_new`]; NULL does nothing.
+/// Frees a handle from `fspace_fs_info_new`; NULL does nothing.
 ///
 /// # Safety
 /// `info` is NULL or a live handle, not used afterwards.
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn fspace_fs_info_get(
 ///
 /// Errors: `-EINVAL` (NULL argument, unknown capability); `-ENODATA` when
 /// the capabilities could not be measured (a read-only or full filesystem,
-/// no write permission); [`fspace_last_error`] says why.
+/// no write permission); `fspace_last_error` says why.
 ///
 /// # Safety
 /// `info` is NULL or a live handle; `supported` is NULL or writable.
@@ -290,7 +290,7 @@ pub unsafe extern "C" fn fspace_fs_info_auto_strategy(
 
 /// Writes to `*json` the whole description as JSON (the document `fspace
 /// info --json` prints), owned by the handle until
-/// [`fspace_fs_info_free`].
+/// `fspace_fs_info_free`.
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///

@@ -98,7 +98,7 @@ fn set_last_error(message: &str) {
 
 /// Runs the body of exported function `func`: its result becomes `0` (or
 /// the non-negative value it returns) or `-errno` with the message kept for
-/// [`fspace_last_error`]; a panic becomes `-EIO`.
+/// `fspace_last_error`; a panic becomes `-EIO`.
 pub(crate) fn ffi(func: &str, body: impl FnOnce() -> CResult<c_int>) -> c_int {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,

@@ -12,8 +12,8 @@ use fspace::{GrowOptions, GrowReport};
 use std::ffi::{c_char, c_int, CString};
 use std::path::PathBuf;
 
-/// Options of [`fspace_grow`]; set the defaults with
-/// [`fspace_grow_options_init`], then change fields.
+/// Options of `fspace_grow`; set the defaults with
+/// `fspace_grow_options_init`, then change fields.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_grow_options {
@@ -84,7 +84,7 @@ pub struct fspace_grow_report {
     json: CString,
 }
 
-/// The figures of an [`fspace_grow_report`].
+/// The figures of an `fspace_grow_report`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_grow_summary {
@@ -124,7 +124,7 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
 /// Grows the file at `path` to `target` bytes (never shrinks it; a file
 /// already that long is left alone) with `options` (NULL: the defaults).
 /// On success, when `report` is not NULL, `*report` is a new handle for
-/// [`fspace_grow_report_free`].
+/// `fspace_grow_report_free`.
 ///
 /// Errors: `-EINVAL` (NULL path, negative target, unknown constant);
 /// `-EFBIG` (target past the largest file); `-ENOENT` (missing file without
@@ -160,12 +160,12 @@ pub unsafe extern "C" fn fspace_grow(
     })
 }
 
-/// As [`fspace_grow`], for an open descriptor (opened for writing; it stays
+/// As `fspace_grow`, for an open descriptor (opened for writing; it stays
 /// open and its offset is not moved). `path` names the file in messages and
 /// locates its filesystem for `auto`; NULL uses `/proc/self/fd/FD`.
 /// `create` is ignored.
 ///
-/// Errors: those of [`fspace_grow`], and `-EBADF` (negative, closed or
+/// Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
 /// read-only descriptor).
 ///
 /// # Safety
@@ -290,7 +290,7 @@ pub unsafe extern "C" fn fspace_grow_report_free(report: *mut fspace_grow_report
     })
 }
 
-/// What [`fspace_allocate_range`] did.
+/// What `fspace_allocate_range` did.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_range_summary {

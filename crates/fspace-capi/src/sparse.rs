@@ -39,8 +39,8 @@ pub const FSPACE_COPY_COPY_FILE_RANGE: fspace_copy_method = 2;
 /// `pread` and the sparse writer.
 pub const FSPACE_COPY_READ_WRITE: fspace_copy_method = 3;
 
-/// Options of [`fspace_copy`]; set the defaults with
-/// [`fspace_copy_options_init`].
+/// Options of `fspace_copy`; set the defaults with
+/// `fspace_copy_options_init`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_copy_options {
@@ -108,7 +108,7 @@ pub struct fspace_copy_report {
     json: CString,
 }
 
-/// The figures of an [`fspace_copy_report`].
+/// The figures of an `fspace_copy_report`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_copy_summary {
@@ -155,7 +155,7 @@ pub struct fspace_copy_summary {
 /// per data extent, else reads and the sparse writer. The copy appears at
 /// `dst` only when complete (temporary name, rename). `options` NULL means
 /// the defaults. On success, when `report` is not NULL, `*report` is a new
-/// handle for [`fspace_copy_report_free`].
+/// handle for `fspace_copy_report_free`.
 ///
 /// Errors: `-EINVAL` (NULL path, unknown constant, same file); `-ENOENT`;
 /// `-EEXIST` (`dst` exists without `force`); `-EISDIR`; `-ENOSPC` (nothing is
@@ -269,10 +269,10 @@ pub unsafe extern "C" fn fspace_copy_report_free(report: *mut fspace_copy_report
     })
 }
 
-/// Flag of [`fspace_sparse_writer_new`]: do not scan data for zero blocks
-/// (only ranges given to [`fspace_sparse_writer_skip`] become holes).
+/// Flag of `fspace_sparse_writer_new`: do not scan data for zero blocks
+/// (only ranges given to `fspace_sparse_writer_skip` become holes).
 pub const FSPACE_SPARSE_WRITER_NO_DETECT: u32 = 1;
-/// Flag of [`fspace_sparse_writer_new`]: write zeros for skipped ranges
+/// Flag of `fspace_sparse_writer_new`: write zeros for skipped ranges
 /// too, so the file ends fully allocated.
 pub const FSPACE_SPARSE_WRITER_NO_HOLES: u32 = 2;
 
@@ -283,7 +283,7 @@ pub struct fspace_sparse_writer {
     path: PathBuf,
 }
 
-/// What a sparse writer did, from [`fspace_sparse_writer_finish`].
+/// What a sparse writer did, from `fspace_sparse_writer_finish`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_sparse_stats {
@@ -326,7 +326,7 @@ fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
 /// in messages (NULL: `/proc/self/fd/FD`). `flags` is 0 or
 /// `FSPACE_SPARSE_WRITER_*` combined. `fd` must stay open until the writer
 /// is freed. On success `*out` is a new handle: write to it, then
-/// [`fspace_sparse_writer_finish`], then [`fspace_sparse_writer_free`].
+/// `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
 ///
 /// Errors: `-EINVAL` (NULL `out`, unknown flag, not a regular file, an
 /// `O_APPEND` descriptor); `-EBADF` (negative or closed descriptor).
@@ -411,11 +411,11 @@ pub unsafe extern "C" fn fspace_sparse_writer_write(
 /// Writes `len` bytes from `data` at `offset` (forward of the position
 /// only; the gap becomes a hole) and moves the position after them.
 ///
-/// Errors: those of [`fspace_sparse_writer_write`]; `-EINVAL` (negative
+/// Errors: those of `fspace_sparse_writer_write`; `-EINVAL` (negative
 /// offset, or an offset before the position).
 ///
 /// # Safety
-/// As [`fspace_sparse_writer_write`].
+/// As `fspace_sparse_writer_write`.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_sparse_writer_write_at(
     writer: *mut fspace_sparse_writer,
@@ -527,7 +527,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_position(
 /// everything written or skipped (or the length set, if larger). When
 /// `stats` is not NULL it receives what the writer did. The handle is
 /// finished either way (later calls but `_free` are `-EINVAL`); free it
-/// with [`fspace_sparse_writer_free`].
+/// with `fspace_sparse_writer_free`.
 ///
 /// Errors: `-EINVAL` (NULL writer, already finished); the errors of
 /// `pwritev`, `fallocate` and `ftruncate`.
@@ -559,7 +559,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
 }
 
 /// Frees a writer; NULL does nothing. Data not yet written out by
-/// [`fspace_sparse_writer_finish`] is discarded.
+/// `fspace_sparse_writer_finish` is discarded.
 ///
 /// # Safety
 /// `writer` is NULL or a live handle, not used afterwards.

@@ -6,8 +6,8 @@ use fspace::wal::{Record, WalReader};
 use fspace::{Lsn, Wal, WalOptions};
 use std::ffi::{c_char, c_int, c_void};
 
-/// Options of [`fspace_wal_open`]; set the defaults with
-/// [`fspace_wal_options_init`].
+/// Options of `fspace_wal_open`; set the defaults with
+/// `fspace_wal_options_init`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_wal_options {
@@ -84,7 +84,7 @@ pub struct fspace_wal {
     wal: Wal,
 }
 
-/// What opening a log found, from [`fspace_wal_recovery`].
+/// What opening a log found, from `fspace_wal_recovery`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_wal_recovery_info {
@@ -103,7 +103,7 @@ pub struct fspace_wal_recovery_info {
     pub discarded_bytes: u64,
 }
 
-/// What [`fspace_wal_release_before`] did.
+/// What `fspace_wal_release_before` did.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_wal_release_info {
@@ -116,7 +116,7 @@ pub struct fspace_wal_release_info {
 /// Opens (recovering) or creates the log in directory `dir` (created if
 /// missing) with `options` (NULL: the defaults). Recovery stops at the first
 /// record that is torn, fails its checksum or breaks the LSN sequence. On
-/// success `*out` is a new handle for [`fspace_wal_close`].
+/// success `*out` is a new handle for `fspace_wal_close`.
 ///
 /// Errors: `-EINVAL` (NULL argument, bad option); `-EBUSY` (another open
 /// log holds the directory); `-EUCLEAN` (a damaged segment before the
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn fspace_wal_free(wal: *mut fspace_wal) {
 /// LSN there. Not durable until a sync or commit covering it returns.
 ///
 /// Errors: `-EINVAL` (NULL `wal`, or NULL `data` with `len` > 0);
-/// `-EMSGSIZE` (larger than [`fspace_wal_max_record`]); poison errors after a
+/// `-EMSGSIZE` (larger than `fspace_wal_max_record`); poison errors after a
 /// failed sync; the errors of writing the segment.
 ///
 /// # Safety
@@ -218,11 +218,11 @@ pub unsafe extern "C" fn fspace_wal_append(
 /// durable; concurrent commits share one `fdatasync`. When `lsn` is not
 /// NULL its LSN is written there.
 ///
-/// Errors: those of [`fspace_wal_append`], and of `fdatasync` (after which
+/// Errors: those of `fspace_wal_append`, and of `fdatasync` (after which
 /// the log is poisoned: every later call fails; reopen it).
 ///
 /// # Safety
-/// As [`fspace_wal_append`].
+/// As `fspace_wal_append`.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_commit(
     wal: *const fspace_wal,
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn fspace_wal_sync(wal: *const fspace_wal, lsn: *mut u64) 
 
 /// Makes every record up to `lsn` durable.
 ///
-/// Errors: as [`fspace_wal_sync`].
+/// Errors: as `fspace_wal_sync`.
 ///
 /// # Safety
 /// `wal` is NULL or a live handle.
@@ -403,7 +403,7 @@ pub struct fspace_wal_reader {
 
 /// Starts reading the durable records of `wal` from LSN `from` on (0: from
 /// the oldest kept). Records appended later are not included. On success
-/// `*out` is a new handle for [`fspace_wal_reader_free`].
+/// `*out` is a new handle for `fspace_wal_reader_free`.
 ///
 /// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
 ///

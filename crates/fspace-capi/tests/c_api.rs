@@ -231,7 +231,7 @@ fn header_functions() -> BTreeSet<String> {
             let before = &line[..open];
             if let Some(name) = before
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .last()
+                .next_back()
             {
                 if name.starts_with("fspace_")
                     && (before.starts_with("int ")

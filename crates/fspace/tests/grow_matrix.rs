@@ -823,3 +823,97 @@ fn seek_map_allocation_comes_from_st_blocks_or_is_unknown() {
         }
     }
 }
+
+/// `allocate_range` (the library under `posix_fallocate`'s preload and
+/// `fspace_allocate_range`): a range over data, holes and beyond EOF keeps
+/// every data byte, ends allocated, uses `fallocate` where it works and fills
+/// only holes and the tail elsewhere; a fill that cannot fit fails with
+/// ENOSPC before writing anything.
+#[test]
+fn allocate_range_keeps_data_fills_holes_and_refuses_what_cannot_fit() {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    for fs in common::all() {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let path = dir.path().join("range");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        let a = common::pattern(1, 64 << 10);
+        let b = common::pattern(2, (64 << 10) + 100);
+        f.write_all_at(&a, 0).unwrap();
+        f.write_all_at(&b, 1 << 20).unwrap();
+        let old_len = (1 << 20) + b.len() as u64;
+        let (start, len) = (32u64 << 10, 3u64 << 20);
+        let r = fspace::grow::allocate_range(&f, &path, start, len).unwrap();
+        let fallocate_works = !fs.is(&["ext4-noextents", "sshfs"]);
+        assert_eq!(
+            r.strategy,
+            if fallocate_works {
+                Strategy::Allocate
+            } else {
+                Strategy::ZeroFill
+            },
+            "{}: {r:?}",
+            fs.name
+        );
+        assert_eq!(
+            (r.old_len, r.new_len),
+            (old_len, start + len),
+            "{}",
+            fs.name
+        );
+        let bytes = common::read(&path);
+        assert_eq!(bytes.len() as u64, start + len, "{}", fs.name);
+        assert_eq!(&bytes[..a.len()], &a[..], "{}: first data changed", fs.name);
+        assert_eq!(
+            &bytes[1 << 20..(1 << 20) + b.len()],
+            &b[..],
+            "{}: second data changed",
+            fs.name
+        );
+        let zeros = |r: std::ops::Range<usize>| bytes[r].iter().all(|&x| x == 0);
+        assert!(
+            zeros(a.len()..1 << 20) && zeros((1 << 20) + b.len()..bytes.len()),
+            "{}",
+            fs.name
+        );
+        let allocated = f.metadata().unwrap().blocks() * 512;
+        assert!(
+            allocated >= start + len - (64 << 10),
+            "{}: {allocated} allocated",
+            fs.name
+        );
+        if fs.is(&["ext4-noextents"]) {
+            // One hole inside (64 KiB..1 MiB) and the tail; nothing else.
+            assert_eq!(r.holes_filled, 1, "{}: {r:?}", fs.name);
+            assert_eq!(
+                r.bytes_written,
+                ((1 << 20) - (64 << 10)) + (start + len - old_len),
+                "{r:?}"
+            );
+            assert!(r.write_syscalls <= 8, "{r:?}");
+        }
+        if fs.is(&["sshfs"]) {
+            // sshfs reports no holes: only the tail is written.
+            assert_eq!(r.bytes_written, start + len - old_len, "{r:?}");
+        }
+        if !fallocate_works && fs.is(&common::BOUNDED) {
+            // Far more than the filesystem holds: refused before writing.
+            let before = common::read(&path);
+            let e = fspace::grow::allocate_range(&f, &path, 0, 64 << 30).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(ENOSPC), "{e}");
+            assert!(e.to_string().contains("nothing was written"), "{e}");
+            assert_eq!(common::read(&path), before, "{}", fs.name);
+        }
+        // Argument errors keep the kernel's errno.
+        let e = fspace::grow::allocate_range(&f, &path, 0, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(22), "{e}");
+        let ro = std::fs::File::open(&path).unwrap();
+        let e = fspace::grow::allocate_range(&ro, &path, 0, 4096).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(9), "{e}");
+    }
+}
