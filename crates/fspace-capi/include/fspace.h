@@ -53,8 +53,10 @@
 // (only ranges given to `fspace_sparse_writer_skip` become holes).
 #define FSPACE_SPARSE_WRITER_NO_DETECT 1
 
-// Flag of `fspace_sparse_writer_new`: write zeros for skipped ranges
-// too, so the file ends fully allocated.
+// Flag of `fspace_sparse_writer_new`: write zeros for the ranges given to
+// `fspace_sparse_writer_skip` instead of making them holes (zero blocks
+// found in data still become holes unless `FSPACE_SPARSE_WRITER_NO_DETECT`
+// is set too).
 #define FSPACE_SPARSE_WRITER_NO_HOLES 2
 
 // What a copy did (an opaque handle).
@@ -243,9 +245,10 @@ typedef struct fspace_copy_options {
   fspace_reflink_mode reflink;
   // Replace an existing destination (default false: `-EEXIST`).
   bool force;
-  // Copy mode, owner and times (default true).
+  // Copy mode, owner and times (default false).
   bool preserve;
-  // `fsync` the copy and its directory before it appears (default true).
+  // `fsync` the copy before it appears and its directory after (default
+  // false).
   bool sync;
 } fspace_copy_options;
 
@@ -609,14 +612,17 @@ int fspace_fs_info_json(struct fspace_fs_info *info, const char **json);
 // `options` is NULL or writable.
 int fspace_grow_options_init(struct fspace_grow_options *options);
 
-// Grows the file at `path` to `target` bytes (never shrinks it; a file
-// already that long is left alone) with `options` (NULL: the defaults).
+// Grows the file at `path` to `target` bytes with `options` (NULL: the
+// defaults). A file already `target` bytes long is left alone; growth never
+// shrinks a file.
 // On success, when `report` is not NULL, `*report` is a new handle for
 // `fspace_grow_report_free`.
 //
-// Errors: `-EINVAL` (NULL path, negative target, unknown constant);
-// `-EFBIG` (target past the largest file); `-ENOENT` (missing file without
-// `create`); `-EISDIR` and `-EINVAL` (not a regular file); `-ENOSPC` and
+// Errors: `-EINVAL` (NULL path, negative target, unknown constant, a
+// target below the current length, a file that is not regular nor a
+// directory nor a FIFO); `-EFBIG` (target past the largest file);
+// `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
+// `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 // `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
 // explicit strategy unsupported here, without `fallback`); the errors of
 // `open`, `fallocate`, `pwritev` and `fdatasync`.
@@ -760,8 +766,9 @@ void fspace_copy_report_free(struct fspace_copy_report *report);
 // is freed. On success `*out` is a new handle: write to it, then
 // `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
 //
-// Errors: `-EINVAL` (NULL `out`, unknown flag, not a regular file, an
-// `O_APPEND` descriptor); `-EBADF` (negative or closed descriptor).
+// Errors: `-EINVAL` (NULL `out`, unknown flag, a descriptor that is not a
+// regular file nor a directory, an `O_APPEND` descriptor); `-EISDIR` (a
+// directory); `-EBADF` (negative or closed descriptor).
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
@@ -780,11 +787,12 @@ int fspace_sparse_writer_new(int fd,
 // bytes.
 int fspace_sparse_writer_write(struct fspace_sparse_writer *writer, const void *data, size_t len);
 
-// Writes `len` bytes from `data` at `offset` (forward of the position
-// only; the gap becomes a hole) and moves the position after them.
+// Writes `len` bytes from `data` at `offset` and moves the position after
+// them. An offset past everything written or skipped makes the gap a hole;
+// one before the position overwrites what was written there.
 //
 // Errors: those of `fspace_sparse_writer_write`; `-EINVAL` (negative
-// offset, or an offset before the position).
+// offset).
 //
 // # Safety
 // As `fspace_sparse_writer_write`.
@@ -801,10 +809,11 @@ int fspace_sparse_writer_write_at(struct fspace_sparse_writer *writer,
 // `writer` is NULL or a live handle.
 int fspace_sparse_writer_skip(struct fspace_sparse_writer *writer, int64_t len);
 
-// Moves the position forward to `offset`; the gap becomes a hole.
+// Moves the position to `offset` (flushing buffered data). Moving past
+// everything written or skipped makes the gap a hole; moving back lets the
+// next write overwrite what was written there.
 //
-// Errors: `-EINVAL` (negative offset, one before the position, finished
-// writer); `-EFBIG`.
+// Errors: `-EINVAL` (negative offset, finished writer); `-EFBIG`.
 //
 // # Safety
 // `writer` is NULL or a live handle.
@@ -862,8 +871,8 @@ int fspace_wal_options_init(struct fspace_wal_options *options);
 // record that is torn, fails its checksum or breaks the LSN sequence. On
 // success `*out` is a new handle for `fspace_wal_close`.
 //
-// Errors: `-EINVAL` (NULL argument, bad option); `-EBUSY` (another open
-// log holds the directory); `-EUCLEAN` (a damaged segment before the
+// Errors: `-EINVAL` (NULL argument, bad option); `-EAGAIN` (another open
+// log, in this process or another, holds the directory's lock); `-EUCLEAN` (a damaged segment before the
 // tail); `-ENOSPC`; the errors of `open`, `mkdir` and the preparation of
 // the first segment.
 //
@@ -969,11 +978,13 @@ int fspace_wal_recovery(const struct fspace_wal *wal, struct fspace_wal_recovery
 
 // Releases every whole segment whose records all come before `lsn` (never
 // the one being written): up to the recycle pool's size are kept for
-// reuse, the rest deleted, oldest first. When `info` is not NULL it
-// receives the counts. Readers must not read what is released.
+// reuse, the rest deleted, oldest first. An `lsn` past what is durable
+// counts as the durable LSN: nothing not yet durable is released. When
+// `info` is not NULL it receives the counts. Readers must not read what
+// is released.
 //
-// Errors: `-EINVAL` (NULL `wal`); `-ERANGE` (`lsn` past what is durable);
-// the errors of `rename`, `unlink` and `fsync`.
+// Errors: `-EINVAL` (NULL `wal`); the errors of `rename`, `unlink` and
+// `fsync`.
 //
 // # Safety
 // `wal` is NULL or a live handle; `info` is NULL or writable.

@@ -121,14 +121,17 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
     })))
 }
 
-/// Grows the file at `path` to `target` bytes (never shrinks it; a file
-/// already that long is left alone) with `options` (NULL: the defaults).
+/// Grows the file at `path` to `target` bytes with `options` (NULL: the
+/// defaults). A file already `target` bytes long is left alone; growth never
+/// shrinks a file.
 /// On success, when `report` is not NULL, `*report` is a new handle for
 /// `fspace_grow_report_free`.
 ///
-/// Errors: `-EINVAL` (NULL path, negative target, unknown constant);
-/// `-EFBIG` (target past the largest file); `-ENOENT` (missing file without
-/// `create`); `-EISDIR` and `-EINVAL` (not a regular file); `-ENOSPC` and
+/// Errors: `-EINVAL` (NULL path, negative target, unknown constant, a
+/// target below the current length, a file that is not regular nor a
+/// directory nor a FIFO); `-EFBIG` (target past the largest file);
+/// `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
+/// `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 /// `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
 /// explicit strategy unsupported here, without `fallback`); the errors of
 /// `open`, `fallocate`, `pwritev` and `fdatasync`.

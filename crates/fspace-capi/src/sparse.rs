@@ -50,9 +50,10 @@ pub struct fspace_copy_options {
     pub reflink: fspace_reflink_mode,
     /// Replace an existing destination (default false: `-EEXIST`).
     pub force: bool,
-    /// Copy mode, owner and times (default true).
+    /// Copy mode, owner and times (default false).
     pub preserve: bool,
-    /// `fsync` the copy and its directory before it appears (default true).
+    /// `fsync` the copy before it appears and its directory after (default
+    /// false).
     pub sync: bool,
 }
 
@@ -272,8 +273,10 @@ pub unsafe extern "C" fn fspace_copy_report_free(report: *mut fspace_copy_report
 /// Flag of `fspace_sparse_writer_new`: do not scan data for zero blocks
 /// (only ranges given to `fspace_sparse_writer_skip` become holes).
 pub const FSPACE_SPARSE_WRITER_NO_DETECT: u32 = 1;
-/// Flag of `fspace_sparse_writer_new`: write zeros for skipped ranges
-/// too, so the file ends fully allocated.
+/// Flag of `fspace_sparse_writer_new`: write zeros for the ranges given to
+/// `fspace_sparse_writer_skip` instead of making them holes (zero blocks
+/// found in data still become holes unless `FSPACE_SPARSE_WRITER_NO_DETECT`
+/// is set too).
 pub const FSPACE_SPARSE_WRITER_NO_HOLES: u32 = 2;
 
 /// Writes a file so that zero runs of whole blocks become holes while data
@@ -328,8 +331,9 @@ fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
 /// is freed. On success `*out` is a new handle: write to it, then
 /// `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
 ///
-/// Errors: `-EINVAL` (NULL `out`, unknown flag, not a regular file, an
-/// `O_APPEND` descriptor); `-EBADF` (negative or closed descriptor).
+/// Errors: `-EINVAL` (NULL `out`, unknown flag, a descriptor that is not a
+/// regular file nor a directory, an `O_APPEND` descriptor); `-EISDIR` (a
+/// directory); `-EBADF` (negative or closed descriptor).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
@@ -408,11 +412,12 @@ pub unsafe extern "C" fn fspace_sparse_writer_write(
     })
 }
 
-/// Writes `len` bytes from `data` at `offset` (forward of the position
-/// only; the gap becomes a hole) and moves the position after them.
+/// Writes `len` bytes from `data` at `offset` and moves the position after
+/// them. An offset past everything written or skipped makes the gap a hole;
+/// one before the position overwrites what was written there.
 ///
 /// Errors: those of `fspace_sparse_writer_write`; `-EINVAL` (negative
-/// offset, or an offset before the position).
+/// offset).
 ///
 /// # Safety
 /// As `fspace_sparse_writer_write`.
@@ -456,10 +461,11 @@ pub unsafe extern "C" fn fspace_sparse_writer_skip(
     })
 }
 
-/// Moves the position forward to `offset`; the gap becomes a hole.
+/// Moves the position to `offset` (flushing buffered data). Moving past
+/// everything written or skipped makes the gap a hole; moving back lets the
+/// next write overwrite what was written there.
 ///
-/// Errors: `-EINVAL` (negative offset, one before the position, finished
-/// writer); `-EFBIG`.
+/// Errors: `-EINVAL` (negative offset, finished writer); `-EFBIG`.
 ///
 /// # Safety
 /// `writer` is NULL or a live handle.

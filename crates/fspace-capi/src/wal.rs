@@ -118,8 +118,8 @@ pub struct fspace_wal_release_info {
 /// record that is torn, fails its checksum or breaks the LSN sequence. On
 /// success `*out` is a new handle for `fspace_wal_close`.
 ///
-/// Errors: `-EINVAL` (NULL argument, bad option); `-EBUSY` (another open
-/// log holds the directory); `-EUCLEAN` (a damaged segment before the
+/// Errors: `-EINVAL` (NULL argument, bad option); `-EAGAIN` (another open
+/// log, in this process or another, holds the directory's lock); `-EUCLEAN` (a damaged segment before the
 /// tail); `-ENOSPC`; the errors of `open`, `mkdir` and the preparation of
 /// the first segment.
 ///
@@ -364,11 +364,13 @@ pub unsafe extern "C" fn fspace_wal_recovery(
 
 /// Releases every whole segment whose records all come before `lsn` (never
 /// the one being written): up to the recycle pool's size are kept for
-/// reuse, the rest deleted, oldest first. When `info` is not NULL it
-/// receives the counts. Readers must not read what is released.
+/// reuse, the rest deleted, oldest first. An `lsn` past what is durable
+/// counts as the durable LSN: nothing not yet durable is released. When
+/// `info` is not NULL it receives the counts. Readers must not read what
+/// is released.
 ///
-/// Errors: `-EINVAL` (NULL `wal`); `-ERANGE` (`lsn` past what is durable);
-/// the errors of `rename`, `unlink` and `fsync`.
+/// Errors: `-EINVAL` (NULL `wal`); the errors of `rename`, `unlink` and
+/// `fsync`.
 ///
 /// # Safety
 /// `wal` is NULL or a live handle; `info` is NULL or writable.

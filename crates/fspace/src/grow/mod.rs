@@ -388,13 +388,25 @@ pub(crate) fn grow_fd_named<Fd: AsFd>(
     Ok(r)
 }
 
+/// Refuses anything but a regular file open for writing: a read-only
+/// descriptor is `EBADF` whichever strategy would run (`ftruncate` alone
+/// would say `EINVAL`, `fallocate` `EBADF`).
 fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
+    let fd = fd.as_fd();
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
-    if st.is_regular() {
-        Ok(())
-    } else {
-        Err(Error::not_regular("grow", path, &st, None))
+    if !st.is_regular() {
+        return Err(Error::not_regular("grow", path, &st, None));
     }
+    let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
+    if !flags.intersects(OFlags::WRONLY | OFlags::RDWR) {
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::BADF,
+            "the descriptor is not open for writing".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Marker in the names of temporary files made by [`grow`] with `create`:

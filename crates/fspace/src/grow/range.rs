@@ -11,6 +11,7 @@
 
 use super::{check_free_space_for, zero_fill, Failure, Fallback, Strategy};
 use crate::error::{Error, Result};
+use crate::fs_info::FsKind;
 use crate::sys::{self, Errno, FallocMode};
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
@@ -40,10 +41,10 @@ pub struct RangeReport {
     pub holes_filled: u64,
     /// Zero bytes written.
     pub bytes_written: u64,
-    /// False when the filesystem reported no holes at all inside the old
-    /// length of a file that has fewer blocks than bytes: it cannot tell
-    /// holes from data (`SEEK_HOLE` unsupported, as on sshfs), so holes
-    /// inside the file could not be found and were left as they were.
+    /// False when holes inside the old length could not be looked for:
+    /// `SEEK_HOLE` is unsupported, or it found none on a network or FUSE
+    /// filesystem, where it is usually the kernel's generic version that
+    /// reports every byte as data (sshfs). Holes there are left as they were.
     pub holes_known: bool,
     /// Syscalls issued.
     pub syscalls: u64,
@@ -123,10 +124,16 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
     let eof = st.size;
     report.old_len = eof;
     let (holes, seek_works) = holes_in(fd, path, range.start..range.end.min(eof))?;
-    // Nothing found, yet fewer blocks than bytes: SEEK_HOLE was probably
-    // blind (the kernel's generic fallback reports all data).
-    report.holes_known =
-        seek_works && (!holes.is_empty() || st.blocks.saturating_mul(512) >= st.size);
+    // Nothing found on a network or FUSE filesystem: SEEK_HOLE is probably
+    // the kernel's generic one, which reports the whole file as data (sshfs),
+    // and st_blocks cannot tell either (sshfs reports size / 512).
+    report.holes_known = seek_works
+        && (!holes.is_empty()
+            || range.start >= eof
+            || !sys::fstatfs(fd).is_ok_and(|f| {
+                let kind = FsKind::from_magic(f.magic);
+                kind == FsKind::Fuse || kind.is_network()
+            }));
     let tail = range.start.max(eof)..range.end.max(eof);
     let need = holes.iter().map(|h| h.end - h.start).sum::<u64>() + (tail.end - tail.start);
     if need > 0 {

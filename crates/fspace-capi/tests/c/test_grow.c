@@ -1,0 +1,881 @@
+/*
+ * test_grow.c: fspace_grow_options_init, fspace_grow (create, each
+ * strategy with and without fallback, never shrinking, report NULL),
+ * fspace_grow_report_get/_reason/_json/_free, fspace_grow_fd (with and
+ * without a path) and fspace_allocate_range (data, holes and beyond EOF).
+ *
+ * Usage: test_grow DIR. Works in DIR/test_grow.PID, removed at the end.
+ * Exit: 0 all checks passed, 1 a check failed, 77 not applicable here.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <fspace.h>
+
+/* ---- the shared check style (the same block in every test program) ---- */
+
+static int g_failed = 0;
+static const char *g_prog = "test";
+static char g_section[256] = "";
+
+/* Names the part of the program that runs, for the failure lines. */
+static void section(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_section, sizeof g_section, fmt, ap);
+    va_end(ap);
+}
+
+/* Prints a line when FSPACE_TEST_VERBOSE is set (not a failure). */
+static inline void note(const char *fmt, ...)
+{
+    va_list ap;
+    if (getenv("FSPACE_TEST_VERBOSE") == NULL)
+        return;
+    fprintf(stderr, "%s: note: ", g_prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void check_(int ok, const char *what, int line)
+{
+    if (!ok) {
+        fprintf(stderr, "%s:%d [%s]: check failed: %s\n", g_prog, line, g_section, what);
+        g_failed = 1;
+    }
+}
+
+static const char *errname(int rc)
+{
+    switch (-rc) {
+    case 0: return "0";
+    case EINVAL: return "-EINVAL";
+    case EFBIG: return "-EFBIG";
+    case EBADF: return "-EBADF";
+    case ENOENT: return "-ENOENT";
+    case EEXIST: return "-EEXIST";
+    case EISDIR: return "-EISDIR";
+    case ENOTDIR: return "-ENOTDIR";
+    case ENOSPC: return "-ENOSPC";
+    case EOPNOTSUPP: return "-EOPNOTSUPP";
+    case ERANGE: return "-ERANGE";
+    case EBUSY: return "-EBUSY";
+    case EAGAIN: return "-EAGAIN";
+    case EMSGSIZE: return "-EMSGSIZE";
+    case ESPIPE: return "-ESPIPE";
+    case ENODEV: return "-ENODEV";
+    case ENODATA: return "-ENODATA";
+    case EIO: return "-EIO";
+    case EUCLEAN: return "-EUCLEAN";
+    case ENXIO: return "-ENXIO";
+    case EPERM: return "-EPERM";
+    default: return rc > 0 ? "positive" : "?";
+    }
+}
+
+static int check_rc_(int rc, int want, const char *what, int line)
+{
+    if (rc != want) {
+        fprintf(stderr,
+                "%s:%d [%s]: check failed: %s returned %d (%s), expected %d (%s); last error: %s\n",
+                g_prog, line, g_section, what, rc, errname(rc), want, errname(want),
+                fspace_last_error());
+        g_failed = 1;
+    }
+    return rc;
+}
+
+/* CHECK(cond): a named check. CHECK_RC(call, -EXXX): the call returns that.
+ * CHECK_OK(call): it returns 0. The last two return the call's result. */
+#define CHECK(cond) check_((cond) ? 1 : 0, #cond, __LINE__)
+#define CHECK_RC(expr, want) check_rc_((expr), (want), #expr, __LINE__)
+#define CHECK_OK(expr) check_rc_((expr), 0, #expr, __LINE__)
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    if (remove(path) != 0)
+        fprintf(stderr, "%s: cleanup: remove %s: %s\n", g_prog, path, strerror(errno));
+    return 0;
+}
+
+/* Removes a directory tree (no symbolic links followed). */
+static void rm_rf(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* out = dir/name (exits on overflow: a test bug, not a failure). */
+static void join(char *out, size_t n, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (a + 1 + b + 1 > n) {
+        fprintf(stderr, "%s: path too long: %s/%s\n", g_prog, dir, name);
+        exit(2);
+    }
+    memcpy(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+}
+
+/* Makes DIR/PROG.PID (exits 1 if it cannot). */
+static void make_work_dir(char *out, size_t n, const char *dir)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.%ld", g_prog, (long)getpid());
+    join(out, n, dir, name);
+    if (mkdir(out, 0755) != 0) {
+        fprintf(stderr, "%s: mkdir %s: %s\n", g_prog, out, strerror(errno));
+        exit(1);
+    }
+}
+
+/* The length of a file, or -1 if it does not exist. */
+static inline long long file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    return (long long)st.st_size;
+}
+
+/* A non-zero byte that depends on its offset and a seed. */
+static inline unsigned char pat(unsigned long long off, unsigned seed)
+{
+    return (unsigned char)((off * 131u + seed * 17u + (off >> 12)) % 251u + 1u);
+}
+
+/* Writes `len` pattern bytes at `off` with pwrite; returns 0 on success. */
+static inline int write_pattern(int fd, unsigned long long off, size_t len, unsigned seed)
+{
+    unsigned char *buf = (unsigned char *)malloc(len ? len : 1);
+    size_t i, done = 0;
+    if (buf == NULL)
+        return -1;
+    for (i = 0; i < len; i++)
+        buf[i] = pat(off + i, seed);
+    while (done < len) {
+        ssize_t w = pwrite(fd, buf + done, len - done, (off_t)(off + done));
+        if (w <= 0) {
+            free(buf);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    free(buf);
+    return 0;
+}
+
+/* Reads a whole file into a new buffer (free it); NULL on error. */
+static inline unsigned char *read_all(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    unsigned char *buf;
+    size_t done = 0;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return NULL;
+    }
+    buf = (unsigned char *)malloc((size_t)st.st_size + 1);
+    if (buf == NULL) {
+        close(fd);
+        return NULL;
+    }
+    while (done < (size_t)st.st_size) {
+        ssize_t r = pread(fd, buf + done, (size_t)st.st_size - done, (off_t)done);
+        if (r <= 0)
+            break;
+        done += (size_t)r;
+    }
+    close(fd);
+    if (done != (size_t)st.st_size) {
+        free(buf);
+        return NULL;
+    }
+    *len = done;
+    return buf;
+}
+
+/* True if buf[from..to) is the pattern of `seed`. */
+static inline int is_pattern(const unsigned char *buf, size_t from, size_t to, unsigned seed)
+{
+    size_t i;
+    for (i = from; i < to; i++)
+        if (buf[i] != pat(i, seed))
+            return 0;
+    return 1;
+}
+
+/* True if buf[from..to) is all zero. */
+static inline int is_zero(const unsigned char *buf, size_t from, size_t to)
+{
+    size_t i;
+    for (i = from; i < to; i++)
+        if (buf[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* The number of entries of a directory but . and .., or -1. */
+static inline int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* A failed check described by a format: one line. */
+static inline void fail_(int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d [%s]: check failed: ", g_prog, line, g_section);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    g_failed = 1;
+}
+
+/* CHECK_ENTRIES(dir, n): `dir` has exactly n entries but . and .. (the
+ * failure line lists them). */
+static inline void check_entries_(const char *dir, int n, int line)
+{
+    char names[1024];
+    size_t off = 0;
+    DIR *d;
+    struct dirent *e;
+    int count = count_entries(dir);
+    if (count == n)
+        return;
+    names[0] = '\0';
+    d = opendir(dir);
+    if (d != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            int w;
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            w = snprintf(names + off, sizeof names - off, " %s", e->d_name);
+            if (w < 0 || (size_t)w >= sizeof names - off)
+                break;
+            off += (size_t)w;
+        }
+        closedir(d);
+    }
+    fail_(line, "%s holds %d entries, expected %d:%s", dir, count, n, names);
+}
+#define CHECK_ENTRIES(dir, n) check_entries_((dir), (n), __LINE__)
+
+/* True if `s` is a non-empty string whose first non-blank character is c. */
+static inline int starts_with_char(const char *s, char c)
+{
+    if (s == NULL)
+        return 0;
+    while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+        s++;
+    return *s == c;
+}
+
+/* ----------------------------------------------------------------------- */
+#define KiB 1024LL
+#define MiB (1024LL * 1024LL)
+
+static char g_work[4096];
+static fspace_fs_facts g_facts;
+static fspace_fs_info *g_info = NULL;
+static int g_caps_known = 0;
+static bool g_caps[8];
+
+static int known_strategy(fspace_strategy s)
+{
+    return s == FSPACE_STRATEGY_SPARSE || s == FSPACE_STRATEGY_RESERVE ||
+           s == FSPACE_STRATEGY_ALLOCATE || s == FSPACE_STRATEGY_WRITE_ZEROES ||
+           s == FSPACE_STRATEGY_ZERO_FILL;
+}
+
+static const char *sname(fspace_strategy s)
+{
+    const char *n = fspace_strategy_name(s);
+    return n ? n : "?";
+}
+
+/* Makes `name` with `len` pattern bytes of `seed`; returns 0 on success. */
+static int make_file(const char *path, long long len, unsigned seed)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc;
+    if (fd < 0)
+        return -1;
+    rc = write_pattern(fd, 0, (size_t)len, seed);
+    if (close(fd) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Checks that `path` is `len` bytes: pattern `seed` up to `data`, zeros after. */
+static void check_content(const char *path, long long len, long long data, unsigned seed)
+{
+    size_t n = 0;
+    unsigned char *buf = read_all(path, &n);
+    CHECK(buf != NULL);
+    if (buf == NULL)
+        return;
+    CHECK((long long)n == len);
+    if ((long long)n >= data) {
+        CHECK(is_pattern(buf, 0, (size_t)data, seed));
+        CHECK(is_zero(buf, (size_t)data, n));
+    }
+    free(buf);
+}
+
+/* No temporary file of a creation is left in the work directory. */
+static void check_no_temp(void)
+{
+    DIR *d = opendir(g_work);
+    struct dirent *e;
+    CHECK(d != NULL);
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strstr(e->d_name, "fspace-tmp") != NULL) {
+            fail_(__LINE__, "a temporary file is left behind: %s", e->d_name);
+        }
+    }
+    closedir(d);
+}
+
+/* The checks every report passes. */
+static void check_report(fspace_grow_report *r, fspace_grow_summary *s)
+{
+    const char *reason = NULL, *json = NULL;
+    memset(s, 0, sizeof *s);
+    CHECK_OK(fspace_grow_report_get(r, s));
+    CHECK(known_strategy(s->strategy));
+    CHECK(s->requested == FSPACE_STRATEGY_AUTO || known_strategy(s->requested));
+    CHECK(s->new_len >= s->old_len);
+    CHECK(s->write_syscalls <= s->syscalls);
+    if (CHECK_OK(fspace_grow_report_reason(r, &reason)) == 0) {
+        CHECK(reason != NULL && reason[0] != '\0');
+    }
+    if (CHECK_OK(fspace_grow_report_json(r, &json)) == 0) {
+        CHECK(starts_with_char(json, '{'));
+        if (json != NULL) {
+            CHECK(strstr(json, sname(s->strategy)) != NULL);
+            CHECK(strstr(json, "fallbacks") != NULL);
+        }
+    }
+    {
+        const char *again = NULL;
+        CHECK_OK(fspace_grow_report_json(r, &again));
+        CHECK(again == json);
+    }
+}
+
+static void test_options_init(void)
+{
+    fspace_grow_options o;
+    section("grow_options_init");
+    memset(&o, 0xFF, sizeof o);
+    CHECK_OK(fspace_grow_options_init(&o));
+    CHECK(o.strategy == FSPACE_STRATEGY_AUTO);
+    CHECK(o.intent == FSPACE_INTENT_BULK);
+    CHECK(o.fallback == true);
+    CHECK(o.sync == false);
+    CHECK(o.create == false);
+    CHECK(o.check_free_space == true);
+    CHECK(o.use_saved == true);
+}
+
+static void test_create(void)
+{
+    char path[4096];
+    fspace_grow_options o;
+    fspace_grow_report *r = (fspace_grow_report *)(uintptr_t)0x1;
+    fspace_grow_summary s;
+    int rc;
+
+    join(path, sizeof path, g_work, "created");
+
+    section("grow a missing file without create");
+    fspace_grow_options_init(&o);
+    CHECK_RC(fspace_grow(path, MiB, &o, &r), -ENOENT);
+    CHECK(r == (fspace_grow_report *)(uintptr_t)0x1);
+    CHECK(file_size(path) == -1);
+    CHECK(strstr(fspace_last_error(), "created") != NULL);
+
+    section("grow with create");
+    o.create = true;
+    o.sync = true;
+    r = NULL;
+    rc = CHECK_OK(fspace_grow(path, MiB, &o, &r));
+    if (rc == 0) {
+        CHECK(r != NULL);
+        if (r != NULL) {
+            check_report(r, &s);
+            CHECK(s.created == true);
+            CHECK(s.synced == true);
+            CHECK(s.old_len == 0);
+            CHECK(s.new_len == (uint64_t)MiB);
+            CHECK(s.requested == FSPACE_STRATEGY_AUTO);
+            if (g_facts.network)
+                CHECK(s.strategy == FSPACE_STRATEGY_ZERO_FILL);
+            note("create: %s", sname(s.strategy));
+        }
+        fspace_grow_report_free(r);
+        CHECK(file_size(path) == MiB);
+        check_content(path, MiB, 0, 0);
+    }
+    check_no_temp();
+
+    section("grow with create of an existing file");
+    r = NULL;
+    rc = CHECK_OK(fspace_grow(path, 2 * MiB, &o, &r));
+    if (rc == 0 && r != NULL) {
+        check_report(r, &s);
+        CHECK(s.created == false);
+        CHECK(s.old_len == (uint64_t)MiB);
+        CHECK(s.new_len == (uint64_t)(2 * MiB));
+    }
+    fspace_grow_report_free(r);
+    CHECK(file_size(path) == 2 * MiB);
+    check_content(path, 2 * MiB, 0, 0);
+    unlink(path);
+}
+
+/* The capability that says whether strategy `s` can work here, or -1. */
+static int cap_of(fspace_strategy s)
+{
+    switch (s) {
+    case FSPACE_STRATEGY_RESERVE: return FSPACE_CAP_KEEP_SIZE;
+    case FSPACE_STRATEGY_ALLOCATE: return FSPACE_CAP_FALLOCATE;
+    case FSPACE_STRATEGY_WRITE_ZEROES: return FSPACE_CAP_WRITE_ZEROES;
+    default: return -1;
+    }
+}
+
+static void test_strategies(void)
+{
+    static const fspace_strategy all[] = {
+        FSPACE_STRATEGY_SPARSE, FSPACE_STRATEGY_RESERVE, FSPACE_STRATEGY_ALLOCATE,
+        FSPACE_STRATEGY_WRITE_ZEROES, FSPACE_STRATEGY_ZERO_FILL,
+    };
+    const long long data = 64 * KiB + 100; /* not block-aligned on purpose */
+    const long long target = data + MiB;
+    size_t i;
+    int fb;
+    char path[4096];
+
+    join(path, sizeof path, g_work, "strategy");
+    for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+        for (fb = 1; fb >= 0; fb--) {
+            fspace_strategy want = all[i];
+            fspace_grow_options o;
+            fspace_grow_report *r = (fspace_grow_report *)(uintptr_t)0x1;
+            int rc, cap = cap_of(want);
+            unsigned seed = (unsigned)(i * 2 + (unsigned)fb);
+            int supported = cap < 0 ? 1 : (g_caps_known ? (g_caps[cap] ? 1 : 0) : -1);
+
+            section("strategy %s, fallback %s", sname(want), fb ? "true" : "false");
+            if (make_file(path, data, seed) != 0) {
+                CHECK(!"make the file");
+                continue;
+            }
+            fspace_grow_options_init(&o);
+            o.strategy = want;
+            o.fallback = fb ? true : false;
+            rc = fspace_grow(path, target, &o, &r);
+            note("%s fallback=%d: rc %d (%s)", sname(want), fb, rc, errname(rc));
+            if (rc == 0) {
+                fspace_grow_summary s;
+                CHECK(r != NULL && r != (fspace_grow_report *)(uintptr_t)0x1);
+                if (r == NULL || r == (fspace_grow_report *)(uintptr_t)0x1)
+                    continue;
+                check_report(r, &s);
+                note("  used %s after %u fallbacks, %llu bytes written", sname(s.strategy),
+                     (unsigned)s.fallbacks, (unsigned long long)s.bytes_written);
+                CHECK(s.requested == want);
+                CHECK(s.created == false);
+                CHECK(s.synced == false);
+                CHECK(s.old_len == (uint64_t)data);
+                if (s.strategy == want) {
+                    CHECK(s.fallbacks == 0);
+                } else {
+                    /* fell back: only when allowed, and it says so */
+                    CHECK(fb);
+                    CHECK(s.fallbacks > 0);
+                    CHECK(s.strategy == FSPACE_STRATEGY_ZERO_FILL);
+                    CHECK(want == FSPACE_STRATEGY_ALLOCATE || want == FSPACE_STRATEGY_WRITE_ZEROES);
+                    CHECK(supported != 1);
+                }
+                if (!fb)
+                    CHECK(s.strategy == want);
+                if (s.strategy == want && supported == 0)
+                    CHECK(!"succeeded although the capability was measured unsupported");
+                if (s.strategy == FSPACE_STRATEGY_RESERVE) {
+                    CHECK(s.new_len == (uint64_t)data);
+                    CHECK(file_size(path) == data);
+                    check_content(path, data, data, seed);
+                } else {
+                    CHECK(s.new_len == (uint64_t)target);
+                    CHECK(file_size(path) == target);
+                    check_content(path, target, data, seed);
+                }
+                if (s.strategy == FSPACE_STRATEGY_ZERO_FILL)
+                    CHECK(s.bytes_written == (uint64_t)(target - data));
+                else
+                    CHECK(s.bytes_written == 0);
+                if (s.strategy != FSPACE_STRATEGY_ZERO_FILL && s.strategy != FSPACE_STRATEGY_SPARSE)
+                    CHECK(s.write_syscalls >= 1);
+                fspace_grow_report_free(r);
+            } else {
+                /* unsupported here: refused, and nothing changed */
+                CHECK(rc == -EOPNOTSUPP || rc == -EINVAL);
+                CHECK(r == (fspace_grow_report *)(uintptr_t)0x1);
+                CHECK(want != FSPACE_STRATEGY_SPARSE && want != FSPACE_STRATEGY_ZERO_FILL);
+                /* allocate and write-zeroes fall back to zero-fill, which works */
+                if (fb)
+                    CHECK(want == FSPACE_STRATEGY_RESERVE);
+                CHECK(supported != 1);
+                CHECK(fspace_last_error()[0] != '\0');
+                CHECK(file_size(path) == data);
+                check_content(path, data, data, seed);
+                {
+                    struct stat st;
+                    /* no blocks kept past the end (at most the last block
+                     * and some slack for metadata-heavy filesystems) */
+                    if (stat(path, &st) == 0)
+                        CHECK((long long)st.st_blocks * 512 < target);
+                }
+            }
+            if (fb == 0 && supported == 0)
+                CHECK(rc != 0);
+            unlink(path);
+        }
+    }
+}
+
+static void test_never_shrinks(void)
+{
+    char path[4096];
+    const long long len = 100 * KiB;
+    fspace_grow_report *r = (fspace_grow_report *)(uintptr_t)0x1;
+    int rc;
+
+    join(path, sizeof path, g_work, "shrink");
+    if (make_file(path, len, 7) != 0) {
+        CHECK(!"make the file");
+        return;
+    }
+    section("grow to a smaller target");
+    rc = fspace_grow(path, 50 * KiB, NULL, &r);
+    note("grow to a smaller size: %d (%s): %s", rc, errname(rc), rc ? fspace_last_error() : "");
+    /* never shrinks: either left alone (0) or refused (-EINVAL) */
+    CHECK(rc == 0 || rc == -EINVAL);
+    if (rc == 0) {
+        fspace_grow_summary s;
+        CHECK(r != NULL && r != (fspace_grow_report *)(uintptr_t)0x1);
+        if (r != NULL && r != (fspace_grow_report *)(uintptr_t)0x1) {
+            CHECK_OK(fspace_grow_report_get(r, &s));
+            CHECK(s.old_len == (uint64_t)len && s.new_len == (uint64_t)len);
+            fspace_grow_report_free(r);
+        }
+    } else {
+        CHECK(r == (fspace_grow_report *)(uintptr_t)0x1);
+    }
+    CHECK(file_size(path) == len);
+    check_content(path, len, len, 7);
+
+    section("grow to the same length");
+    r = NULL;
+    if (CHECK_OK(fspace_grow(path, len, NULL, &r)) == 0 && r != NULL) {
+        fspace_grow_summary s;
+        check_report(r, &s);
+        CHECK(s.old_len == (uint64_t)len);
+        CHECK(s.new_len == (uint64_t)len);
+        CHECK(s.bytes_written == 0);
+        fspace_grow_report_free(r);
+    }
+    CHECK(file_size(path) == len);
+    check_content(path, len, len, 7);
+
+    section("grow to 0 of a non-empty file");
+    r = (fspace_grow_report *)(uintptr_t)0x1;
+    rc = fspace_grow(path, 0, NULL, &r);
+    CHECK(rc == 0 || rc == -EINVAL);
+    if (rc == 0)
+        fspace_grow_report_free(r);
+    CHECK(file_size(path) == len);
+
+    section("grow with report NULL and options NULL");
+    CHECK_OK(fspace_grow(path, len + 300 * KiB, NULL, NULL));
+    CHECK(file_size(path) == len + 300 * KiB);
+    check_content(path, len + 300 * KiB, len, 7);
+    unlink(path);
+}
+
+static void test_grow_fd(void)
+{
+    char path[4096];
+    const long long len = 40 * KiB + 5;
+    int fd;
+    fspace_grow_report *r = NULL;
+    fspace_grow_options o;
+
+    join(path, sizeof path, g_work, "by-fd");
+    if (make_file(path, len, 3) != 0) {
+        CHECK(!"make the file");
+        return;
+    }
+    fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    CHECK(lseek(fd, 123, SEEK_SET) == 123);
+
+    section("grow_fd with a path");
+    if (CHECK_OK(fspace_grow_fd(fd, path, len + 200 * KiB, NULL, &r)) == 0 && r != NULL) {
+        fspace_grow_summary s;
+        const char *json = NULL;
+        check_report(r, &s);
+        CHECK(s.old_len == (uint64_t)len);
+        CHECK(s.new_len == (uint64_t)(len + 200 * KiB));
+        CHECK(s.created == false);
+        if (CHECK_OK(fspace_grow_report_json(r, &json)) == 0 && json != NULL)
+            CHECK(strstr(json, "by-fd") != NULL);
+        fspace_grow_report_free(r);
+    }
+    CHECK(lseek(fd, 0, SEEK_CUR) == 123);
+    CHECK(file_size(path) == len + 200 * KiB);
+    check_content(path, len + 200 * KiB, len, 3);
+
+    section("grow_fd without a path");
+    r = NULL;
+    fspace_grow_options_init(&o);
+    o.strategy = FSPACE_STRATEGY_ZERO_FILL;
+    o.create = true; /* ignored */
+    o.sync = true;
+    if (CHECK_OK(fspace_grow_fd(fd, NULL, len + 400 * KiB, &o, &r)) == 0 && r != NULL) {
+        fspace_grow_summary s;
+        check_report(r, &s);
+        CHECK(s.strategy == FSPACE_STRATEGY_ZERO_FILL);
+        CHECK(s.old_len == (uint64_t)(len + 200 * KiB));
+        CHECK(s.new_len == (uint64_t)(len + 400 * KiB));
+        CHECK(s.bytes_written == (uint64_t)(200 * KiB));
+        CHECK(s.synced == true);
+        CHECK(s.created == false);
+        fspace_grow_report_free(r);
+    }
+    CHECK(lseek(fd, 0, SEEK_CUR) == 123);
+    CHECK(file_size(path) == len + 400 * KiB);
+    check_content(path, len + 400 * KiB, len, 3);
+
+    section("grow_fd with report NULL, intent log");
+    fspace_grow_options_init(&o);
+    o.intent = FSPACE_INTENT_LOG;
+    CHECK_OK(fspace_grow_fd(fd, path, len + 500 * KiB, &o, NULL));
+    CHECK(file_size(path) == len + 500 * KiB);
+    check_content(path, len + 500 * KiB, len, 3);
+
+    section("grow_fd intent sparse");
+    fspace_grow_options_init(&o);
+    o.intent = FSPACE_INTENT_SPARSE;
+    r = NULL;
+    if (CHECK_OK(fspace_grow_fd(fd, path, len + 600 * KiB, &o, &r)) == 0 && r != NULL) {
+        fspace_grow_summary s;
+        check_report(r, &s);
+        CHECK(s.strategy == FSPACE_STRATEGY_SPARSE);
+        CHECK(s.bytes_written == 0);
+        fspace_grow_report_free(r);
+    }
+    CHECK(file_size(path) == len + 600 * KiB);
+    check_content(path, len + 600 * KiB, len, 3);
+    close(fd);
+    unlink(path);
+}
+
+/* A file of `total` bytes: pattern in [0, a) and [b, total), a hole in
+ * [a, b) (made by not writing it). */
+static int make_holey(const char *path, long long a, long long b, long long total, unsigned seed)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int rc = 0;
+    if (fd < 0)
+        return -1;
+    if (write_pattern(fd, 0, (size_t)a, seed) != 0)
+        rc = -1;
+    if (write_pattern(fd, (unsigned long long)b, (size_t)(total - b), seed) != 0)
+        rc = -1;
+    if (fsync(fd) != 0)
+        rc = -1;
+    close(fd);
+    return rc;
+}
+
+/* Checks bytes [0, a) and [b, data_end) are the pattern, the rest zero. */
+static void check_holey(const char *path, long long a, long long b, long long data_end, long long len,
+                        unsigned seed)
+{
+    size_t n = 0;
+    unsigned char *buf = read_all(path, &n);
+    CHECK(buf != NULL);
+    if (buf == NULL)
+        return;
+    CHECK((long long)n == len);
+    if ((long long)n == len) {
+        CHECK(is_pattern(buf, 0, (size_t)a, seed));
+        CHECK(is_zero(buf, (size_t)a, (size_t)b));
+        CHECK(is_pattern(buf, (size_t)b, (size_t)data_end, seed));
+        CHECK(is_zero(buf, (size_t)data_end, n));
+    }
+    free(buf);
+}
+
+static void test_allocate_range(void)
+{
+    char path[4096];
+    const long long a = 64 * KiB, b = 256 * KiB, eof = 320 * KiB;
+    const long long off = 32 * KiB, len = 512 * KiB; /* ends at 544 KiB */
+    const long long end = off + len;
+    fspace_range_summary s;
+    int fd, rc;
+    struct stat st;
+
+    join(path, sizeof path, g_work, "range");
+    if (make_holey(path, a, b, eof, 5) != 0) {
+        CHECK(!"make the file");
+        return;
+    }
+    fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+
+    section("allocate_range over data, a hole and past EOF");
+    memset(&s, 0xA5, sizeof s);
+    rc = CHECK_OK(fspace_allocate_range(fd, off, len, &s));
+    if (rc == 0) {
+        note("allocate_range: %s, %llu holes filled, %llu bytes written, holes_known %d",
+             sname(s.strategy), (unsigned long long)s.holes_filled,
+             (unsigned long long)s.bytes_written, s.holes_known ? 1 : 0);
+        CHECK(s.strategy == FSPACE_STRATEGY_ALLOCATE || s.strategy == FSPACE_STRATEGY_ZERO_FILL);
+        CHECK(s.old_len == (uint64_t)eof);
+        CHECK(s.new_len == (uint64_t)end);
+        CHECK(s.write_syscalls <= s.syscalls);
+        CHECK(s.write_syscalls >= 1);
+        if (g_caps_known)
+            CHECK((s.strategy == FSPACE_STRATEGY_ALLOCATE) == (g_caps[FSPACE_CAP_FALLOCATE] ? 1 : 0));
+        if (s.strategy == FSPACE_STRATEGY_ALLOCATE) {
+            CHECK(s.bytes_written == 0);
+            CHECK(s.holes_filled == 0);
+            CHECK(s.holes_known == true);
+        } else {
+            /* the part past EOF, and the hole when it could be found */
+            if (s.holes_known) {
+                CHECK(s.holes_filled == 1);
+                CHECK(s.bytes_written == (uint64_t)((b - a) + (end - eof)));
+            } else {
+                CHECK(s.holes_filled == 0);
+                CHECK(s.bytes_written == (uint64_t)(end - eof));
+            }
+            if (g_caps_known && g_caps[FSPACE_CAP_SEEK_HOLE])
+                CHECK(s.holes_known);
+        }
+        section("allocate_range: holes_known where SEEK_HOLE does not work");
+        /* The header: holes_known is "false when the filesystem could not
+         * say where the holes inside the file are (no SEEK_HOLE): those
+         * were left as they were". The file has a hole at [a, b). */
+        if (s.strategy == FSPACE_STRATEGY_ZERO_FILL && g_caps_known && !g_caps[FSPACE_CAP_SEEK_HOLE])
+            CHECK(s.holes_known == false);
+        section("allocate_range over data, a hole and past EOF");
+        if (fstat(fd, &st) == 0) {
+            CHECK(st.st_size == end);
+            /* the range is allocated now */
+            if (s.holes_known)
+                CHECK((long long)st.st_blocks * 512 >= len);
+        }
+    }
+    CHECK(file_size(path) == end);
+    check_holey(path, a, b, eof, end, 5);
+
+    section("allocate_range inside the data, summary NULL");
+    CHECK_OK(fspace_allocate_range(fd, 0, 4 * KiB, NULL));
+    CHECK(file_size(path) == end);
+    check_holey(path, a, b, eof, end, 5);
+
+    section("allocate_range starting past EOF");
+    memset(&s, 0, sizeof s);
+    rc = CHECK_OK(fspace_allocate_range(fd, end + 100 * KiB, 50 * KiB, &s));
+    if (rc == 0) {
+        CHECK(s.old_len == (uint64_t)end);
+        CHECK(s.new_len == (uint64_t)(end + 150 * KiB));
+        if (s.strategy == FSPACE_STRATEGY_ZERO_FILL)
+            CHECK(s.bytes_written == (uint64_t)(50 * KiB));
+    }
+    CHECK(file_size(path) == end + 150 * KiB);
+    check_holey(path, a, b, eof, end + 150 * KiB, 5);
+
+    section("allocate_range of one byte at EOF");
+    CHECK_OK(fspace_allocate_range(fd, end + 150 * KiB, 1, &s));
+    CHECK(file_size(path) == end + 150 * KiB + 1);
+    check_holey(path, a, b, eof, end + 150 * KiB + 1, 5);
+    close(fd);
+    unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_prog = "test_grow";
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    make_work_dir(g_work, sizeof g_work, argv[1]);
+
+    section("describe the filesystem");
+    memset(&g_facts, 0, sizeof g_facts);
+    if (CHECK_OK(fspace_fs_info_new(g_work, &g_info)) == 0) {
+        int c;
+        CHECK_OK(fspace_fs_info_get(g_info, &g_facts));
+        g_caps_known = 1;
+        for (c = 0; c < 8; c++)
+            if (fspace_fs_info_capability(g_info, (fspace_capability)c, &g_caps[c]) != 0)
+                g_caps_known = 0;
+    }
+
+    test_options_init();
+    test_create();
+    test_strategies();
+    test_never_shrinks();
+    test_grow_fd();
+    test_allocate_range();
+
+    fspace_fs_info_free(g_info);
+    CHECK_ENTRIES(g_work, 0);
+    rm_rf(g_work);
+    return g_failed ? 1 : 0;
+}
