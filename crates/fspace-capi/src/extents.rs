@@ -1,6 +1,6 @@
 //! The extent map: `fspace_extent_map_*`.
 
-use crate::{arg, ffi, ffi_void, json_string, out, path_arg, Failure};
+use crate::{arg, ffi, json_string, out, path_arg, Failure};
 use fspace::{ExtentMap, ExtentState, MapMethod, MapOptions};
 use std::ffi::{c_char, c_int, CString};
 
@@ -128,12 +128,8 @@ pub unsafe extern "C" fn fspace_extent_map_new(
 /// `map` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_extent_map_free(map: *mut fspace_extent_map) {
-    ffi_void(|| {
-        if !map.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_extent_map_new.
-            drop(unsafe { Box::from_raw(map) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(map) }
 }
 
 /// Writes the number of ranges (holes included) to `*count`.

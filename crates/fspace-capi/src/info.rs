@@ -1,6 +1,6 @@
 //! Filesystem facts and capabilities: `fspace_fs_info_*`.
 
-use crate::{arg, c_string, ffi, ffi_void, json_string, out, path_arg, CResult, Failure};
+use crate::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
 use fspace::{FsInfo, Intent, Strategy};
 use std::ffi::{c_char, c_int, CString};
 
@@ -172,12 +172,8 @@ pub unsafe extern "C" fn fspace_fs_info_new(
 /// `info` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_fs_info_free(info: *mut fspace_fs_info) {
-    ffi_void(|| {
-        if !info.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_fs_info_new.
-            drop(unsafe { Box::from_raw(info) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(info) }
 }
 
 /// Writes the facts of `info` to `*out`.

@@ -120,10 +120,19 @@ pub(crate) fn ffi(func: &str, body: impl FnOnce() -> CResult<c_int>) -> c_int {
     }
 }
 
-/// Runs `body` for a function returning nothing (`_free`): a panic is
-/// caught and dropped.
-pub(crate) fn ffi_void(body: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(body));
+/// Frees a handle made by `Box::into_raw` (the body of every `_free`):
+/// NULL does nothing, and a panic in a destructor is caught and dropped.
+///
+/// # Safety
+/// `handle` is NULL or came from `Box::into_raw` and is not used afterwards.
+pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
+    if handle.is_null() {
+        return;
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's promise.
+        drop(unsafe { Box::from_raw(handle) })
+    }));
 }
 
 /// Returns the `&mut T` behind a required output pointer.

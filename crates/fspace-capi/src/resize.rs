@@ -5,8 +5,7 @@ use crate::info::{
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
 };
 use crate::{
-    arg, c_string, end_arg, fd_arg, ffi, ffi_void, json_string, offset_arg, out, path_arg, CResult,
-    Failure,
+    arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult, Failure,
 };
 use fspace::{GrowOptions, GrowReport};
 use std::ffi::{c_char, c_int, CString};
@@ -285,12 +284,8 @@ pub unsafe extern "C" fn fspace_grow_report_json(
 /// `report` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow_report_free(report: *mut fspace_grow_report) {
-    ffi_void(|| {
-        if !report.is_null() {
-            // SAFETY: made by Box::into_raw in report_handle.
-            drop(unsafe { Box::from_raw(report) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(report) }
 }
 
 /// What `fspace_allocate_range` did.

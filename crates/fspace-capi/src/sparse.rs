@@ -2,8 +2,8 @@
 //! `fspace_sparse_writer_*`.
 
 use crate::{
-    arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, ffi_void, json_string, offset_arg, out,
-    path_arg, CResult, Failure,
+    arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult,
+    Failure,
 };
 use fspace::sparse::{CopyMethod, ReflinkMode, SparseMode, SparseStats, SparseWriterOptions};
 use fspace::{CopyOptions, CopyReport, SparseWriter};
@@ -262,12 +262,8 @@ pub unsafe extern "C" fn fspace_copy_report_json(
 /// `report` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_copy_report_free(report: *mut fspace_copy_report) {
-    ffi_void(|| {
-        if !report.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_copy.
-            drop(unsafe { Box::from_raw(report) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(report) }
 }
 
 /// Flag of `fspace_sparse_writer_new`: do not scan data for zero blocks
@@ -571,10 +567,6 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
 /// `writer` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_sparse_writer_free(writer: *mut fspace_sparse_writer) {
-    ffi_void(|| {
-        if !writer.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_sparse_writer_new.
-            drop(unsafe { Box::from_raw(writer) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(writer) }
 }

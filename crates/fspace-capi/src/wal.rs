@@ -1,7 +1,7 @@
 //! The segmented durable log: `fspace_wal_*`.
 
 use crate::info::{fspace_strategy, strategy_from_c};
-use crate::{arg, arg_mut, bytes_arg, ffi, ffi_void, out, path_arg, CResult, Failure};
+use crate::{arg, arg_mut, bytes_arg, ffi, out, path_arg, CResult, Failure};
 use fspace::wal::{Record, WalReader};
 use fspace::{Lsn, Wal, WalOptions};
 use std::ffi::{c_char, c_int, c_void};
@@ -176,12 +176,8 @@ pub unsafe extern "C" fn fspace_wal_close(wal: *mut fspace_wal) -> c_int {
 /// used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_free(wal: *mut fspace_wal) {
-    ffi_void(|| {
-        if !wal.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_wal_open.
-            drop(unsafe { Box::from_raw(wal) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(wal) }
 }
 
 /// Appends a record of `len` bytes and, when `lsn` is not NULL, writes its
@@ -485,10 +481,6 @@ pub unsafe extern "C" fn fspace_wal_reader_next(
 /// `reader` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_reader_free(reader: *mut fspace_wal_reader) {
-    ffi_void(|| {
-        if !reader.is_null() {
-            // SAFETY: made by Box::into_raw in fspace_wal_reader_new.
-            drop(unsafe { Box::from_raw(reader) });
-        }
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe { crate::free_handle(reader) }
 }

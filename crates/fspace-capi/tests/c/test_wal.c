@@ -8,24 +8,7 @@
  * Usage: test_wal DIR. Works in DIR/test_wal.PID, removed at the end.
  * Exit: 0 all checks passed, 1 a check failed, 77 not applicable here.
  */
-#ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
-#endif
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
-
-#include <fspace.h>
-
 #include "check.h"
 #include <pthread.h>
 
