@@ -40,6 +40,7 @@ deps() {
     # The C API's tests: programs built with cc and c++ through pkg-config,
     # run under AddressSanitizer (libasan comes with gcc) and valgrind.
     command -v cc >/dev/null || missing+=(gcc)
+    [ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
     command -v c++ >/dev/null || missing+=(g++)
     command -v make >/dev/null || missing+=(make)
     command -v pkg-config >/dev/null || missing+=(pkg-config)

@@ -33,10 +33,11 @@ echo "== C API: build and install into a scratch prefix"
 make -s -C crates/fspace-capi build CARGO="cargo --quiet"
 FSPACE_CAPI_PREFIX=$(mktemp -d)
 export FSPACE_CAPI_PREFIX
+trap 'rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
 make -s -C crates/fspace-capi install PREFIX="$FSPACE_CAPI_PREFIX"
 
 if [ "$(id -u)" = 0 ]; then
-    trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2' EXIT
+    trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2; rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
     trap 'exit 130' INT TERM
     echo "== filesystem matrix"
     line=$(ci/matrix.sh up | tail -n 1)

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 
     struct fspace_wal_options opts;
     fspace_wal_options_init(&opts);
-    opts.segment_size = 1 << 20; /* small segments, so that a few records span several */
+    opts.segment_size = 1 << 20; /* small segments (the default is 16 MiB): less space per log */
 
     fspace_wal *wal;
     int rc = fspace_wal_open(argv[1], &opts, &wal);

@@ -1,14 +1,20 @@
 /*
  * fspace.h: the C API of fspace, file space management for storage
- * software on Linux (https://example.invalid/fspace).
+ * software on Linux.
  *
- * Link with `pkg-config --cflags --libs fspace` (shared) or add --static.
+ * C99 or later, or C++. Build with the libraries after the sources:
+ *   cc app.c $(pkg-config --cflags fspace) $(pkg-config --libs fspace)
+ * Static: name the archive, then what Rust's standard library needs:
+ *   cc app.c $(pkg-config --cflags fspace) \
+ *      "$(pkg-config --variable=libdir fspace)/libfspace.a" \
+ *      $(pkg-config --variable=static_libs fspace)
  *
  * The contract, for every function below:
  *
  *  - Every symbol starts with fspace_ (constants with FSPACE_).
  *  - Functions return 0 on success and -errno on failure (-ENOSPC, ...).
- *    They never read or set the thread's errno. The few that return more
+ *    They never read or set the thread's errno (it is as it was before
+ *    the call, on success and on failure). The few that return more
  *    say so (fspace_wal_reader_next returns 1 for a record).
  *  - fspace_last_error() gives the message of the last failure on the
  *    calling thread: the operation, the path, the range and the OS error,
@@ -17,6 +23,8 @@
  *  - Objects are opaque handles made by a _new (or _open, fspace_grow,
  *    fspace_copy) function and released by the matching _free; passing NULL
  *    to a _free function does nothing.
+ *  - Option structs are set to their defaults by their _init function;
+ *    call it first (a zeroed struct is not the defaults).
  *  - Output pointers come last and are written only on success. Outputs
  *    documented as optional may be NULL.
  *  - A NULL pointer where one is required, an unknown constant, or a
@@ -158,8 +166,9 @@ typedef uint32_t fspace_capability;
 // What the space is for (`FSPACE_INTENT_*`).
 typedef uint32_t fspace_intent;
 
-// Options of `fspace_grow`; set the defaults with
-// `fspace_grow_options_init`, then change fields.
+// Options of `fspace_grow`. Always set the defaults with
+// `fspace_grow_options_init`, then change fields: a zeroed struct is not
+// the defaults (`fallback`, `check_free_space` and `use_saved` are true).
 typedef struct fspace_grow_options {
   // `FSPACE_STRATEGY_*`; default `FSPACE_STRATEGY_AUTO`.
   fspace_strategy strategy;
@@ -225,8 +234,10 @@ typedef struct fspace_range_summary {
   uint64_t syscalls;
   // Of which change the file.
   uint64_t write_syscalls;
-  // False when the filesystem could not say where the holes inside the
-  // file are (no `SEEK_HOLE`): those were left as they were.
+  // False when `SEEK_HOLE` could not show the holes inside the file (it
+  // is unsupported, or found none on a FUSE or network filesystem, where
+  // it usually reports everything as data): that part of the range was
+  // read and its blocks that read as zeros were written with zeros.
   bool holes_known;
 } fspace_range_summary;
 
@@ -236,8 +247,9 @@ typedef uint32_t fspace_sparse_mode;
 // Whether a copy may share the source's blocks (`FSPACE_REFLINK_*`).
 typedef uint32_t fspace_reflink_mode;
 
-// Options of `fspace_copy`; set the defaults with
-// `fspace_copy_options_init`.
+// Options of `fspace_copy`. Always set the defaults with
+// `fspace_copy_options_init` before changing fields: a zeroed struct is not
+// the defaults.
 typedef struct fspace_copy_options {
   // `FSPACE_SPARSE_*`; default `FSPACE_SPARSE_AUTO`.
   fspace_sparse_mode sparse;
@@ -317,8 +329,9 @@ typedef struct fspace_sparse_stats {
   bool fresh;
 } fspace_sparse_stats;
 
-// Options of `fspace_wal_open`; set the defaults with
-// `fspace_wal_options_init`.
+// Options of `fspace_wal_open`. Always set the defaults with
+// `fspace_wal_options_init` before changing fields: a zeroed struct is not
+// the defaults (it is refused: a segment size of 0).
 typedef struct fspace_wal_options {
   // Size of new segments: a multiple of 4 KiB, at least 64 KiB (default
   // 16 MiB). Existing segments keep theirs.
@@ -471,6 +484,8 @@ typedef struct fspace_wal_release_info {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+extern int *__errno_location(void);
 
 // Returns the message of the last failed fspace call on this thread, or
 // an empty string if none failed yet: the operation, the path and the OS
@@ -637,7 +652,8 @@ int fspace_grow(const char *path,
 
 // As `fspace_grow`, for an open descriptor (opened for writing; it stays
 // open and its offset is not moved). `path` names the file in messages and
-// locates its filesystem for `auto`; NULL uses `/proc/self/fd/FD`.
+// locates its filesystem for `auto`; NULL uses the file `/proc/self/fd/FD`
+// links to (or that link, when the file has no name any more).
 // `create` is ignored.
 //
 // Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
@@ -689,9 +705,12 @@ void fspace_grow_report_free(struct fspace_grow_report *report);
 // it when the range ends past EOF: `posix_fallocate(3)` done right.
 // `fallocate(2)` mode 0 where the filesystem supports it; elsewhere
 // (NFS, FUSE, ext4 without extents) 1 MiB zero writes of only the holes in
-// the range and of the part beyond EOF, so existing bytes are never
-// written (glibc writes one byte per 4 KiB block instead). Nothing is
-// synced. When `summary` is not NULL it receives what was done.
+// the range (found with `SEEK_HOLE`, or where it cannot see them, as on
+// sshfs, the blocks that read as zeros) and of the part beyond EOF, so
+// existing bytes keep their values (glibc writes one byte per 4 KiB block
+// instead). Not atomic against a concurrent writer of the same range, as
+// glibc's emulation is not. `EINTR` is not returned: the call is restarted.
+// Nothing is synced. When `summary` is not NULL it receives what was done.
 //
 // Errors: `-EINVAL` (negative offset, length not positive); `-EFBIG`
 // (`offset + len` past the largest file); `-EBADF` (negative, closed or
@@ -722,8 +741,13 @@ int fspace_copy_options_init(struct fspace_copy_options *options);
 // the defaults. On success, when `report` is not NULL, `*report` is a new
 // handle for `fspace_copy_report_free`.
 //
-// Errors: `-EINVAL` (NULL path, unknown constant, same file); `-ENOENT`;
-// `-EEXIST` (`dst` exists without `force`); `-EISDIR`; `-ENOSPC` (nothing is
+// When `dst` is an existing directory, the copy is made inside it under
+// the source's file name.
+//
+// Errors: `-EINVAL` (NULL path, unknown constant, same file,
+// `FSPACE_REFLINK_ALWAYS` with a sparse mode other than auto); `-ENOENT`;
+// `-EEXIST` (`dst` exists without `force`); `-EISDIR` (`src` is a
+// directory); `-ENOSPC` (nothing is
 // left at `dst`); `-EOPNOTSUPP` (`FSPACE_REFLINK_ALWAYS` where blocks cannot
 // be shared); the errors of the calls made.
 //
@@ -761,7 +785,7 @@ void fspace_copy_report_free(struct fspace_copy_report *report);
 
 // Starts writing the regular file open for writing as `fd`, from offset 0
 // (the descriptor's own offset is neither used nor moved). `path` names it
-// in messages (NULL: `/proc/self/fd/FD`). `flags` is 0 or
+// in messages (NULL: the file `/proc/self/fd/FD` links to). `flags` is 0 or
 // `FSPACE_SPARSE_WRITER_*` combined. `fd` must stay open until the writer
 // is freed. On success `*out` is a new handle: write to it, then
 // `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
@@ -868,8 +892,9 @@ int fspace_wal_options_init(struct fspace_wal_options *options);
 
 // Opens (recovering) or creates the log in directory `dir` (created if
 // missing) with `options` (NULL: the defaults). Recovery stops at the first
-// record that is torn, fails its checksum or breaks the LSN sequence. On
-// success `*out` is a new handle for `fspace_wal_close`.
+// record that is torn, fails its checksum or breaks the LSN sequence; new
+// records go to a new segment, so each open starts one. On success `*out`
+// is a new handle for `fspace_wal_close`.
 //
 // Errors: `-EINVAL` (NULL argument, bad option); `-EAGAIN` (another open
 // log, in this process or another, holds the directory's lock); `-EUCLEAN` (a damaged segment before the
@@ -936,7 +961,9 @@ int fspace_wal_commit(const struct fspace_wal *wal, const void *data, size_t len
 // `wal` is NULL or a live handle; `lsn` is NULL or writable.
 int fspace_wal_sync(const struct fspace_wal *wal, uint64_t *lsn);
 
-// Makes every record up to `lsn` durable.
+// Makes every record up to `lsn` durable; an `lsn` beyond the last one
+// appended makes everything appended durable (it does not wait for
+// records to come).
 //
 // Errors: as `fspace_wal_sync`.
 //
@@ -993,8 +1020,9 @@ int fspace_wal_release_before(const struct fspace_wal *wal,
                               struct fspace_wal_release_info *info);
 
 // Starts reading the durable records of `wal` from LSN `from` on (0: from
-// the oldest kept). Records appended later are not included. On success
-// `*out` is a new handle for `fspace_wal_reader_free`.
+// the oldest kept; beyond the last durable record: nothing to read).
+// Records appended later are not included. On success `*out` is a new
+// handle for `fspace_wal_reader_free`.
 //
 // Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
 //

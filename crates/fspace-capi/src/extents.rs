@@ -117,7 +117,10 @@ pub unsafe extern "C" fn fspace_extent_map_new(
             force_seek: flags & FSPACE_MAP_FORCE_SEEK != 0,
         };
         let map = fspace::map_file(&path, opts)?;
-        *o = Box::into_raw(Box::new(fspace_extent_map { map, json: None }));
+        o.set(Box::into_raw(Box::new(fspace_extent_map {
+            map,
+            json: None,
+        })));
         Ok(0)
     })
 }
@@ -147,7 +150,7 @@ pub unsafe extern "C" fn fspace_extent_map_count(
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (m, c) = unsafe { (arg(F, "map", map)?, out(F, "count", count)?) };
-        *c = m.map.extents.len();
+        c.set(m.map.extents.len());
         Ok(0)
     })
 }
@@ -178,11 +181,11 @@ pub unsafe extern "C" fn fspace_extent_map_get(
                 ),
             )
         })?;
-        *e = fspace_extent {
+        e.set(fspace_extent {
             offset: x.offset,
             length: x.length,
             state: state_to_c(x.state),
-        };
+        });
         Ok(0)
     })
 }
@@ -204,7 +207,7 @@ pub unsafe extern "C" fn fspace_extent_map_summary(
         let (m, o) = unsafe { (arg(F, "map", map)?, out(F, "summary", summary)?) };
         let s = &m.map.summary;
         let unknown = |v: Option<u64>| v.unwrap_or(u64::MAX);
-        *o = fspace_extent_summary {
+        o.set(fspace_extent_summary {
             size: s.size,
             allocated: unknown(s.allocated),
             written: unknown(s.written),
@@ -215,7 +218,7 @@ pub unsafe extern "C" fn fspace_extent_map_summary(
             extents: s.extents,
             beyond_eof: unknown(s.beyond_eof),
             fiemap: m.map.method == MapMethod::Fiemap,
-        };
+        });
         Ok(0)
     })
 }
@@ -240,7 +243,7 @@ pub unsafe extern "C" fn fspace_extent_map_json(
         if m.json.is_none() {
             m.json = Some(json_string(F, &m.map)?);
         }
-        *o = m.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        o.set(m.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()));
         Ok(0)
     })
 }

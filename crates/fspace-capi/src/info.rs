@@ -161,7 +161,7 @@ pub unsafe extern "C" fn fspace_fs_info_new(
             info,
             json: None,
         });
-        *out = Box::into_raw(handle);
+        out.set(Box::into_raw(handle));
         Ok(0)
     })
 }
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn fspace_fs_info_get(
         // SAFETY: forwarded caller promises.
         let (h, out) = unsafe { (arg(F, "info", info)?, crate::out(F, "out", out)?) };
         let i = &h.info;
-        *out = fspace_fs_facts {
+        out.set(fspace_fs_facts {
             fs_type: h.name.as_ptr(),
             mount_point: h.mount_point.as_ptr(),
             source: h.source.as_ptr(),
@@ -204,7 +204,7 @@ pub unsafe extern "C" fn fspace_fs_info_get(
             read_only: i.read_only,
             copy_on_write: i.copy_on_write,
             network: i.network,
-        };
+        });
         Ok(0)
     })
 }
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn fspace_fs_info_capability(
         let (_, cap) = names
             .get(named_index)
             .ok_or_else(|| Failure::invalid(F, format!("unknown capability {capability}")))?;
-        *supported = cap.supported;
+        supported.set(cap.supported);
         Ok(0)
     })
 }
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn fspace_fs_info_auto_strategy(
         let first = plan.ladder.first().copied().ok_or_else(|| {
             Failure::new(crate::EIO, format!("{F}: the auto policy gave no strategy"))
         })?;
-        *strategy = strategy_to_c(first);
+        strategy.set(strategy_to_c(first));
         Ok(0)
     })
 }
@@ -305,7 +305,7 @@ pub unsafe extern "C" fn fspace_fs_info_json(
         if h.json.is_none() {
             h.json = Some(json_string(F, &h.info)?);
         }
-        *json = h.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        json.set(h.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()));
         Ok(0)
     })
 }

@@ -93,18 +93,48 @@ thread_local! {
 fn set_last_error(message: &str) {
     // Interior NULs cannot be in a C string; show them as spaces.
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+    // During thread teardown (a call from a TLS destructor) the storage may
+    // be gone: the message is dropped rather than panicking.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
+}
+
+/// Puts the thread's `errno` back as it was when dropped: the contract says
+/// no function reads or sets it, but the library's own calls (through `std`)
+/// may set it on the way.
+struct KeepErrno(c_int);
+
+extern "C" {
+    fn __errno_location() -> *mut c_int;
+}
+
+impl KeepErrno {
+    fn save() -> KeepErrno {
+        // SAFETY: glibc's thread-local errno location is always valid.
+        KeepErrno(unsafe { *__errno_location() })
+    }
+}
+
+impl Drop for KeepErrno {
+    fn drop(&mut self) {
+        // SAFETY: as in `save`.
+        unsafe { *__errno_location() = self.0 };
+    }
 }
 
 /// Runs the body of exported function `func`: its result becomes `0` (or
 /// the non-negative value it returns) or `-errno` with the message kept for
 /// `fspace_last_error`; a panic becomes `-EIO`.
 pub(crate) fn ffi(func: &str, body: impl FnOnce() -> CResult<c_int>) -> c_int {
+    let _errno = KeepErrno::save();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,
         Ok(Err(f)) => {
             set_last_error(&f.message);
-            -f.errno.max(1)
+            if f.errno > 0 {
+                -f.errno
+            } else {
+                -EIO
+            }
         }
         Err(panic) => {
             let what = panic
@@ -129,19 +159,45 @@ pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
     if handle.is_null() {
         return;
     }
+    let _errno = KeepErrno::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's promise.
         drop(unsafe { Box::from_raw(handle) })
     }));
 }
 
-/// Returns the `&mut T` behind a required output pointer.
+/// A checked output pointer. Written with `ptr::write`, never through a
+/// `&mut`: the caller's memory may be uninitialised, and two outputs may
+/// alias.
+pub(crate) struct Out<T>(*mut T);
+
+impl<T> Out<T> {
+    /// Writes `value` to the caller's output.
+    pub fn set(&self, value: T) {
+        // SAFETY: non-NULL (checked in `out`/`opt_out`) and writable by the
+        // caller's promise.
+        unsafe { self.0.write(value) }
+    }
+}
+
+/// Checks a required output pointer.
 ///
 /// # Safety
 /// `p` is NULL or valid for writes of `T`.
-pub(crate) unsafe fn out<'a, T>(func: &str, name: &str, p: *mut T) -> CResult<&'a mut T> {
-    // SAFETY: the caller promises `p` is NULL or valid.
-    unsafe { p.as_mut() }.ok_or_else(|| Failure::invalid(func, format!("{name} is NULL")))
+pub(crate) unsafe fn out<T>(func: &str, name: &str, p: *mut T) -> CResult<Out<T>> {
+    if p.is_null() {
+        Err(Failure::invalid(func, format!("{name} is NULL")))
+    } else {
+        Ok(Out(p))
+    }
+}
+
+/// Checks an optional output pointer: `None` when NULL.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of `T`.
+pub(crate) unsafe fn opt_out<T>(p: *mut T) -> Option<Out<T>> {
+    (!p.is_null()).then_some(Out(p))
 }
 
 /// Returns the `&T` behind a required input pointer (a handle).
@@ -191,6 +247,13 @@ pub(crate) unsafe fn bytes_arg<'a>(
     if p.is_null() {
         return Err(Failure::invalid(func, format!("{name} is NULL")));
     }
+    if len > MAX_LEN as usize {
+        // No buffer is that large; a slice of it would be undefined.
+        return Err(Failure::new(
+            EFBIG,
+            format!("{func}: {name} length {len} is past the largest file size: File too large (os error 27)"),
+        ));
+    }
     // SAFETY: non-NULL and valid for `len` bytes by the caller's promise.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
@@ -226,6 +289,18 @@ pub(crate) fn fd_arg(func: &str, fd: c_int) -> CResult<std::os::fd::BorrowedFd<'
     Ok(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) })
 }
 
+/// Names an open descriptor when the caller gave no path: the file it
+/// refers to (`/proc/self/fd/N`'s target), so that messages name it and the
+/// `auto` policy measures its filesystem in its directory; the `/proc` link
+/// itself when the target cannot be read or is gone.
+pub(crate) fn fd_path(fd: c_int) -> PathBuf {
+    let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
+    match std::fs::read_link(&link) {
+        Ok(target) if target.is_absolute() && target.exists() => target,
+        _ => link,
+    }
+}
+
 /// Makes a C string owned by a handle (NULs shown as spaces).
 pub(crate) fn c_string(s: impl Into<String>) -> CString {
     CString::new(s.into().replace('\0', " ")).unwrap_or_default()
@@ -245,7 +320,9 @@ pub(crate) fn json_string<T: serde::Serialize>(func: &str, v: &T) -> CResult<CSt
 /// valid until the next failing fspace call on the same thread.
 #[no_mangle]
 pub extern "C" fn fspace_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }
 
 /// Returns the version of the library, e.g. `"0.1.0"` (static storage).

@@ -9,10 +9,10 @@ use crate::{
 };
 use fspace::{GrowOptions, GrowReport};
 use std::ffi::{c_char, c_int, CString};
-use std::path::PathBuf;
 
-/// Options of `fspace_grow`; set the defaults with
-/// `fspace_grow_options_init`, then change fields.
+/// Options of `fspace_grow`. Always set the defaults with
+/// `fspace_grow_options_init`, then change fields: a zeroed struct is not
+/// the defaults (`fallback`, `check_free_space` and `use_saved` are true).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_grow_options {
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_opti
         // SAFETY: forwarded caller promise.
         let o = unsafe { out(F, "options", options)? };
         let d = GrowOptions::default();
-        *o = fspace_grow_options {
+        o.set(fspace_grow_options {
             strategy: FSPACE_STRATEGY_AUTO,
             intent: FSPACE_INTENT_BULK,
             fallback: d.fallback,
@@ -57,21 +57,39 @@ pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_opti
             create: d.create,
             check_free_space: d.check_free_space,
             use_saved: d.use_saved,
-        };
+        });
         Ok(0)
     })
 }
 
-fn grow_options(func: &str, o: Option<&fspace_grow_options>) -> CResult<GrowOptions<'static>> {
+/// `fspace_grow_options` as C may hand it: any byte in a `bool` (a
+/// `memset`, another language's binding), which Rust may not read as `bool`.
+#[repr(C)]
+struct GrowOptionsRaw {
+    strategy: fspace_strategy,
+    intent: fspace_intent,
+    fallback: u8,
+    sync: u8,
+    create: u8,
+    check_free_space: u8,
+    use_saved: u8,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<GrowOptionsRaw>() == std::mem::size_of::<fspace_grow_options>()
+        && std::mem::align_of::<GrowOptionsRaw>() == std::mem::align_of::<fspace_grow_options>()
+);
+
+fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
     let mut g = GrowOptions::default();
     if let Some(o) = o {
         g.strategy = strategy_from_c(func, o.strategy)?;
         g.intent = intent_from_c(func, o.intent)?;
-        g.fallback = o.fallback;
-        g.sync = o.sync;
-        g.create = o.create;
-        g.check_free_space = o.check_free_space;
-        g.use_saved = o.use_saved;
+        g.fallback = o.fallback != 0;
+        g.sync = o.sync != 0;
+        g.create = o.create != 0;
+        g.check_free_space = o.check_free_space != 0;
+        g.use_saved = o.use_saved != 0;
     }
     Ok(g)
 }
@@ -151,12 +169,12 @@ pub unsafe extern "C" fn fspace_grow(
         let path = unsafe { path_arg(F, "path", path)? };
         let target = offset_arg(F, "target", target)?;
         // SAFETY: NULL or readable.
-        let opts = grow_options(F, unsafe { options.as_ref() })?;
+        let opts = grow_options(F, unsafe { options.cast::<GrowOptionsRaw>().as_ref() })?;
         let r = fspace::grow(&path, target, &opts)?;
         if !report.is_null() {
             let h = report_handle(F, r)?;
             // SAFETY: non-NULL and writable by the caller's promise.
-            unsafe { *report = h };
+            unsafe { report.write(h) };
         }
         Ok(0)
     })
@@ -164,7 +182,8 @@ pub unsafe extern "C" fn fspace_grow(
 
 /// As `fspace_grow`, for an open descriptor (opened for writing; it stays
 /// open and its offset is not moved). `path` names the file in messages and
-/// locates its filesystem for `auto`; NULL uses `/proc/self/fd/FD`.
+/// locates its filesystem for `auto`; NULL uses the file `/proc/self/fd/FD`
+/// links to (or that link, when the file has no name any more).
 /// `create` is ignored.
 ///
 /// Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
@@ -185,19 +204,19 @@ pub unsafe extern "C" fn fspace_grow_fd(
     ffi(F, || {
         let borrowed = fd_arg(F, fd)?;
         let path = if path.is_null() {
-            PathBuf::from(format!("/proc/self/fd/{fd}"))
+            crate::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }
         };
         let target = offset_arg(F, "target", target)?;
         // SAFETY: NULL or readable.
-        let opts = grow_options(F, unsafe { options.as_ref() })?;
+        let opts = grow_options(F, unsafe { options.cast::<GrowOptionsRaw>().as_ref() })?;
         let r = fspace::grow_fd(borrowed, &path, target, &opts)?;
         if !report.is_null() {
             let h = report_handle(F, r)?;
             // SAFETY: non-NULL and writable by the caller's promise.
-            unsafe { *report = h };
+            unsafe { report.write(h) };
         }
         Ok(0)
     })
@@ -219,7 +238,7 @@ pub unsafe extern "C" fn fspace_grow_report_get(
         // SAFETY: forwarded caller promises.
         let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
         let r = &h.report;
-        *s = fspace_grow_summary {
+        s.set(fspace_grow_summary {
             strategy: strategy_to_c(r.strategy),
             requested: r.requested.map_or(FSPACE_STRATEGY_AUTO, strategy_to_c),
             fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
@@ -231,7 +250,7 @@ pub unsafe extern "C" fn fspace_grow_report_get(
             elapsed_ns: u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX),
             synced: r.synced,
             created: r.created,
-        };
+        });
         Ok(0)
     })
 }
@@ -252,7 +271,7 @@ pub unsafe extern "C" fn fspace_grow_report_reason(
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "reason", reason)?) };
-        *o = h.reason.as_ptr();
+        o.set(h.reason.as_ptr());
         Ok(0)
     })
 }
@@ -273,7 +292,7 @@ pub unsafe extern "C" fn fspace_grow_report_json(
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "json", json)?) };
-        *o = h.json.as_ptr();
+        o.set(h.json.as_ptr());
         Ok(0)
     })
 }
@@ -308,8 +327,10 @@ pub struct fspace_range_summary {
     pub syscalls: u64,
     /// Of which change the file.
     pub write_syscalls: u64,
-    /// False when the filesystem could not say where the holes inside the
-    /// file are (no `SEEK_HOLE`): those were left as they were.
+    /// False when `SEEK_HOLE` could not show the holes inside the file (it
+    /// is unsupported, or found none on a FUSE or network filesystem, where
+    /// it usually reports everything as data): that part of the range was
+    /// read and its blocks that read as zeros were written with zeros.
     pub holes_known: bool,
 }
 
@@ -317,9 +338,12 @@ pub struct fspace_range_summary {
 /// it when the range ends past EOF: `posix_fallocate(3)` done right.
 /// `fallocate(2)` mode 0 where the filesystem supports it; elsewhere
 /// (NFS, FUSE, ext4 without extents) 1 MiB zero writes of only the holes in
-/// the range and of the part beyond EOF, so existing bytes are never
-/// written (glibc writes one byte per 4 KiB block instead). Nothing is
-/// synced. When `summary` is not NULL it receives what was done.
+/// the range (found with `SEEK_HOLE`, or where it cannot see them, as on
+/// sshfs, the blocks that read as zeros) and of the part beyond EOF, so
+/// existing bytes keep their values (glibc writes one byte per 4 KiB block
+/// instead). Not atomic against a concurrent writer of the same range, as
+/// glibc's emulation is not. `EINTR` is not returned: the call is restarted.
+/// Nothing is synced. When `summary` is not NULL it receives what was done.
 ///
 /// Errors: `-EINVAL` (negative offset, length not positive); `-EFBIG`
 /// (`offset + len` past the largest file); `-EBADF` (negative, closed or
@@ -346,11 +370,11 @@ pub unsafe extern "C" fn fspace_allocate_range(
         }
         let len = len as u64;
         end_arg(F, offset, len)?;
-        let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        let path = crate::fd_path(fd);
         let r = fspace::grow::allocate_range(borrowed, &path, offset, len)?;
         // SAFETY: NULL or writable by the caller's promise.
-        if let Some(s) = unsafe { summary.as_mut() } {
-            *s = fspace_range_summary {
+        if let Some(s) = unsafe { crate::opt_out(summary) } {
+            s.set(fspace_range_summary {
                 strategy: strategy_to_c(r.strategy),
                 old_len: r.old_len,
                 new_len: r.new_len,
@@ -359,7 +383,7 @@ pub unsafe extern "C" fn fspace_allocate_range(
                 syscalls: r.syscalls,
                 write_syscalls: r.write_syscalls,
                 holes_known: r.holes_known,
-            };
+            });
         }
         Ok(0)
     })

@@ -39,8 +39,9 @@ pub const FSPACE_COPY_COPY_FILE_RANGE: fspace_copy_method = 2;
 /// `pread` and the sparse writer.
 pub const FSPACE_COPY_READ_WRITE: fspace_copy_method = 3;
 
-/// Options of `fspace_copy`; set the defaults with
-/// `fspace_copy_options_init`.
+/// Options of `fspace_copy`. Always set the defaults with
+/// `fspace_copy_options_init` before changing fields: a zeroed struct is not
+/// the defaults.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_copy_options {
@@ -70,18 +71,34 @@ pub unsafe extern "C" fn fspace_copy_options_init(options: *mut fspace_copy_opti
         // SAFETY: forwarded caller promise.
         let o = unsafe { out(F, "options", options)? };
         let d = CopyOptions::default();
-        *o = fspace_copy_options {
+        o.set(fspace_copy_options {
             sparse: FSPACE_SPARSE_AUTO,
             reflink: FSPACE_REFLINK_AUTO,
             force: d.force,
             preserve: d.preserve,
             sync: d.sync,
-        };
+        });
         Ok(0)
     })
 }
 
-fn copy_options(func: &str, o: Option<&fspace_copy_options>) -> CResult<CopyOptions<'static>> {
+/// `fspace_copy_options` with its `bool`s read as bytes (see
+/// `GrowOptionsRaw` in resize.rs).
+#[repr(C)]
+struct CopyOptionsRaw {
+    sparse: fspace_sparse_mode,
+    reflink: fspace_reflink_mode,
+    force: u8,
+    preserve: u8,
+    sync: u8,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<CopyOptionsRaw>() == std::mem::size_of::<fspace_copy_options>()
+        && std::mem::align_of::<CopyOptionsRaw>() == std::mem::align_of::<fspace_copy_options>()
+);
+
+fn copy_options(func: &str, o: Option<&CopyOptionsRaw>) -> CResult<CopyOptions<'static>> {
     let mut c = CopyOptions::default();
     if let Some(o) = o {
         c.sparse = match o.sparse {
@@ -96,9 +113,18 @@ fn copy_options(func: &str, o: Option<&fspace_copy_options>) -> CResult<CopyOpti
             FSPACE_REFLINK_NEVER => ReflinkMode::Never,
             v => return Err(Failure::invalid(func, format!("unknown reflink mode {v}"))),
         };
-        c.force = o.force;
-        c.preserve = o.preserve;
-        c.sync = o.sync;
+        c.force = o.force != 0;
+        c.preserve = o.preserve != 0;
+        c.sync = o.sync != 0;
+        if c.reflink == ReflinkMode::Always && c.sparse != SparseMode::Auto {
+            return Err(Failure::invalid(
+                func,
+                format!(
+                    "FSPACE_REFLINK_ALWAYS shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
+                    c.sparse.name()
+                ),
+            ));
+        }
     }
     Ok(c)
 }
@@ -158,8 +184,13 @@ pub struct fspace_copy_summary {
 /// the defaults. On success, when `report` is not NULL, `*report` is a new
 /// handle for `fspace_copy_report_free`.
 ///
-/// Errors: `-EINVAL` (NULL path, unknown constant, same file); `-ENOENT`;
-/// `-EEXIST` (`dst` exists without `force`); `-EISDIR`; `-ENOSPC` (nothing is
+/// When `dst` is an existing directory, the copy is made inside it under
+/// the source's file name.
+///
+/// Errors: `-EINVAL` (NULL path, unknown constant, same file,
+/// `FSPACE_REFLINK_ALWAYS` with a sparse mode other than auto); `-ENOENT`;
+/// `-EEXIST` (`dst` exists without `force`); `-EISDIR` (`src` is a
+/// directory); `-ENOSPC` (nothing is
 /// left at `dst`); `-EOPNOTSUPP` (`FSPACE_REFLINK_ALWAYS` where blocks cannot
 /// be shared); the errors of the calls made.
 ///
@@ -178,13 +209,13 @@ pub unsafe extern "C" fn fspace_copy(
         // SAFETY: forwarded caller promises.
         let (src, dst) = unsafe { (path_arg(F, "src", src)?, path_arg(F, "dst", dst)?) };
         // SAFETY: NULL or readable.
-        let opts = copy_options(F, unsafe { options.as_ref() })?;
+        let opts = copy_options(F, unsafe { options.cast::<CopyOptionsRaw>().as_ref() })?;
         let r = fspace::copy(&src, &dst, &opts)?;
         if !report.is_null() {
             let json = json_string(F, &r)?;
             let h = Box::into_raw(Box::new(fspace_copy_report { report: r, json }));
             // SAFETY: non-NULL and writable by the caller's promise.
-            unsafe { *report = h };
+            unsafe { report.write(h) };
         }
         Ok(0)
     })
@@ -206,7 +237,7 @@ pub unsafe extern "C" fn fspace_copy_report_get(
         // SAFETY: forwarded caller promises.
         let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
         let r = &h.report;
-        *s = fspace_copy_summary {
+        s.set(fspace_copy_summary {
             method: match r.method {
                 CopyMethod::None => FSPACE_COPY_NONE,
                 CopyMethod::Clone => FSPACE_COPY_CLONE,
@@ -230,7 +261,7 @@ pub unsafe extern "C" fn fspace_copy_report_get(
             replaced: r.replaced,
             preserved: r.preserved,
             synced: r.synced,
-        };
+        });
         Ok(0)
     })
 }
@@ -251,7 +282,7 @@ pub unsafe extern "C" fn fspace_copy_report_json(
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "json", json)?) };
-        *o = h.json.as_ptr();
+        o.set(h.json.as_ptr());
         Ok(0)
     })
 }
@@ -322,7 +353,7 @@ fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
 
 /// Starts writing the regular file open for writing as `fd`, from offset 0
 /// (the descriptor's own offset is neither used nor moved). `path` names it
-/// in messages (NULL: `/proc/self/fd/FD`). `flags` is 0 or
+/// in messages (NULL: the file `/proc/self/fd/FD` links to). `flags` is 0 or
 /// `FSPACE_SPARSE_WRITER_*` combined. `fd` must stay open until the writer
 /// is freed. On success `*out` is a new handle: write to it, then
 /// `fspace_sparse_writer_finish`, then `fspace_sparse_writer_free`.
@@ -346,7 +377,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_new(
         let o = unsafe { crate::out(F, "out", out)? };
         let borrowed = fd_arg(F, fd)?;
         let path = if path.is_null() {
-            PathBuf::from(format!("/proc/self/fd/{fd}"))
+            crate::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }
@@ -360,10 +391,10 @@ pub unsafe extern "C" fn fspace_sparse_writer_new(
             ..SparseWriterOptions::default()
         };
         let writer = SparseWriter::new(borrowed, &path, opts)?;
-        *o = Box::into_raw(Box::new(fspace_sparse_writer {
+        o.set(Box::into_raw(Box::new(fspace_sparse_writer {
             writer: Some(writer),
             path,
-        }));
+        })));
         Ok(0)
     })
 }
@@ -520,7 +551,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_position(
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (w, o) = unsafe { (live(F, writer)?, out(F, "position", position)?) };
-        *o = w.position();
+        o.set(w.position());
         Ok(0)
     })
 }
@@ -553,8 +584,8 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
         })?;
         let s = w.finish()?;
         // SAFETY: NULL or writable by the caller's promise.
-        if let Some(o) = unsafe { stats.as_mut() } {
-            *o = stats_to_c(&s);
+        if let Some(o) = unsafe { crate::opt_out(stats) } {
+            o.set(stats_to_c(&s));
         }
         Ok(0)
     })

@@ -6,8 +6,9 @@ use fspace::wal::{Record, WalReader};
 use fspace::{Lsn, Wal, WalOptions};
 use std::ffi::{c_char, c_int, c_void};
 
-/// Options of `fspace_wal_open`; set the defaults with
-/// `fspace_wal_options_init`.
+/// Options of `fspace_wal_open`. Always set the defaults with
+/// `fspace_wal_options_init` before changing fields: a zeroed struct is not
+/// the defaults (it is refused: a segment size of 0).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_wal_options {
@@ -42,19 +43,36 @@ pub unsafe extern "C" fn fspace_wal_options_init(options: *mut fspace_wal_option
         // SAFETY: forwarded caller promise.
         let o = unsafe { out(F, "options", options)? };
         let d = WalOptions::default();
-        *o = fspace_wal_options {
+        o.set(fspace_wal_options {
             segment_size: d.segment_size,
             prepare_ahead: u32::try_from(d.prepare_ahead).unwrap_or(u32::MAX),
             recycle_pool: u32::try_from(d.recycle_pool).unwrap_or(u32::MAX),
             prepare_strategy: crate::info::FSPACE_STRATEGY_AUTO,
             direct_io: -1,
             use_saved: d.use_saved,
-        };
+        });
         Ok(0)
     })
 }
 
-fn wal_options(func: &str, o: Option<&fspace_wal_options>) -> CResult<WalOptions> {
+/// `fspace_wal_options` with its `bool` read as a byte (see
+/// `GrowOptionsRaw` in resize.rs).
+#[repr(C)]
+struct WalOptionsRaw {
+    segment_size: u64,
+    prepare_ahead: u32,
+    recycle_pool: u32,
+    prepare_strategy: fspace_strategy,
+    direct_io: i32,
+    use_saved: u8,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<WalOptionsRaw>() == std::mem::size_of::<fspace_wal_options>()
+        && std::mem::align_of::<WalOptionsRaw>() == std::mem::align_of::<fspace_wal_options>()
+);
+
+fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
     let mut w = WalOptions::default();
     if let Some(o) = o {
         w.segment_size = o.segment_size;
@@ -72,7 +90,7 @@ fn wal_options(func: &str, o: Option<&fspace_wal_options>) -> CResult<WalOptions
                 ))
             }
         };
-        w.use_saved = o.use_saved;
+        w.use_saved = o.use_saved != 0;
     }
     Ok(w)
 }
@@ -115,8 +133,9 @@ pub struct fspace_wal_release_info {
 
 /// Opens (recovering) or creates the log in directory `dir` (created if
 /// missing) with `options` (NULL: the defaults). Recovery stops at the first
-/// record that is torn, fails its checksum or breaks the LSN sequence. On
-/// success `*out` is a new handle for `fspace_wal_close`.
+/// record that is torn, fails its checksum or breaks the LSN sequence; new
+/// records go to a new segment, so each open starts one. On success `*out`
+/// is a new handle for `fspace_wal_close`.
 ///
 /// Errors: `-EINVAL` (NULL argument, bad option); `-EAGAIN` (another open
 /// log, in this process or another, holds the directory's lock); `-EUCLEAN` (a damaged segment before the
@@ -137,9 +156,9 @@ pub unsafe extern "C" fn fspace_wal_open(
         // SAFETY: forwarded caller promises.
         let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
         // SAFETY: NULL or readable.
-        let opts = wal_options(F, unsafe { options.as_ref() })?;
+        let opts = wal_options(F, unsafe { options.cast::<WalOptionsRaw>().as_ref() })?;
         let wal = Wal::open(&dir, opts)?;
-        *o = Box::into_raw(Box::new(fspace_wal { wal }));
+        o.set(Box::into_raw(Box::new(fspace_wal { wal })));
         Ok(0)
     })
 }
@@ -203,8 +222,8 @@ pub unsafe extern "C" fn fspace_wal_append(
         let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
         let l = h.wal.append(data)?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { lsn.as_mut() } {
-            *o = l.0;
+        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+            o.set(l.0);
         }
         Ok(0)
     })
@@ -232,8 +251,8 @@ pub unsafe extern "C" fn fspace_wal_commit(
         let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
         let l = h.wal.commit(data)?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { lsn.as_mut() } {
-            *o = l.0;
+        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+            o.set(l.0);
         }
         Ok(0)
     })
@@ -255,14 +274,16 @@ pub unsafe extern "C" fn fspace_wal_sync(wal: *const fspace_wal, lsn: *mut u64) 
         let h = unsafe { arg(F, "wal", wal)? };
         let l = h.wal.sync()?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { lsn.as_mut() } {
-            *o = l.0;
+        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+            o.set(l.0);
         }
         Ok(0)
     })
 }
 
-/// Makes every record up to `lsn` durable.
+/// Makes every record up to `lsn` durable; an `lsn` beyond the last one
+/// appended makes everything appended durable (it does not wait for
+/// records to come).
 ///
 /// Errors: as `fspace_wal_sync`.
 ///
@@ -291,7 +312,7 @@ pub unsafe extern "C" fn fspace_wal_durable_lsn(wal: *const fspace_wal, lsn: *mu
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "lsn", lsn)?) };
-        *o = h.wal.durable_lsn().0;
+        o.set(h.wal.durable_lsn().0);
         Ok(0)
     })
 }
@@ -308,7 +329,7 @@ pub unsafe extern "C" fn fspace_wal_next_lsn(wal: *const fspace_wal, lsn: *mut u
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "lsn", lsn)?) };
-        *o = h.wal.next_lsn().0;
+        o.set(h.wal.next_lsn().0);
         Ok(0)
     })
 }
@@ -325,7 +346,7 @@ pub unsafe extern "C" fn fspace_wal_max_record(wal: *const fspace_wal, len: *mut
     ffi(F, || {
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "len", len)?) };
-        *o = h.wal.max_record();
+        o.set(h.wal.max_record());
         Ok(0)
     })
 }
@@ -346,14 +367,14 @@ pub unsafe extern "C" fn fspace_wal_recovery(
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "info", info)?) };
         let r = h.wal.recovery();
-        *o = fspace_wal_recovery_info {
+        o.set(fspace_wal_recovery_info {
             created: r.created,
             segments: r.segments as u64,
             records: r.records,
             first_lsn: r.first_lsn.0,
             next_lsn: r.next_lsn.0,
             discarded_bytes: r.tail.as_ref().map_or(0, |t| t.discarded_bytes),
-        };
+        });
         Ok(0)
     })
 }
@@ -382,11 +403,11 @@ pub unsafe extern "C" fn fspace_wal_release_before(
         let h = unsafe { arg(F, "wal", wal)? };
         let r = h.wal.release_before(Lsn(lsn))?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { info.as_mut() } {
-            *o = fspace_wal_release_info {
+        if let Some(o) = unsafe { crate::opt_out(info) } {
+            o.set(fspace_wal_release_info {
                 recycled: r.recycled as u64,
                 deleted: r.deleted as u64,
-            };
+            });
         }
         Ok(0)
     })
@@ -400,8 +421,9 @@ pub struct fspace_wal_reader {
 }
 
 /// Starts reading the durable records of `wal` from LSN `from` on (0: from
-/// the oldest kept). Records appended later are not included. On success
-/// `*out` is a new handle for `fspace_wal_reader_free`.
+/// the oldest kept; beyond the last durable record: nothing to read).
+/// Records appended later are not included. On success `*out` is a new
+/// handle for `fspace_wal_reader_free`.
 ///
 /// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
 ///
@@ -418,10 +440,10 @@ pub unsafe extern "C" fn fspace_wal_reader_new(
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "wal", wal)?, crate::out(F, "out", out)?) };
         let reader = h.wal.read_from(Lsn(from))?;
-        *o = Box::into_raw(Box::new(fspace_wal_reader {
+        o.set(Box::into_raw(Box::new(fspace_wal_reader {
             reader,
             current: None,
-        }));
+        })));
         Ok(0)
     })
 }
@@ -466,9 +488,9 @@ pub unsafe extern "C" fn fspace_wal_reader_next(
             }
             Some(Ok(rec)) => {
                 let rec = r.current.insert(rec);
-                *lsn = rec.lsn.0;
-                *data = rec.data.as_ptr().cast();
-                *len = rec.data.len();
+                lsn.set(rec.lsn.0);
+                data.set(rec.data.as_ptr().cast());
+                len.set(rec.data.len());
                 Ok(1)
             }
         }

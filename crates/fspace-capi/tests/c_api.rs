@@ -246,6 +246,34 @@ fn header_functions() -> BTreeSet<String> {
     names
 }
 
+/// Returns C source without its comments (a function named only in a
+/// comment is not called).
+fn without_comments(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut rest = src;
+    while !rest.is_empty() {
+        let block = rest.find("/*");
+        let line = rest.find("//");
+        match (block, line) {
+            (Some(b), l) if l.is_none_or(|l| b < l) => {
+                out.push_str(&rest[..b]);
+                rest = rest[b + 2..]
+                    .find("*/")
+                    .map_or("", |e| &rest[b + 2 + e + 2..]);
+            }
+            (_, Some(l)) => {
+                out.push_str(&rest[..l]);
+                rest = rest[l..].find('\n').map_or("", |e| &rest[l + e..]);
+            }
+            _ => {
+                out.push_str(rest);
+                rest = "";
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn every_function_in_the_header_is_called_by_a_c_test() {
     let functions = header_functions();
@@ -256,7 +284,7 @@ fn every_function_in_the_header_is_called_by_a_c_test() {
     );
     let sources: String = programs()
         .iter()
-        .map(|p| std::fs::read_to_string(p).expect("read a test program"))
+        .map(|p| without_comments(&std::fs::read_to_string(p).expect("read a test program")))
         .collect();
     let called = |f: &str| {
         sources.match_indices(f).any(|(i, _)| {

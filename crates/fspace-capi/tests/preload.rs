@@ -103,6 +103,8 @@ fn fallocate_x_256m_takes_hundreds_of_writes_not_65536() {
             fs.name,
             common::output_text(&o)
         );
+        // At least the refused fallocate: 0 would mean strace's summary
+        // was not read.
         assert!(
             (1..=300).contains(&calls),
             "{}: {calls} write-type syscalls with the preload (at most 300)",
@@ -214,7 +216,7 @@ fn preload_keeps_glibc_contract_and_every_data_byte() {
                     fs.name
                 );
                 assert!(
-                    our_calls < 40,
+                    (1..40).contains(&our_calls),
                     "{}: the preload made {our_calls} write-type calls (is it loaded?)",
                     fs.name
                 );

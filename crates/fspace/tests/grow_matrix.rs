@@ -887,19 +887,23 @@ fn allocate_range_keeps_data_fills_holes_and_refuses_what_cannot_fit() {
             "{}: {allocated} allocated",
             fs.name
         );
-        if fs.is(&["ext4-noextents"]) {
+        if !fallocate_works {
             // One hole inside (64 KiB..1 MiB) and the tail; nothing else.
-            assert_eq!(r.holes_filled, 1, "{}: {r:?}", fs.name);
-            assert_eq!(
-                r.bytes_written,
-                ((1 << 20) - (64 << 10)) + (start + len - old_len),
-                "{r:?}"
-            );
-            assert!(r.write_syscalls <= 8, "{r:?}");
-        }
-        if fs.is(&["sshfs"]) {
-            // sshfs reports no holes: only the tail is written.
-            assert_eq!(r.bytes_written, start + len - old_len, "{r:?}");
+            // ext3 shows the hole with SEEK_HOLE; sshfs cannot, so the range
+            // was read and its zero blocks written.
+            // (The pattern has zero blocks of its own: on sshfs they are
+            // written too, with the zeros they hold.)
+            let hole_and_tail = ((1 << 20) - (64 << 10)) + (start + len - old_len);
+            if fs.is(&["ext4-noextents"]) {
+                assert!(r.holes_known, "{r:?}");
+                assert_eq!(r.holes_filled, 1, "{r:?}");
+                assert_eq!(r.bytes_written, hole_and_tail, "{r:?}");
+            } else {
+                assert!(!r.holes_known, "{r:?}");
+                assert!(r.holes_filled >= 1, "{r:?}");
+                assert!(r.bytes_written >= hole_and_tail, "{r:?}");
+            }
+            assert!(r.write_syscalls <= 16, "{r:?}");
         }
         if !fallocate_works && fs.is(&common::BOUNDED) {
             // Far more than the filesystem holds: refused before writing.

@@ -9,11 +9,20 @@
 //! is left as it was, the same argument checks give the same errors — but
 //! falls back to [`fspace::grow::allocate_range`]'s 1 MiB zero writes of the
 //! holes in the range and of the part beyond EOF. Bytes already in the file
-//! are never written.
+//! keep their values. Two differences from glibc: a `fallocate` interrupted
+//! by a signal is restarted rather than returning `EINTR`, and a
+//! write-only descriptor works where glibc's emulation (which reads)
+//! returns `EBADF`.
 //!
 //! ```text
 //! LD_PRELOAD=/usr/local/lib/libfspace-preload.so fallocate -x -l 256M file
 //! ```
+
+// posix_fallocate's off_t is 64 bits only on 64-bit targets; on 32-bit ones
+// glibc's posix_fallocate takes a 32-bit off_t and this shim would misread
+// its arguments.
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("libfspace-preload.so supports 64-bit targets only (off_t must be 64 bits)");
 
 use std::ffi::c_int;
 use std::os::fd::BorrowedFd;

@@ -501,29 +501,31 @@ static void test_allocate_range(void)
             CHECK(s.holes_filled == 0);
             CHECK(s.holes_known == true);
         } else {
-            /* the part past EOF, and the hole when it could be found */
+            /* the part past EOF, and the hole: seen with SEEK_HOLE, or
+             * where it cannot see holes (sshfs) found by reading (the
+             * pattern may hold zero blocks of its own, written with the
+             * zeros they hold) */
             if (s.holes_known) {
                 CHECK(s.holes_filled == 1);
                 CHECK(s.bytes_written == (uint64_t)((b - a) + (end - eof)));
             } else {
-                CHECK(s.holes_filled == 0);
-                CHECK(s.bytes_written == (uint64_t)(end - eof));
+                CHECK(s.holes_filled >= 1);
+                CHECK(s.bytes_written >= (uint64_t)((b - a) + (end - eof)));
             }
             if (g_caps_known && g_caps[FSPACE_CAP_SEEK_HOLE])
                 CHECK(s.holes_known);
         }
         section("allocate_range: holes_known where SEEK_HOLE does not work");
-        /* The header: holes_known is "false when the filesystem could not
-         * say where the holes inside the file are (no SEEK_HOLE): those
-         * were left as they were". The file has a hole at [a, b). */
+        /* The header: holes_known is false when SEEK_HOLE could not show
+         * the holes; the blocks that read as zeros were written instead.
+         * The file has a hole at [a, b). */
         if (s.strategy == FSPACE_STRATEGY_ZERO_FILL && g_caps_known && !g_caps[FSPACE_CAP_SEEK_HOLE])
             CHECK(s.holes_known == false);
         section("allocate_range over data, a hole and past EOF");
         if (fstat(fd, &st) == 0) {
             CHECK(st.st_size == end);
             /* the range is allocated now */
-            if (s.holes_known)
-                CHECK((long long)st.st_blocks * 512 >= len);
+            CHECK((long long)st.st_blocks * 512 >= len);
         }
     }
     CHECK(file_size(path) == end);

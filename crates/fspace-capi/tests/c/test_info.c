@@ -87,6 +87,48 @@ static void test_last_error(const char *work)
     CHECK(strstr(fspace_last_error(), "fspace_fs_info_new") != NULL);
 }
 
+/* The contract: no function reads or sets errno, whether it succeeds or
+ * fails (the library's own calls may set it inside; it is put back). */
+static void test_errno_untouched(const char *work)
+{
+    char missing[4096], file[4096];
+    fspace_fs_info *info = NULL;
+    fspace_grow_report *r = NULL;
+    fspace_grow_options o;
+    int rc;
+
+    section("errno untouched by a success");
+    join(file, sizeof file, work, "errno-file");
+    CHECK_OK(fspace_grow_options_init(&o));
+    o.create = true;
+    errno = 4242;
+    rc = fspace_grow(file, 65536, &o, &r);
+    CHECK(errno == 4242);
+    CHECK(rc == 0);
+    errno = 4242;
+    fspace_grow_report_free(r);
+    CHECK(errno == 4242);
+    errno = 4242;
+    rc = fspace_fs_info_new(work, &info);
+    CHECK(errno == 4242);
+    CHECK(rc == 0);
+    errno = 4242;
+    fspace_fs_info_free(info);
+    CHECK(errno == 4242);
+
+    section("errno untouched by a failure");
+    join(missing, sizeof missing, work, "no-such-dir/x");
+    errno = 4242;
+    rc = fspace_fs_info_new(missing, &info);
+    CHECK(errno == 4242);
+    CHECK(rc == -ENOENT);
+    errno = 4242;
+    rc = fspace_grow(missing, 4096, NULL, NULL);
+    CHECK(errno == 4242);
+    CHECK(rc == -ENOENT);
+    unlink(file);
+}
+
 static void test_fs_info(const char *work)
 {
     char fs_type[256];
@@ -293,6 +335,7 @@ int main(int argc, char **argv)
     test_version_and_names();
     make_work_dir(work, sizeof work, argv[1]);
     test_last_error(work);
+    test_errno_untouched(work);
     test_fs_info(work);
     rm_rf(work);
     return g_failed ? 1 : 0;

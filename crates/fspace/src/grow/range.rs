@@ -41,10 +41,12 @@ pub struct RangeReport {
     pub holes_filled: u64,
     /// Zero bytes written.
     pub bytes_written: u64,
-    /// False when holes inside the old length could not be looked for:
-    /// `SEEK_HOLE` is unsupported, or it found none on a network or FUSE
+    /// False when `SEEK_HOLE` could not show the holes inside the old
+    /// length: it is unsupported, or it found none on a network or FUSE
     /// filesystem, where it is usually the kernel's generic version that
-    /// reports every byte as data (sshfs). Holes there are left as they were.
+    /// reports every byte as data (sshfs). That part of the range was then
+    /// read, and its blocks that read as zeros were written with zeros
+    /// (counted in `holes_filled` and `bytes_written`).
     pub holes_known: bool,
     /// Syscalls issued.
     pub syscalls: u64,
@@ -63,8 +65,9 @@ pub struct RangeReport {
 /// `EOPNOTSUPP` or `ENOSYS` it checks its arguments as glibc does (`EBADF` for
 /// an `O_APPEND` descriptor, whose `pwrite`s would land at EOF; `ESPIPE` for
 /// a FIFO; `ENODEV` for anything but a regular file) and fills, with 1 MiB
-/// zero writes, the holes inside the file (found with `SEEK_HOLE`) and the
-/// part of the range beyond EOF. Bytes already in the file are never written.
+/// zero writes, the holes inside the file (found with `SEEK_HOLE`; where it
+/// cannot see them, as on sshfs, the blocks that read as zeros) and the part
+/// of the range beyond EOF. Bytes already in the file keep their values.
 /// When the fill would need more than the free space, it fails with `ENOSPC`
 /// before writing; when a write fails, the file is put back to its old
 /// length. Any other `fallocate` error is returned as it is, with its errno
@@ -123,17 +126,24 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let eof = st.size;
     report.old_len = eof;
-    let (holes, seek_works) = holes_in(fd, path, range.start..range.end.min(eof))?;
+    let inside = range.start..range.end.min(eof);
+    let (mut holes, seek_works) = holes_in(fd, path, inside.clone())?;
     // Nothing found on a network or FUSE filesystem: SEEK_HOLE is probably
     // the kernel's generic one, which reports the whole file as data (sshfs),
     // and st_blocks cannot tell either (sshfs reports size / 512).
     report.holes_known = seek_works
         && (!holes.is_empty()
-            || range.start >= eof
+            || inside.is_empty()
             || !sys::fstatfs(fd).is_ok_and(|f| {
                 let kind = FsKind::from_magic(f.magic);
                 kind == FsKind::Fuse || kind.is_network()
             }));
+    if !report.holes_known {
+        // Holes cannot be seen: find them as glibc does, by reading, but
+        // whole blocks at a time; a block that reads as zeros is written
+        // with zeros (its bytes stay what they were).
+        holes = zero_blocks_in(fd, path, inside, st.blksize)?;
+    }
     let tail = range.start.max(eof)..range.end.max(eof);
     let need = holes.iter().map(|h| h.end - h.start).sum::<u64>() + (tail.end - tail.start);
     if need > 0 {
@@ -150,8 +160,10 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
         match zero_fill::fill(fd, hole.start, hole.end, None, None) {
             Ok(n) => report.bytes_written += n,
             Err((e, reached)) => {
-                if hole.start >= eof {
-                    // Best effort: the error is what the caller needs.
+                // Put the length back, unless someone else has written past
+                // what this fill reached: their bytes are not ours to cut.
+                // Best effort: the error is what the caller needs.
+                if hole.start >= eof && sys::fstat(fd).is_ok_and(|s| s.size <= reached.max(eof)) {
                     let _ = sys::ftruncate(fd, eof);
                 }
                 return Err(Error::io("pwritev", path, Some(reached..hole.end), e));
@@ -246,4 +258,52 @@ fn holes_in(
         pos = end;
     }
     Ok((holes, true))
+}
+
+/// Read size when looking for zero blocks (one zero-fill buffer).
+const ZERO_SCAN_READ: usize = zero_fill::ZERO_FILL_BUFFER;
+
+/// Returns the runs of whole blocks inside `within` (clamped to it) that
+/// read as zeros, merged: where `SEEK_HOLE` cannot see holes, these are the
+/// places a hole may be. `block` is the file's `st_blksize` (4 KiB when
+/// unknown or larger, as glibc caps it for network filesystems).
+fn zero_blocks_in(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    within: Range<u64>,
+    block: u64,
+) -> Result<Vec<Range<u64>>> {
+    let block = if block == 0 || block > 4096 {
+        4096
+    } else {
+        block
+    };
+    let mut runs: Vec<Range<u64>> = Vec::new();
+    let mut buf = vec![0u8; ZERO_SCAN_READ];
+    // Start at the block holding `within.start`.
+    let mut pos = within.start - within.start % block;
+    while pos < within.end {
+        let want = (ZERO_SCAN_READ as u64).min(within.end.div_ceil(block) * block - pos) as usize;
+        let n = sys::pread(fd, &mut buf[..want], pos)
+            .map_err(|e| Error::io("pread", path, Some(pos..pos + want as u64), e))?;
+        if n == 0 {
+            break; // the file shrank meanwhile
+        }
+        for (i, chunk) in buf[..n].chunks(block as usize).enumerate() {
+            if !crate::sparse::is_zero(chunk) {
+                continue;
+            }
+            let start = (pos + (i as u64) * block).max(within.start);
+            let end = (pos + (i as u64) * block + chunk.len() as u64).min(within.end);
+            if start >= end {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => runs.push(start..end),
+            }
+        }
+        pos += n as u64;
+    }
+    Ok(runs)
 }

@@ -5,7 +5,6 @@ use crate::sys::{self, Errno};
 use rustix::fd::BorrowedFd;
 use rustix::io::IoSlice;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 
 /// Size of the one zeroed buffer (DESIGN.md rule 4: at least 1 MiB). Each
 /// iovec of a `pwritev` points at it.
@@ -21,11 +20,12 @@ pub const ZERO_FILL_BUFFER: usize = 1 << 20;
 /// harder).
 pub const ZERO_FILL_IOVECS: usize = 1;
 
-/// Returns the shared zeroed buffer, allocated zeroed (`calloc`-style,
-/// never uninitialised memory) once per process.
+/// Returns the shared zeroed buffer: a static array in zero-initialised
+/// memory (never uninitialised), with no allocation and no lock, so that it
+/// is safe in a child after `fork` (the preload runs inside any program).
 pub(crate) fn zero_buffer() -> &'static [u8] {
-    static BUF: OnceLock<Vec<u8>> = OnceLock::new();
-    BUF.get_or_init(|| vec![0u8; ZERO_FILL_BUFFER])
+    static BUF: [u8; ZERO_FILL_BUFFER] = [0; ZERO_FILL_BUFFER];
+    &BUF
 }
 
 /// Writes zeros to `start..end` of `fd`; returns the bytes written. On error,

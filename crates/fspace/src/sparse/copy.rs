@@ -246,6 +246,33 @@ fn not_possible(e: Errno) -> bool {
     )
 }
 
+/// Says when the source's holes could not be seen: a network or FUSE
+/// filesystem whose `SEEK_HOLE` (usually the kernel's generic one, as on
+/// sshfs) reported every byte as data, in a copy that did not read for
+/// zeros. Without it such a copy would look complete and lose the holes
+/// silently.
+fn blind_source_note(
+    sfd: BorrowedFd<'_>,
+    report: &CopyReport,
+    opts: &CopyOptions<'_>,
+) -> Option<String> {
+    if opts.sparse != SparseMode::Auto
+        || report.holes > 0
+        || report.len == 0
+        || report.bytes_cloned > 0
+    {
+        return None;
+    }
+    let kind = FsKind::from_magic(sys::fstatfs(sfd).ok()?.magic);
+    (kind == FsKind::Fuse || kind.is_network()).then(|| {
+        format!(
+            "the source is on {}, whose SEEK_HOLE reports every byte as data: holes in it could not be seen and \
+             were copied as zeros; sparse mode `always` finds zero blocks by reading them",
+            kind.name()
+        )
+    })
+}
+
 /// Copies the regular file `src` to `dst` (see [`CopyOptions`]), keeping
 /// holes, and returns what it did.
 ///
@@ -334,6 +361,9 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
             kind: std::cell::OnceCell::new(),
         };
         job.run(&mut report)?;
+        if let Some(note) = blind_source_note(sfd.as_fd(), &report, opts) {
+            report.notes.push(note);
+        }
         let now = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
         if now.size < sst.size {
             return Err(job.shrank(now.size, now.size));

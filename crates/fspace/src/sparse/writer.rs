@@ -167,6 +167,14 @@ impl<'fd> SparseWriter<'fd> {
             return Err(Error::not_regular("sparse write", path, &st, None));
         }
         let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
+        if !flags.intersects(rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::RDWR) {
+            return Err(Error::refused(
+                "sparse write",
+                path,
+                Errno::BADF,
+                "the descriptor is not open for writing",
+            ));
+        }
         if flags.contains(rustix::fs::OFlags::APPEND) {
             // pwritev ignores its offset on O_APPEND descriptors (Linux).
             return Err(Error::refused(
