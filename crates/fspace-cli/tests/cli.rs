@@ -895,7 +895,7 @@ fn copy_bad_input_fails_cleanly() {
             &[
                 "copy(",
                 &s(&d.join("exists")),
-                "already exists; pass --force",
+                "already exists; replace it with the force option",
             ],
         );
         assert!(t.contains("fspace: error:"), "{t}");

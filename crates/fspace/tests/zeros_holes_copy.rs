@@ -488,7 +488,7 @@ fn reflink_modes() {
             }
             Err(e) => {
                 assert!(!clones, "{}: {e}", fs.name);
-                assert!(e.to_string().contains("--reflink always"), "{e}");
+                assert!(e.to_string().contains("reflink always"), "{e}");
                 assert!(!always.exists());
             }
         }
@@ -632,7 +632,7 @@ fn bad_input_is_refused_and_changes_nothing() {
             &d.join("existing"),
             &o,
             17,
-            "already exists; pass --force",
+            "already exists; replace it with the force option",
         );
         assert_eq!(common::read(&d.join("existing")), b"keep me");
         // ... is replaced with it.

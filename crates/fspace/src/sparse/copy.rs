@@ -503,7 +503,7 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
             "copy",
             dst,
             Errno::EXIST,
-            "already exists; pass --force to replace it",
+            "already exists; replace it with the force option (CLI: --force)",
         ));
     }
     Ok(true)
@@ -551,7 +551,7 @@ impl Job<'_> {
         if clone_allowed {
             if opts.sparse != SparseMode::Auto {
                 report.notes.push(format!(
-                    "--reflink always: the copy shares the source's blocks, so --sparse {} changes nothing",
+                    "reflink always: the copy shares the source's blocks, so sparse mode {} changes nothing",
                     opts.sparse
                 ));
             }
@@ -563,7 +563,7 @@ impl Job<'_> {
                         self.dst,
                         e,
                         format!(
-                            "--reflink always, but the blocks of {} cannot be shared: FICLONE failed: {} (source and destination must be on one filesystem with reflinks, such as btrfs or xfs with reflink=1)",
+                            "reflink always, but the blocks of {} cannot be shared: FICLONE failed: {} (source and destination must be on one filesystem with reflinks, such as btrfs or xfs with reflink=1)",
                             self.src.display(),
                             std::io::Error::from_raw_os_error(e.raw_os_error())
                         ),
@@ -583,9 +583,9 @@ impl Job<'_> {
             report.fallbacks.push(CopyFallback {
                 method: CopyMethod::Clone,
                 reason: match opts.reflink {
-                    ReflinkMode::Never => "not allowed: --reflink never".into(),
+                    ReflinkMode::Never => "not allowed: reflink never".into(),
                     _ => format!(
-                        "not used: --sparse {} needs the data read and written",
+                        "not used: sparse mode {} needs the data read and written",
                         opts.sparse
                     ),
                 },
@@ -599,7 +599,7 @@ impl Job<'_> {
                 report.fallbacks.push(CopyFallback {
                     method: CopyMethod::CopyFileRange,
                     reason: format!(
-                        "not allowed: --reflink never, and copy_file_range may share blocks on {}",
+                        "not allowed: reflink never, and copy_file_range may share blocks on {}",
                         kind.name()
                     ),
                     errno: None,
@@ -621,7 +621,7 @@ impl Job<'_> {
             report.fallbacks.push(CopyFallback {
                 method: CopyMethod::CopyFileRange,
                 reason: format!(
-                    "not used: --sparse {} needs the data read and written",
+                    "not used: sparse mode {} needs the data read and written",
                     opts.sparse
                 ),
                 errno: None,
