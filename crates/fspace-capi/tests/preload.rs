@@ -113,6 +113,25 @@ fn fallocate_x_256m_takes_hundreds_of_writes_not_65536() {
         check_zeros(&file, &fs.name);
         std::fs::remove_file(&file).expect("remove");
 
+        // FSPACE_PRELOAD_VERBOSE: each call says what it did.
+        let small = dir.path().join("verbose");
+        let o = Command::new("fallocate")
+            .args(["-x", "-l", "1M"])
+            .arg(&small)
+            .env("LD_PRELOAD", &lib)
+            .env("FSPACE_PRELOAD_VERBOSE", "1")
+            .output()
+            .expect("fallocate -x");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("fspace-preload: posix_fallocate(fd ")
+                && err.contains("zero-fill, 1048576 bytes of zeros written")
+                && err.contains("verbose"),
+            "{}: {err}",
+            fs.name
+        );
+        std::fs::remove_file(&small).expect("remove");
+
         // The baseline, to show what the preload replaces.
         let file = dir.path().join("glibc");
         let (o, glibc_calls) = counted(fallocate_x(&file), None);

@@ -16,6 +16,7 @@
 //!
 //! ```text
 //! LD_PRELOAD=/usr/local/lib/libfspace-preload.so fallocate -x -l 256M file
+//! FSPACE_PRELOAD_VERBOSE=1 LD_PRELOAD=... prog   # each call says what it did on stderr
 //! ```
 
 // posix_fallocate's off_t is 64 bits only on 64-bit targets; on 32-bit ones
@@ -56,10 +57,35 @@ pub fn posix_allocate(fd: c_int, offset: i64, len: i64) -> c_int {
     // SAFETY: fd is not -1 and is the caller's for the duration of the call.
     let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
     let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
-    match fspace::grow::allocate_range(borrowed, &path, off, n) {
+    let result = fspace::grow::allocate_range(borrowed, &path, off, n);
+    if std::env::var_os(VERBOSE_ENV).is_some() {
+        tell(fd, offset, len, &result);
+    }
+    match result {
         Ok(_) => 0,
         Err(e) => e.raw_os_error().unwrap_or(EIO),
     }
+}
+
+/// Set (to anything) to have each call say what it did on stderr: the way
+/// to see that the preload is loaded, and what it wrote.
+pub const VERBOSE_ENV: &str = "FSPACE_PRELOAD_VERBOSE";
+
+fn tell(fd: c_int, offset: i64, len: i64, result: &fspace::Result<fspace::grow::RangeReport>) {
+    use std::io::Write;
+    let line = match result {
+        Ok(r) => format!(
+            "fspace-preload: posix_fallocate(fd {fd}, {offset}, {len}) on {}: {}, {} bytes of zeros written ({} holes), {} write calls\n",
+            std::fs::read_link(&r.path).unwrap_or_else(|_| r.path.clone()).display(),
+            r.strategy,
+            r.bytes_written,
+            r.holes_filled,
+            r.write_syscalls
+        ),
+        Err(e) => format!("fspace-preload: posix_fallocate(fd {fd}, {offset}, {len}): {e}\n"),
+    };
+    // One write; a failure to tell is not the caller's problem.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 fn guarded(fd: c_int, offset: i64, len: i64) -> c_int {
