@@ -714,7 +714,9 @@ void fspace_grow_report_free(struct fspace_grow_report *report);
 //
 // Errors: `-EINVAL` (negative offset, length not positive); `-EFBIG`
 // (`offset + len` past the largest file); `-EBADF` (negative, closed or
-// read-only descriptor, or one in `O_APPEND` mode where a fill is needed);
+// read-only descriptor, or one in `O_APPEND` mode where a fill is needed;
+// where holes must be found by reading, a write-only descriptor leaves
+// the holes inside the file as they are);
 // `-ESPIPE` (a pipe); `-ENODEV` (not a regular file); `-ENOSPC` (checked
 // before a fill writes anything; after a failed fill the file is back at
 // its old length).
@@ -792,7 +794,7 @@ void fspace_copy_report_free(struct fspace_copy_report *report);
 //
 // Errors: `-EINVAL` (NULL `out`, unknown flag, a descriptor that is not a
 // regular file nor a directory, an `O_APPEND` descriptor); `-EISDIR` (a
-// directory); `-EBADF` (negative or closed descriptor).
+// directory); `-EBADF` (negative, closed or read-only descriptor).
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
@@ -932,7 +934,8 @@ void fspace_wal_free(struct fspace_wal *wal);
 // LSN there. Not durable until a sync or commit covering it returns.
 //
 // Errors: `-EINVAL` (NULL `wal`, or NULL `data` with `len` > 0);
-// `-EMSGSIZE` (larger than `fspace_wal_max_record`); poison errors after a
+// `-EMSGSIZE` (larger than `fspace_wal_max_record`); `-EFBIG` (`len`
+// above `INT64_MAX`, which no buffer has); poison errors after a
 // failed sync; the errors of writing the segment.
 //
 // # Safety

@@ -294,9 +294,17 @@ pub(crate) fn fd_arg(func: &str, fd: c_int) -> CResult<std::os::fd::BorrowedFd<'
 /// `auto` policy measures its filesystem in its directory; the `/proc` link
 /// itself when the target cannot be read or is gone.
 pub(crate) fn fd_path(fd: c_int) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
     let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
+    // The target counts only if it is the same file: not another one that
+    // happens to have that name (a deleted file's "NAME (deleted)", another
+    // mount namespace).
+    let same = |target: &Path| match (std::fs::metadata(&link), std::fs::metadata(target)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
     match std::fs::read_link(&link) {
-        Ok(target) if target.is_absolute() && target.exists() => target,
+        Ok(target) if target.is_absolute() && same(&target) => target,
         _ => link,
     }
 }

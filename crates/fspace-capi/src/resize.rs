@@ -75,9 +75,24 @@ struct GrowOptionsRaw {
     use_saved: u8,
 }
 
+// Same layout as the public struct, field by field.
 const _: () = assert!(
     std::mem::size_of::<GrowOptionsRaw>() == std::mem::size_of::<fspace_grow_options>()
         && std::mem::align_of::<GrowOptionsRaw>() == std::mem::align_of::<fspace_grow_options>()
+        && std::mem::offset_of!(GrowOptionsRaw, strategy)
+            == std::mem::offset_of!(fspace_grow_options, strategy)
+        && std::mem::offset_of!(GrowOptionsRaw, intent)
+            == std::mem::offset_of!(fspace_grow_options, intent)
+        && std::mem::offset_of!(GrowOptionsRaw, fallback)
+            == std::mem::offset_of!(fspace_grow_options, fallback)
+        && std::mem::offset_of!(GrowOptionsRaw, sync)
+            == std::mem::offset_of!(fspace_grow_options, sync)
+        && std::mem::offset_of!(GrowOptionsRaw, create)
+            == std::mem::offset_of!(fspace_grow_options, create)
+        && std::mem::offset_of!(GrowOptionsRaw, check_free_space)
+            == std::mem::offset_of!(fspace_grow_options, check_free_space)
+        && std::mem::offset_of!(GrowOptionsRaw, use_saved)
+            == std::mem::offset_of!(fspace_grow_options, use_saved)
 );
 
 fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
@@ -347,7 +362,9 @@ pub struct fspace_range_summary {
 ///
 /// Errors: `-EINVAL` (negative offset, length not positive); `-EFBIG`
 /// (`offset + len` past the largest file); `-EBADF` (negative, closed or
-/// read-only descriptor, or one in `O_APPEND` mode where a fill is needed);
+/// read-only descriptor, or one in `O_APPEND` mode where a fill is needed;
+/// where holes must be found by reading, a write-only descriptor leaves
+/// the holes inside the file as they are);
 /// `-ESPIPE` (a pipe); `-ENODEV` (not a regular file); `-ENOSPC` (checked
 /// before a fill writes anything; after a failed fill the file is back at
 /// its old length).

@@ -93,9 +93,20 @@ struct CopyOptionsRaw {
     sync: u8,
 }
 
+// Same layout as the public struct, field by field.
 const _: () = assert!(
     std::mem::size_of::<CopyOptionsRaw>() == std::mem::size_of::<fspace_copy_options>()
         && std::mem::align_of::<CopyOptionsRaw>() == std::mem::align_of::<fspace_copy_options>()
+        && std::mem::offset_of!(CopyOptionsRaw, sparse)
+            == std::mem::offset_of!(fspace_copy_options, sparse)
+        && std::mem::offset_of!(CopyOptionsRaw, reflink)
+            == std::mem::offset_of!(fspace_copy_options, reflink)
+        && std::mem::offset_of!(CopyOptionsRaw, force)
+            == std::mem::offset_of!(fspace_copy_options, force)
+        && std::mem::offset_of!(CopyOptionsRaw, preserve)
+            == std::mem::offset_of!(fspace_copy_options, preserve)
+        && std::mem::offset_of!(CopyOptionsRaw, sync)
+            == std::mem::offset_of!(fspace_copy_options, sync)
 );
 
 fn copy_options(func: &str, o: Option<&CopyOptionsRaw>) -> CResult<CopyOptions<'static>> {
@@ -360,7 +371,7 @@ fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
 ///
 /// Errors: `-EINVAL` (NULL `out`, unknown flag, a descriptor that is not a
 /// regular file nor a directory, an `O_APPEND` descriptor); `-EISDIR` (a
-/// directory); `-EBADF` (negative or closed descriptor).
+/// directory); `-EBADF` (negative, closed or read-only descriptor).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.

@@ -67,9 +67,22 @@ struct WalOptionsRaw {
     use_saved: u8,
 }
 
+// Same layout as the public struct, field by field.
 const _: () = assert!(
     std::mem::size_of::<WalOptionsRaw>() == std::mem::size_of::<fspace_wal_options>()
         && std::mem::align_of::<WalOptionsRaw>() == std::mem::align_of::<fspace_wal_options>()
+        && std::mem::offset_of!(WalOptionsRaw, segment_size)
+            == std::mem::offset_of!(fspace_wal_options, segment_size)
+        && std::mem::offset_of!(WalOptionsRaw, prepare_ahead)
+            == std::mem::offset_of!(fspace_wal_options, prepare_ahead)
+        && std::mem::offset_of!(WalOptionsRaw, recycle_pool)
+            == std::mem::offset_of!(fspace_wal_options, recycle_pool)
+        && std::mem::offset_of!(WalOptionsRaw, prepare_strategy)
+            == std::mem::offset_of!(fspace_wal_options, prepare_strategy)
+        && std::mem::offset_of!(WalOptionsRaw, direct_io)
+            == std::mem::offset_of!(fspace_wal_options, direct_io)
+        && std::mem::offset_of!(WalOptionsRaw, use_saved)
+            == std::mem::offset_of!(fspace_wal_options, use_saved)
 );
 
 fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
@@ -203,7 +216,8 @@ pub unsafe extern "C" fn fspace_wal_free(wal: *mut fspace_wal) {
 /// LSN there. Not durable until a sync or commit covering it returns.
 ///
 /// Errors: `-EINVAL` (NULL `wal`, or NULL `data` with `len` > 0);
-/// `-EMSGSIZE` (larger than `fspace_wal_max_record`); poison errors after a
+/// `-EMSGSIZE` (larger than `fspace_wal_max_record`); `-EFBIG` (`len`
+/// above `INT64_MAX`, which no buffer has); poison errors after a
 /// failed sync; the errors of writing the segment.
 ///
 /// # Safety

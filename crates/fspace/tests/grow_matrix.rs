@@ -913,6 +913,20 @@ fn allocate_range_keeps_data_fills_holes_and_refuses_what_cannot_fit() {
             assert!(e.to_string().contains("nothing was written"), "{e}");
             assert_eq!(common::read(&path), before, "{}", fs.name);
         }
+        if fs.is(&["sshfs"]) {
+            // A write-only descriptor cannot be read for zero blocks: the
+            // tail is written, the interior left, and it says so.
+            let wo_path = dir.path().join("write-only");
+            std::fs::write(&wo_path, &a).unwrap();
+            let wo = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&wo_path)
+                .unwrap();
+            let r = fspace::grow::allocate_range(&wo, &wo_path, 0, 1 << 20).unwrap();
+            assert!(!r.holes_known, "{r:?}");
+            assert_eq!(r.bytes_written, (1 << 20) - a.len() as u64, "{r:?}");
+            assert_eq!(&common::read(&wo_path)[..a.len()], &a[..]);
+        }
         // Argument errors keep the kernel's errno.
         let e = fspace::grow::allocate_range(&f, &path, 0, 0).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(22), "{e}");

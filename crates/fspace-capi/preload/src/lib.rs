@@ -12,7 +12,8 @@
 //! keep their values. Two differences from glibc: a `fallocate` interrupted
 //! by a signal is restarted rather than returning `EINTR`, and a
 //! write-only descriptor works where glibc's emulation (which reads)
-//! returns `EBADF`.
+//! returns `EBADF` (where holes can only be found by reading, as on sshfs,
+//! the holes inside the file are then left).
 //!
 //! ```text
 //! LD_PRELOAD=/usr/local/lib/libfspace-preload.so fallocate -x -l 256M file

@@ -7,7 +7,7 @@
 //! a file left fragmented (seed 003). [`allocate_range`] keeps the same
 //! contract and the same argument checks, but falls back to large zero
 //! writes of only the holes inside the file and of the part of the range
-//! beyond EOF, so bytes already in the file are never written.
+//! beyond EOF, so bytes already in the file keep their values.
 
 use super::{check_free_space_for, zero_fill, Failure, Fallback, Strategy};
 use crate::error::{Error, Result};
@@ -46,7 +46,8 @@ pub struct RangeReport {
     /// filesystem, where it is usually the kernel's generic version that
     /// reports every byte as data (sshfs). That part of the range was then
     /// read, and its blocks that read as zeros were written with zeros
-    /// (counted in `holes_filled` and `bytes_written`).
+    /// (counted in `holes_filled` and `bytes_written`), unless the
+    /// descriptor is write-only: then that part was left as it was.
     pub holes_known: bool,
     /// Syscalls issued.
     pub syscalls: u64,
@@ -127,24 +128,21 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
     let eof = st.size;
     report.old_len = eof;
     let inside = range.start..range.end.min(eof);
-    let (mut holes, seek_works) = holes_in(fd, path, inside.clone())?;
+    let (holes, seek_works) = holes_in(fd, path, inside.clone())?;
     // Nothing found on a network or FUSE filesystem: SEEK_HOLE is probably
     // the kernel's generic one, which reports the whole file as data (sshfs),
     // and st_blocks cannot tell either (sshfs reports size / 512).
-    report.holes_known = seek_works
-        && (!holes.is_empty()
-            || inside.is_empty()
-            || !sys::fstatfs(fd).is_ok_and(|f| {
-                let kind = FsKind::from_magic(f.magic);
-                kind == FsKind::Fuse || kind.is_network()
-            }));
-    if !report.holes_known {
-        // Holes cannot be seen: find them as glibc does, by reading, but
-        // whole blocks at a time; a block that reads as zeros is written
-        // with zeros (its bytes stay what they were).
-        holes = zero_blocks_in(fd, path, inside, st.blksize)?;
-    }
+    report.holes_known = inside.is_empty()
+        || (seek_works
+            && (!holes.is_empty()
+                || !sys::fstatfs(fd).is_ok_and(|f| {
+                    let kind = FsKind::from_magic(f.magic);
+                    kind == FsKind::Fuse || kind.is_network()
+                })));
     let tail = range.start.max(eof)..range.end.max(eof);
+    // What must be new space: the holes seen and the tail. Blocks found by
+    // reading (below) may already be allocated zeros, so they are not
+    // counted; a real shortage there fails in the write.
     let need = holes.iter().map(|h| h.end - h.start).sum::<u64>() + (tail.end - tail.start);
     if need > 0 {
         check_free_space_for(fd, path, range.clone(), need, "allocate range").map_err(
@@ -152,6 +150,16 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
                 Failure::Fatal(e) | Failure::Unsupported(e) => e,
             },
         )?;
+    }
+    if !report.holes_known {
+        // Holes cannot be seen: find them as glibc does, by reading, but a
+        // 1 MiB chunk at a time, writing each chunk's zero blocks at once
+        // (with the zeros they hold) so that the window for a concurrent
+        // writer stays one chunk wide. A write-only descriptor cannot be
+        // read: its interior is left as it is.
+        if sys::status_flags(fd).is_ok_and(|f| f.contains(OFlags::RDWR)) {
+            fill_zero_blocks(fd, path, inside, st.blksize, &mut report)?;
+        }
     }
     for hole in holes.iter().chain(std::iter::once(&tail)) {
         if hole.start >= hole.end {
@@ -263,22 +271,23 @@ fn holes_in(
 /// Read size when looking for zero blocks (one zero-fill buffer).
 const ZERO_SCAN_READ: usize = zero_fill::ZERO_FILL_BUFFER;
 
-/// Returns the runs of whole blocks inside `within` (clamped to it) that
-/// read as zeros, merged: where `SEEK_HOLE` cannot see holes, these are the
-/// places a hole may be. `block` is the file's `st_blksize` (4 KiB when
-/// unknown or larger, as glibc caps it for network filesystems).
-fn zero_blocks_in(
+/// Where `SEEK_HOLE` cannot see holes: reads `within` a chunk at a time
+/// and writes zeros over each run of whole blocks that read as zeros
+/// (clamped to `within`), right after reading its chunk. Their bytes keep
+/// their values. `block` is the file's `st_blksize` (4 KiB when unknown or
+/// larger, as glibc caps it for network filesystems).
+fn fill_zero_blocks(
     fd: BorrowedFd<'_>,
     path: &Path,
     within: Range<u64>,
     block: u64,
-) -> Result<Vec<Range<u64>>> {
+    report: &mut RangeReport,
+) -> Result<()> {
     let block = if block == 0 || block > 4096 {
         4096
     } else {
         block
     };
-    let mut runs: Vec<Range<u64>> = Vec::new();
     let mut buf = vec![0u8; ZERO_SCAN_READ];
     // Start at the block holding `within.start`.
     let mut pos = within.start - within.start % block;
@@ -289,12 +298,16 @@ fn zero_blocks_in(
         if n == 0 {
             break; // the file shrank meanwhile
         }
+        let mut runs: Vec<Range<u64>> = Vec::new();
         for (i, chunk) in buf[..n].chunks(block as usize).enumerate() {
             if !crate::sparse::is_zero(chunk) {
                 continue;
             }
-            let start = (pos + (i as u64) * block).max(within.start);
-            let end = (pos + (i as u64) * block + chunk.len() as u64).min(within.end);
+            let at = pos + (i as u64) * block;
+            let (start, end) = (
+                at.max(within.start),
+                (at + chunk.len() as u64).min(within.end),
+            );
             if start >= end {
                 continue;
             }
@@ -303,7 +316,13 @@ fn zero_blocks_in(
                 _ => runs.push(start..end),
             }
         }
+        for run in runs {
+            let written = zero_fill::fill(fd, run.start, run.end, None, None)
+                .map_err(|(e, reached)| Error::io("pwritev", path, Some(reached..run.end), e))?;
+            report.bytes_written += written;
+            report.holes_filled += 1;
+        }
         pos += n as u64;
     }
-    Ok(runs)
+    Ok(())
 }

@@ -20,12 +20,23 @@ pub const ZERO_FILL_BUFFER: usize = 1 << 20;
 /// harder).
 pub const ZERO_FILL_IOVECS: usize = 1;
 
-/// Returns the shared zeroed buffer: a static array in zero-initialised
-/// memory (never uninitialised), with no allocation and no lock, so that it
-/// is safe in a child after `fork` (the preload runs inside any program).
+/// The zeroed buffer: page-aligned (so that `O_DIRECT` descriptors accept
+/// it) and in `.bss` (zero-initialised by the loader, never uninitialised,
+/// and no 1 MiB of zeros in the library file: an `UnsafeCell` keeps it out of
+/// `.rodata`). Never written.
+#[repr(C, align(4096))]
+struct Zeros(std::cell::UnsafeCell<[u8; ZERO_FILL_BUFFER]>);
+
+// SAFETY: never written after the loader zeroes it; shared reads only.
+unsafe impl Sync for Zeros {}
+
+static ZEROS: Zeros = Zeros(std::cell::UnsafeCell::new([0; ZERO_FILL_BUFFER]));
+
+/// Returns the shared zeroed buffer: no allocation and no lock, so it is
+/// usable in a child after `fork` too (the preload runs inside any program).
 pub(crate) fn zero_buffer() -> &'static [u8] {
-    static BUF: [u8; ZERO_FILL_BUFFER] = [0; ZERO_FILL_BUFFER];
-    &BUF
+    // SAFETY: nothing ever writes through the cell.
+    unsafe { &*ZEROS.0.get() }
 }
 
 /// Writes zeros to `start..end` of `fd`; returns the bytes written. On error,

@@ -266,8 +266,8 @@ fn blind_source_note(
     let kind = FsKind::from_magic(sys::fstatfs(sfd).ok()?.magic);
     (kind == FsKind::Fuse || kind.is_network()).then(|| {
         format!(
-            "the source is on {}, whose SEEK_HOLE reports every byte as data: holes in it could not be seen and \
-             were copied as zeros; sparse mode `always` finds zero blocks by reading them",
+            "the source is on {}, whose SEEK_HOLE reports every byte as data: any holes in it could not be seen \
+             and would have been copied as zeros; sparse mode `always` finds zero blocks by reading them",
             kind.name()
         )
     })
