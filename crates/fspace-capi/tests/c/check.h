@@ -300,4 +300,15 @@ static inline int starts_with_char(const char *s, char c)
     return *s == c;
 }
 
+/* What the filesystem under `dir` supports, for checks that adapt to it:
+ * caps[FSPACE_CAP_*]. Returns 1 when every capability could be read. */
+static inline int load_caps(const fspace_fs_info *info, bool caps[8])
+{
+    int c, known = 1;
+    for (c = 0; c < 8; c++)
+        if (fspace_fs_info_capability(info, (fspace_capability)c, &caps[c]) != 0)
+            known = 0;
+    return known;
+}
+
 #endif /* FSPACE_TEST_CHECK_H */

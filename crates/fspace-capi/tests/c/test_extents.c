@@ -363,11 +363,7 @@ int main(int argc, char **argv)
 
     section("describe the filesystem");
     if (CHECK_OK(fspace_fs_info_new(g_work, &info)) == 0) {
-        int c;
-        g_caps_known = 1;
-        for (c = 0; c < 8; c++)
-            if (fspace_fs_info_capability(info, (fspace_capability)c, &g_caps[c]) != 0)
-                g_caps_known = 0;
+        g_caps_known = load_caps(info, g_caps);
         fspace_fs_info_free(info);
     }
 

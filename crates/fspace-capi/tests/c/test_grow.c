@@ -568,12 +568,8 @@ int main(int argc, char **argv)
     section("describe the filesystem");
     memset(&g_facts, 0, sizeof g_facts);
     if (CHECK_OK(fspace_fs_info_new(g_work, &g_info)) == 0) {
-        int c;
         CHECK_OK(fspace_fs_info_get(g_info, &g_facts));
-        g_caps_known = 1;
-        for (c = 0; c < 8; c++)
-            if (fspace_fs_info_capability(g_info, (fspace_capability)c, &g_caps[c]) != 0)
-                g_caps_known = 0;
+        g_caps_known = load_caps(g_info, g_caps);
     }
 
     test_options_init();
