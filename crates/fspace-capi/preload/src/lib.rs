@@ -76,7 +76,7 @@ fn tell(fd: c_int, offset: i64, len: i64, result: &fspace::Result<fspace::grow::
     use std::io::Write;
     let line = match result {
         Ok(r) => format!(
-            "fspace-preload: posix_fallocate(fd {fd}, {offset}, {len}) on {}: {}, {} bytes of zeros written ({} holes), {} write calls\n",
+            "fspace-preload: posix_fallocate(fd {fd}, {offset}, {len}) on {}: {}, {} bytes of zeros written ({} ranges inside the file), {} write calls\n",
             std::fs::read_link(&r.path).unwrap_or_else(|_| r.path.clone()).display(),
             r.strategy,
             r.bytes_written,
