@@ -115,6 +115,14 @@ impl FsKind {
         matches!(self, FsKind::Btrfs | FsKind::Zfs | FsKind::Bcachefs)
     }
 
+    /// Returns true if and only if `SEEK_HOLE` here may be the kernel's
+    /// generic one, which reports every byte as data (FUSE without an
+    /// `lseek` handler, as sshfs; network filesystems before NFS 4.2), so
+    /// that finding no hole proves nothing.
+    pub fn seek_hole_may_be_blind(self) -> bool {
+        self == FsKind::Fuse || self.is_network()
+    }
+
     /// Returns true if and only if the data lives behind a network protocol.
     /// FUSE is decided by its subtype in [`FsInfo::network`].
     pub fn is_network(self) -> bool {

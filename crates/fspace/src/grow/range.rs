@@ -123,8 +123,10 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
         Err(e) => return Err(Error::io("fallocate", path, Some(range), e)),
     }
     report.strategy = Strategy::ZeroFill;
-    check_fill_arguments(fd, path)?;
-    let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    // The length read before fallocate still holds: it failed, so nothing
+    // changed (glibc reads it after, with the same race against writers).
+    let st = old;
+    let flags = check_fill_arguments(fd, path, &st)?;
     let eof = st.size;
     report.old_len = eof;
     let inside = range.start..range.end.min(eof);
@@ -135,10 +137,8 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
     report.holes_known = inside.is_empty()
         || (seek_works
             && (!holes.is_empty()
-                || !sys::fstatfs(fd).is_ok_and(|f| {
-                    let kind = FsKind::from_magic(f.magic);
-                    kind == FsKind::Fuse || kind.is_network()
-                })));
+                || !sys::fstatfs(fd)
+                    .is_ok_and(|f| FsKind::from_magic(f.magic).seek_hole_may_be_blind())));
     let tail = range.start.max(eof)..range.end.max(eof);
     // What must be new space: the holes seen and the tail. Blocks found by
     // reading (below) may already be allocated zeros, so they are not
@@ -157,7 +157,7 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
         // (with the zeros they hold) so that the window for a concurrent
         // writer stays one chunk wide. A write-only descriptor cannot be
         // read: its interior is left as it is.
-        if sys::status_flags(fd).is_ok_and(|f| f.contains(OFlags::RDWR)) {
+        if flags.contains(OFlags::RDWR) {
             fill_zero_blocks(fd, path, inside, st.blksize, &mut report)?;
         }
     }
@@ -189,7 +189,8 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
 /// flags cannot be read or that is in append mode (positioned writes would
 /// land at EOF) is `EBADF`; a FIFO is `ESPIPE`; anything else that is not a
 /// regular file is `ENODEV`.
-fn check_fill_arguments(fd: BorrowedFd<'_>, path: &Path) -> Result<()> {
+/// Returns the descriptor's status flags.
+fn check_fill_arguments(fd: BorrowedFd<'_>, path: &Path, st: &sys::Stat) -> Result<OFlags> {
     let refuse = |errno: Errno, message: &str| {
         Err(Error::refused(
             "allocate range",
@@ -198,26 +199,22 @@ fn check_fill_arguments(fd: BorrowedFd<'_>, path: &Path) -> Result<()> {
             message.to_string(),
         ))
     };
-    match sys::status_flags(fd) {
-        Err(e) => return Err(Error::io("fcntl", path, None, e)),
-        Ok(flags) if flags.contains(OFlags::APPEND) => {
-            return refuse(
-                Errno::BADF,
-                "opened with O_APPEND: positioned writes would land at end of file",
-            )
-        }
-        Ok(_) => {}
+    let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
+    if flags.contains(OFlags::APPEND) {
+        return refuse(
+            Errno::BADF,
+            "opened with O_APPEND: positioned writes would land at end of file",
+        );
     }
-    let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     if st.is_regular() {
-        Ok(())
+        Ok(flags)
     } else if st.mode & 0o170000 == 0o010000 {
         refuse(Errno::SPIPE, "is a FIFO, not a regular file")
     } else {
         Err(Error::not_regular(
             "allocate range",
             path,
-            &st,
+            st,
             Some(Errno::NODEV),
         ))
     }

@@ -264,7 +264,7 @@ fn blind_source_note(
         return None;
     }
     let kind = FsKind::from_magic(sys::fstatfs(sfd).ok()?.magic);
-    (kind == FsKind::Fuse || kind.is_network()).then(|| {
+    kind.seek_hole_may_be_blind().then(|| {
         format!(
             "the source is on {}, whose SEEK_HOLE reports every byte as data: any holes in it could not be seen \
              and would have been copied as zeros; sparse mode `always` finds zero blocks by reading them",
