@@ -58,7 +58,7 @@ use rustix::io::IoSlice;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -232,9 +232,25 @@ pub struct Faults {
     pub fdatasync: AtomicI32,
     /// Fails segment preparation.
     pub prepare: AtomicI32,
+    /// When non-zero, aborts the process right after a segment file was
+    /// renamed to this sequence number (new or recycled), before the
+    /// directory `fsync`: the window a power cut can undo.
+    pub abort_after_rename_to: AtomicU64,
 }
 
 impl Faults {
+    /// Aborts the process if the test asked for it after renaming a
+    /// segment to `seq`.
+    pub(crate) fn after_rename(opts: &WalOptions, seq: u64) {
+        if opts
+            .faults
+            .as_ref()
+            .is_some_and(|f| f.abort_after_rename_to.load(Ordering::SeqCst) == seq)
+        {
+            std::process::abort();
+        }
+    }
+
     fn take(slot: &AtomicI32) -> Option<Errno> {
         match slot.load(Ordering::SeqCst) {
             0 => None,

@@ -128,6 +128,7 @@ pub(super) fn recycle_into(
     }
     let to = dir.join(super::format::segment_name(seq));
     sys::rename(from, &to).map_err(|e| Error::io("rename", from, None, e))?;
+    super::Faults::after_rename(opts, seq);
     let opened = sync_dir(dir).and_then(|()| {
         sys::open(&to, OFlags::RDWR | OFlags::CLOEXEC, 0)
             .map_err(|e| Error::io("open", &to, None, e))
@@ -205,6 +206,7 @@ pub(super) fn create_segment(
         // name appears, then the directory makes the name durable.
         sys::fsync(&fd).map_err(|e| Error::io("fsync", &path, None, e))?;
         crate::grow::rename_noreplace(&tmp, &path)?;
+        super::Faults::after_rename(opts, seq);
         sync_dir(dir)
     })();
     match result {
