@@ -503,13 +503,11 @@ fn run_wal(
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     let t0 = Instant::now();
-    let wo = WalOptions {
-        segment_size: opts.segment_size,
-        direct_io: opts.direct_io,
-        prepare_strategy: opts.prepare_strategy,
-        use_saved: opts.use_saved,
-        ..Default::default()
-    };
+    let mut wo = WalOptions::default();
+    wo.segment_size = opts.segment_size;
+    wo.direct_io = opts.direct_io;
+    wo.prepare_strategy = opts.prepare_strategy;
+    wo.use_saved = opts.use_saved;
     let wal = Wal::open(dir, wo)?;
     wal.wait_prepared()?;
     let setup = t0.elapsed().as_secs_f64();

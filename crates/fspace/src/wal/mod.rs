@@ -42,19 +42,24 @@ mod preparer;
 mod reader;
 mod recovery;
 mod scan;
+mod storage;
+
+#[cfg(test)]
+mod model;
+#[cfg(test)]
+mod power_cut;
 
 pub use reader::{Record, WalReader};
 pub use recovery::{RecoveryReport, TailReport};
 
 use crate::error::{Error, Result};
 use crate::grow::Strategy;
-use crate::sys::{self, Errno};
+use crate::sys::Errno;
 use format::{
     encode_record, record_span, RecordKey, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
 };
-use rustix::fd::OwnedFd;
-use rustix::fs::OFlags;
 use rustix::io::IoSlice;
+use storage::{OpenMode, SegmentFile, Storage};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -190,6 +195,9 @@ pub struct WalOptions {
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]
     pub faults: Option<Arc<Faults>>,
+    /// Where the log's I/O goes: the real filesystem unless a test puts
+    /// its power-cut model here.
+    storage: Option<Arc<dyn Storage>>,
 }
 
 impl Default for WalOptions {
@@ -204,6 +212,7 @@ impl Default for WalOptions {
             direct_io: None,
             use_saved: true,
             faults: None,
+            storage: None,
         }
     }
 }
@@ -346,7 +355,9 @@ struct Shared {
     append_cv: Condvar,
     /// Serialises releases so renames stay in sequence order.
     release_lock: Mutex<()>,
-    _lock_file: OwnedFd,
+    /// Every call to storage goes through here.
+    io: Arc<dyn Storage>,
+    _lock_file: Box<dyn Send + Sync>,
 }
 
 struct Poison {
@@ -360,7 +371,7 @@ struct Current {
     seq: u64,
     nonce: u32,
     size: u64,
-    fd: Arc<OwnedFd>,
+    fd: Arc<dyn SegmentFile>,
     path: Arc<PathBuf>,
     /// Offset where the next record goes.
     end: u64,
@@ -373,7 +384,7 @@ struct Chunk {
     seq: u64,
     /// Its descriptor has `O_DIRECT`: write from a page-aligned buffer.
     direct: bool,
-    fd: Arc<OwnedFd>,
+    fd: Arc<dyn SegmentFile>,
     path: Arc<PathBuf>,
     offset: u64,
     bytes: Vec<u8>,
@@ -382,7 +393,7 @@ struct Chunk {
 pub(crate) struct Prepared {
     seq: u64,
     path: PathBuf,
-    fd: OwnedFd,
+    fd: Box<dyn SegmentFile>,
 }
 
 struct State {
@@ -410,7 +421,7 @@ struct State {
     direct: bool,
     staging: Vec<u8>,
     /// A segment written but not yet `fdatasync`ed.
-    dirty: Option<(u64, Arc<OwnedFd>, Arc<PathBuf>)>,
+    dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
     live: VecDeque<SegmentInfo>,
     ready: VecDeque<Prepared>,
     pool: VecDeque<PathBuf>,
@@ -463,30 +474,27 @@ impl Wal {
     pub fn open(dir: impl AsRef<Path>, opts: WalOptions) -> Result<Wal> {
         let dir = dir.as_ref();
         check_options(dir, &opts)?;
-        match std::fs::create_dir(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(Error::from_io("mkdir", dir, None, e)),
-        }
-        let st = sys::stat(dir).map_err(|e| Error::io("stat", dir, None, e))?;
-        if !st.is_dir() {
+        let io: Arc<dyn Storage> = opts
+            .storage
+            .clone()
+            .unwrap_or_else(|| Arc::new(storage::Real));
+        io.create_dir(dir)
+            .map_err(|e| Error::io("mkdir", dir, None, e))?;
+        let kind = io
+            .dir_kind(dir)
+            .map_err(|e| Error::io("stat", dir, None, e))?;
+        if let Some(kind) = kind {
             return Err(Error::refused(
                 "open log",
                 dir,
                 Errno::NOTDIR,
-                format!("is a {}, not a directory", st.type_name()),
+                format!("is a {kind}, not a directory"),
             ));
         }
         let lock_path = dir.join(LOCK_NAME);
-        let lock_file = sys::open(
-            &lock_path,
-            OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
-            0o644,
-        )
-        .map_err(|e| Error::io("open", &lock_path, None, e))?;
-        lock_exclusive(&lock_file, dir, &lock_path)?;
+        let lock_file = lock_exclusive(&*io, dir, &lock_path)?;
 
-        let rec = recovery::recover(dir, opts.segment_size)?;
+        let rec = recovery::recover(&*io, dir, opts.segment_size)?;
         let log_id = match rec.log_id {
             Some(id) => id,
             None => {
@@ -502,8 +510,9 @@ impl Wal {
         // segment is now part of the recovered log: make it durable before
         // a later segment's header says the log continues elsewhere.
         if let Some(last) = live.back() {
-            let (fd, _) = scan::open_segment(&last.path)?;
-            sys::fdatasync(&fd).map_err(|e| Error::io("fdatasync", &last.path, None, e))?;
+            let (fd, _) = scan::open_segment(&*io, &last.path)?;
+            fd.fdatasync()
+                .map_err(|e| Error::io("fdatasync", &last.path, None, e))?;
         }
         let new_seq = live.back().map_or(1, |s| s.seq + 1);
         if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
@@ -523,7 +532,8 @@ impl Wal {
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
         let first = match prepared.next() {
             Some((seq, path)) if seq == new_seq => {
-                let fd = sys::open(&path, OFlags::RDWR | OFlags::CLOEXEC, 0)
+                let fd = io
+                    .open(&path, OpenMode::ReadWrite)
                     .map_err(|e| Error::io("open", &path, None, e))?;
                 Prepared { seq, path, fd }
             }
@@ -533,7 +543,8 @@ impl Wal {
                 let mut got = None;
                 while let Some(from) = pool.pop_front() {
                     // Any failure here: fall back to creating one.
-                    if let Ok(Some(p)) = preparer::recycle_into(dir, new_seq, &opts, &from) {
+                    if let Ok(Some(p)) = preparer::recycle_into(&*io, dir, new_seq, &opts, &from)
+                    {
                         got = Some(p);
                         break;
                     }
@@ -545,6 +556,7 @@ impl Wal {
                         // The caller waits for this one: no throttling.
                         let urgent = AtomicBool::new(true);
                         preparer::create_segment(
+                            &*io,
                             dir,
                             new_seq,
                             &opts,
@@ -557,14 +569,16 @@ impl Wal {
             }
         };
         for (seq, path) in prepared {
-            let fd = sys::open(&path, OFlags::RDWR | OFlags::CLOEXEC, 0)
+            let fd = io
+                .open(&path, OpenMode::ReadWrite)
                 .map_err(|e| Error::io("open", &path, None, e))?;
             ready.push_back(Prepared { seq, path, fd });
         }
         let next_lsn = rec.next_lsn;
-        let size = sys::fstat(&first.fd)
-            .map_err(|e| Error::io("fstat", &first.path, None, e))?
-            .size;
+        let (_, size) = first
+            .fd
+            .stat()
+            .map_err(|e| Error::io("fstat", &first.path, None, e))?;
         // A fresh nonce base per open: a segment reused under the same
         // sequence after a crash gets a nonce its old records do not carry.
         let mut nb = [0u8; 4];
@@ -581,8 +595,11 @@ impl Wal {
         };
         let mut page = vec![0u8; WRITE_PAGE];
         page[..SEGMENT_HEADER_LEN].copy_from_slice(&header.encode());
-        write_all(&first.fd, &first.path, &page, 0)?;
-        sys::fdatasync(&first.fd).map_err(|e| Error::io("fdatasync", &first.path, None, e))?;
+        write_all_to(&*first.fd, &first.path, &page, 0)?;
+        first
+            .fd
+            .fdatasync()
+            .map_err(|e| Error::io("fdatasync", &first.path, None, e))?;
         live.push_back(SegmentInfo {
             seq: first.seq,
             first_lsn: Lsn(next_lsn),
@@ -602,7 +619,7 @@ impl Wal {
                 seq: first.seq,
                 nonce: header.nonce,
                 size,
-                fd: Arc::new(first.fd),
+                fd: Arc::from(first.fd),
                 path: Arc::new(first.path),
                 end: SEGMENT_HEADER_LEN as u64,
                 handed: SEGMENT_HEADER_LEN as u64,
@@ -631,11 +648,10 @@ impl Wal {
             spare: Vec::new(),
             stats: WalStats::default(),
         };
-        let network =
-            crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network());
+        let network = io.is_network(dir);
         let want_direct = opts.direct_io.unwrap_or(DIRECT_IO_ON_LOCAL_FS && !network);
         if want_direct {
-            match set_direct(&state.cur.fd) {
+            match state.cur.fd.set_direct() {
                 Ok(()) => {
                     state.direct = true;
                     state.stats.direct_io = "yes".into();
@@ -667,6 +683,7 @@ impl Wal {
             committers: std::sync::atomic::AtomicUsize::new(0),
             append_cv: Condvar::new(),
             release_lock: Mutex::new(()),
+            io,
             _lock_file: lock_file,
         });
         let s2 = shared.clone();
@@ -751,7 +768,7 @@ impl Wal {
         let segments: Vec<SegmentInfo> = st.live.iter().cloned().collect();
         let end = st.durable_lsn;
         drop(st);
-        reader::WalReader::new(self.shared.log_id, segments, from.0, end)
+        reader::WalReader::new(self.shared.io.clone(), self.shared.log_id, segments, from.0, end)
     }
 
     /// Returns the live segments, oldest first.
@@ -894,11 +911,15 @@ fn prepare_error(st: &State) -> Error {
 /// reopening logs.
 const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 
-fn lock_exclusive(fd: &OwnedFd, dir: &Path, lock_path: &Path) -> Result<()> {
+fn lock_exclusive(
+    io: &dyn Storage,
+    dir: &Path,
+    lock_path: &Path,
+) -> Result<Box<dyn Send + Sync>> {
     let deadline = std::time::Instant::now() + LOCK_RETRY;
     loop {
-        match sys::flock_exclusive_nonblocking(fd) {
-            Ok(()) => return Ok(()),
+        match io.lock(lock_path) {
+            Ok(guard) => return Ok(guard),
             Err(e) if e == Errno::WOULDBLOCK => {
                 if std::time::Instant::now() >= deadline {
                     return Err(Error::refused(
@@ -922,12 +943,6 @@ fn nonce_for(base: u32, seq: u64) -> u32 {
     base.wrapping_add((seq as u32).wrapping_mul(0x9E37_79B9))
 }
 
-/// Turns on `O_DIRECT` for a segment's descriptor.
-fn set_direct(fd: &OwnedFd) -> std::result::Result<(), Errno> {
-    let flags = sys::status_flags(fd)?;
-    sys::set_status_flags(fd, flags | OFlags::DIRECT)
-}
-
 /// Returns `len` bytes of `v` starting at a page boundary.
 fn aligned(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
     if v.len() < len + WRITE_PAGE {
@@ -949,11 +964,32 @@ fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
     )
 }
 
-/// Writes all of `bytes` at `offset` (short writes continue).
-pub(crate) fn write_all(fd: &OwnedFd, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
+/// Writes all of `bytes` at `offset` of descriptor `fd` (short writes
+/// continue).
+pub(crate) fn write_all(
+    fd: &rustix::fd::OwnedFd,
+    path: &Path,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
+    write_all_via(|b, o| crate::sys::pwritev(fd, b, o), path, bytes, offset)
+}
+
+/// Writes all of `bytes` at `offset` of a segment file.
+fn write_all_to(fd: &dyn SegmentFile, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
+    write_all_via(|b, o| fd.write_at(b, o), path, bytes, offset)
+}
+
+/// Writes all of `bytes` at `offset` with `pwritev` (short writes continue).
+fn write_all_via(
+    pwritev: impl Fn(&[IoSlice<'_>], u64) -> std::result::Result<usize, Errno>,
+    path: &Path,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
     let mut done = 0;
     while done < bytes.len() {
-        match sys::pwritev(fd, &[IoSlice::new(&bytes[done..])], offset + done as u64) {
+        match pwritev(&[IoSlice::new(&bytes[done..])], offset + done as u64) {
             Ok(0) => {
                 return Err(Error::io(
                     "pwritev",
@@ -1142,7 +1178,7 @@ impl Shared {
             size,
         });
         if st.direct {
-            if let Err(e) = set_direct(&next.fd) {
+            if let Err(e) = next.fd.set_direct() {
                 st.direct = false;
                 st.stats.direct_io = format!(
                     "no: the filesystem refused O_DIRECT on {} ({})",
@@ -1155,7 +1191,7 @@ impl Shared {
             seq: next.seq,
             nonce: header.nonce,
             size,
-            fd: Arc::new(next.fd),
+            fd: Arc::from(next.fd),
             path: Arc::new(next.path),
             end: 0,
             handed: 0,
@@ -1262,11 +1298,11 @@ impl Shared {
         let mut syncs = 0;
         let mut synced_seq = 0;
         let mut failed: Option<(Error, Poison)> = None;
-        let datasync = |seq_fd: &(u64, Arc<OwnedFd>, Arc<PathBuf>), syncs: &mut u64| {
+        let datasync = |seq_fd: &(u64, Arc<dyn SegmentFile>, Arc<PathBuf>), syncs: &mut u64| {
             *syncs += 1;
             let r = match faults.as_ref().and_then(|f| Faults::take(&f.fdatasync)) {
                 Some(e) => Err(e),
-                None => sys::fdatasync(&*seq_fd.1),
+                None => seq_fd.1.fdatasync(),
             };
             r.map_err(|e| Box::new(sync_failure(&seq_fd.2, e)))
         };
@@ -1290,7 +1326,7 @@ impl Shared {
             } else {
                 &c.bytes
             };
-            if let Err(e) = write_all(&c.fd, &c.path, bytes, c.offset) {
+            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset) {
                 let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
                 let p = Poison {
                     op: "pwritev",
@@ -1387,11 +1423,13 @@ impl Shared {
                     format::FREE_PREFIX,
                     format::segment_name(seg.seq)
                 ));
-                sys::rename(&seg.path, &to)
+                self.io
+                    .rename(&seg.path, &to)
                     .map_err(|e| Error::io("rename", &seg.path, None, e))
                     .map(|()| Some(to))
             } else {
-                sys::unlink(&seg.path)
+                self.io
+                    .unlink(&seg.path)
                     .map_err(|e| Error::io("unlink", &seg.path, None, e))
                     .map(|()| None)
             };
@@ -1436,7 +1474,7 @@ impl Shared {
     }
 
     fn sync_dir(&self) -> Result<()> {
-        preparer::sync_dir(&self.dir)
+        preparer::sync_dir(&*self.io, &self.dir)
     }
 }
 

@@ -8,11 +8,11 @@
 //! steps, each synced, pausing between steps so the fill uses at most
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
+use super::storage::{OpenMode, Storage};
 use super::{Prepared, Shared, WalOptions, WalStats, COW_SEGMENT_STRATEGY, PREPARE_STEP};
 use crate::error::{Error, Result};
 use crate::grow::{GrowOptions, Intent, TEMP_MARKER};
-use crate::sys::{self, Errno};
-use rustix::fs::OFlags;
+use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -37,6 +37,7 @@ pub(super) fn run(sh: &Shared) {
         let mut from_pool = false;
         let create = |stats: &mut WalStats| -> Result<Prepared> {
             create_segment(
+                &*sh.io,
                 &sh.dir,
                 seq,
                 &sh.opts,
@@ -82,7 +83,7 @@ pub(super) fn run(sh: &Shared) {
             }
             Err(e) => {
                 if let Some(path) = recycled {
-                    if path.exists() {
+                    if sh.io.open(&path, OpenMode::Read).is_ok() {
                         st.pool.push_front(path);
                     }
                 }
@@ -103,12 +104,13 @@ pub(super) fn run(sh: &Shared) {
 /// Renames a pooled segment to sequence `seq`; `None` if it was unusable
 /// (removed).
 fn recycle(sh: &Shared, seq: u64, from: &Path) -> Result<Option<Prepared>> {
-    recycle_into(&sh.dir, seq, &sh.opts, from)
+    recycle_into(&*sh.io, &sh.dir, seq, &sh.opts, from)
 }
 
 /// Renames the pooled segment `from` to segment `seq` of `dir`, durably;
 /// `None` if it was unusable (removed).
 pub(super) fn recycle_into(
+    io: &dyn Storage,
     dir: &Path,
     seq: u64,
     opts: &WalOptions,
@@ -121,16 +123,18 @@ pub(super) fn recycle_into(
     {
         return Err(Error::io("prepare", from, None, e));
     }
-    let st = sys::stat(from).map_err(|e| Error::io("stat", from, None, e))?;
-    if !st.is_regular() || st.size != opts.segment_size {
-        sys::unlink(from).map_err(|e| Error::io("unlink", from, None, e))?;
+    let (_, size) = super::scan::open_segment(io, from)?;
+    if size != opts.segment_size {
+        io.unlink(from)
+            .map_err(|e| Error::io("unlink", from, None, e))?;
         return Ok(None);
     }
     let to = dir.join(super::format::segment_name(seq));
-    sys::rename(from, &to).map_err(|e| Error::io("rename", from, None, e))?;
+    io.rename(from, &to)
+        .map_err(|e| Error::io("rename", from, None, e))?;
     super::Faults::after_rename(opts, seq);
-    let opened = sync_dir(dir).and_then(|()| {
-        sys::open(&to, OFlags::RDWR | OFlags::CLOEXEC, 0)
+    let opened = sync_dir(io, dir).and_then(|()| {
+        io.open(&to, OpenMode::ReadWrite)
             .map_err(|e| Error::io("open", &to, None, e))
     });
     match opened {
@@ -138,19 +142,21 @@ pub(super) fn recycle_into(
         Err(e) => {
             // Do not leave `seq`'s name taken: a later creation of it would
             // fail with EEXIST forever. The file holds no live data.
-            let _ = sys::unlink(&to);
+            let _ = io.unlink(&to);
             Err(e)
         }
     }
 }
 
 /// `fsync`s directory `dir`, making renames in it durable.
-pub(super) fn sync_dir(dir: &Path) -> Result<()> {
-    sys::fsync_dir(dir).map_err(|(op, e)| Error::io(op, dir, None, e))
+pub(super) fn sync_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
+    io.sync_dir(dir)
+        .map_err(|(op, e)| Error::io(op, dir, None, e))
 }
 
 /// Creates segment `seq`, fully grown and durable under its final name.
 pub(super) fn create_segment(
+    io: &dyn Storage,
     dir: &Path,
     seq: u64,
     opts: &WalOptions,
@@ -168,16 +174,13 @@ pub(super) fn create_segment(
         return Err(Error::io("prepare", &path, None, e));
     }
     let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));
-    let fd = sys::open(
-        &tmp,
-        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
-        0o644,
-    )
-    .map_err(|e| Error::io("create", &path, None, e))?;
+    let fd = io
+        .open(&tmp, OpenMode::CreateNew)
+        .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
         let strategy = match opts.prepare_strategy {
             Some(s) => Some(s),
-            None => cow_strategy(dir, &path, opts.segment_size, opts.use_saved)?,
+            None => io.segment_strategy(dir, &path, opts.segment_size, opts.use_saved)?,
         };
         let gopts = GrowOptions {
             strategy,
@@ -191,12 +194,7 @@ pub(super) fn create_segment(
         while len < opts.segment_size {
             let target = (len + PREPARE_STEP).min(opts.segment_size);
             let t0 = Instant::now();
-            let r = crate::grow::grow_fd_named(&fd, &path, &tmp, target, &gopts)?;
-            let mut what = r.strategy.name().to_string();
-            for f in &r.fallbacks {
-                what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
-            }
-            stats.last_prepare = Some(what);
+            stats.last_prepare = Some(fd.grow(&path, &tmp, target, &gopts)?);
             len = target;
             if len < opts.segment_size {
                 pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
@@ -204,10 +202,10 @@ pub(super) fn create_segment(
         }
         // The data was synced by each step; fsync adds the inode before the
         // name appears, then the directory makes the name durable.
-        sys::fsync(&fd).map_err(|e| Error::io("fsync", &path, None, e))?;
-        crate::grow::rename_noreplace(&tmp, &path)?;
+        fd.fsync().map_err(|e| Error::io("fsync", &path, None, e))?;
+        io.rename_noreplace(&tmp, &path)?;
         super::Faults::after_rename(opts, seq);
-        sync_dir(dir)
+        sync_dir(io, dir)
     })();
     match result {
         Ok(()) => {
@@ -215,14 +213,14 @@ pub(super) fn create_segment(
             // EOF (up to the file's size again) on a file grown by appending
             // while it stays open, and trims it on the last close.
             drop(fd);
-            let fd = sys::open(&path, OFlags::RDWR | OFlags::CLOEXEC, 0)
+            let fd = io
+                .open(&path, OpenMode::ReadWrite)
                 .map_err(|e| Error::io("open", &path, None, e))?;
             Ok(Prepared { seq, path, fd })
         }
         Err(e) => {
-            if tmp.exists() {
-                let _ = sys::unlink(&tmp);
-            }
+            // Gone already if the rename happened.
+            let _ = io.unlink(&tmp);
             Err(e)
         }
     }
@@ -233,7 +231,7 @@ pub(super) fn create_segment(
 /// sparse file reserves nothing, so ENOSPC must be found here, not in a
 /// commit); `None` elsewhere, and where a saved probe measurement exists
 /// for this filesystem (the `auto` policy decides, following it).
-fn cow_strategy(
+pub(super) fn cow_strategy(
     dir: &Path,
     path: &Path,
     size: u64,

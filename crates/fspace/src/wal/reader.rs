@@ -2,6 +2,7 @@
 
 use super::format::HeaderProblem;
 use super::scan::{open_segment, read_header, Scan, Step};
+use super::storage::Storage;
 use super::{Lsn, SegmentInfo};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
@@ -20,6 +21,7 @@ pub struct Record {
 /// [`Error::Corrupt`] naming the segment and offset, after which the
 /// iterator ends.
 pub struct WalReader {
+    io: std::sync::Arc<dyn Storage>,
     log_id: [u8; 16],
     segments: Vec<SegmentInfo>,
     idx: usize,
@@ -41,6 +43,7 @@ impl std::fmt::Debug for WalReader {
 
 impl WalReader {
     pub(crate) fn new(
+        io: std::sync::Arc<dyn Storage>,
         log_id: [u8; 16],
         segments: Vec<SegmentInfo>,
         from: u64,
@@ -63,6 +66,7 @@ impl WalReader {
             .unwrap_or(0);
         let next = segments.get(idx).map_or(from, |s| s.first_lsn.0);
         Ok(WalReader {
+            io,
             log_id,
             segments,
             idx,
@@ -87,8 +91,8 @@ impl WalReader {
     fn open_current(&mut self) -> Result<()> {
         let seg = &self.segments[self.idx];
         let path = seg.path.clone();
-        let (fd, len) = open_segment(&path)?;
-        let h = match read_header(&fd, &path)? {
+        let (fd, len) = open_segment(&*self.io, &path)?;
+        let h = match read_header(&*fd, &path)? {
             Ok(h) if h.seq == seg.seq && h.log_id == self.log_id => h,
             Ok(_) => return Err(self.corrupt(&path, 0, "header of another segment or log".into())),
             Err(p) => {

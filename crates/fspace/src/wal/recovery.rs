@@ -26,7 +26,7 @@ use super::scan::{open_segment, read_at, read_header, Scan, Step, SCAN_READ};
 use super::{Lsn, SegmentInfo, LOCK_NAME, WRITE_PAGE};
 use crate::error::{Error, Result};
 use crate::grow::TEMP_MARKER;
-use crate::sys;
+use super::storage::Storage;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -108,24 +108,25 @@ enum Found {
     Damaged(HeaderProblem),
 }
 
-pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
+pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result<Recovered> {
     let start = Instant::now();
     let mut report = RecoveryReport::default();
     let mut segs: Vec<(u64, PathBuf)> = vec![];
     let mut pool = vec![];
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::from_io("readdir", dir, None, e))?;
-    for entry in rd {
-        let entry = entry.map_err(|e| Error::from_io("readdir", dir, None, e))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let path = entry.path();
-        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+    let entries = io
+        .list(dir)
+        .map_err(|e| Error::io("readdir", dir, None, e))?;
+    for entry in entries {
+        let name = entry.name.to_string_lossy();
+        let path = dir.join(&entry.name);
+        let is_file = entry.is_file;
         if name == LOCK_NAME {
             continue;
         }
         if is_file && name.contains(TEMP_MARKER) {
             // We hold the directory's lock: no live process is creating.
-            sys::unlink(&path).map_err(|e| Error::io("unlink", &path, None, e))?;
+            io.unlink(&path)
+                .map_err(|e| Error::io("unlink", &path, None, e))?;
             report.removed_temp_files += 1;
         } else if let (true, Some(seq)) = (is_file, parse_segment_name(&name)) {
             segs.push((seq, path));
@@ -144,8 +145,8 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
 
     let mut found = Vec::with_capacity(segs.len());
     for (seq, path) in &segs {
-        let (fd, _) = open_segment(path)?;
-        let f = match read_header(&fd, path)? {
+        let (fd, _) = open_segment(io, path)?;
+        let f = match read_header(&*fd, path)? {
             Ok(h) if h.seq == *seq => Found::Live(h),
             Ok(_) => Found::Blank,
             Err(HeaderProblem::Version(v)) => {
@@ -155,7 +156,7 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
             }
             Err(p) => {
                 let mut b = [0u8; SEGMENT_HEADER_LEN];
-                let n = read_at(&fd, path, &mut b, 0)?;
+                let n = read_at(&*fd, path, &mut b, 0)?;
                 if b[..n].iter().all(|&x| x == 0) {
                     Found::Blank
                 } else {
@@ -250,7 +251,7 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
     // first LSN; the last one ends wherever its valid records end.
     let mut next_lsn = 1;
     for (i, seg) in live.iter().enumerate() {
-        let (fd, len) = open_segment(&seg.path)?;
+        let (fd, len) = open_segment(io, &seg.path)?;
         let h = heads[i];
         let mut scan = Scan::new(fd, seg.path.clone(), h, len);
         let until = live.get(i + 1).map(|n| n.first_lsn.0);
@@ -275,7 +276,7 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
                             ),
                         ));
                     }
-                    let discarded = count_discarded(&seg.path, offset, h.size.min(len))?;
+                    let discarded = count_discarded(io, &seg.path, offset, h.size.min(len))?;
                     report.tail = Some(TailReport {
                         segment: seg.path.clone(),
                         offset,
@@ -302,14 +303,13 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
                 format!("unreadable segment header ({p}): records written here may be lost; move the file away to open the log without it"),
             ));
         }
-        let size = std::fs::metadata(path)
-            .map_err(|e| Error::from_io("stat", path, None, e))?
-            .len();
+        let (_, size) = open_segment(io, path)?;
         if *seq == expect_seq && size == segment_size {
             prepared.push((*seq, path.clone()));
             expect_seq += 1;
         } else {
-            sys::unlink(path).map_err(|e| Error::io("unlink", path, None, e))?;
+            io.unlink(path)
+                .map_err(|e| Error::io("unlink", path, None, e))?;
             report.removed_files.push(path.clone());
         }
     }
@@ -333,8 +333,8 @@ pub(crate) fn recover(dir: &Path, segment_size: u64) -> Result<Recovered> {
 
 /// Counts the bytes from `offset` to the end of the last non-zero page
 /// before the first all-zero page (or `end`).
-fn count_discarded(path: &Path, offset: u64, end: u64) -> Result<u64> {
-    let (fd, _) = open_segment(path)?;
+fn count_discarded(io: &dyn Storage, path: &Path, offset: u64, end: u64) -> Result<u64> {
+    let (fd, _) = open_segment(io, path)?;
     let page = WRITE_PAGE as u64;
     let mut buf = vec![0u8; SCAN_READ];
     let mut pos = offset;
@@ -346,7 +346,7 @@ fn count_discarded(path: &Path, offset: u64, end: u64) -> Result<u64> {
         if stop < end && stop % page != 0 {
             n -= (stop % page) as usize;
         }
-        let got = read_at(&fd, path, &mut buf[..n], pos)?;
+        let got = read_at(&*fd, path, &mut buf[..n], pos)?;
         if got == 0 {
             break;
         }

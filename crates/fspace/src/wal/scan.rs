@@ -3,49 +3,53 @@
 use super::format::{
     decode_record, Decoded, EndReason, HeaderProblem, SegmentHeader, SEGMENT_HEADER_LEN,
 };
+use super::storage::{OpenMode, SegmentFile, Storage};
 use crate::error::{Error, Result};
-use crate::sys;
-use rustix::fd::OwnedFd;
-use rustix::fs::OFlags;
 use std::path::{Path, PathBuf};
 
 /// Bytes read per `pread` while scanning: large reads, few syscalls.
 pub(crate) const SCAN_READ: usize = 1 << 20;
 
 /// Reads `len` bytes at `offset`, fewer only at end of file.
-pub(crate) fn read_at(fd: &OwnedFd, path: &Path, buf: &mut [u8], offset: u64) -> Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match sys::pread(fd, &mut buf[got..], offset + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) => {
-                return Err(Error::io(
-                    "pread",
-                    path,
-                    Some(offset + got as u64..offset + buf.len() as u64),
-                    e,
-                ))
-            }
-        }
-    }
-    Ok(got)
+pub(crate) fn read_at(
+    fd: &dyn SegmentFile,
+    path: &Path,
+    buf: &mut [u8],
+    offset: u64,
+) -> Result<usize> {
+    fd.read_at(buf, offset)
+        .map_err(|e| Error::io("pread", path, Some(offset..offset + buf.len() as u64), e))
 }
 
 /// Opens a segment read-only and returns it with its length.
-pub(crate) fn open_segment(path: &Path) -> Result<(OwnedFd, u64)> {
-    let fd = sys::open(path, OFlags::RDONLY | OFlags::NOCTTY, 0)
+pub(crate) fn open_segment(
+    io: &dyn Storage,
+    path: &Path,
+) -> Result<(Box<dyn SegmentFile>, u64)> {
+    let fd = io
+        .open(path, OpenMode::Read)
         .map_err(|e| Error::io("open", path, None, e))?;
-    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
-    if !st.is_regular() {
-        return Err(Error::not_regular("open", path, &st, None));
+    let (other, size) = fd.stat().map_err(|e| Error::io("fstat", path, None, e))?;
+    if let Some(kind) = other {
+        use crate::sys::Errno;
+        let errno = if kind == "directory" {
+            Errno::ISDIR
+        } else {
+            Errno::INVAL
+        };
+        return Err(Error::refused(
+            "open",
+            path,
+            errno,
+            format!("is a {kind}, not a regular file"),
+        ));
     }
-    Ok((fd, st.size))
+    Ok((fd, size))
 }
 
 /// Reads and decodes a segment's header.
 pub(crate) fn read_header(
-    fd: &OwnedFd,
+    fd: &dyn SegmentFile,
     path: &Path,
 ) -> Result<std::result::Result<SegmentHeader, HeaderProblem>> {
     let mut b = [0u8; SEGMENT_HEADER_LEN];
@@ -64,7 +68,7 @@ pub(crate) enum Step<'a> {
 
 /// Walks the records of one segment in order, verifying each.
 pub(crate) struct Scan {
-    fd: OwnedFd,
+    fd: Box<dyn SegmentFile>,
     pub(crate) path: PathBuf,
     pub(crate) header: SegmentHeader,
     file_len: u64,
@@ -75,7 +79,9 @@ pub(crate) struct Scan {
 }
 
 impl Scan {
-    pub(crate) fn new(fd: OwnedFd, path: PathBuf, header: SegmentHeader, file_len: u64) -> Scan {
+    pub(crate) fn new(
+        fd: Box<dyn SegmentFile>,
+        path: PathBuf, header: SegmentHeader, file_len: u64) -> Scan {
         Scan {
             fd,
             path,
@@ -98,7 +104,7 @@ impl Scan {
         let end = self.header.size.min(self.file_len);
         let want = (need.max(SCAN_READ) as u64).min(end.saturating_sub(self.pos)) as usize;
         self.buf.resize(want, 0);
-        let n = read_at(&self.fd, &self.path, &mut self.buf, self.pos)?;
+        let n = read_at(&*self.fd, &self.path, &mut self.buf, self.pos)?;
         if n < want {
             // The file is shorter than when the scan began: it ends here.
             self.file_len = self.pos + n as u64;

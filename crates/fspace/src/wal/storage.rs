@@ -1,0 +1,239 @@
+//! The log's only way to storage: a narrow seam.
+//!
+//! Every call the log makes to the filesystem goes through [`Storage`]
+//! (directory operations) and [`SegmentFile`] (one open segment): create,
+//! open, read, `pwritev`, `fdatasync`, `fsync`, growth, rename, unlink and
+//! directory `fsync`. [`Real`] issues them through [`crate::sys`]; the
+//! power-cut tests put a model behind the same seam that keeps a *live* and
+//! a *durable* image of the directory, so that a cut can be taken at any
+//! call and recovery run on what a real power loss could leave (see
+//! `docs/wal.md`, "What survives a power cut").
+//!
+//! Calls return the bare errno; the callers name the operation and the
+//! path (rule 7 of `docs/design.md`).
+
+use crate::error::Result;
+use crate::grow::{GrowOptions, Strategy};
+use crate::sys::{self, Errno};
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
+use rustix::io::IoSlice;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// How [`Storage::open`] opens a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenMode {
+    /// An existing file, for reading.
+    Read,
+    /// An existing file, for reading and writing.
+    ReadWrite,
+    /// A new file (`O_CREAT | O_EXCL`), for reading and writing.
+    CreateNew,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub name: OsString,
+    pub is_file: bool,
+}
+
+/// An open segment file.
+pub(crate) trait SegmentFile: Send + Sync {
+    /// `pread`: fills `buf` from `offset`; fewer bytes only at end of file.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::result::Result<usize, Errno>;
+    /// `pwritev` of `bufs` at `offset`; may write fewer bytes.
+    fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno>;
+    /// `fdatasync`: the data written so far, and the size, are durable.
+    fn fdatasync(&self) -> std::result::Result<(), Errno>;
+    /// `fsync`: as `fdatasync`, and the rest of the inode.
+    fn fsync(&self) -> std::result::Result<(), Errno>;
+    /// `fstat`: the file's type if it is not a regular file, and its size.
+    fn stat(&self) -> std::result::Result<(Option<&'static str>, u64), Errno>;
+    /// Turns on `O_DIRECT` for later reads and writes.
+    fn set_direct(&self) -> std::result::Result<(), Errno>;
+    /// Grows the file to `target` bytes with the library's growth (`path`
+    /// names it in errors, `probe_path` is where it is now); returns the
+    /// strategy used, with the fallbacks tried before it.
+    fn grow(
+        &self,
+        path: &Path,
+        probe_path: &Path,
+        target: u64,
+        opts: &GrowOptions<'_>,
+    ) -> Result<String>;
+}
+
+/// The directory operations of the log.
+pub(crate) trait Storage: Send + Sync {
+    /// `mkdir` (not its parents); `Ok(false)` if it already existed.
+    fn create_dir(&self, dir: &Path) -> std::result::Result<bool, Errno>;
+    /// Whether `path` is a directory (`stat`); the type's name if not.
+    fn dir_kind(&self, path: &Path) -> std::result::Result<Option<&'static str>, Errno>;
+    /// Opens and `flock`s (exclusive, non-blocking) the file `path`,
+    /// creating it; the lock lasts as long as the returned guard.
+    fn lock(&self, path: &Path) -> std::result::Result<Box<dyn Send + Sync>, Errno>;
+    /// Lists `dir`.
+    fn list(&self, dir: &Path) -> std::result::Result<Vec<Entry>, Errno>;
+    /// Opens `path`.
+    fn open(&self, path: &Path, mode: OpenMode)
+        -> std::result::Result<Box<dyn SegmentFile>, Errno>;
+    /// `rename(2)`, replacing `to` if it exists.
+    fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno>;
+    /// Renames without replacing (`RENAME_NOREPLACE`, or a checked rename
+    /// where the filesystem lacks it); a note says when it was the latter.
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>>;
+    /// `unlink(2)`.
+    fn unlink(&self, path: &Path) -> std::result::Result<(), Errno>;
+    /// `fsync` of directory `dir`: names created, renamed or removed in it
+    /// become durable. Returns which step failed.
+    fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
+    /// Whether `dir` is on a network or FUSE filesystem (true when unknown).
+    fn is_network(&self, dir: &Path) -> bool;
+    /// How new segments of `size` bytes are grown here when the caller
+    /// forced no strategy: `None` for the `auto` policy.
+    fn segment_strategy(
+        &self,
+        dir: &Path,
+        path: &Path,
+        size: u64,
+        use_saved: bool,
+    ) -> Result<Option<Strategy>>;
+}
+
+/// The real filesystem, through [`crate::sys`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Real;
+
+struct RealFile(OwnedFd);
+
+impl SegmentFile for RealFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::result::Result<usize, Errno> {
+        let mut got = 0;
+        while got < buf.len() {
+            match sys::pread(&self.0, &mut buf[got..], offset + got as u64)? {
+                0 => break,
+                n => got += n,
+            }
+        }
+        Ok(got)
+    }
+
+    fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno> {
+        sys::pwritev(&self.0, bufs, offset)
+    }
+
+    fn fdatasync(&self) -> std::result::Result<(), Errno> {
+        sys::fdatasync(&self.0)
+    }
+
+    fn fsync(&self) -> std::result::Result<(), Errno> {
+        sys::fsync(&self.0)
+    }
+
+    fn stat(&self) -> std::result::Result<(Option<&'static str>, u64), Errno> {
+        let st = sys::fstat(&self.0)?;
+        Ok(((!st.is_regular()).then(|| st.type_name()), st.size))
+    }
+
+    fn set_direct(&self) -> std::result::Result<(), Errno> {
+        let flags = sys::status_flags(&self.0)?;
+        sys::set_status_flags(&self.0, flags | OFlags::DIRECT)
+    }
+
+    fn grow(
+        &self,
+        path: &Path,
+        probe_path: &Path,
+        target: u64,
+        opts: &GrowOptions<'_>,
+    ) -> Result<String> {
+        let r = crate::grow::grow_fd_named(&self.0, path, probe_path, target, opts)?;
+        let mut what = r.strategy.name().to_string();
+        for f in &r.fallbacks {
+            what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
+        }
+        Ok(what)
+    }
+}
+
+impl Storage for Real {
+    fn create_dir(&self, dir: &Path) -> std::result::Result<bool, Errno> {
+        match rustix::fs::mkdir(dir, rustix::fs::Mode::from_raw_mode(0o777)) {
+            Ok(()) => Ok(true),
+            Err(e) if e == Errno::EXIST => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn dir_kind(&self, path: &Path) -> std::result::Result<Option<&'static str>, Errno> {
+        let st = sys::stat(path)?;
+        Ok((!st.is_dir()).then(|| st.type_name()))
+    }
+
+    fn lock(&self, path: &Path) -> std::result::Result<Box<dyn Send + Sync>, Errno> {
+        let fd = sys::open(path, OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC, 0o644)?;
+        sys::flock_exclusive_nonblocking(&fd)?;
+        Ok(Box::new(fd))
+    }
+
+    fn list(&self, dir: &Path) -> std::result::Result<Vec<Entry>, Errno> {
+        let errno = |e: std::io::Error| {
+            Errno::from_raw_os_error(e.raw_os_error().unwrap_or(Errno::IO.raw_os_error()))
+        };
+        let mut v = vec![];
+        for entry in std::fs::read_dir(dir).map_err(errno)? {
+            let entry = entry.map_err(errno)?;
+            v.push(Entry {
+                name: entry.file_name(),
+                is_file: entry.file_type().map(|t| t.is_file()).unwrap_or(false),
+            });
+        }
+        Ok(v)
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        mode: OpenMode,
+    ) -> std::result::Result<Box<dyn SegmentFile>, Errno> {
+        let (flags, perm) = match mode {
+            OpenMode::Read => (OFlags::RDONLY | OFlags::NOCTTY, 0),
+            OpenMode::ReadWrite => (OFlags::RDWR | OFlags::NOCTTY, 0),
+            OpenMode::CreateNew => (OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o644),
+        };
+        let fd = sys::open(path, flags | OFlags::CLOEXEC, perm)?;
+        Ok(Box::new(RealFile(fd)))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno> {
+        sys::rename(from, to)
+    }
+
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+        crate::grow::rename_noreplace(from, to)
+    }
+
+    fn unlink(&self, path: &Path) -> std::result::Result<(), Errno> {
+        sys::unlink(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)> {
+        sys::fsync_dir(dir)
+    }
+
+    fn is_network(&self, dir: &Path) -> bool {
+        crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network())
+    }
+
+    fn segment_strategy(
+        &self,
+        dir: &Path,
+        path: &Path,
+        size: u64,
+        use_saved: bool,
+    ) -> Result<Option<Strategy>> {
+        super::preparer::cow_strategy(dir, path, size, use_saved)
+    }
+}
