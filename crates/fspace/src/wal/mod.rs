@@ -59,13 +59,13 @@ use format::{
     encode_record, record_span, RecordKey, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
 };
 use rustix::io::IoSlice;
-use storage::{OpenMode, SegmentFile, Storage};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use storage::{OpenMode, SegmentFile, Storage};
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
 /// (the project brief's measurement, quoted in `docs/wal.md`): preparing
@@ -480,6 +480,16 @@ impl Wal {
             .unwrap_or_else(|| Arc::new(storage::Real));
         io.create_dir(dir)
             .map_err(|e| Error::io("mkdir", dir, None, e))?;
+        // The directory's own entry: until its parent is fsynced, a power
+        // cut may remove the directory with every segment in it. Synced on
+        // every open, not only when this one created it: a process that
+        // created it may have died before its sync.
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        io.sync_dir(parent)
+            .map_err(|(op, e)| Error::io(op, parent, None, e))?;
         let kind = io
             .dir_kind(dir)
             .map_err(|e| Error::io("stat", dir, None, e))?;
@@ -495,6 +505,7 @@ impl Wal {
         let lock_file = lock_exclusive(&*io, dir, &lock_path)?;
 
         let rec = recovery::recover(&*io, dir, opts.segment_size)?;
+        make_durable(&*io, dir, &rec)?;
         let log_id = match rec.log_id {
             Some(id) => id,
             None => {
@@ -506,14 +517,6 @@ impl Wal {
         };
         let mut report = rec.report;
         let mut live: VecDeque<SegmentInfo> = rec.live.into();
-        // Whatever a killed process left in the page cache of the last
-        // segment is now part of the recovered log: make it durable before
-        // a later segment's header says the log continues elsewhere.
-        if let Some(last) = live.back() {
-            let (fd, _) = scan::open_segment(&*io, &last.path)?;
-            fd.fdatasync()
-                .map_err(|e| Error::io("fdatasync", &last.path, None, e))?;
-        }
         let new_seq = live.back().map_or(1, |s| s.seq + 1);
         if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
             return Err(Error::refused(
@@ -543,8 +546,7 @@ impl Wal {
                 let mut got = None;
                 while let Some(from) = pool.pop_front() {
                     // Any failure here: fall back to creating one.
-                    if let Ok(Some(p)) = preparer::recycle_into(&*io, dir, new_seq, &opts, &from)
-                    {
+                    if let Ok(Some(p)) = preparer::recycle_into(&*io, dir, new_seq, &opts, &from) {
                         got = Some(p);
                         break;
                     }
@@ -768,7 +770,13 @@ impl Wal {
         let segments: Vec<SegmentInfo> = st.live.iter().cloned().collect();
         let end = st.durable_lsn;
         drop(st);
-        reader::WalReader::new(self.shared.io.clone(), self.shared.log_id, segments, from.0, end)
+        reader::WalReader::new(
+            self.shared.io.clone(),
+            self.shared.log_id,
+            segments,
+            from.0,
+            end,
+        )
     }
 
     /// Returns the live segments, oldest first.
@@ -904,6 +912,37 @@ fn prepare_error(st: &State) -> Error {
     }
 }
 
+/// Makes durable everything a previous process may have left half-done,
+/// before the log uses any of it (as PostgreSQL's startup syncs its data
+/// directory after an unclean shutdown):
+///
+/// - the data of every segment recovery kept (live and prepared), through
+///   `fdatasync`: a killed process may have left records in the page cache
+///   of the last live segment; recovery just read them, and the new
+///   segment's header is about to say the log continues after them. The
+///   others are normally durable already (each was synced before the next
+///   step), so their syncs cost little and cover a process that died
+///   between a write and its sync;
+/// - the directory, through `fsync`: a killed process may have renamed a
+///   new segment into place (or a recycled one, or released one) and died
+///   before its directory `fsync`; recovery may have removed temporary and
+///   unusable files. Without this, the segment this open is about to make
+///   live can be found again after a power cut under its temporary name,
+///   and removed by recovery with every record acknowledged in it.
+fn make_durable(io: &dyn Storage, dir: &Path, rec: &recovery::Recovered) -> Result<()> {
+    let kept = rec
+        .live
+        .iter()
+        .map(|s| &s.path)
+        .chain(rec.prepared.iter().map(|(_, p)| p));
+    for path in kept {
+        let (fd, _) = scan::open_segment(io, path)?;
+        fd.fdatasync()
+            .map_err(|e| Error::io("fdatasync", path, None, e))?;
+    }
+    preparer::sync_dir(io, dir)
+}
+
 /// How long `open` retries a held `LOCK` before refusing: 200 ms. A
 /// process that closed its log and forked meanwhile leaves a copy of the
 /// locked descriptor in the child until the child's `exec` closes it
@@ -911,11 +950,7 @@ fn prepare_error(st: &State) -> Error {
 /// reopening logs.
 const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 
-fn lock_exclusive(
-    io: &dyn Storage,
-    dir: &Path,
-    lock_path: &Path,
-) -> Result<Box<dyn Send + Sync>> {
+fn lock_exclusive(io: &dyn Storage, dir: &Path, lock_path: &Path) -> Result<Box<dyn Send + Sync>> {
     let deadline = std::time::Instant::now() + LOCK_RETRY;
     loop {
         match io.lock(lock_path) {

@@ -114,6 +114,9 @@ struct Inner {
     rng: u64,
     /// Print each counted call (`FSPACE_POWER_CUT_TRACE=1`).
     trace: bool,
+    /// How long growing a file takes (outside the lock), as a real fill
+    /// does: commits of other threads run meanwhile.
+    grow_time: std::time::Duration,
 }
 
 /// Shared model state; [`Model::storage`] hands out the seam of the
@@ -154,6 +157,7 @@ impl Model {
             inodes: vec![],
             rng: seed ^ 0x5DEE_CE66_D1CE_4E5B,
             trace: std::env::var_os("FSPACE_POWER_CUT_TRACE").is_some(),
+            grow_time: std::time::Duration::ZERO,
         })))
     }
 
@@ -165,6 +169,11 @@ impl Model {
     /// the model's whole life).
     pub(crate) fn cut_at(&self, n: u64) {
         self.lock().cut_at = Some(n);
+    }
+
+    /// Makes each growth take `t`.
+    pub(crate) fn grow_time(&self, t: std::time::Duration) {
+        self.lock().grow_time = t;
     }
 
     /// Kills the process at `when`.
@@ -449,7 +458,10 @@ impl Storage for Proc {
         if dir != dir2 {
             return Err(Errno::XDEV);
         }
-        m.count(self.gen, format_args!("rename {} -> {}", from.display(), to.display()))?;
+        m.count(
+            self.gen,
+            format_args!("rename {} -> {}", from.display(), to.display()),
+        )?;
         m.change(&dir, DirOp::Rename(a.to_owned(), b.to_owned()));
         let name = b.to_string_lossy();
         if name.ends_with(".seg") && !name.starts_with(super::format::FREE_PREFIX) {
@@ -531,7 +543,10 @@ impl SegmentFile for File {
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno> {
         let mut m = self.m.lock();
         let len: usize = bufs.iter().map(|b| b.len()).sum();
-        m.count(self.gen, format_args!("pwritev inode {} {}+{len}", self.ino, offset))?;
+        m.count(
+            self.gen,
+            format_args!("pwritev inode {} {}+{len}", self.ino, offset),
+        )?;
         let mut off = offset;
         for b in bufs {
             m.write(self.ino, off, b);
@@ -568,11 +583,18 @@ impl SegmentFile for File {
         target: u64,
         opts: &GrowOptions<'_>,
     ) -> Result<String> {
+        let t = self.m.lock().grow_time;
+        if !t.is_zero() {
+            std::thread::sleep(t);
+        }
         let mut m = self.m.lock();
         let len = m.inodes[self.ino].live.len() as u64;
         if len < target {
-            m.count(self.gen, format_args!("zero-fill inode {} {len}..{target}", self.ino))
-                .map_err(|e| Error::io("pwritev", path, Some(len..target), e))?;
+            m.count(
+                self.gen,
+                format_args!("zero-fill inode {} {len}..{target}", self.ino),
+            )
+            .map_err(|e| Error::io("pwritev", path, Some(len..target), e))?;
             m.write(self.ino, len, &vec![0u8; (target - len) as usize]);
         }
         if opts.sync {

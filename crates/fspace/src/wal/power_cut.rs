@@ -51,6 +51,9 @@ struct Shape {
     write_buffer: usize,
     /// Kill the process once, here (then reopen).
     crash: Option<CrashAt>,
+    /// Growing a segment takes this long (as a real zero-fill takes
+    /// milliseconds), so that commits run while the preparer works.
+    grow_ms: u64,
 }
 
 fn shape(seed: u64, rng: &mut Rng) -> Shape {
@@ -68,6 +71,7 @@ fn shape(seed: u64, rng: &mut Rng) -> Shape {
         recycle_pool: rng.below(3) as usize,
         write_buffer: [8 << 10, 16 << 10, 64 << 10][rng.below(3) as usize],
         crash,
+        grow_ms: rng.below(3),
     }
 }
 
@@ -121,15 +125,16 @@ impl Verdict {
 }
 
 fn opts(model: &Model, s: &Shape) -> WalOptions {
-    let mut o = WalOptions::default();
-    o.segment_size = 64 << 10;
-    o.prepare_ahead = s.prepare_ahead;
-    o.recycle_pool = s.recycle_pool;
-    o.write_buffer = s.write_buffer;
-    o.prepare_duty_cycle = 1.0;
-    o.use_saved = false;
-    o.storage = Some(model.storage());
-    o
+    WalOptions {
+        segment_size: 64 << 10,
+        prepare_ahead: s.prepare_ahead,
+        recycle_pool: s.recycle_pool,
+        write_buffer: s.write_buffer,
+        prepare_duty_cycle: 1.0,
+        use_saved: false,
+        storage: Some(model.storage()),
+        ..Default::default()
+    }
 }
 
 /// Checks what a freshly opened log returns against what was written.
@@ -167,7 +172,8 @@ fn verify(wal: &Wal, model: &Model, t: &mut Truth, v: &mut Verdict) {
     }
     let next = wal.next_lsn().0;
     if got.keys().next_back().is_some_and(|l| *l >= next) {
-        v.other.push(format!("next LSN {next} is not past the records"));
+        v.other
+            .push(format!("next LSN {next} is not past the records"));
     }
     t.known = got;
     t.written.clear();
@@ -225,6 +231,7 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
     if let Some(c) = s.crash {
         model.crash_at(c);
     }
+    model.grow_time(std::time::Duration::from_millis(s.grow_ms));
     let truth = Mutex::new(Truth::default());
     let mut v = Verdict::default();
     let mut events = vec![];
@@ -245,7 +252,8 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
                     continue;
                 }
                 None => {
-                    v.other.push(format!("open failed with no cut or crash: {e}"));
+                    v.other
+                        .push(format!("open failed with no cut or crash: {e}"));
                     break;
                 }
             },
@@ -273,7 +281,8 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
                             model.restart();
                         }
                         None => {
-                            v.other.push(format!("close failed with no cut or crash: {e}"));
+                            v.other
+                                .push(format!("close failed with no cut or crash: {e}"));
                             break;
                         }
                     }

@@ -23,10 +23,10 @@ use super::format::{
     parse_segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
 };
 use super::scan::{open_segment, read_at, read_header, Scan, Step, SCAN_READ};
+use super::storage::Storage;
 use super::{Lsn, SegmentInfo, LOCK_NAME, WRITE_PAGE};
 use crate::error::{Error, Result};
 use crate::grow::TEMP_MARKER;
-use super::storage::Storage;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -54,6 +54,12 @@ pub struct RecoveryReport {
     pub removed_files: Vec<PathBuf>,
     /// Files in the directory that are not the log's; left untouched.
     pub foreign_files: Vec<PathBuf>,
+    /// The segment after the last live one, whose header failed its
+    /// checksum: the header write that would have made it live was cut
+    /// short (its `fdatasync` never returned, so none of its records was
+    /// acknowledged). The log ends before it, and the file is kept aside
+    /// under this name (`NNNNNNNNNNNN.seg.torn-header`), never read again.
+    pub torn_header: Option<PathBuf>,
     /// Prepared segments found ready for use.
     pub prepared: usize,
     /// Segments found in the recycle pool.
@@ -107,6 +113,9 @@ enum Found {
     /// Not live, and not something the writer leaves: damage.
     Damaged(HeaderProblem),
 }
+
+/// Suffix of a newest segment set aside because its header was torn.
+pub(crate) const TORN_SUFFIX: &str = ".torn-header";
 
 pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result<Recovered> {
     let start = Instant::now();
@@ -296,6 +305,30 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
     let mut prepared = vec![];
     let mut expect_seq = live.last().map_or(1, |s| s.seq + 1);
     for (i, (seq, path)) in segs.iter().enumerate().skip(after) {
+        if let (Found::Damaged(p), true) = (&found[i], i == after && *seq == expect_seq) {
+            // The newest segment, whose header may have been torn by a
+            // power cut while it was being written (its fdatasync had not
+            // returned): like an invalid page header at the end of
+            // PostgreSQL's WAL, the log ends before it. Moved aside, not
+            // deleted: if it was damaged some other way, its bytes are
+            // still there to look at.
+            let aside = path.with_file_name(format!(
+                "{}{TORN_SUFFIX}",
+                path.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            ));
+            io.rename(path, &aside)
+                .map_err(|e| Error::io("rename", path, None, e))?;
+            report.tail.get_or_insert_with(|| TailReport {
+                segment: path.clone(),
+                offset: 0,
+                stopped_at: format!("segment header invalid ({p})"),
+                discarded_bytes: 0,
+            });
+            report.torn_header = Some(aside);
+            continue;
+        }
         if let Found::Damaged(p) = &found[i] {
             return Err(corrupt(
                 path,

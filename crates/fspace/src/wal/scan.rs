@@ -22,10 +22,7 @@ pub(crate) fn read_at(
 }
 
 /// Opens a segment read-only and returns it with its length.
-pub(crate) fn open_segment(
-    io: &dyn Storage,
-    path: &Path,
-) -> Result<(Box<dyn SegmentFile>, u64)> {
+pub(crate) fn open_segment(io: &dyn Storage, path: &Path) -> Result<(Box<dyn SegmentFile>, u64)> {
     let fd = io
         .open(path, OpenMode::Read)
         .map_err(|e| Error::io("open", path, None, e))?;
@@ -81,7 +78,10 @@ pub(crate) struct Scan {
 impl Scan {
     pub(crate) fn new(
         fd: Box<dyn SegmentFile>,
-        path: PathBuf, header: SegmentHeader, file_len: u64) -> Scan {
+        path: PathBuf,
+        header: SegmentHeader,
+        file_len: u64,
+    ) -> Scan {
         Scan {
             fd,
             path,
