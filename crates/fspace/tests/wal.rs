@@ -436,6 +436,59 @@ fn torn_and_corrupt_segments() {
     }
 }
 
+/// A power cut while the newest segment's header was being written can
+/// leave a header that fails its checksum (its fdatasync never returned,
+/// so nothing in it was acknowledged): the log ends before it, the file is
+/// set aside (not deleted), and the log opens and continues. The same
+/// damage on an older segment still refuses, naming the file (case 3 of
+/// `torn_and_corrupt_segments`).
+#[test]
+fn torn_header_on_the_newest_segment_ends_the_log() {
+    for fs in common::all() {
+        let _g = fs.lock();
+        let name = &fs.name;
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let recs = build_log(&d);
+        let last_lsn = recs.last().expect("records").lsn.0;
+        let segs = seg_files(&d);
+        let last = segs
+            .iter()
+            .rposition(|p| record_offset(p, last_lsn).is_some())
+            .expect("the last record's segment");
+        let newest = segs
+            .get(last + 1)
+            .unwrap_or_else(|| panic!("{name}: no prepared segment after the last live one"))
+            .clone();
+        // Half a header reached the device: magic, version and log id of
+        // a real one, the rest (sequence, LSN, checksum) still zeros.
+        let real = std::fs::read(&segs[last]).unwrap();
+        modify(&newest, |b| b[..32].copy_from_slice(&real[..32]));
+
+        let wal = Wal::open(&d, opts()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(read_all(&wal), recs, "{name}");
+        let mut aside = newest.clone().into_os_string();
+        aside.push(".torn-header");
+        let aside = PathBuf::from(aside);
+        assert_eq!(wal.recovery().torn_header.as_deref(), Some(aside.as_path()), "{name}");
+        let kept = std::fs::read(&aside).unwrap();
+        assert_eq!(&kept[..32], &real[..32], "{name}: the torn file was changed");
+        assert_eq!(wal.commit(b"after").unwrap(), Lsn(last_lsn + 1), "{name}");
+        wal.close().unwrap();
+
+        // Reopened: everything is there; the set-aside file is foreign now,
+        // reported and left alone.
+        let wal = Wal::open(&d, opts()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = read_all(&wal);
+        assert_eq!(&got[..recs.len()], &recs[..], "{name}");
+        assert_eq!(got[recs.len()].data, b"after", "{name}");
+        assert!(wal.recovery().foreign_files.contains(&aside), "{name}");
+        assert_eq!(wal.recovery().torn_header, None, "{name}");
+        wal.close().unwrap();
+        assert_eq!(std::fs::read(&aside).unwrap(), kept, "{name}");
+    }
+}
+
 /// Open refuses a second opener, a file in place of the directory, and
 /// bad options, changing nothing.
 #[test]

@@ -1452,30 +1452,50 @@ impl Shared {
         let mut result = Ok(());
         let mut done = 0;
         for (i, seg) in victims.iter().enumerate() {
-            let r = if i < room && seg.size == self.opts.segment_size {
-                let to = self.dir.join(format!(
-                    "{}{}",
-                    format::FREE_PREFIX,
-                    format::segment_name(seg.seq)
-                ));
-                self.io
-                    .rename(&seg.path, &to)
-                    .map_err(|e| Error::io("rename", &seg.path, None, e))
-                    .map(|()| Some(to))
-            } else {
-                self.io
-                    .unlink(&seg.path)
-                    .map_err(|e| Error::io("unlink", &seg.path, None, e))
-                    .map(|()| None)
-            };
-            // Once renamed or removed, the segment is no longer live,
-            // whether or not the directory fsync then works.
-            let to = match r {
-                Ok(to) => to,
-                Err(e) => {
+            // `Err((error, gone))`: `gone` once the segment left its live
+            // name (renamed or removed), whether or not the syncs after
+            // that worked; it is no longer live either way.
+            let r: std::result::Result<Option<PathBuf>, (Error, bool)> =
+                if i < room && seg.size == self.opts.segment_size {
+                    let to = self.dir.join(format!(
+                        "{}{}",
+                        format::FREE_PREFIX,
+                        format::segment_name(seg.seq)
+                    ));
+                    // Its records are durable (only those are released); a
+                    // cut before the directory fsync leaves it live under
+                    // its old name, and recovery reads it as before.
+                    scan::open_segment(&*self.io, &seg.path)
+                        .map_err(|e| (e, false))
+                        .and_then(|(fd, _)| {
+                            storage::durable_rename(
+                                &*self.io,
+                                &*fd,
+                                &seg.path,
+                                &to,
+                                &self.dir,
+                                true,
+                                || {},
+                            )
+                        })
+                        .map(|_| Some(to))
+                } else {
+                    // Unlinked, then the directory synced: a cut before the
+                    // sync leaves it live, so a crash leaves a prefix of the
+                    // release done.
+                    self.io
+                        .unlink(&seg.path)
+                        .map_err(|e| (Error::io("unlink", &seg.path, None, e), false))
+                        .and_then(|()| self.sync_dir().map_err(|e| (e, true)))
+                        .map(|()| None)
+                };
+            let (to, stop) = match r {
+                Ok(to) => (to, None),
+                Err((e, false)) => {
                     result = Err(e);
                     break;
                 }
+                Err((e, true)) => (None, Some(e)),
             };
             done += 1;
             match to {
@@ -1485,7 +1505,7 @@ impl Shared {
                 }
                 None => report.deleted += 1,
             }
-            if let Err(e) = self.sync_dir() {
+            if let Some(e) = stop {
                 result = Err(e);
                 break;
             }

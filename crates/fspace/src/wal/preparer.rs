@@ -123,26 +123,32 @@ pub(super) fn recycle_into(
     {
         return Err(Error::io("prepare", from, None, e));
     }
-    let (_, size) = super::scan::open_segment(io, from)?;
+    let fd = io
+        .open(from, OpenMode::ReadWrite)
+        .map_err(|e| Error::io("open", from, None, e))?;
+    let (_, size) = fd.stat().map_err(|e| Error::io("fstat", from, None, e))?;
     if size != opts.segment_size {
+        // Removed, not made durable: if a cut brings it back, the next
+        // open finds it in the pool and removes it again.
         io.unlink(from)
             .map_err(|e| Error::io("unlink", from, None, e))?;
         return Ok(None);
     }
     let to = dir.join(super::format::segment_name(seq));
-    io.rename(from, &to)
-        .map_err(|e| Error::io("rename", from, None, e))?;
-    super::Faults::after_rename(opts, seq);
-    let opened = sync_dir(io, dir).and_then(|()| {
-        io.open(&to, OpenMode::ReadWrite)
-            .map_err(|e| Error::io("open", &to, None, e))
+    // Its blocks were written and synced in an earlier life; the rename
+    // must be durable before the writer makes the segment live, else a
+    // cut could bring back `from` and lose what was acknowledged in `to`.
+    let renamed = super::storage::durable_rename(io, &*fd, from, &to, dir, true, || {
+        super::Faults::after_rename(opts, seq)
     });
-    match opened {
-        Ok(fd) => Ok(Some(Prepared { seq, path: to, fd })),
-        Err(e) => {
+    match renamed {
+        Ok(_) => Ok(Some(Prepared { seq, path: to, fd })),
+        Err((e, moved)) => {
             // Do not leave `seq`'s name taken: a later creation of it would
             // fail with EEXIST forever. The file holds no live data.
-            let _ = io.unlink(&to);
+            if moved {
+                let _ = io.unlink(&to);
+            }
             Err(e)
         }
     }
@@ -200,12 +206,13 @@ pub(super) fn create_segment(
                 pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
             }
         }
-        // The data was synced by each step; fsync adds the inode before the
-        // name appears, then the directory makes the name durable.
-        fd.fsync().map_err(|e| Error::io("fsync", &path, None, e))?;
-        io.rename_noreplace(&tmp, &path)?;
-        super::Faults::after_rename(opts, seq);
-        sync_dir(io, dir)
+        // The data was synced by each step; the rename makes it the
+        // segment, durably, before anyone can use it.
+        super::storage::durable_rename(io, &*fd, &tmp, &path, dir, false, || {
+            super::Faults::after_rename(opts, seq)
+        })
+        .map(|_| ())
+        .map_err(|(e, _)| e)
     })();
     match result {
         Ok(()) => {

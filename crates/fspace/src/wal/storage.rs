@@ -237,3 +237,51 @@ impl Storage for Real {
         super::preparer::cow_strategy(dir, path, size, use_saved)
     }
 }
+
+/// Renames `file`, open as `from`, to `to` in `dir`, so that a crash at
+/// any point leaves the complete file under one of the two names, and the
+/// rename durable when this returns (PostgreSQL's `durable_rename`). Each
+/// step, and the crash state it prevents:
+///
+/// 1. `fsync` the file: its data and size are durable before any name
+///    says it is complete; without it a power cut could leave `to` naming
+///    a short or empty file.
+/// 2. Rename (`RENAME_NOREPLACE` unless `replace`). `after_rename` runs
+///    here (fault injection).
+/// 3. `fsync` the file again, under its new name: filesystems that record
+///    the rename in the inode (its change time, a parent pointer) get that
+///    durable too, so that no later step depends on it.
+/// 4. `fsync` the directory: the rename itself is durable. Until then a
+///    power cut may undo it. That is what lost acknowledged records: a new
+///    segment used before this step came back after a cut under its
+///    temporary name, and recovery removed it as an unfinished creation.
+///
+/// Returns a note when the filesystem lacked `RENAME_NOREPLACE` and a
+/// checked rename was used. An error says whether the rename had happened
+/// (`true`: the file is under `to` now, its syncs failed).
+pub(crate) fn durable_rename(
+    io: &dyn Storage,
+    file: &dyn SegmentFile,
+    from: &Path,
+    to: &Path,
+    dir: &Path,
+    replace: bool,
+    after_rename: impl FnOnce(),
+) -> std::result::Result<Option<String>, (crate::error::Error, bool)> {
+    use crate::error::Error;
+    file.fsync()
+        .map_err(|e| (Error::io("fsync", from, None, e), false))?;
+    let note = if replace {
+        io.rename(from, to)
+            .map_err(|e| (Error::io("rename", from, None, e), false))?;
+        None
+    } else {
+        io.rename_noreplace(from, to).map_err(|e| (e, false))?
+    };
+    after_rename();
+    file.fsync()
+        .map_err(|e| (Error::io("fsync", to, None, e), true))?;
+    io.sync_dir(dir)
+        .map_err(|(op, e)| (Error::io(op, dir, None, e), true))?;
+    Ok(note)
+}
