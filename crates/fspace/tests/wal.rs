@@ -470,9 +470,17 @@ fn torn_header_on_the_newest_segment_ends_the_log() {
         let mut aside = newest.clone().into_os_string();
         aside.push(".torn-header");
         let aside = PathBuf::from(aside);
-        assert_eq!(wal.recovery().torn_header.as_deref(), Some(aside.as_path()), "{name}");
+        assert_eq!(
+            wal.recovery().torn_header.as_deref(),
+            Some(aside.as_path()),
+            "{name}"
+        );
         let kept = std::fs::read(&aside).unwrap();
-        assert_eq!(&kept[..32], &real[..32], "{name}: the torn file was changed");
+        assert_eq!(
+            &kept[..32],
+            &real[..32],
+            "{name}: the torn file was changed"
+        );
         assert_eq!(wal.commit(b"after").unwrap(), Lsn(last_lsn + 1), "{name}");
         wal.close().unwrap();
 

@@ -18,6 +18,13 @@
 //! 5. Released segments are renamed (or deleted) oldest first, with a
 //!    directory `fsync` after each, so what a crash leaves of a release is a
 //!    prefix: a gap *between* live segments is corruption.
+//! 6. Before it uses anything recovery found, `Wal::open` makes it durable
+//!    (the kept segments' data, then the directory), so a rename a killed
+//!    process left without its directory `fsync` cannot be undone by a
+//!    later power cut under records acknowledged after it.
+//! 7. Only the newest segment's header can be torn by a power cut (it is
+//!    the only one whose header write may not have returned); a torn one
+//!    ends the log. Anywhere else a bad header is corruption.
 
 use super::format::{
     parse_segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
@@ -305,11 +312,18 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
     let mut prepared = vec![];
     let mut expect_seq = live.last().map_or(1, |s| s.seq + 1);
     for (i, (seq, path)) in segs.iter().enumerate().skip(after) {
-        if let (Found::Damaged(p), true) = (&found[i], i == after && *seq == expect_seq) {
+        let torn = matches!(
+            found[i],
+            Found::Damaged(HeaderProblem::Checksum | HeaderProblem::NoMagic)
+        );
+        if let (Found::Damaged(p), true) = (&found[i], torn && i == after && *seq == expect_seq) {
             // The newest segment, whose header may have been torn by a
             // power cut while it was being written (its fdatasync had not
-            // returned): like an invalid page header at the end of
-            // PostgreSQL's WAL, the log ends before it. Moved aside, not
+            // returned; a torn header fails its checksum, or lacks the
+            // magic its first bytes would carry): like an invalid page
+            // header at the end of PostgreSQL's WAL, the log ends before
+            // it. A header whose checksum holds but whose numbers are
+            // impossible was not torn, and stays an error. Moved aside, not
             // deleted: if it was damaged some other way, its bytes are
             // still there to look at.
             let aside = path.with_file_name(format!(
