@@ -480,16 +480,6 @@ impl Wal {
             .unwrap_or_else(|| Arc::new(storage::Real));
         io.create_dir(dir)
             .map_err(|e| Error::io("mkdir", dir, None, e))?;
-        // The directory's own entry: until its parent is fsynced, a power
-        // cut may remove the directory with every segment in it. Synced on
-        // every open, not only when this one created it: a process that
-        // created it may have died before its sync.
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        io.sync_dir(parent)
-            .map_err(|(op, e)| Error::io(op, parent, None, e))?;
         let kind = io
             .dir_kind(dir)
             .map_err(|e| Error::io("stat", dir, None, e))?;
@@ -501,6 +491,16 @@ impl Wal {
                 format!("is a {kind}, not a directory"),
             ));
         }
+        // The directory's own entry: until its parent is fsynced, a power
+        // cut may remove the directory with every segment in it. Synced on
+        // every open, not only when this one created it: a process that
+        // created it may have died before its sync.
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        io.sync_dir(parent)
+            .map_err(|(op, e)| Error::io(op, parent, None, e))?;
         let lock_path = dir.join(LOCK_NAME);
         let lock_file = lock_exclusive(&*io, dir, &lock_path)?;
 
