@@ -100,6 +100,11 @@ enum Command {
         zero-fill     large pwritev of zeros from the current end of file\n\
         auto picks by filesystem and --for: bulk (written once soon), log (small overwrites + fdatasync),\n\
         sparse (may stay empty). Existing bytes are never changed and files never shrink.\n\n\
+        After a power cut: with --sync, a grow that returned is on disk (with --create: the file, \
+        fully grown, under its name). Without --sync, an existing file may be back at any length \
+        between its old one and the new one; a --create'd file may be missing, or present with \
+        any length from 0 up (zero-fill: 0 bytes on ext4 and xfs in our power-cut tests, the \
+        name reached the disk before the data).\n\n\
         Examples:\n  fspace grow --create --for log --sync wal/000001.seg 16MiB\n  \
         fspace grow --json image.raw 20G")]
     Grow {
@@ -117,7 +122,7 @@ enum Command {
         /// Create FILE if missing (it appears only once fully grown).
         #[arg(long)]
         create: bool,
-        /// Make the result durable (fdatasync; fsync of the directory when created).
+        /// Make the result durable (fdatasync; with --create, fsync before the rename and of the directory after). Without it a power cut may undo the growth (see below).
         #[arg(long)]
         sync: bool,
         /// With an explicit --strategy, fail instead of falling back.
@@ -150,6 +155,10 @@ enum Command {
         complete: DST never holds a partial copy, and an error or Ctrl-C removes the temporary \
         file. A DST that is a directory receives the copy under SRC's name. The copy holds \
         SRC's bytes up to its length when the copy began.\n\n\
+        After a power cut: with --sync, a copy that returned is on disk, whole, under DST. \
+        Without --sync, a new DST may be missing, or present with any length from 0 up (its data \
+        not yet written); a DST replaced with --force holds the old file or the whole copy, never \
+        part of one (the copy is fsynced before it replaces a file even without --sync).\n\n\
         Examples:\n  fspace copy vm.img /backup/vm.img\n  \
         fspace copy --sparse always --force --preserve db.ibd /mnt/db/\n  \
         fspace copy --reflink never --json big.raw big.copy"
@@ -171,7 +180,7 @@ enum Command {
         /// Copy mode, owner (when permitted) and timestamps.
         #[arg(long, short)]
         preserve: bool,
-        /// Make the copy durable (fsync the file before the rename, the directory after).
+        /// Make the copy durable (fsync the file before the rename, the directory after). Without it a power cut may lose the copy (see below).
         #[arg(long)]
         sync: bool,
         /// Print JSON.

@@ -142,10 +142,22 @@ pub struct GrowOptions<'a> {
     /// the filesystem does not support it. `auto` always uses its ladder.
     pub fallback: bool,
     /// `fdatasync` once at the end (and, for a created file, `fsync` it
-    /// before the rename and `fsync` the directory after).
+    /// before the rename and `fsync` the directory after): when the call
+    /// returns, the growth (and a created file's name) is on disk.
+    ///
+    /// Without it, a power cut soon after may leave an existing file at
+    /// any length between its old one and the new one (never shorter, its
+    /// old bytes unchanged), and a created file missing, or present under
+    /// its name with any length from 0 up: the rename may reach the disk
+    /// before the data. Measured (`tests/power_cut.rs`, 8 MiB, a journal
+    /// commit after it): zero-fill came back as a 0-byte file on ext4 and
+    /// xfs; allocate (ext4, xfs, btrfs) and sparse (btrfs) came back whole,
+    /// their length being metadata that commits with the rename.
     pub sync: bool,
     /// Create the file when missing: it is grown under a temporary name in
-    /// the same directory and renamed into place when complete.
+    /// the same directory and renamed into place when complete (never
+    /// replacing a file that appeared meanwhile). What a power cut may
+    /// leave depends on [`sync`](Self::sync).
     pub create: bool,
     /// Refuse a zero-fill up front when the filesystem reports less free
     /// space than it needs, instead of writing until `ENOSPC`.

@@ -224,8 +224,11 @@ pub fn saved(info: &FsInfo) -> Result<Option<SavedProbe>> {
 }
 
 /// Saves `result` for its filesystem (replacing an earlier one), durably:
-/// written under a temporary name, fsynced, renamed, directory fsynced.
-/// Returns the file's path.
+/// written under a temporary name, fsynced, renamed, directory fsynced;
+/// directories it creates on the way have their entries fsynced too. After
+/// a power cut the file holds the earlier result or this one, whole (a cut
+/// before the directory fsync may bring the earlier one back). Returns the
+/// file's path.
 pub fn save(result: &ProbeResult) -> Result<PathBuf> {
     let dir = state_dir()
         .ok_or_else(|| {
@@ -237,7 +240,7 @@ pub fn save(result: &ProbeResult) -> Result<PathBuf> {
             )
         })?
         .join("probes");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::from_io("mkdir", &dir, None, e))?;
+    create_dir_all_durable(&dir)?;
     let path = dir.join(result.key.file_name());
     let text = serde_json::to_string_pretty(result)
         .map_err(|e| Error::refused("save probe", &path, Errno::INVAL, e.to_string()))?
@@ -265,3 +268,33 @@ pub fn save(result: &ProbeResult) -> Result<PathBuf> {
 }
 
 const TEMP: &str = ".fspace-tmp-";
+
+/// `mkdir -p` that makes each directory it creates durable: its parent is
+/// fsynced after the `mkdir` (a directory's own entry is durable only once
+/// its parent is synced, and a result saved into a directory whose entry a
+/// power cut removes is lost with it).
+fn create_dir_all_durable(dir: &Path) -> Result<()> {
+    let mut missing = vec![];
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if d.as_os_str().is_empty() || d.is_dir() {
+            break;
+        }
+        missing.push(d);
+        cur = d.parent();
+    }
+    for d in missing.into_iter().rev() {
+        match std::fs::create_dir(d) {
+            Ok(()) => {}
+            // Made by someone else meanwhile: theirs to sync.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => continue,
+            Err(e) => return Err(Error::from_io("mkdir", d, None, e)),
+        }
+        let parent = match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        sys::fsync_dir(parent).map_err(|(op, e)| Error::io(op, parent, None, e))?;
+    }
+    Ok(())
+}

@@ -136,7 +136,15 @@ pub struct CopyOptions<'a> {
     /// and group (when permitted) and access and modification times.
     pub preserve: bool,
     /// Make the copy durable: `fsync` it before the rename and `fsync` the
-    /// directory after.
+    /// directory after; when `copy` returns, the complete copy is on disk
+    /// under its name.
+    ///
+    /// Without it, a power cut soon after may leave: for a new name, no
+    /// file, or a file of any length from 0 to the source's (its data not
+    /// yet written) under the name; when replacing an existing file
+    /// (`force`), the old file or the complete copy, never a partial one
+    /// (the copy is fsynced before it replaces a file even without `sync`,
+    /// and the report notes it).
     pub sync: bool,
     /// Checked between chunks: when it becomes true the copy stops, the
     /// temporary file is removed and the call fails with `ECANCELED`.
@@ -380,8 +388,29 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         }
         let dst_st = sys::fstat(&tfd).map_err(|e| Error::io("fstat", &dst, None, e))?;
         report.dst_allocated = dst_st.blocks * 512;
-        if opts.sync {
+        // What a power cut may leave (PostgreSQL's durable_rename reasons):
+        // - the copy is fsynced before the rename with `sync`, and also
+        //   without it when it replaces an existing file: otherwise the
+        //   rename can reach the disk before the copy's data, and a cut
+        //   leaves the name holding a short or empty file while the old
+        //   file is gone (ext4 does the same for renames over a file,
+        //   auto_da_alloc; xfs and btrfs do not). With the fsync, the name
+        //   holds the complete old file or the complete copy.
+        // - a new name without `sync`: the name may survive a cut while
+        //   the data did not (a short or empty file), or not survive.
+        // - the directory is fsynced after the rename only with `sync`;
+        //   without it a cut may undo the rename (the old file, or no file,
+        //   comes back).
+        // Replacing: the destination found at the start, or one that
+        // appeared since (`force` replaces it too).
+        let replacing = replaced || (opts.force && sys::lstat(&dst).is_ok());
+        if opts.sync || replacing {
             sys::fsync(&tfd).map_err(|e| Error::io("fsync", &dst, None, e))?;
+            if !opts.sync {
+                report.notes.push(
+                    "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back".into(),
+                );
+            }
         }
         // A cancellation that came in after the last chunk still counts: the
         // destination has not appeared yet.
