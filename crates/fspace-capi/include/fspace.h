@@ -177,7 +177,10 @@ typedef struct fspace_grow_options {
   // When an explicit strategy is unsupported, try the ones that give the
   // same guarantee (default true).
   bool fallback;
-  // `fdatasync` when done (default false).
+  // `fdatasync` when done (default false); a created file is also
+  // `fsync`ed before its rename and its directory after. Without it,
+  // after a power cut the growth may be undone, and a created file may
+  // be missing or short (zero-fill: 0 bytes on ext4 and xfs, measured).
   bool sync;
   // Create the file if missing (default false): it appears at its name
   // only once grown (temporary name, rename, directory fsync).
@@ -260,7 +263,10 @@ typedef struct fspace_copy_options {
   // Copy mode, owner and times (default false).
   bool preserve;
   // `fsync` the copy before it appears and its directory after (default
-  // false).
+  // false). Without it, after a power cut a new destination may be
+  // missing or short (down to 0 bytes); a replaced one (`force`) holds
+  // the old file or the whole copy (the copy is fsynced before it
+  // replaces a file even without `sync`).
   bool sync;
 } fspace_copy_options;
 

@@ -54,7 +54,10 @@ pub struct fspace_copy_options {
     /// Copy mode, owner and times (default false).
     pub preserve: bool,
     /// `fsync` the copy before it appears and its directory after (default
-    /// false).
+    /// false). Without it, after a power cut a new destination may be
+    /// missing or short (down to 0 bytes); a replaced one (`force`) holds
+    /// the old file or the whole copy (the copy is fsynced before it
+    /// replaces a file even without `sync`).
     pub sync: bool,
 }
 
