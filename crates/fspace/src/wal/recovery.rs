@@ -141,6 +141,9 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
         }
         if is_file && name.contains(TEMP_MARKER) {
             // We hold the directory's lock: no live process is creating.
+            // Durable with open's directory fsync (`make_durable`); a cut
+            // before it brings the file back, and the next open removes
+            // it again.
             io.unlink(&path)
                 .map_err(|e| Error::io("unlink", &path, None, e))?;
             report.removed_temp_files += 1;
@@ -355,6 +358,9 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
             prepared.push((*seq, path.clone()));
             expect_seq += 1;
         } else {
+            // Never written by the writer (not live), so it holds no
+            // record; durable with open's directory fsync, and removed
+            // again by the next open if a cut brings it back.
             io.unlink(path)
                 .map_err(|e| Error::io("unlink", path, None, e))?;
             report.removed_files.push(path.clone());
