@@ -203,8 +203,9 @@ fn workload(wal: &Wal, seed: u64, phase: usize, s: &Shape, t: &Mutex<Truth>) {
                         g.acked_total += 1;
                     }
                     if w == 0 && n % 9 == 8 {
-                        // Keep the last few records; release the rest.
-                        let upto = wal.durable_lsn().0.saturating_sub(rng.below(20));
+                        // Keep the last 0-79 records (so that losses of older
+                        // ones are checked too); release the rest.
+                        let upto = wal.durable_lsn().0.saturating_sub(rng.below(80));
                         {
                             let mut g = t.lock().unwrap();
                             g.floor = g.floor.max(upto);
