@@ -465,11 +465,19 @@ fn torn_header_on_the_newest_segment_ends_the_log() {
         let real = std::fs::read(&segs[last]).unwrap();
         modify(&newest, |b| b[..32].copy_from_slice(&real[..32]));
 
+        // A file set aside by an earlier torn header of the same name is
+        // never replaced: this one goes to `.torn-header.2`.
+        let mut earlier = newest.clone().into_os_string();
+        earlier.push(".torn-header");
+        let earlier = PathBuf::from(earlier);
+        std::fs::write(&earlier, b"set aside before").unwrap();
+
         let wal = Wal::open(&d, opts()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(read_all(&wal), recs, "{name}");
-        let mut aside = newest.clone().into_os_string();
-        aside.push(".torn-header");
+        let mut aside = earlier.clone().into_os_string();
+        aside.push(".2");
         let aside = PathBuf::from(aside);
+        assert_eq!(std::fs::read(&earlier).unwrap(), b"set aside before", "{name}");
         assert_eq!(
             wal.recovery().torn_header.as_deref(),
             Some(aside.as_path()),
@@ -491,6 +499,7 @@ fn torn_header_on_the_newest_segment_ends_the_log() {
         assert_eq!(&got[..recs.len()], &recs[..], "{name}");
         assert_eq!(got[recs.len()].data, b"after", "{name}");
         assert!(wal.recovery().foreign_files.contains(&aside), "{name}");
+        assert!(wal.recovery().foreign_files.contains(&earlier), "{name}");
         assert_eq!(wal.recovery().torn_header, None, "{name}");
         wal.close().unwrap();
         assert_eq!(std::fs::read(&aside).unwrap(), kept, "{name}");

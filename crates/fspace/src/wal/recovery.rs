@@ -329,14 +329,7 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
             // impossible was not torn, and stays an error. Moved aside, not
             // deleted: if it was damaged some other way, its bytes are
             // still there to look at.
-            let aside = path.with_file_name(format!(
-                "{}{TORN_SUFFIX}",
-                path.file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default()
-            ));
-            io.rename(path, &aside)
-                .map_err(|e| Error::io("rename", path, None, e))?;
+            let aside = set_aside(io, path)?;
             report.tail.get_or_insert_with(|| TailReport {
                 segment: path.clone(),
                 offset: 0,
@@ -382,6 +375,33 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
         pool,
         report,
     })
+}
+
+/// Renames a segment with a torn header to `NAME.torn-header` (or
+/// `NAME.torn-header.2`, ... if an earlier one is there: a file set aside
+/// is never replaced).
+fn set_aside(io: &dyn Storage, path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut n = 1;
+    loop {
+        let aside = path.with_file_name(match n {
+            1 => format!("{name}{TORN_SUFFIX}"),
+            _ => format!("{name}{TORN_SUFFIX}.{n}"),
+        });
+        match io.rename_noreplace(path, &aside) {
+            Ok(_) => return Ok(aside),
+            Err(e)
+                if e.raw_os_error() == Some(crate::sys::Errno::EXIST.raw_os_error())
+                    && n < 1000 =>
+            {
+                n += 1
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Counts the bytes from `offset` to the end of the last non-zero page
