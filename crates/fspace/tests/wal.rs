@@ -477,7 +477,11 @@ fn torn_header_on_the_newest_segment_ends_the_log() {
         let mut aside = earlier.clone().into_os_string();
         aside.push(".2");
         let aside = PathBuf::from(aside);
-        assert_eq!(std::fs::read(&earlier).unwrap(), b"set aside before", "{name}");
+        assert_eq!(
+            std::fs::read(&earlier).unwrap(),
+            b"set aside before",
+            "{name}"
+        );
         assert_eq!(
             wal.recovery().torn_header.as_deref(),
             Some(aside.as_path()),
