@@ -1,7 +1,7 @@
 //! Filesystem facts and capabilities: `fspace_fs_info_*`.
 
 use crate::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
-use fspace::{FsInfo, Intent, Strategy};
+use fspace::{FsInfo, Intent, Strategy, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
 
 /// A capability, for `fspace_fs_info_capability`.
@@ -57,6 +57,23 @@ pub(crate) fn strategy_from_c(func: &str, s: fspace_strategy) -> CResult<Option<
         FSPACE_STRATEGY_ZERO_FILL => Strategy::ZeroFill,
         other => return Err(Failure::invalid(func, format!("unknown strategy {other}"))),
     }))
+}
+
+/// The choice the C options' three fields make: a named strategy (with its
+/// fallbacks when `fallback`), or the policy, following the state
+/// directory's saved measurements when `use_saved`.
+pub(crate) fn choice_from_c(
+    func: &str,
+    s: fspace_strategy,
+    fallback: bool,
+    use_saved: bool,
+) -> CResult<StrategyChoice> {
+    Ok(match strategy_from_c(func, s)? {
+        Some(s) if fallback => StrategyChoice::with_fallbacks(s),
+        Some(s) => StrategyChoice::exactly(s),
+        None if use_saved => StrategyChoice::auto_from_state_dir(),
+        None => StrategyChoice::built_in(),
+    })
 }
 
 pub(crate) fn strategy_to_c(s: Strategy) -> fspace_strategy {
@@ -275,11 +292,8 @@ pub unsafe extern "C" fn fspace_fs_info_auto_strategy(
         // SAFETY: forwarded caller promises.
         let (h, strategy) = unsafe { (arg(F, "info", info)?, out(F, "strategy", strategy)?) };
         let intent = intent_from_c(F, intent)?;
-        let (plan, _note) = fspace::grow::auto_plan_for(&h.info, intent, true);
-        let first = plan.ladder.first().copied().ok_or_else(|| {
-            Failure::new(crate::EIO, format!("{F}: the auto policy gave no strategy"))
-        })?;
-        strategy.set(strategy_to_c(first));
+        let plan = fspace::policy::plan(&h.info, intent, &StrategyChoice::auto_from_state_dir());
+        strategy.set(strategy_to_c(plan.first()));
         Ok(0)
     })
 }

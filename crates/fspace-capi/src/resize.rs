@@ -1,13 +1,13 @@
 //! Growing files and allocating ranges: `fspace_grow*`, `fspace_allocate_range`.
 
 use crate::info::{
-    fspace_intent, fspace_strategy, intent_from_c, strategy_from_c, strategy_to_c,
+    choice_from_c, fspace_intent, fspace_strategy, intent_from_c, strategy_to_c,
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
 };
 use crate::{
     arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult, Failure,
 };
-use fspace::{GrowOptions, GrowReport};
+use fspace::{GrowOptions, GrowReport, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
 
 /// Options of `fspace_grow`. Always set the defaults with
@@ -55,11 +55,11 @@ pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_opti
         o.set(fspace_grow_options {
             strategy: FSPACE_STRATEGY_AUTO,
             intent: FSPACE_INTENT_BULK,
-            fallback: d.fallback,
+            fallback: true,
             sync: d.sync,
             create: d.create,
             check_free_space: d.check_free_space,
-            use_saved: d.use_saved,
+            use_saved: true,
         });
         Ok(0)
     })
@@ -99,15 +99,16 @@ const _: () = assert!(
 );
 
 fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
-    let mut g = GrowOptions::default();
+    let mut g = GrowOptions {
+        choice: StrategyChoice::auto_from_state_dir(),
+        ..GrowOptions::default()
+    };
     if let Some(o) = o {
-        g.strategy = strategy_from_c(func, o.strategy)?;
+        g.choice = choice_from_c(func, o.strategy, o.fallback != 0, o.use_saved != 0)?;
         g.intent = intent_from_c(func, o.intent)?;
-        g.fallback = o.fallback != 0;
         g.sync = o.sync != 0;
         g.create = o.create != 0;
         g.check_free_space = o.check_free_space != 0;
-        g.use_saved = o.use_saved != 0;
     }
     Ok(g)
 }

@@ -1,9 +1,9 @@
 //! The segmented durable log: `fspace_wal_*`.
 
-use crate::info::{fspace_strategy, strategy_from_c};
+use crate::info::{choice_from_c, fspace_strategy};
 use crate::{arg, arg_mut, bytes_arg, ffi, out, path_arg, CResult, Failure};
 use fspace::wal::{Record, WalReader};
-use fspace::{Lsn, Wal, WalOptions};
+use fspace::{Lsn, StrategyChoice, Wal, WalOptions};
 use std::ffi::{c_char, c_int, c_void};
 
 /// Options of `fspace_wal_open`. Always set the defaults with
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn fspace_wal_options_init(options: *mut fspace_wal_option
             recycle_pool: u32::try_from(d.recycle_pool).unwrap_or(u32::MAX),
             prepare_strategy: crate::info::FSPACE_STRATEGY_AUTO,
             direct_io: -1,
-            use_saved: d.use_saved,
+            use_saved: true,
         });
         Ok(0)
     })
@@ -87,11 +87,14 @@ const _: () = assert!(
 
 fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
     let mut w = WalOptions::default();
+    w.prepare = StrategyChoice::auto_from_state_dir();
     if let Some(o) = o {
         w.segment_size = o.segment_size;
         w.prepare_ahead = o.prepare_ahead as usize;
         w.recycle_pool = o.recycle_pool as usize;
-        w.prepare_strategy = strategy_from_c(func, o.prepare_strategy)?;
+        // A named strategy falls back to its equivalents, as the log's
+        // preparer always did.
+        w.prepare = choice_from_c(func, o.prepare_strategy, true, o.use_saved != 0)?;
         w.direct_io = match o.direct_io {
             -1 => None,
             0 => Some(false),
@@ -103,7 +106,6 @@ fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
                 ))
             }
         };
-        w.use_saved = o.use_saved != 0;
     }
     Ok(w)
 }

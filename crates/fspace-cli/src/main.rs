@@ -115,7 +115,7 @@ enum Command {
         size: u64,
         /// How to grow; auto chooses by filesystem and intent.
         #[arg(long, default_value = "auto", value_parser = strategy_arg)]
-        strategy: StrategyChoice,
+        strategy: StrategyArg,
         /// What the space is for (drives auto).
         #[arg(long = "for", default_value = "bulk", value_parser = intent_arg)]
         intent: Intent,
@@ -258,7 +258,7 @@ enum BenchCommand {
         segment_size: u64,
         /// How the log prepares new segments in wal mode: auto (its policy for intent log) or a strategy.
         #[arg(long, default_value = "auto", value_parser = strategy_arg)]
-        prepare: StrategyChoice,
+        prepare: StrategyArg,
         /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
         #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
         direct_io: String,
@@ -309,13 +309,13 @@ fn size_arg(s: &str) -> Result<u64, String> {
 
 /// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
 #[derive(Clone, Copy)]
-struct StrategyChoice(Option<Strategy>);
+struct StrategyArg(Option<Strategy>);
 
-fn strategy_arg(s: &str) -> Result<StrategyChoice, String> {
+fn strategy_arg(s: &str) -> Result<StrategyArg, String> {
     if s == "auto" {
-        Ok(StrategyChoice(None))
+        Ok(StrategyArg(None))
     } else {
-        s.parse().map(|s| StrategyChoice(Some(s)))
+        s.parse().map(|s| StrategyArg(Some(s)))
     }
 }
 
@@ -387,9 +387,12 @@ fn main() -> ExitCode {
             json,
         } => {
             let opts = GrowOptions {
-                strategy: strategy.0,
+                choice: match strategy.0 {
+                    Some(s) if no_fallback => fspace::StrategyChoice::exactly(s),
+                    Some(s) => fspace::StrategyChoice::with_fallbacks(s),
+                    None => fspace::StrategyChoice::auto_from_state_dir(),
+                },
                 intent,
-                fallback: !no_fallback,
                 sync,
                 create,
                 check_free_space: !no_space_check,
@@ -467,7 +470,10 @@ fn main() -> ExitCode {
             o.duration = std::time::Duration::from_secs_f64(seconds);
             o.file_size = file_size;
             o.segment_size = segment_size;
-            o.prepare_strategy = prepare.0;
+            o.prepare = match prepare.0 {
+                Some(s) => fspace::StrategyChoice::with_fallbacks(s),
+                None => fspace::StrategyChoice::auto_from_state_dir(),
+            };
             o.direct_io = match direct_io.as_str() {
                 "on" => Some(true),
                 "off" => Some(false),
@@ -613,14 +619,25 @@ pub(crate) fn yes_no(b: bool) -> &'static str {
     }
 }
 
+/// The policy's answer for `intent` on `info`'s filesystem, as `info`,
+/// `grow` and the log get it (saved measurements from the state directory).
+fn policy_plan(info: &FsInfo, intent: Intent) -> fspace::policy::Plan {
+    fspace::policy::plan(info, intent, &fspace::StrategyChoice::auto_from_state_dir())
+}
+
+/// The plan's reason with its notes.
+fn plan_reason(p: &fspace::policy::Plan) -> String {
+    if p.notes.is_empty() {
+        p.reason.clone()
+    } else {
+        format!("{} ({})", p.reason, p.notes.join("; "))
+    }
+}
+
 fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
-    let (p, note) = fspace::grow::auto_plan_for(info, intent, true);
+    let p = policy_plan(info, intent);
     let names: Vec<&str> = p.ladder.iter().map(|s| s.name()).collect();
-    let reason = match note {
-        Some(n) => format!("{} ({n})", p.reason),
-        None => p.reason,
-    };
-    (names.join(" -> "), reason)
+    (names.join(" -> "), plan_reason(&p))
 }
 
 fn info(path: &Path, json: bool) -> fspace::Result<()> {
@@ -645,14 +662,11 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
         let policy = intents
             .iter()
             .map(|&i| {
-                let (p, note) = fspace::grow::auto_plan_for(&info, i, true);
+                let p = policy_plan(&info, i);
                 PolicyEntry {
                     intent: i,
+                    reason: plan_reason(&p),
                     ladder: p.ladder,
-                    reason: match note {
-                        Some(n) => format!("{} ({n})", p.reason),
-                        None => p.reason,
-                    },
                     saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
                 }
             })
@@ -699,9 +713,7 @@ fn info(path: &Path, json: bool) -> fspace::Result<()> {
         }
         Err(e) => out!(o, "capabilities:  unknown ({e})"),
     }
-    let saved = fspace::grow::auto_plan_for(&info, Intent::Log, true)
-        .0
-        .saved;
+    let saved = policy_plan(&info, Intent::Log).saved;
     match saved {
         Some(p) => out!(
             o,

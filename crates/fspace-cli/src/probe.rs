@@ -86,7 +86,7 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
         write_report(path, &crate::report::html(&r))?;
     }
     let saved = if a.save {
-        Some(fspace::probe::save(&r)?)
+        Some(fspace::probe::save(&r, &saved_results()?)?)
     } else {
         None
     };
@@ -370,4 +370,18 @@ fn text(r: &ProbeResult) -> String {
         }
     }
     o
+}
+
+/// Where `--save` keeps results: the state directory, as `grow`, `info` and
+/// the log read them.
+fn saved_results() -> fspace::Result<fspace::SavedResults> {
+    fspace::SavedResults::state_dir().ok_or_else(|| fspace::Error::Refused {
+        op: "save probe",
+        path: "$HOME".into(),
+        message: format!(
+            "no directory to save in: set {}, XDG_STATE_HOME or HOME",
+            fspace::policy::STATE_DIR_ENV
+        ),
+        errno: 2,
+    })
 }

@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
+use crate::policy::StrategyChoice;
 use crate::sys::{self, Errno};
 use crate::wal::{Lsn, Wal, WalOptions};
 use rustix::fs::OFlags;
@@ -103,17 +104,14 @@ pub struct CommitBenchOptions {
     pub segment_size: u64,
     /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
     pub direct_io: Option<bool>,
-    /// How the log prepares new segments in `wal` mode (`None`: its `auto`
-    /// policy for intent `log`).
-    pub prepare_strategy: Option<Strategy>,
+    /// How the log prepares new segments in `wal` mode
+    /// ([`WalOptions::prepare`]).
+    pub prepare: StrategyChoice,
     /// Stop a file mode when its prepared space is used up (one pass
     /// through `file_size`) instead of wrapping around: later passes would
     /// overwrite written blocks and measure another state. The probe sets
     /// it; `bench commit` wraps and says so.
     pub stop_at_end: bool,
-    /// Whether the log's `auto` preparation may follow a measurement saved
-    /// by `fspace probe --save` ([`GrowOptions::use_saved`]).
-    pub use_saved: bool,
 }
 
 impl Default for CommitBenchOptions {
@@ -125,9 +123,8 @@ impl Default for CommitBenchOptions {
             file_size: 256 << 20,
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
             direct_io: None,
-            prepare_strategy: None,
+            prepare: StrategyChoice::built_in(),
             stop_at_end: false,
-            use_saved: true,
         }
     }
 }
@@ -308,10 +305,9 @@ fn prepare_file(
         p,
         size,
         &GrowOptions {
-            strategy: Some(strategy),
+            choice: StrategyChoice::exactly(strategy),
             intent: Intent::Log,
             sync: true,
-            fallback: false,
             cancel,
             ..Default::default()
         },
@@ -506,8 +502,7 @@ fn run_wal(
     let mut wo = WalOptions::default();
     wo.segment_size = opts.segment_size;
     wo.direct_io = opts.direct_io;
-    wo.prepare_strategy = opts.prepare_strategy;
-    wo.use_saved = opts.use_saved;
+    wo.prepare = opts.prepare.clone();
     let wal = Wal::open(dir, wo)?;
     wal.wait_prepared()?;
     let setup = t0.elapsed().as_secs_f64();

@@ -46,7 +46,7 @@ pub enum Error {
         /// The error that ended the operation.
         source: Box<Error>,
         /// The strategies abandoned before it, in order.
-        tried: Vec<crate::grow::Fallback>,
+        tried: Vec<crate::strategy::Fallback>,
     },
     /// Stored data failed verification (a segment log's checksum, header or
     /// sequence) where it must be intact. errno: `EUCLEAN`, as filesystems
@@ -99,7 +99,7 @@ impl fmt::Display for FlagsSuffix<'_> {
     }
 }
 
-struct TriedSuffix<'a>(&'a [crate::grow::Fallback]);
+struct TriedSuffix<'a>(&'a [crate::strategy::Fallback]);
 
 impl fmt::Display for TriedSuffix<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -217,7 +217,7 @@ impl Error {
     }
 
     /// Returns the strategies abandoned before this error, if any.
-    pub fn fallbacks(&self) -> &[crate::grow::Fallback] {
+    pub fn fallbacks(&self) -> &[crate::strategy::Fallback] {
         match self {
             Error::AfterFallbacks { tried, .. } => tried,
             _ => &[],
@@ -299,8 +299,8 @@ mod tests {
             e.to_string(),
             "fallocate(f, 4KiB..8KiB, KEEP_SIZE): Operation not supported (os error 95)"
         );
-        let tried = vec![crate::grow::Fallback {
-            strategy: crate::grow::Strategy::Allocate,
+        let tried = vec![crate::strategy::Fallback {
+            strategy: crate::strategy::Strategy::Allocate,
             error: e.to_string(),
             errno: 95,
         }];

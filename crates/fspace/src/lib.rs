@@ -37,9 +37,11 @@ pub mod error;
 pub mod extents;
 pub mod fs_info;
 pub mod grow;
+pub mod policy;
 pub mod probe;
 pub mod sparse;
 mod stale;
+pub mod strategy;
 /// Thin syscall wrappers. Public for tests and benchmarks (per-thread
 /// syscall counters); not part of the supported API.
 #[doc(hidden)]
@@ -50,6 +52,8 @@ pub mod wal;
 pub use error::{Error, Result};
 pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
 pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
-pub use grow::{grow, grow_fd, Fallback, GrowOptions, GrowReport, Intent, Progress, Strategy};
+pub use grow::{grow, grow_fd, GrowOptions, GrowReport, Progress};
+pub use policy::{SavedResults, StrategyChoice};
 pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
+pub use strategy::{Fallback, Intent, Strategy};
 pub use wal::{Lsn, Wal, WalOptions};

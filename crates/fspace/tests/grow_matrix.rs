@@ -4,7 +4,7 @@ mod common;
 
 use common::{Fs, EXPECTED};
 use fspace::extents::{map_file, ExtentState, MapOptions};
-use fspace::{grow, FsKind, GrowOptions, Intent, Strategy};
+use fspace::{grow, FsKind, GrowOptions, Intent, Strategy, StrategyChoice};
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -111,7 +111,9 @@ fn check_growth(
     let old = init.len() as u64;
     let target = old + c.extra;
     let opts = GrowOptions {
-        strategy: mode.0,
+        choice: mode
+            .0
+            .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks),
         intent: mode.1,
         sync: c.sync,
         create,
@@ -348,7 +350,7 @@ fn fallback_is_reported_with_errno() {
             &p,
             1 << 20,
             &GrowOptions {
-                strategy: Some(Strategy::Allocate),
+                choice: StrategyChoice::with_fallbacks(Strategy::Allocate),
                 ..Default::default()
             },
         )
@@ -364,8 +366,7 @@ fn fallback_is_reported_with_errno() {
         );
 
         let strict = GrowOptions {
-            strategy: Some(Strategy::Allocate),
-            fallback: false,
+            choice: StrategyChoice::exactly(Strategy::Allocate),
             ..Default::default()
         };
         let e = grow(&p, 2 << 20, &strict).unwrap_err();
@@ -399,7 +400,8 @@ fn enospc_rolls_back_length_content_and_space() {
             let free_before = common::free_after_sync(dir.path());
             let target = init.len() as u64 + free_before + (64 << 20);
             let opts = GrowOptions {
-                strategy,
+                choice: strategy
+                    .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks),
                 check_free_space: check,
                 ..Default::default()
             };
@@ -470,7 +472,7 @@ fn zero_fill_survives_a_signal_storm() {
             }
         });
         let opts = GrowOptions {
-            strategy: Some(Strategy::ZeroFill),
+            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
             sync: true,
             ..Default::default()
         };
@@ -518,7 +520,7 @@ fn create_is_atomic_and_leaves_no_temp_files() {
         let q = dir.path().join("huge.seg");
         let big = GrowOptions {
             create: true,
-            strategy: Some(Strategy::ZeroFill),
+            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
             ..Default::default()
         };
         if fs.name != "sshfs" && fs.name != "cwd" {
@@ -607,7 +609,7 @@ fn failed_growth_keeps_an_earlier_reservation() {
             &p,
             8 << 20,
             &GrowOptions {
-                strategy: Some(Strategy::Reserve),
+                choice: StrategyChoice::with_fallbacks(Strategy::Reserve),
                 ..Default::default()
             },
         )
@@ -625,7 +627,7 @@ fn failed_growth_keeps_an_earlier_reservation() {
             &p,
             free + (64 << 20),
             &GrowOptions {
-                strategy: Some(Strategy::Allocate),
+                choice: StrategyChoice::with_fallbacks(Strategy::Allocate),
                 ..Default::default()
             },
         )
@@ -657,7 +659,7 @@ fn cancelled_zero_fill_rolls_back() {
             }
         };
         let opts = GrowOptions {
-            strategy: Some(Strategy::ZeroFill),
+            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
             cancel: Some(&cancel),
             progress: Some(&stop_after_3),
             ..Default::default()
@@ -707,7 +709,7 @@ fn failed_creation_leaves_nothing() {
         let free = common::free_after_sync(dir.path());
         let opts = GrowOptions {
             create: true,
-            strategy: Some(Strategy::ZeroFill),
+            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
             check_free_space: false,
             ..Default::default()
         };
@@ -804,7 +806,7 @@ fn seek_map_allocation_comes_from_st_blocks_or_is_unknown() {
             let p = dir.path().join(strategy.name());
             let opts = GrowOptions {
                 create: true,
-                strategy: Some(strategy),
+                choice: StrategyChoice::with_fallbacks(strategy),
                 ..Default::default()
             };
             let r = grow(&p, 8 << 20, &opts).unwrap();

@@ -48,7 +48,6 @@ fn opts() -> WalOptions {
     let mut o = WalOptions::default();
     o.segment_size = SEG;
     o.prepare_ahead = 1;
-    o.use_saved = false;
     o
 }
 

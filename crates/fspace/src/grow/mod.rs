@@ -6,121 +6,26 @@
 //! existing bytes and never shrinks a file; on failure the file is put back
 //! to its old length and blocks allocated past it are released (rule 2).
 
-mod policy;
 mod range;
 pub(crate) mod zero_fill;
 
-pub use policy::{auto as auto_plan, explicit as explicit_plan, Plan};
+pub use crate::policy::{Plan, StrategyChoice};
+pub use crate::strategy::{Fallback, Intent, Strategy};
 pub use range::{allocate_range, RangeReport};
 pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 
 use crate::error::{Error, Result};
 use crate::fs_info;
+use crate::policy;
 use crate::sys::{self, Errno, FallocMode};
 use crate::units::{format_human, MAX_FILE_SIZE};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::OFlags;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-/// One way to give a file more bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Strategy {
-    /// `ftruncate`: logical growth; the new range is a hole.
-    Sparse,
-    /// `fallocate(KEEP_SIZE)`: blocks reserved past EOF; the length stays.
-    Reserve,
-    /// `fallocate` mode 0: unwritten blocks, length extended.
-    Allocate,
-    /// `fallocate(FALLOC_FL_WRITE_ZEROES)`: written zeroed blocks, no data
-    /// moved (Linux 6.17+, devices with unmap write-zeroes).
-    WriteZeroes,
-    /// Large `pwritev`s of zeros from the current EOF: written blocks.
-    ZeroFill,
-}
-
-impl Strategy {
-    /// All strategies, in the order of the documentation.
-    pub const ALL: [Strategy; 5] = [
-        Strategy::Sparse,
-        Strategy::Reserve,
-        Strategy::Allocate,
-        Strategy::WriteZeroes,
-        Strategy::ZeroFill,
-    ];
-
-    /// Returns the name used on the command line and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Sparse => "sparse",
-            Strategy::Reserve => "reserve",
-            Strategy::Allocate => "allocate",
-            Strategy::WriteZeroes => "write-zeroes",
-            Strategy::ZeroFill => "zero-fill",
-        }
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Strategy::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy {s:?} (sparse, reserve, allocate, write-zeroes, zero-fill)"
-                )
-            })
-    }
-}
-
-/// What the space is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Intent {
-    /// Written once, soon (restores, copies): reserve without writing.
-    #[default]
-    Bulk,
-    /// Overwritten by small records with `fdatasync`: needs written extents.
-    Log,
-    /// May stay empty: only the length changes.
-    Sparse,
-}
-
-impl Intent {
-    /// Returns the name used on the command line and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Intent::Bulk => "bulk",
-            Intent::Log => "log",
-            Intent::Sparse => "sparse",
-        }
-    }
-}
-
-impl FromStr for Intent {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "bulk" => Ok(Intent::Bulk),
-            "log" => Ok(Intent::Log),
-            "sparse" => Ok(Intent::Sparse),
-            _ => Err(format!("unknown intent {s:?} (bulk, log, sparse)")),
-        }
-    }
-}
 
 /// Progress of a long growth (zero-fill), in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,15 +37,15 @@ pub struct Progress {
 }
 
 /// How to grow.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct GrowOptions<'a> {
-    /// `None` for the `auto` policy, or one strategy.
-    pub strategy: Option<Strategy>,
-    /// What the space is for (drives `auto`).
+    /// How the strategies are chosen: the policy (built-in rules, or a saved
+    /// measurement when it names where they are kept), or a strategy the
+    /// caller names. Default [`StrategyChoice::built_in`]: the library reads
+    /// no saved measurement unless told where ([`StrategyChoice::auto`]).
+    pub choice: StrategyChoice,
+    /// What the space is for (drives the policy).
     pub intent: Intent,
-    /// Whether an explicit strategy may fall back to an equivalent one when
-    /// the filesystem does not support it. `auto` always uses its ladder.
-    pub fallback: bool,
     /// `fdatasync` once at the end (and, for a created file, `fsync` it
     /// before the rename and `fsync` the directory after): when the call
     /// returns, the growth (and a created file's name) is on disk.
@@ -171,25 +76,19 @@ pub struct GrowOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Called after each zero-fill write.
     pub progress: Option<&'a dyn Fn(Progress)>,
-    /// Whether `auto` follows a measurement saved by `fspace probe --save`
-    /// for this filesystem when one exists ([`crate::probe::saved`]); the
-    /// report's reason says so. Default true.
-    pub use_saved: bool,
 }
 
 impl Default for GrowOptions<'_> {
     fn default() -> Self {
         GrowOptions {
-            strategy: None,
+            choice: StrategyChoice::built_in(),
             intent: Intent::Bulk,
-            fallback: true,
             sync: false,
             create: false,
             check_free_space: true,
             drop_filled_pages: DROP_FILLED_PAGES_AFTER_SYNC,
             cancel: None,
             progress: None,
-            use_saved: true,
         }
     }
 }
@@ -197,29 +96,16 @@ impl Default for GrowOptions<'_> {
 impl fmt::Debug for GrowOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrowOptions")
-            .field("strategy", &self.strategy)
+            .field("choice", &self.choice)
             .field("intent", &self.intent)
-            .field("fallback", &self.fallback)
             .field("sync", &self.sync)
             .field("create", &self.create)
             .field("check_free_space", &self.check_free_space)
             .field("drop_filled_pages", &self.drop_filled_pages)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
-            .field("use_saved", &self.use_saved)
             .finish()
     }
-}
-
-/// A strategy that was tried and abandoned for the next one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Fallback {
-    /// The strategy tried.
-    pub strategy: Strategy,
-    /// Why it was abandoned (the failed call and its error).
-    pub error: String,
-    /// Its errno.
-    pub errno: i32,
 }
 
 /// What a growth did.
@@ -266,37 +152,6 @@ pub struct GrowReport {
     /// Wall time.
     #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
-}
-
-/// Returns the `auto` plan for `intent` on `info`'s filesystem: the one a
-/// saved `fspace probe --save` measurement gives when `use_saved` and one
-/// exists for this filesystem ([`crate::probe::saved`]), else the built-in
-/// policy's ([`auto_plan`]). The note says when a saved measurement exists
-/// but could not be read (the built-in policy then decides).
-pub fn auto_plan_for(
-    info: &fs_info::FsInfo,
-    intent: Intent,
-    use_saved: bool,
-) -> (Plan, Option<String>) {
-    if use_saved {
-        match crate::probe::saved(info) {
-            Ok(Some(s)) => {
-                if let Some(p) = s.plan(intent, info) {
-                    return (p, None);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => {
-                return (
-                    policy::auto(info, intent),
-                    Some(format!(
-                        "a saved probe measurement could not be read ({e}); the built-in policy decided"
-                    )),
-                )
-            }
-        }
-    }
-    (policy::auto(info, intent), None)
 }
 
 fn ser_opt_path<S: serde::Serializer>(
@@ -630,19 +485,13 @@ fn grow_open<Fd: AsFd>(
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.
     let probe_start = sys::counters();
-    let info = match opts.strategy {
-        None => fs_info::fs_info(probe_path)?,
-        Some(_) => fs_info::identify(probe_path)?,
+    let info = if opts.choice.is_policy() {
+        fs_info::fs_info(probe_path)?
+    } else {
+        fs_info::identify(probe_path)?
     };
-    let mut notes = Vec::new();
-    let plan = match opts.strategy {
-        None => {
-            let (plan, note) = auto_plan_for(&info, opts.intent, opts.use_saved);
-            notes.extend(note);
-            plan
-        }
-        Some(s) => policy::explicit(s, opts.fallback),
-    };
+    let mut plan = policy::plan(&info, opts.intent, &opts.choice);
+    let notes = std::mem::take(&mut plan.notes);
     let probe_cost = sys::counters().since(probe_start);
     let prior = state_before(fd, &st);
     let mut fallbacks: Vec<Fallback> = Vec::new();
@@ -727,7 +576,7 @@ fn grow_open<Fd: AsFd>(
             path: path.to_path_buf(),
             filesystem: info.display_name(),
             intent: opts.intent,
-            requested: opts.strategy,
+            requested: opts.choice.named(),
             strategy,
             reason: plan.reason,
             saved_probe: plan.saved,
@@ -815,7 +664,7 @@ fn run(
     match strategy {
         Strategy::Sparse => {
             if len > 0
-                && opts.strategy.is_none()
+                && opts.choice.is_policy()
                 && opts.intent != Intent::Sparse
                 && opts.check_free_space
             {

@@ -5,7 +5,7 @@
 //!
 //! - **log**: the candidates are the preparations whose commits could be
 //!   measured here, minus the ruled-out ones: zero-fill on copy-on-write
-//!   filesystems ([`COW_EXCLUDES_ZERO_FILL`]), sparse elsewhere (holes
+//!   filesystems ([`COW_EXCLUDES_ZERO_FILL`](crate::policy::rules::COW_EXCLUDES_ZERO_FILL)), sparse elsewhere (holes
 //!   reserve nothing), fallocate-based ones on network and FUSE filesystems
 //!   ([`REMOTE_EXCLUDES_FALLOCATE`]). The first candidate in
 //!   [`LOG_PREFERENCE`] ([`LOG_PREFERENCE_COW`] on copy-on-write) whose rate
@@ -21,7 +21,10 @@
 
 use super::{GrowthResult, SpaceState, StateResult};
 use crate::fs_info::FsInfo;
-use crate::grow::{Intent, Strategy};
+use crate::policy::rules::{
+    log_excluded, BULK_PREFERENCE, LOG_PREFERENCE, LOG_PREFERENCE_COW, REMOTE_EXCLUDES_FALLOCATE,
+};
+use crate::strategy::{Intent, Strategy};
 use crate::units::{
     errno_text as short_err, format_count as commas, format_human, format_seconds as duration,
 };
@@ -32,41 +35,6 @@ use serde::{Deserialize, Serialize};
 /// the same mode 5-10% apart from one round to the next
 /// (bench/results/2026-11-22-commit.md); a smaller difference is noise.
 pub const TIE_MARGIN: f64 = 0.10;
-
-/// Tie-break order for log preparation on filesystems that overwrite in
-/// place: `write-zeroes` and `allocate` move no data; `zero-fill` writes
-/// the whole segment first. (`sparse` is no candidate there: holes reserve
-/// nothing and make every commit allocate.)
-pub const LOG_PREFERENCE: [Strategy; 3] = [
-    Strategy::WriteZeroes,
-    Strategy::Allocate,
-    Strategy::ZeroFill,
-];
-
-/// Tie-break order on copy-on-write filesystems: `sparse` first, as fspace's
-/// log uses (`wal::COW_SEGMENT_STRATEGY`, after a free-space check):
-/// writing records into preallocated extents measured slower than into
-/// holes on btrfs (docs/wal.md); `allocate` when it is more than the margin
-/// faster.
-pub const LOG_PREFERENCE_COW: [Strategy; 2] = [Strategy::Sparse, Strategy::Allocate];
-
-/// On network and FUSE filesystems, `fallocate` is missing or emulated by
-/// the server (seed 003: NFS preallocation fragments files; sshfs returns
-/// EOPNOTSUPP): strategies built on it are never recommended there, whatever
-/// they measured (the built-in policy's `TREAT_FUSE_AS_NETWORK`).
-pub const REMOTE_EXCLUDES_FALLOCATE: bool = true;
-
-/// Tie-break order for bulk space: reserve without writing first.
-pub const BULK_PREFERENCE: [Strategy; 3] = [
-    Strategy::Allocate,
-    Strategy::WriteZeroes,
-    Strategy::ZeroFill,
-];
-
-/// On copy-on-write filesystems every overwrite allocates new blocks, so
-/// zeros written ahead are thrown away by the first record: zero-fill only
-/// doubles the writes (DESIGN.md policy; `docs/filesystems.md`).
-pub const COW_EXCLUDES_ZERO_FILL: bool = true;
 
 /// What to do for one intent on the probed filesystem, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,27 +93,6 @@ fn rate(states: &[StateResult], s: SpaceState) -> Option<f64> {
         .map(|x| x.commits_per_sec)
 }
 
-/// Why `s` is not a log candidate on `info`'s filesystem, if it is not.
-fn log_excluded(info: &FsInfo, s: Strategy) -> Option<&'static str> {
-    let cow = info.copy_on_write;
-    match s {
-        Strategy::ZeroFill if cow && COW_EXCLUDES_ZERO_FILL => Some(
-            "copy-on-write: every overwrite allocates new blocks, so zeros written ahead are thrown away",
-        ),
-        Strategy::Sparse if !cow => Some(
-            "holes reserve nothing and make every commit allocate, so a full disk would surface in a commit",
-        ),
-        Strategy::Allocate | Strategy::WriteZeroes if remote(info) && REMOTE_EXCLUDES_FALLOCATE => {
-            Some("network/FUSE filesystem: fallocate is missing or emulated by the server")
-        }
-        _ => None,
-    }
-}
-
-fn remote(info: &FsInfo) -> bool {
-    info.network || info.kind == crate::FsKind::Fuse
-}
-
 /// Returns the preparation (sparse, allocate, write-zeroes, zero-fill) whose
 /// commits measured fastest, ruled out here or not, with its rate.
 pub(crate) fn fastest_preparation(states: &[StateResult]) -> Option<(Strategy, f64)> {
@@ -183,7 +130,7 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
     // The fastest preparation measured, candidate or not: a tie must be
     // within the margin of it.
     let Some(fastest) = fastest_preparation(states).filter(|_| !cands.is_empty()) else {
-        let plan = crate::grow::auto_plan(info, Intent::Log);
+        let plan = crate::policy::built_in(info, Intent::Log);
         let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
         return Recommendation {
             intent: Intent::Log,
@@ -364,14 +311,14 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         .iter()
         .filter(|&&s| {
             !(REMOTE_EXCLUDES_FALLOCATE
-                && remote(info)
+                && crate::policy::rules::is_remote(info)
                 && matches!(s, Strategy::Allocate | Strategy::WriteZeroes))
         })
         .filter_map(|&s| grown(growth, s))
         .collect();
     let zf = grown(growth, Strategy::ZeroFill);
     let Some(best) = cands.iter().map(|g| g.bytes_per_sec).reduce(f64::max) else {
-        let plan = crate::grow::auto_plan(info, Intent::Bulk);
+        let plan = crate::policy::built_in(info, Intent::Bulk);
         let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
         return Recommendation {
             intent: Intent::Bulk,
@@ -407,7 +354,7 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
                 .and_then(|x| x.unsupported.as_deref())
                 .map(|u| format!("fallocate is not supported here ({})", short_err(u)))
                 .unwrap_or_else(|| {
-                    if remote(info) {
+                    if crate::policy::rules::is_remote(info) {
                         "on a network/FUSE filesystem fallocate is missing or emulated by the server".into()
                     } else {
                         "no faster way to reserve the space was measured".into()

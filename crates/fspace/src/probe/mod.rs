@@ -14,22 +14,23 @@
 //! - with [`Level::Full`], a record-size sweep.
 //!
 //! From those it [recommends](decide) a strategy per [`Intent`] with the
-//! measured reason, and [`save`] keeps the result so that the `auto` policy
-//! follows it on that filesystem ([`saved`]).
+//! measured reason, and [`save`] keeps the recommendations in a
+//! [`SavedResults`] store, where the policy finds them for that filesystem
+//! ([`crate::policy`]).
 //!
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.
 
 pub mod decide;
-mod saved_store;
 
+pub use crate::policy::FsKey;
 pub use decide::{recommend, Recommendation, TIE_MARGIN};
-pub use saved_store::{save, saved, state_dir, FsKey, SavedProbe, STATE_DIR_ENV};
 
 use crate::bench::{run_commit, CommitBenchOptions, CommitMode, WalFigures};
 use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
+use crate::policy::{SavedPolicy, SavedRecommendation, SavedResults, StrategyChoice};
 use crate::sys::{self, Errno};
 use crate::units::format_human;
 use serde::{Deserialize, Serialize};
@@ -844,11 +845,9 @@ impl Run<'_> {
     /// stops at the time cap. Returns (bytes, seconds, capped).
     fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
         let opts = GrowOptions {
-            strategy: Some(s),
+            choice: StrategyChoice::exactly(s),
             intent: Intent::Bulk,
-            fallback: false,
             sync: true,
-            use_saved: false,
             cancel: self.opts.cancel,
             ..Default::default()
         };
@@ -994,7 +993,6 @@ impl Run<'_> {
             file_size,
             segment_size,
             stop_at_end: true,
-            use_saved: false,
             ..Default::default()
         };
         let n = SpaceState::ALL.len();
@@ -1154,7 +1152,6 @@ impl Run<'_> {
                         .clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE)
                         .max(rec as u64 * 16),
                     stop_at_end: true,
-                    use_saved: false,
                     ..Default::default()
                 };
                 let r = run_commit(self.dir, state.mode(), &o, self.opts.cancel)?;
@@ -1244,6 +1241,36 @@ fn summarize(state: SpaceState, rs: &[crate::bench::CommitResult]) -> StateResul
         vs_append: None,
         wal: ok.last().and_then(|r| r.wal.clone()),
         notes,
+    }
+}
+
+/// Saves `result`'s measured recommendations in `store` for its filesystem
+/// (replacing an earlier one; [`SavedResults::save`] says what a power cut
+/// may leave), where the policy follows them. Returns the file's path.
+pub fn save(result: &ProbeResult, store: &SavedResults) -> Result<PathBuf> {
+    store.save(&saved_policy(result))
+}
+
+/// The part of `result` that is saved: the key and the recommendations a
+/// measurement decided.
+pub fn saved_policy(result: &ProbeResult) -> SavedPolicy {
+    SavedPolicy {
+        schema: crate::policy::SCHEMA.to_string(),
+        measured_utc: result.started_utc.clone(),
+        measured_by: format!("fspace probe --save ({})", result.level.name()),
+        key: result.key.clone(),
+        recommendations: result
+            .recommendations
+            .iter()
+            .filter(|r| r.measured)
+            .map(|r| SavedRecommendation {
+                intent: r.intent,
+                strategy: r.strategy,
+                recycle: r.recycle,
+                summary: r.summary.clone(),
+                reason: r.reason.clone(),
+            })
+            .collect(),
     }
 }
 

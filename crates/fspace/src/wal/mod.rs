@@ -53,7 +53,7 @@ pub use reader::{Record, WalReader};
 pub use recovery::{RecoveryReport, TailReport};
 
 use crate::error::{Error, Result};
-use crate::grow::Strategy;
+use crate::policy::StrategyChoice;
 use crate::sys::Errno;
 use format::{
     encode_record, record_span, RecordKey, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
@@ -96,16 +96,6 @@ pub const DEFAULT_PREPARE_DUTY_CYCLE: f64 = 0.5;
 /// Bytes the preparer grows a new segment by per step, each step synced:
 /// 4 MiB spreads the device writes of a 16 MiB fill over four bursts.
 pub const PREPARE_STEP: u64 = 4 << 20;
-
-/// How new segments are grown on copy-on-write filesystems (btrfs, zfs,
-/// bcachefs) when no strategy is forced: `sparse`. Zero-filling buys
-/// nothing there (every overwrite allocates), and writing records into
-/// fallocated (preallocated) extents measured slower than into holes
-/// (2026-11-22, btrfs on a loop device, 8 KiB records, `fspace bench commit
-/// --mode append,wal --prepare allocate|sparse`, alternating, wal ÷
-/// append): allocate 0.89, 0.87; sparse 1.06, 1.05. The free space is
-/// checked before, since a sparse file reserves none.
-pub const COW_SEGMENT_STRATEGY: Strategy = Strategy::Sparse;
 
 /// Appended bytes held in memory before they are written out without a
 /// sync (backpressure for `append` without `commit`): 4 MiB.
@@ -174,9 +164,11 @@ pub struct WalOptions {
     pub prepare_ahead: usize,
     /// Released segments kept for reuse. Default [`DEFAULT_RECYCLE_POOL`].
     pub recycle_pool: usize,
-    /// Strategy for growing new segments; `None` is the `auto` policy for
-    /// intent `log`.
-    pub prepare_strategy: Option<Strategy>,
+    /// How new segments are grown: the policy for intent `log`
+    /// ([`crate::policy`]) or a named strategy. Default
+    /// [`StrategyChoice::built_in`]; [`StrategyChoice::auto`] follows a
+    /// measurement saved by `fspace probe --save` for this filesystem.
+    pub prepare: StrategyChoice,
     /// Share of time the preparer may work while no commit waits for it
     /// (0 < x <= 1; 1 means unthrottled). Default
     /// [`DEFAULT_PREPARE_DUTY_CYCLE`].
@@ -188,10 +180,6 @@ pub struct WalOptions {
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
     /// stay buffered and [`WalStats::direct_io`] says why.
     pub direct_io: Option<bool>,
-    /// Whether `auto` preparation (no `prepare_strategy`) may follow a
-    /// measurement saved by `fspace probe --save` for this filesystem
-    /// (see [`crate::probe::saved`]). Default true.
-    pub use_saved: bool,
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]
     pub faults: Option<Arc<Faults>>,
@@ -206,11 +194,10 @@ impl Default for WalOptions {
             segment_size: DEFAULT_SEGMENT_SIZE,
             prepare_ahead: DEFAULT_PREPARE_AHEAD,
             recycle_pool: DEFAULT_RECYCLE_POOL,
-            prepare_strategy: None,
+            prepare: StrategyChoice::built_in(),
             prepare_duty_cycle: DEFAULT_PREPARE_DUTY_CYCLE,
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
-            use_saved: true,
             faults: None,
             storage: None,
         }
@@ -223,11 +210,10 @@ impl std::fmt::Debug for WalOptions {
             .field("segment_size", &self.segment_size)
             .field("prepare_ahead", &self.prepare_ahead)
             .field("recycle_pool", &self.recycle_pool)
-            .field("prepare_strategy", &self.prepare_strategy)
+            .field("prepare", &self.prepare)
             .field("prepare_duty_cycle", &self.prepare_duty_cycle)
             .field("write_buffer", &self.write_buffer)
             .field("direct_io", &self.direct_io)
-            .field("use_saved", &self.use_saved)
             .finish()
     }
 }

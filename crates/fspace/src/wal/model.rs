@@ -24,7 +24,8 @@
 
 use super::storage::{Entry, OpenMode, SegmentFile, Storage};
 use crate::error::{Error, Result};
-use crate::grow::{GrowOptions, Strategy};
+use crate::grow::GrowOptions;
+use crate::policy::StrategyChoice;
 use crate::sys::Errno;
 use rustix::io::IoSlice;
 use std::collections::BTreeMap;
@@ -518,14 +519,14 @@ impl Storage for Proc {
         false
     }
 
-    fn segment_strategy(
+    fn check_segment_space(
         &self,
         _dir: &Path,
         _path: &Path,
         _size: u64,
-        _use_saved: bool,
-    ) -> Result<Option<Strategy>> {
-        Ok(None)
+        _choice: &StrategyChoice,
+    ) -> Result<()> {
+        Ok(())
     }
 }
 

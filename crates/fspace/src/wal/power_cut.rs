@@ -131,7 +131,6 @@ fn opts(model: &Model, s: &Shape) -> WalOptions {
         recycle_pool: s.recycle_pool,
         write_buffer: s.write_buffer,
         prepare_duty_cycle: 1.0,
-        use_saved: false,
         storage: Some(model.storage()),
         ..Default::default()
     }

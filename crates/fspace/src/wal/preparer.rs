@@ -9,9 +9,11 @@
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
 use super::storage::{OpenMode, Storage};
-use super::{Prepared, Shared, WalOptions, WalStats, COW_SEGMENT_STRATEGY, PREPARE_STEP};
+use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
 use crate::error::{Error, Result};
-use crate::grow::{GrowOptions, Intent, TEMP_MARKER};
+use crate::grow::{GrowOptions, TEMP_MARKER};
+use crate::policy::StrategyChoice;
+use crate::strategy::{Intent, Strategy};
 use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,15 +186,11 @@ pub(super) fn create_segment(
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
-        let strategy = match opts.prepare_strategy {
-            Some(s) => Some(s),
-            None => io.segment_strategy(dir, &path, opts.segment_size, opts.use_saved)?,
-        };
+        io.check_segment_space(dir, &path, opts.segment_size, &opts.prepare)?;
         let gopts = GrowOptions {
-            strategy,
+            choice: opts.prepare.clone(),
             intent: Intent::Log,
             sync: true,
-            use_saved: opts.use_saved,
             cancel: stop,
             ..Default::default()
         };
@@ -233,29 +231,20 @@ pub(super) fn create_segment(
     }
 }
 
-/// On a copy-on-write filesystem, the strategy for new segments
-/// ([`COW_SEGMENT_STRATEGY`]), after checking that the space is free (a
+/// When the policy (or the caller) prepares log space in `dir` with holes
+/// (copy-on-write filesystems, [`crate::policy::rules::COW_LOG_STRATEGY`]),
+/// checks that the whole segment's `size` is free before the first step: a
 /// sparse file reserves nothing, so ENOSPC must be found here, not in a
-/// commit); `None` elsewhere, and where a saved probe measurement exists
-/// for this filesystem (the `auto` policy decides, following it).
-pub(super) fn cow_strategy(
+/// commit. Elsewhere the growth itself reserves the space.
+pub(super) fn check_space(
     dir: &Path,
     path: &Path,
     size: u64,
-    use_saved: bool,
-) -> Result<Option<crate::Strategy>> {
+    choice: &StrategyChoice,
+) -> Result<()> {
     let info = crate::fs_info::identify(dir)?;
-    if !info.copy_on_write {
-        return Ok(None);
-    }
-    if use_saved
-        && crate::probe::saved(&info)
-            .ok()
-            .flatten()
-            .and_then(|s| s.recommendation(Intent::Log).map(|r| r.strategy))
-            .is_some_and(|s| s != COW_SEGMENT_STRATEGY)
-    {
-        return Ok(None);
+    if crate::policy::plan(&info, Intent::Log, choice).first() != Strategy::Sparse {
+        return Ok(());
     }
     // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
     let free = info.free_bytes;
@@ -271,7 +260,7 @@ pub(super) fn cow_strategy(
             ),
         ));
     }
-    Ok(Some(COW_SEGMENT_STRATEGY))
+    Ok(())
 }
 
 /// Sleeps so that work that took `worked` uses `duty` of the time; wakes

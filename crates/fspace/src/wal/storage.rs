@@ -13,7 +13,8 @@
 //! path (rule 7 of `docs/design.md`).
 
 use crate::error::Result;
-use crate::grow::{GrowOptions, Strategy};
+use crate::grow::GrowOptions;
+use crate::policy::StrategyChoice;
 use crate::sys::{self, Errno};
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
@@ -91,15 +92,16 @@ pub(crate) trait Storage: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
     /// Whether `dir` is on a network or FUSE filesystem (true when unknown).
     fn is_network(&self, dir: &Path) -> bool;
-    /// How new segments of `size` bytes are grown here when the caller
-    /// forced no strategy: `None` for the `auto` policy.
-    fn segment_strategy(
+    /// Checks, before a segment of `size` bytes is grown in steps, that the
+    /// space is free when `choice` prepares it with holes (which reserve
+    /// none): ENOSPC must show here, not in a commit.
+    fn check_segment_space(
         &self,
         dir: &Path,
         path: &Path,
         size: u64,
-        use_saved: bool,
-    ) -> Result<Option<Strategy>>;
+        choice: &StrategyChoice,
+    ) -> Result<()>;
 }
 
 /// The real filesystem, through [`crate::sys`].
@@ -227,14 +229,14 @@ impl Storage for Real {
         crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network())
     }
 
-    fn segment_strategy(
+    fn check_segment_space(
         &self,
         dir: &Path,
         path: &Path,
         size: u64,
-        use_saved: bool,
-    ) -> Result<Option<Strategy>> {
-        super::preparer::cow_strategy(dir, path, size, use_saved)
+        choice: &StrategyChoice,
+    ) -> Result<()> {
+        super::preparer::check_space(dir, path, size, choice)
     }
 }
 

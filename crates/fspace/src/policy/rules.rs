@@ -1,0 +1,215 @@
+//! The built-in rules: which strategies to try, in order, for a filesystem
+//! and an intent when nothing was measured there (`docs/design.md`, "Default
+//! policy"), and the rules a measurement may not overrule. Every rule is a
+//! named constant or a match arm with its evidence.
+
+use super::Plan;
+use crate::fs_info::{FsInfo, FsKind};
+use crate::strategy::{Intent, Strategy};
+
+/// FUSE and network filesystems are treated alike: their `fallocate` is
+/// missing or emulated by the server and the reported block size is
+/// unreliable (NFS preallocation fragments files, `docs/filesystems.md`;
+/// sshfs returns `EOPNOTSUPP`).
+pub const TREAT_FUSE_AS_NETWORK: bool = true;
+
+/// How log space is prepared on copy-on-write filesystems (btrfs, zfs,
+/// bcachefs): `sparse`, after checking that the space is free (a sparse file
+/// reserves none). Zero-filling buys nothing there (every overwrite
+/// allocates), and writing records into fallocated (preallocated) extents
+/// measured slower than into holes (2026-11-22, btrfs on a loop device,
+/// 8 KiB records, `fspace bench commit --mode append,wal --prepare
+/// allocate|sparse`, alternating, wal ÷ append): allocate 0.89, 0.87; sparse
+/// 1.06, 1.05. A user's btrfs probe agreed: allocated space was the slowest
+/// state measured (0.63x appending, p99 51.6 ms).
+pub const COW_LOG_STRATEGY: Strategy = Strategy::Sparse;
+
+/// Tie-break order for log preparation on filesystems that overwrite in
+/// place: `write-zeroes` and `allocate` move no data; `zero-fill` writes
+/// the whole segment first. (`sparse` is no candidate there: holes reserve
+/// nothing and make every commit allocate.)
+pub const LOG_PREFERENCE: [Strategy; 3] = [
+    Strategy::WriteZeroes,
+    Strategy::Allocate,
+    Strategy::ZeroFill,
+];
+
+/// Tie-break order on copy-on-write filesystems: [`COW_LOG_STRATEGY`]
+/// first; `allocate` when a measurement finds it faster.
+pub const LOG_PREFERENCE_COW: [Strategy; 2] = [COW_LOG_STRATEGY, Strategy::Allocate];
+
+/// On network and FUSE filesystems strategies built on `fallocate` are
+/// never recommended for logs, whatever they measured
+/// ([`TREAT_FUSE_AS_NETWORK`]).
+pub const REMOTE_EXCLUDES_FALLOCATE: bool = true;
+
+/// Tie-break order for bulk space: reserve without writing first.
+pub const BULK_PREFERENCE: [Strategy; 3] = [
+    Strategy::Allocate,
+    Strategy::WriteZeroes,
+    Strategy::ZeroFill,
+];
+
+/// On copy-on-write filesystems every overwrite allocates new blocks, so
+/// zeros written ahead are thrown away by the first record: zero-fill only
+/// doubles the writes (`docs/filesystems.md`).
+pub const COW_EXCLUDES_ZERO_FILL: bool = true;
+
+/// Returns true if and only if `info`'s filesystem is a network or FUSE one
+/// for the policy's purposes ([`TREAT_FUSE_AS_NETWORK`]).
+pub fn is_remote(info: &FsInfo) -> bool {
+    info.network || info.kind.is_network() || (TREAT_FUSE_AS_NETWORK && info.kind == FsKind::Fuse)
+}
+
+/// Why `s` may not prepare log space on `info`'s filesystem, if it may not.
+/// A measurement never overrules these.
+pub fn log_excluded(info: &FsInfo, s: Strategy) -> Option<&'static str> {
+    let cow = info.copy_on_write;
+    match s {
+        Strategy::ZeroFill if cow && COW_EXCLUDES_ZERO_FILL => Some(
+            "copy-on-write: every overwrite allocates new blocks, so zeros written ahead are thrown away",
+        ),
+        Strategy::Sparse if !cow => Some(
+            "holes reserve nothing and make every commit allocate, so a full disk would surface in a commit",
+        ),
+        Strategy::Allocate | Strategy::WriteZeroes
+            if is_remote(info) && REMOTE_EXCLUDES_FALLOCATE =>
+        {
+            Some("network/FUSE filesystem: fallocate is missing or emulated by the server")
+        }
+        _ => None,
+    }
+}
+
+/// Returns the ladder for an explicitly requested strategy: the strategy
+/// itself, then (when `fallback` is set) the strategies that give the same
+/// guarantee by other means.
+///
+/// `allocate` and `write-zeroes` both promise that the space is there and
+/// reads as zeros, so both fall back to `zero-fill`. `reserve` (size kept)
+/// and `sparse` (no space promised) have no equivalent to fall back to.
+pub fn explicit(strategy: Strategy, fallback: bool) -> Plan {
+    let mut ladder = vec![strategy];
+    if fallback && matches!(strategy, Strategy::Allocate | Strategy::WriteZeroes) {
+        ladder.push(Strategy::ZeroFill);
+    }
+    Plan::new(ladder, format!("strategy {} requested", strategy.name()))
+}
+
+/// Returns the ladder that follows a measured recommendation of `strategy`
+/// for `intent`: the strategy, then the built-in fallback for it
+/// (`zero-fill` after `allocate` or `write-zeroes`, the same guarantee by
+/// other means; [`COW_LOG_STRATEGY`] instead for logs on copy-on-write
+/// filesystems, where zero-fill is never used).
+pub fn measured_ladder(info: &FsInfo, intent: Intent, strategy: Strategy) -> Vec<Strategy> {
+    let mut ladder = vec![strategy];
+    if matches!(strategy, Strategy::Allocate | Strategy::WriteZeroes) {
+        if info.copy_on_write && intent == Intent::Log {
+            ladder.push(COW_LOG_STRATEGY);
+        } else {
+            ladder.push(Strategy::ZeroFill);
+        }
+    }
+    ladder
+}
+
+/// Returns the built-in ladder for `info` and `intent`.
+///
+/// The measured capabilities take precedence over the kind: a strategy the
+/// capability probe found unsupported is left out rather than tried and
+/// failed (the reason says so), which is how ext4 without extents gets
+/// `zero-fill` directly.
+pub fn built_in(info: &FsInfo, intent: Intent) -> Plan {
+    match intent {
+        Intent::Sparse => Plan::new(
+            vec![Strategy::Sparse],
+            "intent sparse: the space may stay empty, so only the length changes".into(),
+        ),
+        Intent::Bulk => bulk(info),
+        Intent::Log => log(info),
+    }
+}
+
+fn bulk(info: &FsInfo) -> Plan {
+    let caps = info.caps();
+    let fs = info.display_name();
+    if is_remote(info) {
+        Plan::new(
+            vec![Strategy::ZeroFill],
+            format!(
+                "{fs} is a network/FUSE filesystem: fallocate is missing or emulated there, \
+                 so large zero writes reserve the space (never glibc's 1-byte-per-block emulation)"
+            ),
+        )
+    } else if !caps.is_none_or(|c| c.fallocate.supported) {
+        Plan::new(
+            vec![Strategy::ZeroFill],
+            format!(
+                "fallocate was measured unsupported on {fs} (e.g. ext4 without extents): zero-fill"
+            ),
+        )
+    } else if caps.is_none() {
+        Plan::new(
+            vec![Strategy::Allocate, Strategy::ZeroFill],
+            format!(
+                "bulk data on {fs}: fallocate reserves the space without writing it \
+                 (capabilities could not be measured here, so zero-fill is the fallback)"
+            ),
+        )
+    } else {
+        Plan::new(
+            vec![Strategy::Allocate, Strategy::ZeroFill],
+            format!("bulk data on {fs}: fallocate reserves the space without writing it"),
+        )
+    }
+}
+
+fn log(info: &FsInfo) -> Plan {
+    let caps = info.caps();
+    let fs = info.display_name();
+    if info.copy_on_write {
+        return Plan::new(
+            vec![COW_LOG_STRATEGY],
+            format!(
+                "{fs} is copy-on-write: every overwrite allocates new blocks, so zero-filling buys nothing, \
+                 and records written into preallocated extents measured slower than into holes; \
+                 {COW_LOG_STRATEGY}, after checking that the space is free"
+            ),
+        );
+    }
+    if matches!(info.kind, FsKind::Tmpfs | FsKind::Ramfs) {
+        return Plan::new(
+            vec![Strategy::Allocate, Strategy::ZeroFill],
+            format!("{fs} is memory: no journal, so allocated pages are as good as written ones"),
+        );
+    }
+    if is_remote(info) {
+        return Plan::new(
+            vec![Strategy::ZeroFill],
+            format!(
+                "{fs} is a network/FUSE filesystem: zero-fill so later overwrites do not allocate"
+            ),
+        );
+    }
+    if caps.is_some_and(|c| c.write_zeroes.supported) {
+        return Plan::new(
+            vec![Strategy::WriteZeroes, Strategy::ZeroFill],
+            format!(
+                "log on {fs}: written extents make each later fdatasync flush data only; \
+                 WRITE_ZEROES was measured supported"
+            ),
+        );
+    }
+    let why = if caps.is_some() {
+        "WRITE_ZEROES was measured unsupported"
+    } else {
+        "WRITE_ZEROES could not be measured here"
+    };
+    Plan::new(
+        vec![Strategy::ZeroFill],
+        format!(
+            "log on {fs}: written extents make each later fdatasync flush data only \
+             (unwritten ones cost a journal commit each); {why}, so zero-fill"
+        ),
+    )
+}

@@ -1,0 +1,330 @@
+//! Saved measurements: the recommendations `fspace probe --save` measured
+//! for one filesystem, one file per filesystem, found again by a key that a
+//! different disk or a different mount does not share. Its own small schema
+//! ([`SCHEMA`]): the key and the recommendations, nothing of the probe's
+//! figures, so that reading it needs nothing of the probe.
+//!
+//! Where they are read from is the caller's choice ([`SavedResults`]):
+//! nothing here reads a file the caller did not name.
+
+use super::{rules, Plan};
+use crate::error::{Error, Result};
+use crate::fs_info::FsInfo;
+use crate::strategy::{Intent, Strategy};
+use crate::sys::{self, Errno};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The schema of a saved measurement file: a name and a major version,
+/// bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "fspace-policy/1";
+
+/// Environment variable naming the directory saved measurements live in
+/// (default `$XDG_STATE_HOME/fspace`, else `~/.local/state/fspace`).
+pub const STATE_DIR_ENV: &str = "FSPACE_STATE_DIR";
+
+/// What identifies a filesystem for saved measurements: its mount type, the
+/// mounted source, the mount point, `f_fsid`, the filesystem UUID
+/// (`FS_IOC_GETFSUUID`, where there is one) and the mount options.
+///
+/// A reformatted or replaced disk has a new UUID (ext4, xfs, ext3) or fsid
+/// (btrfs, from its UUID), even at the same device path; the same disk
+/// mounted elsewhere differs in mount point; a remount with other options
+/// (`data=journal`, `nobarrier`, NFS `sync`) differs in options. The device
+/// number is left out: btrfs gives each mount a new anonymous one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsKey {
+    /// Mount type (`ext4`, `fuse.sshfs`) or the magic's family name.
+    pub fs_type: String,
+    /// The mounted device or source.
+    pub source: String,
+    /// The mount point.
+    pub mount_point: String,
+    /// `f_fsid` in hex.
+    pub fsid: String,
+    /// The filesystem UUID in hex (empty where it has none).
+    pub uuid: String,
+    /// Mount and super block options from mountinfo.
+    pub options: String,
+}
+
+impl FsKey {
+    /// Returns the key of `info`'s filesystem.
+    pub fn of(info: &FsInfo) -> FsKey {
+        FsKey {
+            fs_type: info.display_name(),
+            source: info.source.clone().unwrap_or_default(),
+            mount_point: info
+                .mount_point
+                .as_deref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            fsid: format!("0x{:x}", info.fsid),
+            uuid: info.uuid.clone().unwrap_or_default(),
+            options: info.mount_options.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Returns the file name the measurement is saved under:
+    /// `TYPE-HASH.json`, HASH a 64-bit FNV-1a of the key's fields but the
+    /// UUID (which may be unreadable from one path and readable from
+    /// another: see [`FsKey::matches`]).
+    pub fn file_name(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for part in [
+            &self.fs_type,
+            &self.source,
+            &self.mount_point,
+            &self.fsid,
+            &self.options,
+        ] {
+            for b in part.bytes().chain([0u8]) {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let ty: String = self
+            .fs_type
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        format!("{ty}-{h:016x}.json")
+    }
+}
+
+impl FsKey {
+    /// Returns true if and only if `self` and `other` name the same
+    /// filesystem: every field equal, the UUID compared only when both
+    /// sides could read one (it needs a readable directory).
+    pub fn matches(&self, other: &FsKey) -> bool {
+        self.fs_type == other.fs_type
+            && self.source == other.source
+            && self.mount_point == other.mount_point
+            && self.fsid == other.fsid
+            && self.options == other.options
+            && (self.uuid.is_empty() || other.uuid.is_empty() || self.uuid == other.uuid)
+    }
+}
+
+/// Returns the default directory saved measurements live in (see
+/// [`STATE_DIR_ENV`]), or `None` when no home is known.
+pub fn state_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env(STATE_DIR_ENV) {
+        return Some(d);
+    }
+    if let Some(d) = env("XDG_STATE_HOME") {
+        return Some(d.join("fspace"));
+    }
+    env("HOME").map(|h| h.join(".local/state/fspace"))
+}
+
+/// One measured recommendation, as saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedRecommendation {
+    /// The intent.
+    pub intent: Intent,
+    /// The strategy measured best for it.
+    pub strategy: Strategy,
+    /// For intent log: whether reusing written segments pays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recycle: Option<bool>,
+    /// The advice in a few words.
+    pub summary: String,
+    /// The measured reason, with its figures.
+    pub reason: String,
+}
+
+/// What is saved for one filesystem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedPolicy {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// When it was measured (`YYYY-MM-DD HH:MM:SS UTC`).
+    pub measured_utc: String,
+    /// What measured it, e.g. `fspace probe --save (standard)`.
+    pub measured_by: String,
+    /// The filesystem it belongs to.
+    pub key: FsKey,
+    /// The measured recommendations (intents nothing could be measured for
+    /// are left out).
+    pub recommendations: Vec<SavedRecommendation>,
+}
+
+/// A [`SavedPolicy`] as read back, with the file it came from.
+#[derive(Debug, Clone)]
+pub struct SavedProbe {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Its contents.
+    pub policy: SavedPolicy,
+}
+
+impl SavedProbe {
+    /// Returns the recommendation for `intent`, if one was measured.
+    pub fn recommendation(&self, intent: Intent) -> Option<&SavedRecommendation> {
+        self.policy
+            .recommendations
+            .iter()
+            .find(|r| r.intent == intent)
+    }
+
+    /// Returns the plan this measurement gives for `intent` on `info`'s
+    /// filesystem ([`rules::measured_ladder`]), with a reason that names the
+    /// measurement; `None` when nothing was measured for `intent`.
+    pub fn plan(&self, intent: Intent, info: &FsInfo) -> Option<Plan> {
+        let r = self.recommendation(intent)?;
+        let mut plan = Plan::new(
+            rules::measured_ladder(info, intent, r.strategy),
+            format!(
+                "measured by `fspace probe --save` on {} ({}): {}: {}",
+                self.policy.measured_utc,
+                self.path.display(),
+                r.summary,
+                r.reason
+            ),
+        );
+        plan.saved = Some(self.path.clone());
+        Some(plan)
+    }
+}
+
+/// Where saved measurements are read from and written to: a directory whose
+/// `probes/` holds one file per filesystem. An explicit input: the library
+/// reads saved measurements only from a `SavedResults` its caller names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedResults {
+    dir: PathBuf,
+}
+
+impl SavedResults {
+    /// The measurements kept under `dir` (in `dir/probes/`).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> SavedResults {
+        SavedResults { dir: dir.into() }
+    }
+
+    /// The measurements in the state directory ([`state_dir`]:
+    /// `$FSPACE_STATE_DIR`, else `$XDG_STATE_HOME/fspace`, else
+    /// `~/.local/state/fspace`), the default of the CLI and the C API;
+    /// `None` when no home is known.
+    pub fn state_dir() -> Option<SavedResults> {
+        state_dir().map(SavedResults::in_dir)
+    }
+
+    /// The directory (the files are in its `probes/`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Returns the file the measurement for the filesystem keyed `key` is
+    /// kept in.
+    pub fn file_for(&self, key: &FsKey) -> PathBuf {
+        self.dir.join("probes").join(key.file_name())
+    }
+
+    /// Returns the measurement saved for `info`'s filesystem, if any. A file
+    /// that exists but cannot be read or parsed, or has another schema, is
+    /// an error (the caller decides whether to fall back to the built-in
+    /// policy).
+    pub fn load(&self, info: &FsInfo) -> Result<Option<SavedProbe>> {
+        let key = FsKey::of(info);
+        let path = self.file_for(&key);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::from_io("read", &path, None, e)),
+        };
+        let bad =
+            |message: String| Error::refused("read saved probe", &path, Errno::INVAL, message);
+        #[derive(Deserialize)]
+        struct Schema {
+            schema: String,
+        }
+        let schema: Schema = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a saved probe result: {e}")))?;
+        if schema.schema != SCHEMA {
+            return Err(bad(format!(
+                "schema {:?}, this fspace reads {SCHEMA:?}; run `fspace probe --save` again",
+                schema.schema
+            )));
+        }
+        let policy: SavedPolicy = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a saved probe result: {e}")))?;
+        if !policy.key.matches(&key) {
+            // Another filesystem whose key hashes alike: not ours.
+            return Ok(None);
+        }
+        Ok(Some(SavedProbe { path, policy }))
+    }
+
+    /// Saves `policy` for its filesystem (replacing an earlier one),
+    /// durably: written under a temporary name, fsynced, renamed, directory
+    /// fsynced; directories it creates on the way have their entries
+    /// fsynced too. After a power cut the file holds the earlier result or
+    /// this one, whole (a cut before the directory fsync may bring the
+    /// earlier one back). Returns the file's path.
+    pub fn save(&self, policy: &SavedPolicy) -> Result<PathBuf> {
+        let path = self.file_for(&policy.key);
+        let dir = self.dir.join("probes");
+        create_dir_all_durable(&dir)?;
+        let text = serde_json::to_string_pretty(policy)
+            .map_err(|e| Error::refused("save probe", &path, Errno::INVAL, e.to_string()))?
+            + "\n";
+        crate::stale::remove_stale(&dir, TEMP);
+        let tmp = dir.join(crate::stale::temp_name(
+            path.file_name().unwrap_or_default(),
+            TEMP,
+        ));
+        let write = || -> Result<()> {
+            use std::io::Write;
+            let mut f = std::fs::File::create_new(&tmp)
+                .map_err(|e| Error::from_io("create", &tmp, None, e))?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| Error::from_io("write", &tmp, None, e))?;
+            f.sync_all()
+                .map_err(|e| Error::from_io("fsync", &tmp, None, e))?;
+            sys::rename(&tmp, &path).map_err(|e| Error::io("rename", &path, None, e))?;
+            sys::fsync_dir(&dir).map_err(|(op, e)| Error::io(op, &dir, None, e))
+        };
+        write().inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })?;
+        Ok(path)
+    }
+}
+
+const TEMP: &str = ".fspace-tmp-";
+
+/// `mkdir -p` that makes each directory it creates durable: its parent is
+/// fsynced after the `mkdir` (a directory's own entry is durable only once
+/// its parent is synced, and a result saved into a directory whose entry a
+/// power cut removes is lost with it).
+fn create_dir_all_durable(dir: &Path) -> Result<()> {
+    let mut missing = vec![];
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if d.as_os_str().is_empty() || d.is_dir() {
+            break;
+        }
+        missing.push(d);
+        cur = d.parent();
+    }
+    for d in missing.into_iter().rev() {
+        match std::fs::create_dir(d) {
+            Ok(()) => {}
+            // Made by someone else meanwhile: theirs to sync.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => continue,
+            Err(e) => return Err(Error::from_io("mkdir", d, None, e)),
+        }
+        let parent = match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        sys::fsync_dir(parent).map_err(|(op, e)| Error::io(op, parent, None, e))?;
+    }
+    Ok(())
+}

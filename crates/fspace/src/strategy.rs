@@ -1,0 +1,115 @@
+//! The words every layer shares: the [`Strategy`] that gives a file more
+//! bytes, the [`Intent`] the space is for, and the [`Fallback`] a growth
+//! records when it abandons one strategy for the next. They sit below the
+//! error type (which lists fallbacks), the policy (which orders strategies)
+//! and every mechanism that uses them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// One way to give a file more bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// `ftruncate`: logical growth; the new range is a hole.
+    Sparse,
+    /// `fallocate(KEEP_SIZE)`: blocks reserved past EOF; the length stays.
+    Reserve,
+    /// `fallocate` mode 0: unwritten blocks, length extended.
+    Allocate,
+    /// `fallocate(FALLOC_FL_WRITE_ZEROES)`: written zeroed blocks, no data
+    /// moved (Linux 6.17+, devices with unmap write-zeroes).
+    WriteZeroes,
+    /// Large `pwritev`s of zeros from the current EOF: written blocks.
+    ZeroFill,
+}
+
+impl Strategy {
+    /// All strategies, in the order of the documentation.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Sparse,
+        Strategy::Reserve,
+        Strategy::Allocate,
+        Strategy::WriteZeroes,
+        Strategy::ZeroFill,
+    ];
+
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Sparse => "sparse",
+            Strategy::Reserve => "reserve",
+            Strategy::Allocate => "allocate",
+            Strategy::WriteZeroes => "write-zeroes",
+            Strategy::ZeroFill => "zero-fill",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy {s:?} (sparse, reserve, allocate, write-zeroes, zero-fill)"
+                )
+            })
+    }
+}
+
+/// What the space is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Intent {
+    /// Written once, soon (restores, copies): reserve without writing.
+    #[default]
+    Bulk,
+    /// Overwritten by small records with `fdatasync`: needs written extents.
+    Log,
+    /// May stay empty: only the length changes.
+    Sparse,
+}
+
+impl Intent {
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::Bulk => "bulk",
+            Intent::Log => "log",
+            Intent::Sparse => "sparse",
+        }
+    }
+}
+
+impl FromStr for Intent {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "bulk" => Ok(Intent::Bulk),
+            "log" => Ok(Intent::Log),
+            "sparse" => Ok(Intent::Sparse),
+            _ => Err(format!("unknown intent {s:?} (bulk, log, sparse)")),
+        }
+    }
+}
+
+/// A strategy that was tried and abandoned for the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fallback {
+    /// The strategy tried.
+    pub strategy: Strategy,
+    /// Why it was abandoned (the failed call and its error).
+    pub error: String,
+    /// Its errno.
+    pub errno: i32,
+}
