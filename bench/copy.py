@@ -12,7 +12,7 @@ median wall time):
   cp         cp --sparse=always --reflink=never          (the baseline)
   fspace     fspace copy --sparse always --reflink never (like for like)
   auto       fspace copy --reflink never                 (default --sparse auto)
-  rsync      rsync --sparse                              (seed 004)
+  rsync      rsync --sparse                              (docs/design.md, source S4)
   clone      fspace copy  (--reflink auto; btrfs and xfs) vs `auto`: clone ÷ no clone
 The source stays in the page cache (it is read once first); each copy is
 removed, the filesystem synced and PREFAULT_GIB of memory touched (untimed;

@@ -1,5 +1,5 @@
 //! Errors that keep their errno and name the operation, the path and the
-//! range (DESIGN.md rule 7), e.g.
+//! range (docs/design.md rule 7), e.g.
 //! `fallocate(wal/000000000003.seg, 0..16MiB): No space left on device (os error 28)`.
 
 use crate::units::format_range;
@@ -40,7 +40,7 @@ pub enum Error {
         errno: i32,
     },
     /// An operation failed after other strategies had been tried and
-    /// abandoned; `tried` lists them with their errors (DESIGN.md rule 3).
+    /// abandoned; `tried` lists them with their errors (docs/design.md rule 3).
     #[error("{source}{}", TriedSuffix(.tried))]
     AfterFallbacks {
         /// The error that ended the operation.
@@ -63,7 +63,7 @@ pub enum Error {
         message: String,
     },
     /// An earlier durability call failed, so the object that issued it
-    /// refuses all further work (DESIGN.md rule 6): the kernel may have
+    /// refuses all further work (docs/design.md rule 6): the kernel may have
     /// dropped the dirty pages, and a retried sync could report success
     /// for data that is gone.
     #[error("poisoned: an earlier {op}({}) failed: {}; reopen to recover what is on disk", .path.display(), io::Error::from_raw_os_error(*.errno))]

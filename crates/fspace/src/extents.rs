@@ -258,14 +258,14 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
     let blocks = sys::fstat(fd)
         .map_err(|e| Error::io("fstat", path, None, e))?
         .blocks;
-    let kind = crate::FsKind::from_magic(
+    let kind = crate::fs_info::FsKind::from_magic(
         sys::fstatfs(fd)
             .map_err(|e| Error::io("fstatfs", path, None, e))?
             .magic,
     );
     // FUSE and network filesystems report st_blocks as they please (sshfs
     // derives it from the size), so their allocation is unknown.
-    let remote = kind == crate::FsKind::Fuse || kind.is_network();
+    let remote = kind == crate::fs_info::FsKind::Fuse || kind.is_network();
     let mut extents = Vec::new();
     let mut pos = 0u64;
     while pos < size {

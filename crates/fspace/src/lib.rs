@@ -48,6 +48,7 @@ pub mod strategy;
 pub mod sys;
 pub mod units;
 pub mod wal;
+pub mod zeros;
 
 pub use error::{Error, Result};
 pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};

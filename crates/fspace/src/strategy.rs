@@ -113,3 +113,12 @@ pub struct Fallback {
     /// Its errno.
     pub errno: i32,
 }
+
+/// Progress of a long operation (a zero-fill, a copy, a dig), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes done so far.
+    pub done: u64,
+    /// Bytes to do in all.
+    pub total: u64,
+}

@@ -4,7 +4,7 @@
 //!
 //! glibc calls `fallocate(2)` and, where that returns `EOPNOTSUPP` (NFS,
 //! FUSE such as sshfs, ext4 without extents), writes one byte into every
-//! 4 KiB block of the range: 65,536 `pwrite`s for 256 MiB (seed 003). This
+//! 4 KiB block of the range: 65,536 `pwrite`s for 256 MiB (docs/design.md, source S3). This
 //! library keeps glibc's contract — the error number is returned, `errno`
 //! is left as it was, the same argument checks give the same errors — but
 //! falls back to [`fspace::grow::allocate_range`]'s 1 MiB zero writes of the

@@ -2,17 +2,16 @@
 //!
 //! Every call returns a [`GrowReport`] saying what it did: the strategy used,
 //! each fallback tried with its errno, the old and new length, the bytes
-//! written and the syscalls issued (DESIGN.md rule 3). Growth never changes
+//! written and the syscalls issued (docs/design.md rule 3). Growth never changes
 //! existing bytes and never shrinks a file; on failure the file is put back
 //! to its old length and blocks allocated past it are released (rule 2).
 
 mod range;
-pub(crate) mod zero_fill;
 
 pub use crate::policy::{Plan, StrategyChoice};
-pub use crate::strategy::{Fallback, Intent, Strategy};
+pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
+pub use crate::zeros::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 pub use range::{allocate_range, RangeReport};
-pub use zero_fill::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 
 use crate::error::{Error, Result};
 use crate::fs_info;
@@ -26,15 +25,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-/// Progress of a long growth (zero-fill), in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Bytes done so far.
-    pub done: u64,
-    /// Bytes to do in all.
-    pub total: u64,
-}
 
 /// How to grow.
 #[derive(Clone)]
@@ -689,7 +679,7 @@ fn run(
             if opts.check_free_space {
                 check_free_space(fd, path, range.clone(), "zero-fill")?;
             }
-            zero_fill::fill(fd, old_len, target, opts.cancel, opts.progress).map_err(
+            crate::zeros::fill(fd, old_len, target, opts.cancel, opts.progress).map_err(
                 |(e, reached)| {
                     if e == Errno::CANCELED {
                         return Failure::Fatal(Error::refused(

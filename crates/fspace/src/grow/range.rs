@@ -4,15 +4,16 @@
 //! glibc's `posix_fallocate` calls `fallocate(2)` and, where that returns
 //! `EOPNOTSUPP` (NFS, FUSE, ext4 without extents), writes one byte into
 //! every 4 KiB block of the range: 65,536 `pwrite`s for 256 MiB, and on NFS
-//! a file left fragmented (seed 003). [`allocate_range`] keeps the same
+//! a file left fragmented (docs/design.md, source S3). [`allocate_range`] keeps the same
 //! contract and the same argument checks, but falls back to large zero
 //! writes of only the holes inside the file and of the part of the range
 //! beyond EOF, so bytes already in the file keep their values.
 
-use super::{check_free_space_for, zero_fill, Failure, Fallback, Strategy};
+use super::{check_free_space_for, Failure, Fallback, Strategy};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
 use crate::sys::{self, Errno, FallocMode};
+use crate::zeros;
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
 use serde::Serialize;
@@ -165,7 +166,7 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
         if hole.start >= hole.end {
             continue;
         }
-        match zero_fill::fill(fd, hole.start, hole.end, None, None) {
+        match zeros::fill(fd, hole.start, hole.end, None, None) {
             Ok(n) => report.bytes_written += n,
             Err((e, reached)) => {
                 // Put the length back, unless someone else has written past
@@ -266,7 +267,7 @@ fn holes_in(
 }
 
 /// Read size when looking for zero blocks (one zero-fill buffer).
-const ZERO_SCAN_READ: usize = zero_fill::ZERO_FILL_BUFFER;
+const ZERO_SCAN_READ: usize = zeros::ZERO_FILL_BUFFER;
 
 /// Where `SEEK_HOLE` cannot see holes: reads `within` a chunk at a time
 /// and writes zeros over each run of whole blocks that read as zeros
@@ -297,7 +298,7 @@ fn fill_zero_blocks(
         }
         let mut runs: Vec<Range<u64>> = Vec::new();
         for (i, chunk) in buf[..n].chunks(block as usize).enumerate() {
-            if !crate::sparse::is_zero(chunk) {
+            if !zeros::is_zero(chunk) {
                 continue;
             }
             let at = pos + (i as u64) * block;
@@ -314,7 +315,7 @@ fn fill_zero_blocks(
             }
         }
         for run in runs {
-            let written = zero_fill::fill(fd, run.start, run.end, None, None)
+            let written = zeros::fill(fd, run.start, run.end, None, None)
                 .map_err(|(e, reached)| Error::io("pwritev", path, Some(reached..run.end), e))?;
             report.bytes_written += written;
             report.holes_filled += 1;

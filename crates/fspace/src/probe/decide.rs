@@ -265,7 +265,10 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
             ratio(w, a)
         ));
     }
-    if matches!(info.kind, crate::FsKind::Tmpfs | crate::FsKind::Ramfs) {
+    if matches!(
+        info.kind,
+        crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
+    ) {
         why.push(format!(
             "{fs} is memory: fdatasync writes nothing, so these are memory-copy rates"
         ));
@@ -415,7 +418,7 @@ fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         format_human(g.allocated_bytes)
     );
     if g.allocated_bytes >= g.bytes / 2 {
-        reason.push_str(if info.network || info.kind == crate::FsKind::Fuse {
+        reason.push_str(if info.network || info.kind == crate::fs_info::FsKind::Fuse {
             ": the block count is reported as allocated (network and FUSE filesystems often derive it from the size), so holes cannot be confirmed here"
         } else {
             ": this filesystem does not keep holes, ftruncate allocated the space"
@@ -471,7 +474,7 @@ mod tests {
         }
     }
 
-    fn info(kind: crate::FsKind) -> FsInfo {
+    fn info(kind: crate::fs_info::FsKind) -> FsInfo {
         let mut i = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
         i.kind = kind;
         i.fs_type = Some(kind.name());
@@ -491,7 +494,7 @@ mod tests {
     fn ext4_like_picks_zero_fill_and_says_why() {
         // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
         let s = states([1830.0, 1900.0, 3100.0, -1.0, 7034.0, 7100.0, 6900.0]);
-        let r = log(&info(crate::FsKind::Ext4), &s);
+        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
         assert_eq!(r.strategy, Strategy::ZeroFill);
         assert_eq!(r.recycle, Some(true));
         assert!(
@@ -508,7 +511,7 @@ mod tests {
         let s = states([
             50_000.0, 52_000.0, 50_500.0, -1.0, 53_000.0, 52_000.0, 40_000.0,
         ]);
-        let r = log(&info(crate::FsKind::Tmpfs), &s);
+        let r = log(&info(crate::fs_info::FsKind::Tmpfs), &s);
         assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
         assert!(r.reason.contains("memory-copy rates"), "{}", r.reason);
     }
@@ -516,7 +519,7 @@ mod tests {
     #[test]
     fn cow_never_zero_fill() {
         let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
-        let r = log(&info(crate::FsKind::Btrfs), &s);
+        let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
         assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
         assert_eq!(r.recycle, Some(false));
         assert!(
@@ -527,7 +530,7 @@ mod tests {
         // Allocate wins on copy-on-write only when clearly faster.
         let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
         assert_eq!(
-            log(&info(crate::FsKind::Btrfs), &s).strategy,
+            log(&info(crate::fs_info::FsKind::Btrfs), &s).strategy,
             Strategy::Allocate
         );
     }
@@ -537,7 +540,7 @@ mod tests {
         // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
         // as allocate is not more than the margin faster than it.
         let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
-        let r = log(&info(crate::FsKind::Btrfs), &s);
+        let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
         assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
         assert!(r.reason.contains("ruled out"), "{}", r.reason);
     }
@@ -546,14 +549,14 @@ mod tests {
     fn holes_are_no_log_preparation_in_place() {
         // Sparse measured fastest on an in-place filesystem: not chosen.
         let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
-        let r = log(&info(crate::FsKind::Ext4), &s);
+        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
         assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
         assert!(r.reason.contains("sparse measured 5,000"), "{}", r.reason);
     }
 
     #[test]
     fn remote_never_fallocate() {
-        let mut i = info(crate::FsKind::Fuse);
+        let mut i = info(crate::fs_info::FsKind::Fuse);
         i.network = true;
         let s = states([1000.0, 1000.0, 3000.0, -1.0, 1500.0, 1500.0, 1500.0]);
         let r = log(&i, &s);
@@ -564,7 +567,7 @@ mod tests {
     #[test]
     fn no_fallocate_never_picks_it() {
         let s = states([800.0, 820.0, -1.0, -1.0, 2500.0, 2600.0, 2400.0]);
-        let r = log(&info(crate::FsKind::Ext4), &s);
+        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
         assert_eq!(r.strategy, Strategy::ZeroFill);
         assert!(
             r.reason.contains("fallocate is not supported"),
@@ -578,7 +581,7 @@ mod tests {
         use proptest::prelude::{any, prop_assert, proptest};
         proptest!(|(r in proptest::collection::vec(-1.0f64..1e5, 7), cow in any::<bool>())| {
             let s = states([r[0], r[1], r[2], r[3], r[4], r[5], r[6]]);
-            let kind = if cow { crate::FsKind::Btrfs } else { crate::FsKind::Xfs };
+            let kind = if cow { crate::fs_info::FsKind::Btrfs } else { crate::fs_info::FsKind::Xfs };
             let rec = log(&info(kind), &s);
             let allowed_states: &[SpaceState] = if cow {
                 &[SpaceState::Sparse, SpaceState::Allocated]

@@ -577,7 +577,10 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
             budget.total.as_secs()
         ));
     }
-    if matches!(filesystem.kind, crate::FsKind::Tmpfs | crate::FsKind::Ramfs) {
+    if matches!(
+        filesystem.kind,
+        crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
+    ) {
         notes.push(format!(
             "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
             filesystem.display_name()

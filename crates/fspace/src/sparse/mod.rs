@@ -13,12 +13,12 @@ mod dig;
 mod scan;
 mod writer;
 
+pub use crate::zeros::is_zero;
 pub use copy::{
     copy, offload_may_share, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode,
     SparseMode, OFFLOAD_CHUNK, SCAN_READ,
 };
 pub use dig::{dig, DigOptions, DigReport};
-pub use scan::is_zero;
 pub use writer::{
     speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, BLOCK_RANGE,
     SPARSE_BUFFER,

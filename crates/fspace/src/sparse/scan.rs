@@ -1,45 +1,9 @@
 //! Finding zero blocks: the scan every sparse write and `dig` runs over
 //! each byte of data, so it must cost far less than the copy it serves.
 //!
-//! [`is_zero`] ORs 256-byte chunks together 16 bytes at a time (LLVM turns
-//! the fixed-size fold into SIMD `por` on x86-64 and `orr` on aarch64) and
-//! stops at the first chunk that is not all zero, so data costs one chunk
-//! per block and zeros stream at memory speed. Measured by
-//! `cargo run --release -p fspace --example zero_scan` (bench/copy.py records
-//! it): see docs/copy.md.
+//! The test of one block is [`crate::zeros::is_zero`].
 
-/// Bytes OR-ed together before each early-exit test. Large enough for the
-/// compiler to unroll and vectorise, small enough that a data block is
-/// rejected after reading 256 bytes of it.
-const CHUNK: usize = 256;
-
-/// Returns true if and only if every byte of `buf` is zero.
-#[inline]
-pub fn is_zero(buf: &[u8]) -> bool {
-    let mut chunks = buf.chunks_exact(CHUNK);
-    for c in &mut chunks {
-        if or_chunk(c) != 0 {
-            return false;
-        }
-    }
-    chunks.remainder().iter().all(|&b| b == 0)
-}
-
-#[inline(always)]
-fn or_chunk(c: &[u8]) -> u8 {
-    // A fold over a slice of known length: vectorised, no bounds checks.
-    let c: &[u8; CHUNK] = match c.try_into() {
-        Ok(c) => c,
-        Err(_) => return c.iter().fold(0, |a, &b| a | b),
-    };
-    let mut acc = [0u8; 16];
-    for lane in c.chunks_exact(16) {
-        for (a, b) in acc.iter_mut().zip(lane) {
-            *a |= *b;
-        }
-    }
-    acc.iter().fold(0, |a, &b| a | b)
-}
+use crate::zeros::is_zero;
 
 /// A run of whole blocks that are all zero, or a run of bytes holding data,
 /// as offsets into the scanned buffer.
@@ -104,18 +68,6 @@ mod tests {
         let mut v = Vec::new();
         runs(buf, off, block, eof, |r| v.push(r));
         v
-    }
-
-    #[test]
-    fn is_zero_finds_a_single_set_byte_anywhere() {
-        let mut b = vec![0u8; 4096 + 77];
-        assert!(is_zero(&b));
-        assert!(is_zero(&[]));
-        for i in [0, 1, 15, 16, 255, 256, 4095, 4096, 4096 + 76] {
-            b[i] = 1;
-            assert!(!is_zero(&b), "byte {i}");
-            b[i] = 0;
-        }
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use super::scan::{self, Run};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
-use crate::grow::zero_fill;
 use crate::sys::{self, Errno, FallocMode};
+use crate::zeros;
 use rustix::fd::BorrowedFd;
 use rustix::io::IoSlice;
 use serde::Serialize;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const OFFLOAD_STEP: u64 = 64 << 20;
 
 /// Default size of the writer's buffer: data is sent in writes of up to
-/// this many bytes (the floor is 1 MiB; seed 004: rsync's 1 KiB
+/// this many bytes (the floor is 1 MiB; docs/design.md, source S4: rsync's 1 KiB
 /// writes made a copy 280x slower than 256 KiB ones).
 pub const SPARSE_BUFFER: usize = 1 << 20;
 
@@ -28,7 +28,7 @@ pub const BLOCK_RANGE: Range<u64> = 512..(1 << 20) + 1;
 /// Filesystems with speculative preallocation past end of file: a write that
 /// extends the file may allocate blocks beyond it, and a hole that is then
 /// only skipped (not punched) keeps them once a later write moves the end
-/// of file past it. Evidence: DESIGN.md (xfs: 248 of 256 MiB allocated for
+/// of file past it. Evidence: docs/design.md, "Measured when the project started" (xfs: 248 of 256 MiB allocated for
 /// 128 MiB of data after a seek-only copy). On these filesystems the writer
 /// punches every hole that follows written data when it is made, as
 /// `cp --sparse=always` does, and a copy does not set the length first: on
@@ -710,7 +710,7 @@ impl<'fd> SparseWriter<'fd> {
     fn zeros(&mut self, r: Range<u64>) -> Result<()> {
         self.settle()?;
         let before = sys::counters();
-        let res = zero_fill::fill(self.fd, r.start, r.end, None, None);
+        let res = zeros::fill(self.fd, r.start, r.end, None, None);
         self.stats.write_calls += sys::counters().since(before).writes;
         match res {
             Ok(n) => {

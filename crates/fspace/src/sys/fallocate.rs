@@ -1,5 +1,5 @@
 //! `fallocate(2)`, called directly: never glibc's `posix_fallocate`, which
-//! silently falls back to writing one byte per block (DESIGN.md rule 1).
+//! silently falls back to writing one byte per block (docs/design.md rule 1).
 
 use super::{restart, Errno, Kind};
 use rustix::fd::AsFd;

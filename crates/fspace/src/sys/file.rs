@@ -55,7 +55,7 @@ pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> Result<(), Errno> {
 ///
 /// Never restarted, not even on `EINTR`: after a failed sync the kernel may
 /// already have dropped the dirty pages and marked them clean, so a second
-/// call could report success for data that is lost (DESIGN.md rule 6).
+/// call could report success for data that is lost (docs/design.md rule 6).
 pub fn fdatasync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
     super::TOTAL.with(|c| c.set(c.get() + 1));
     rustix::fs::fdatasync(fd)

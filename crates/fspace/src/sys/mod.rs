@@ -3,7 +3,7 @@
 //! Nothing here decides anything: each wrapper issues exactly one kind of
 //! call, restarts it on `EINTR` through `restart` (the only place that
 //! handles `EINTR`), and counts what it issued in per-thread `Counters` so
-//! that higher layers can report the syscalls an operation cost (DESIGN.md
+//! that higher layers can report the syscalls an operation cost (docs/design.md
 //! rule 3). Offsets and lengths are `u64`; errors are raw `Errno`s that the
 //! caller wraps with the operation, path and range (rule 7).
 

@@ -13,7 +13,7 @@
 //!   (renamed; its blocks are already written, so no I/O), else a new one
 //!   grown with the `auto` policy for [`Intent::Log`](crate::Intent::Log)
 //!   (zero-fill on ext4 and xfs), or sparse on copy-on-write filesystems,
-//!   where filling cannot pay off ([`COW_SEGMENT_STRATEGY`]), created under
+//!   where filling cannot pay off ([`crate::policy::rules::COW_LOG_STRATEGY`]), created under
 //!   a temporary name, synced, renamed, and its directory synced.
 //! - Records are written as whole pages from an in-memory tail page: no
 //!   read-before-write of a partial page, no `O_DSYNC`.
@@ -21,7 +21,7 @@
 //! - Opening recovers: verifies every live segment, stops the last one at
 //!   its first invalid record, and never returns a record of a segment's
 //!   previous life (the record CRC covers the segment sequence).
-//! - A failed `fdatasync` or write poisons the log (DESIGN.md rule 6).
+//! - A failed `fdatasync` or write poisons the log (docs/design.md rule 6).
 //!
 //! ```no_run
 //! use fspace::wal::{Wal, WalOptions};

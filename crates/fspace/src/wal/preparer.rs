@@ -4,7 +4,7 @@
 //! and renamed to its new sequence (its blocks are already written: no
 //! data I/O, one directory `fsync`), or a new one grown with the `auto`
 //! policy for intent `log` under a temporary name, synced, renamed, and its
-//! directory synced (DESIGN.md rule 5). Growth goes in [`PREPARE_STEP`]
+//! directory synced (docs/design.md rule 5). Growth goes in [`PREPARE_STEP`]
 //! steps, each synced, pausing between steps so the fill uses at most
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 

@@ -1,18 +1,28 @@
-//! The `zero-fill` strategy: large `pwritev`s of one zeroed buffer.
+//! Zeros, written and found: the one zeroed buffer, the `zero-fill` writer
+//! (large `pwritev`s of that buffer, used by growth, range allocation and
+//! the sparse writer), and the zero scan every sparse write and `dig` runs
+//! over each byte of data.
+//!
+//! [`is_zero`] ORs 256-byte chunks together 16 bytes at a time (LLVM turns
+//! the fixed-size fold into SIMD `por` on x86-64 and `orr` on aarch64) and
+//! stops at the first chunk that is not all zero, so data costs one chunk
+//! per block and zeros stream at memory speed. Measured by
+//! `cargo run --release -p fspace --example zero_scan` (bench/copy.py records
+//! it): see docs/copy.md.
 
-use super::Progress;
+use crate::strategy::Progress;
 use crate::sys::{self, Errno};
 use rustix::fd::BorrowedFd;
 use rustix::io::IoSlice;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Size of the one zeroed buffer (DESIGN.md rule 4: at least 1 MiB). Each
+/// Size of the one zeroed buffer (docs/design.md rule 4: at least 1 MiB). Each
 /// iovec of a `pwritev` points at it.
 pub const ZERO_FILL_BUFFER: usize = 1 << 20;
 
 /// Iovecs per `pwritev` (each is the whole 1 MiB buffer): 1, so a 256 MiB
 /// fill takes 256 write syscalls where glibc's `posix_fallocate` emulation
-/// takes 65,536 (seed 003). Evidence (2026-11-22, loop devices with direct
+/// takes 65,536 (docs/design.md, source S3). Evidence (2026-11-22, loop devices with direct
 /// I/O, 6 alternating runs of a 256 MiB fill + fdatasync): 1 MiB calls ran
 /// 0.26-0.33 s on ext4-noextents and 0.05-0.07 s on xfs, level with
 /// `dd bs=1M conv=fdatasync`; 2 and 8 MiB calls had the same best case but
@@ -34,7 +44,7 @@ static ZEROS: Zeros = Zeros(std::cell::UnsafeCell::new([0; ZERO_FILL_BUFFER]));
 
 /// Returns the shared zeroed buffer: no allocation and no lock, so it is
 /// usable in a child after `fork` too (the preload runs inside any program).
-pub(crate) fn zero_buffer() -> &'static [u8] {
+pub fn zero_buffer() -> &'static [u8] {
     // SAFETY: nothing ever writes through the cell.
     unsafe { &*ZEROS.0.get() }
 }
@@ -77,4 +87,54 @@ pub(crate) fn fill(
         }
     }
     Ok(pos - start)
+}
+
+/// Bytes OR-ed together before each early-exit test. Large enough for the
+/// compiler to unroll and vectorise, small enough that a data block is
+/// rejected after reading 256 bytes of it.
+const CHUNK: usize = 256;
+
+/// Returns true if and only if every byte of `buf` is zero.
+#[inline]
+pub fn is_zero(buf: &[u8]) -> bool {
+    let mut chunks = buf.chunks_exact(CHUNK);
+    for c in &mut chunks {
+        if or_chunk(c) != 0 {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|&b| b == 0)
+}
+
+#[inline(always)]
+fn or_chunk(c: &[u8]) -> u8 {
+    // A fold over a slice of known length: vectorised, no bounds checks.
+    let c: &[u8; CHUNK] = match c.try_into() {
+        Ok(c) => c,
+        Err(_) => return c.iter().fold(0, |a, &b| a | b),
+    };
+    let mut acc = [0u8; 16];
+    for lane in c.chunks_exact(16) {
+        for (a, b) in acc.iter_mut().zip(lane) {
+            *a |= *b;
+        }
+    }
+    acc.iter().fold(0, |a, &b| a | b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_zero_finds_a_single_set_byte_anywhere() {
+        let mut b = vec![0u8; 4096 + 77];
+        assert!(is_zero(&b));
+        assert!(is_zero(&[]));
+        for i in [0, 1, 15, 16, 255, 256, 4095, 4096, 4096 + 76] {
+            b[i] = 1;
+            assert!(!is_zero(&b), "byte {i}");
+            b[i] = 0;
+        }
+    }
 }

@@ -1,0 +1,202 @@
+//! The library's layering holds: every `crate::` path in `src/` names a
+//! module of a lower layer, or one listed before it in its own layer, in the
+//! table at the top of `docs/design.md` ("Layers"). A use that goes up or
+//! sideways fails here, naming the file, the line and the two modules.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// Module → its rank (layer, position in the layer), from the table.
+fn table() -> BTreeMap<String, (usize, usize)> {
+    let doc = root().join("../../docs/design.md");
+    let text = std::fs::read_to_string(&doc).expect("read docs/design.md");
+    let begin = text
+        .find("<!-- layers: begin")
+        .expect("layers: begin marker");
+    let end = text
+        .find("<!-- layers: end -->")
+        .expect("layers: end marker");
+    let mut ranks = BTreeMap::new();
+    let rows = text[begin..end].lines().filter(|l| {
+        l.starts_with('|') && !l.starts_with("|---") && !l.contains("modules in order")
+    });
+    for (layer, row) in rows.enumerate() {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let modules = cells.get(2).expect("a modules cell");
+        for (pos, m) in modules.split(',').map(str::trim).enumerate() {
+            assert!(
+                ranks.insert(m.to_string(), (layer, pos)).is_none(),
+                "module {m} is listed twice in docs/design.md"
+            );
+        }
+    }
+    assert!(ranks.len() >= 10, "the layer table looks empty: {ranks:?}");
+    ranks
+}
+
+/// The source with comments removed (line comments, doc comments and
+/// block comments; string contents are kept, which is harmless here).
+fn strip_comments(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let b = src.as_bytes();
+    let mut i = 0;
+    let mut in_str = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            out.push(c as char);
+            if c == b'\\' && i + 1 < b.len() {
+                out.push(b[i + 1] as char);
+                i += 2;
+                continue;
+            }
+            if c == b'"' {
+                in_str = false;
+            }
+            i += 1;
+        } else if c == b'"' {
+            in_str = true;
+            out.push('"');
+            i += 1;
+        } else if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            while i + 1 < b.len() && !b[i..].starts_with(b"*/") {
+                if b[i] == b'\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every module a source names through `crate::`, with its line: both
+/// `crate::m::...` and each first segment of `crate::{a::X, b, ...}`.
+fn crate_uses(src: &str) -> Vec<(usize, String)> {
+    let code = strip_comments(src);
+    let mut found = vec![];
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut from = 0;
+    while let Some(k) = code[from..].find("crate::") {
+        let at = from + k;
+        from = at + "crate::".len();
+        // `fspace_crate::x` or `$crate::` are not ours.
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &code[from..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let mut item_start = true;
+            let mut ident = String::new();
+            for c in group.chars() {
+                if depth == 0 && item_start {
+                    if c.is_alphanumeric() || c == '_' {
+                        ident.push(c);
+                        continue;
+                    }
+                    if !ident.is_empty() {
+                        found.push((line_of(at), std::mem::take(&mut ident)));
+                        item_start = false;
+                    }
+                }
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    _ => {}
+                }
+            }
+            if !ident.is_empty() {
+                found.push((line_of(at), ident));
+            }
+        } else {
+            let ident: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            found.push((line_of(at), ident));
+        }
+    }
+    found
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read src") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_crate_path_goes_down_the_layers() {
+    let ranks = table();
+    let src = root().join("src");
+    let mut files = vec![];
+    sources(&src, &mut files);
+    files.sort();
+    let mut bad = vec![];
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src");
+        let module = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .map(|s| s.trim_end_matches(".rs").to_string())
+            .expect("a module");
+        if module == "lib" {
+            continue;
+        }
+        let Some(&mine) = ranks.get(&module) else {
+            bad.push(format!(
+                "{}: module {module} is not in the layer table of docs/design.md",
+                rel.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(f).expect("read source");
+        for (line, used) in crate_uses(&text) {
+            if used == module {
+                continue;
+            }
+            match ranks.get(&used) {
+                Some(&theirs) if theirs < mine => {}
+                Some(_) => bad.push(format!(
+                    "{}:{line}: {module} uses {used}, which is not below it",
+                    rel.display()
+                )),
+                None => bad.push(format!(
+                    "{}:{line}: crate::{used} is not a module of the layer table \
+                     (name the module, not a re-export of the crate root)",
+                    rel.display()
+                )),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "layering broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_uses() {
+    let src = "use crate::{error::{Error, Result}, sys};\n// crate::probe\nfn f() { crate::units::x(); }\nuse crate::policy::{\n    a,\n};";
+    let got: Vec<String> = crate_uses(src).into_iter().map(|(_, m)| m).collect();
+    assert_eq!(got, ["error", "sys", "units", "policy"]);
+}
