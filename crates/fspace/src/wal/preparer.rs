@@ -12,8 +12,7 @@ use super::storage::{OpenMode, Storage};
 use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
 use crate::error::{Error, Result};
 use crate::grow::{GrowOptions, TEMP_MARKER};
-use crate::policy::StrategyChoice;
-use crate::strategy::{Intent, Strategy};
+use crate::strategy::Intent;
 use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,38 +228,6 @@ pub(super) fn create_segment(
             Err(e)
         }
     }
-}
-
-/// When the policy (or the caller) prepares log space in `dir` with holes
-/// (copy-on-write filesystems, [`crate::policy::rules::COW_LOG_STRATEGY`]),
-/// checks that the whole segment's `size` is free before the first step: a
-/// sparse file reserves nothing, so ENOSPC must be found here, not in a
-/// commit. Elsewhere the growth itself reserves the space.
-pub(super) fn check_space(
-    dir: &Path,
-    path: &Path,
-    size: u64,
-    choice: &StrategyChoice,
-) -> Result<()> {
-    let info = crate::fs_info::identify(dir)?;
-    if crate::policy::plan(&info, Intent::Log, choice).first() != Strategy::Sparse {
-        return Ok(());
-    }
-    // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
-    let free = info.free_bytes;
-    if free < size {
-        return Err(Error::refused(
-            "prepare",
-            path,
-            Errno::NOSPC,
-            format!(
-                "a {} segment needs that much free space; the filesystem has {}",
-                crate::units::format_human(size),
-                crate::units::format_human(free)
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Sleeps so that work that took `worked` uses `duty` of the time; wakes

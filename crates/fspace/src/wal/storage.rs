@@ -12,9 +12,10 @@
 //! Calls return the bare errno; the callers name the operation and the
 //! path (rule 7 of `docs/design.md`).
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
 use crate::policy::StrategyChoice;
+use crate::strategy::{Intent, Strategy};
 use crate::sys::{self, Errno};
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
@@ -236,7 +237,7 @@ impl Storage for Real {
         size: u64,
         choice: &StrategyChoice,
     ) -> Result<()> {
-        super::preparer::check_space(dir, path, size, choice)
+        check_space(dir, path, size, choice)
     }
 }
 
@@ -269,8 +270,7 @@ pub(crate) fn durable_rename(
     dir: &Path,
     replace: bool,
     after_rename: impl FnOnce(),
-) -> std::result::Result<Option<String>, (crate::error::Error, bool)> {
-    use crate::error::Error;
+) -> std::result::Result<Option<String>, (Error, bool)> {
     file.fsync()
         .map_err(|e| (Error::io("fsync", from, None, e), false))?;
     let note = if replace {
@@ -286,4 +286,31 @@ pub(crate) fn durable_rename(
     io.sync_dir(dir)
         .map_err(|(op, e)| (Error::io(op, dir, None, e), true))?;
     Ok(note)
+}
+
+/// When the policy (or the caller) prepares log space in `dir` with holes
+/// (copy-on-write filesystems, [`crate::policy::rules::COW_LOG_STRATEGY`]),
+/// checks that the whole segment's `size` is free before the first step: a
+/// sparse file reserves nothing, so ENOSPC must be found here, not in a
+/// commit. Elsewhere the growth itself reserves the space.
+fn check_space(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<()> {
+    let info = crate::fs_info::identify(dir)?;
+    if crate::policy::plan(&info, Intent::Log, choice).first() != Strategy::Sparse {
+        return Ok(());
+    }
+    // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
+    let free = info.free_bytes;
+    if free < size {
+        return Err(Error::refused(
+            "prepare",
+            path,
+            Errno::NOSPC,
+            format!(
+                "a {} segment needs that much free space; the filesystem has {}",
+                crate::units::format_human(size),
+                crate::units::format_human(free)
+            ),
+        ));
+    }
+    Ok(())
 }
