@@ -288,7 +288,7 @@ fn prepare_file(
                     ));
                 }
                 let n = (size - off).min(chunk.len() as u64) as usize;
-                crate::wal::write_all(&fd, p, &chunk[..n], off)?;
+                write_at(&fd, p, &chunk[..n], off)?;
                 off += n as u64;
             }
             sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
@@ -462,9 +462,9 @@ fn run_file(
                 truncations.fetch_add(1, Ordering::Relaxed);
             }
             // O_APPEND: Linux appends whatever the offset says.
-            crate::wal::write_all(&fd, p, buf, 0)?;
+            write_at(&fd, p, buf, 0)?;
         } else {
-            crate::wal::write_all(&fd, p, buf, (i % slots) * rec)?;
+            write_at(&fd, p, buf, (i % slots) * rec)?;
         }
         sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
         Ok(Some(0))
@@ -583,4 +583,10 @@ pub fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Writes all of `bytes` at `offset` of `fd`.
+fn write_at(fd: &rustix::fd::OwnedFd, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
+    sys::pwrite_all(fd, bytes, offset)
+        .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
 }

@@ -111,6 +111,12 @@ impl fmt::Display for TriedSuffix<'_> {
 }
 
 impl Error {
+    /// Builds the error of a `pwritev` loop that stopped at `at` with
+    /// `errno` before reaching `end` (see `sys::pwrite_all`).
+    pub(crate) fn pwrite(path: &Path, end: u64, (errno, at): (rustix::io::Errno, u64)) -> Self {
+        Error::io("pwritev", path, Some(at..end), errno)
+    }
+
     /// Builds an [`Error::Io`] from a raw errno.
     pub fn io(
         op: &'static str,

@@ -8,6 +8,7 @@
 //! SEEK_HOLE on FUSE depends on the daemon. Capabilities are cached per
 //! device (`st_dev`).
 
+use crate::durable::parent_dir;
 use crate::error::{Error, Result};
 use crate::sys::{self, Errno, FallocMode};
 use rustix::fd::OwnedFd;
@@ -448,14 +449,6 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     })
 }
 
-/// Returns the directory holding `path` (`.` for a bare name).
-pub(crate) fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 struct Mount {
     mount_point: PathBuf,
     fs_type: String,
@@ -654,27 +647,14 @@ pub fn probe_capabilities(dir: &Path) -> Result<Capabilities> {
 }
 
 fn write_all(s: &Scratch, data: &[u8], offset: u64) -> Result<()> {
-    let mut done = 0usize;
-    while done < data.len() {
-        let n = sys::pwritev(
-            &s.fd,
-            &[rustix::io::IoSlice::new(&data[done..])],
-            offset + done as u64,
+    sys::pwrite_all(&s.fd, data, offset).map_err(|(e, at)| {
+        Error::io(
+            "pwritev(scratch)",
+            &s.path,
+            Some(at..offset + data.len() as u64),
+            e,
         )
-        .map_err(|e| {
-            Error::io(
-                "pwritev(scratch)",
-                &s.path,
-                Some(offset..offset + data.len() as u64),
-                e,
-            )
-        })?;
-        if n == 0 {
-            return Err(Error::io("pwritev", &s.path, None, Errno::IO));
-        }
-        done += n;
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

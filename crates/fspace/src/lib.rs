@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+mod durable;
 pub mod error;
 pub mod extents;
 pub mod fs_info;

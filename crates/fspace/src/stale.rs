@@ -86,19 +86,20 @@ fn is_stale(name: &str, marker: &str) -> bool {
 /// Removes leftovers carrying `marker` in `dir` (best effort; directories
 /// with their contents); returns how many were removed.
 pub(crate) fn remove_stale(dir: &Path, marker: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = sys::read_dir(dir) else {
         return 0;
     };
     let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
+    for e in entries {
+        let Some(name) = e.name.to_str() else {
+            continue;
+        };
         if !is_stale(name, marker) {
             continue;
         }
         let path = dir.join(name);
         // Scratch directories (a benchmark's log) go with their contents.
-        let gone = if e.file_type().is_ok_and(|t| t.is_dir()) {
+        let gone = if e.file_type == rustix::fs::FileType::Directory {
             std::fs::remove_dir_all(&path).is_ok()
         } else {
             sys::unlink(&path).is_ok()

@@ -13,6 +13,7 @@ pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
 pub use crate::zeros::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 pub use range::{allocate_range, RangeReport};
 
+use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info;
 use crate::policy;
@@ -266,10 +267,7 @@ fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Marker in the names of temporary files made by [`grow`] with `create`:
-/// `.NAME.fspace-tmp-HOST-PID-SEQ`. Leftovers of dead processes on this host
-/// are removed by the next creation in the same directory.
-pub const TEMP_MARKER: &str = ".fspace-tmp-";
+pub use crate::durable::TEMP_MARKER;
 
 fn create_grown(
     path: &Path,
@@ -278,106 +276,41 @@ fn create_grown(
     before: sys::Counters,
     start: Instant,
 ) -> Result<GrowReport> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::refused("grow", path, Errno::INVAL, "has no file name to create"))?;
     // open() said ENOENT: a dangling symbolic link would make the final
     // no-replace rename fail after all the work; refuse it now.
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if m.file_type().is_symlink() {
-            return Err(Error::refused(
-                "grow",
-                path,
-                Errno::NOENT,
-                "is a dangling symbolic link; create its target or remove the link",
-            ));
-        }
+    if sys::lstat(path).is_ok() {
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::NOENT,
+            "is a dangling symbolic link; create its target or remove the link",
+        ));
     }
     if target > MAX_FILE_SIZE {
         return Err(too_large(path, target));
     }
-    let dir = fs_info::parent_dir(path);
-    crate::stale::remove_stale(&dir, TEMP_MARKER);
-    let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));
-    let fd = sys::open(&tmp, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o666)
-        .map_err(|e| Error::io("create", path, None, e))?;
-    let mut renamed = false;
-    let result = (|| {
-        // Errors name the path the user asked for; the filesystem is probed
-        // through the temporary file, which exists.
-        let mut r = grow_open(&fd, path, &tmp, target, opts, before)?;
-        if opts.sync {
-            // The data was fdatasync'ed by grow_open; fsync adds the inode
-            // metadata (mode, times) before the name becomes visible.
-            sys::fsync(&fd).map_err(|e| Error::io("fsync", path, None, e))?;
-        }
-        if let Some(note) = rename_noreplace(&tmp, path)? {
-            r.notes.push(note);
-        }
-        renamed = true;
-        if opts.sync {
-            // After the rename the file is at `path` whatever happens next;
-            // a failure here means only that the name may not survive a crash.
-            let d = sys::open(&dir, OFlags::RDONLY | OFlags::DIRECTORY, 0)
-                .map_err(|e| Error::io("open", &dir, None, e))?;
-            sys::fsync(&d).map_err(|e| {
-                Error::refused(
-                    "fsync",
-                    &dir,
-                    e,
-                    format!(
-                        "{}; {} was created and grown, but its name may not survive a crash",
-                        std::io::Error::from_raw_os_error(e.raw_os_error()),
-                        path.display()
-                    ),
-                )
-            })?;
-        }
-        r.path = path.to_path_buf();
-        r.created = true;
-        Ok(r)
-    })();
-    match result {
-        Ok(mut r) => {
-            let cost = sys::counters().since(before);
-            r.syscalls = cost.total.saturating_sub(r.probe_cost.total);
-            r.write_syscalls = cost.writes.saturating_sub(r.probe_cost.writes);
-            r.elapsed = start.elapsed();
-            Ok(r.report)
-        }
-        Err(e) => {
-            if !renamed {
-                let _ = sys::unlink(&tmp);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// Renames without replacing an existing file (`RENAME_NOREPLACE`). Where
-/// the filesystem refuses the flag (FUSE, NFS), checks that `to` is absent
-/// and renames plainly, returning a note that says so; never link + unlink,
-/// which leaves two names after a crash.
-pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
-    use rustix::fs::{renameat_with, RenameFlags, CWD};
-    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
-        Ok(()) => Ok(None),
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
-            if std::fs::symlink_metadata(to).is_ok() {
-                return Err(Error::refused(
-                    "rename",
-                    to,
-                    Errno::EXIST,
-                    "appeared while it was being created",
-                ));
-            }
-            sys::rename(from, to).map_err(|e| Error::io("rename", to, None, e))?;
-            Ok(Some(
-                "RENAME_NOREPLACE is not supported here: checked that the name was free, then renamed".into(),
-            ))
-        }
-        Err(e) => Err(Error::io("rename", to, None, e)),
-    }
+    let mut tmp = TempFile::create("grow", path, 0o666)?;
+    // Errors name the path the user asked for; the filesystem is probed
+    // through the temporary file, which exists.
+    let mut r = grow_open(&tmp.fd, path, &tmp.tmp, target, opts, before)?;
+    // With `sync` the data was fdatasync'ed by grow_open; the fsync before
+    // the rename adds the inode metadata (mode, times), and the directory
+    // fsync makes the name durable. Without it, what a power cut may leave
+    // is documented on [`GrowOptions::sync`].
+    let steps = Steps {
+        fsync_before: opts.sync,
+        replace: false,
+        fsync_after: false,
+        sync_dir: opts.sync,
+    };
+    r.notes.extend(tmp.publish(steps)?);
+    r.path = path.to_path_buf();
+    r.created = true;
+    let cost = sys::counters().since(before);
+    r.syscalls = cost.total.saturating_sub(r.probe_cost.total);
+    r.write_syscalls = cost.writes.saturating_sub(r.probe_cost.writes);
+    r.elapsed = start.elapsed();
+    Ok(r.report)
 }
 
 fn too_large(path: &Path, target: u64) -> Error {

@@ -8,6 +8,7 @@
 //! nothing here reads a file the caller did not name.
 
 use super::{rules, Plan};
+use crate::durable::{self, Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsInfo;
 use crate::strategy::{Intent, Strategy};
@@ -269,62 +270,18 @@ impl SavedResults {
     /// earlier one back). Returns the file's path.
     pub fn save(&self, policy: &SavedPolicy) -> Result<PathBuf> {
         let path = self.file_for(&policy.key);
-        let dir = self.dir.join("probes");
-        create_dir_all_durable(&dir)?;
+        durable::create_dir_all(&self.dir.join("probes"))?;
         let text = serde_json::to_string_pretty(policy)
             .map_err(|e| Error::refused("save probe", &path, Errno::INVAL, e.to_string()))?
             + "\n";
-        crate::stale::remove_stale(&dir, TEMP);
-        let tmp = dir.join(crate::stale::temp_name(
-            path.file_name().unwrap_or_default(),
-            TEMP,
-        ));
-        let write = || -> Result<()> {
-            use std::io::Write;
-            let mut f = std::fs::File::create_new(&tmp)
-                .map_err(|e| Error::from_io("create", &tmp, None, e))?;
-            f.write_all(text.as_bytes())
-                .map_err(|e| Error::from_io("write", &tmp, None, e))?;
-            f.sync_all()
-                .map_err(|e| Error::from_io("fsync", &tmp, None, e))?;
-            sys::rename(&tmp, &path).map_err(|e| Error::io("rename", &path, None, e))?;
-            sys::fsync_dir(&dir).map_err(|(op, e)| Error::io(op, &dir, None, e))
-        };
-        write().inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
+        let mut tmp = TempFile::create("save probe", &path, 0o666)?;
+        sys::pwrite_all(&tmp.fd, text.as_bytes(), 0)
+            .map_err(|(e, at)| Error::io("write", &tmp.tmp, Some(at..text.len() as u64), e))?;
+        tmp.publish(Steps {
+            replace: true,
+            fsync_after: false,
+            ..Steps::DURABLE
         })?;
         Ok(path)
     }
-}
-
-const TEMP: &str = ".fspace-tmp-";
-
-/// `mkdir -p` that makes each directory it creates durable: its parent is
-/// fsynced after the `mkdir` (a directory's own entry is durable only once
-/// its parent is synced, and a result saved into a directory whose entry a
-/// power cut removes is lost with it).
-fn create_dir_all_durable(dir: &Path) -> Result<()> {
-    let mut missing = vec![];
-    let mut cur = Some(dir);
-    while let Some(d) = cur {
-        if d.as_os_str().is_empty() || d.is_dir() {
-            break;
-        }
-        missing.push(d);
-        cur = d.parent();
-    }
-    for d in missing.into_iter().rev() {
-        match std::fs::create_dir(d) {
-            Ok(()) => {}
-            // Made by someone else meanwhile: theirs to sync.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => continue,
-            Err(e) => return Err(Error::from_io("mkdir", d, None, e)),
-        }
-        let parent = match d.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        sys::fsync_dir(parent).map_err(|(op, e)| Error::io(op, parent, None, e))?;
-    }
-    Ok(())
 }

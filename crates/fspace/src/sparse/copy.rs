@@ -4,9 +4,10 @@
 use super::writer::{
     speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER,
 };
+use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
-use crate::fs_info::{parent_dir, FsKind};
-use crate::grow::{rename_noreplace, Progress, TEMP_MARKER};
+use crate::fs_info::FsKind;
+use crate::strategy::Progress;
 use crate::sys::{self, Errno};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::OFlags;
@@ -320,18 +321,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
     }
     let dst = resolve_destination(src, dst)?;
     let replaced = check_destination(src, &sst, &dst, opts.force)?;
-    let name = dst
-        .file_name()
-        .ok_or_else(|| Error::refused("copy", &dst, Errno::INVAL, "has no file name to create"))?;
-    let dir = parent_dir(&dst);
-    crate::stale::remove_stale(&dir, TEMP_MARKER);
-    let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));
-    let tfd = sys::open(
-        &tmp,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
-        sst.mode & 0o777,
-    )
-    .map_err(|e| Error::io("create", &dst, None, e))?;
+    let mut tmp = TempFile::create("copy", &dst, sst.mode & 0o777)?;
     let mut report = CopyReport {
         src: src.to_path_buf(),
         dst: dst.clone(),
@@ -357,13 +347,13 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         notes: Vec::new(),
         elapsed: Duration::ZERO,
     };
-    let mut renamed = false;
-    let result = (|| {
+    let tfd = tmp.fd.as_fd();
+    let steps = (|| {
         let job = Job {
             src,
             dst: &dst,
             sfd: sfd.as_fd(),
-            tfd: tfd.as_fd(),
+            tfd,
             len: sst.size,
             opts,
             kind: std::cell::OnceCell::new(),
@@ -384,7 +374,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
             ));
         }
         if opts.preserve {
-            preserve(&tfd, &dst, &sst, &mut report)?;
+            preserve(tfd, &dst, &sst, &mut report)?;
         }
         let dst_st = sys::fstat(&tfd).map_err(|e| Error::io("fstat", &dst, None, e))?;
         report.dst_allocated = dst_st.blocks * 512;
@@ -404,46 +394,23 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         // Replacing: the destination found at the start, or one that
         // appeared since (`force` replaces it too).
         let replacing = replaced || (opts.force && sys::lstat(&dst).is_ok());
-        if opts.sync || replacing {
-            sys::fsync(&tfd).map_err(|e| Error::io("fsync", &dst, None, e))?;
-            if !opts.sync {
-                report.notes.push(
-                    "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back".into(),
-                );
-            }
+        if replacing && !opts.sync {
+            report.notes.push(
+                "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back".into(),
+            );
         }
         // A cancellation that came in after the last chunk still counts: the
         // destination has not appeared yet.
         job.check_cancel()?;
-        if opts.force {
-            sys::rename(&tmp, &dst).map_err(|e| Error::io("rename", &dst, None, e))?;
-        } else if let Some(note) = rename_noreplace(&tmp, &dst)? {
-            report.notes.push(note);
-        }
-        renamed = true;
-        if opts.sync {
-            sys::fsync_dir(&dir).map_err(|(op, e)| {
-                Error::refused(
-                    op,
-                    &dir,
-                    e,
-                    format!(
-                        "{}; {} was copied, but its name may not survive a crash",
-                        std::io::Error::from_raw_os_error(e.raw_os_error()),
-                        dst.display()
-                    ),
-                )
-            })?;
-            report.synced = true;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        if !renamed {
-            let _ = sys::unlink(&tmp);
-        }
-        return Err(e);
-    }
+        Ok(Steps {
+            fsync_before: opts.sync || replacing,
+            replace: opts.force,
+            fsync_after: false,
+            sync_dir: opts.sync,
+        })
+    })()?;
+    report.notes.extend(tmp.publish(steps)?);
+    report.synced = opts.sync;
     let cost = sys::counters().since(before);
     report.syscalls = cost.total;
     report.write_syscalls = cost.writes;
@@ -540,7 +507,12 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
 
 /// Gives the copy the source's owner, mode and times (in that order: a
 /// change of owner clears setuid bits, and times go last).
-fn preserve(tfd: &OwnedFd, dst: &Path, sst: &sys::Stat, report: &mut CopyReport) -> Result<()> {
+fn preserve(
+    tfd: BorrowedFd<'_>,
+    dst: &Path,
+    sst: &sys::Stat,
+    report: &mut CopyReport,
+) -> Result<()> {
     match sys::fchown(tfd, sst.uid, sst.gid) {
         Ok(()) => {}
         Err(Errno::PERM) => report.notes.push(format!(

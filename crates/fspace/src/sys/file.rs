@@ -105,6 +105,94 @@ pub fn rename(from: &Path, to: &Path) -> Result<(), Errno> {
     restart(Kind::Read, || rustix::fs::rename(from, to))
 }
 
+/// `renameat2(from, to, RENAME_NOREPLACE)`: fails with `EEXIST` when `to`
+/// exists; `EINVAL` where the filesystem refuses the flag (FUSE, NFS).
+pub fn rename_noreplace(from: &Path, to: &Path) -> Result<(), Errno> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    restart(Kind::Read, || {
+        renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE)
+    })
+}
+
+/// `mkdir(path, mode)`.
+pub fn mkdir(path: &Path, mode: u32) -> Result<(), Errno> {
+    restart(Kind::Read, || {
+        rustix::fs::mkdir(path, rustix::fs::Mode::from_raw_mode(mode))
+    })
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone)]
+pub struct DirEntry {
+    /// Its name (never `.` or `..`).
+    pub name: std::ffi::OsString,
+    /// Its type as the directory reports it, or from `lstat` where the
+    /// filesystem does not say (`DT_UNKNOWN`).
+    pub file_type: rustix::fs::FileType,
+}
+
+/// Lists directory `dir` (`getdents64`), without `.` and `..`.
+pub fn read_dir(dir: &Path) -> Result<Vec<DirEntry>, Errno> {
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, 0)?;
+    let mut d = restart(Kind::Read, || rustix::fs::Dir::read_from(&fd))?;
+    let mut out = Vec::new();
+    while let Some(e) = d.read() {
+        let e = e?;
+        let name = e.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let name = std::ffi::OsStr::from_bytes(name).to_os_string();
+        let mut file_type = e.file_type();
+        if file_type == rustix::fs::FileType::Unknown {
+            if let Ok(st) = super::lstat(&dir.join(&name)) {
+                file_type = rustix::fs::FileType::from_raw_mode(st.mode);
+            }
+        }
+        out.push(DirEntry { name, file_type });
+    }
+    Ok(out)
+}
+
+/// `getrandom(buf)`: fills `buf` from the kernel's random pool.
+pub fn getrandom(buf: &mut [u8]) -> Result<(), Errno> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        done += restart(Kind::Read, || {
+            rustix::rand::getrandom(&mut *rest, rustix::rand::GetRandomFlags::empty())
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` at `offset` through `pwritev` (a short write
+/// continues where it stopped). On failure, returns the errno and the offset
+/// reached; a write of 0 bytes is `EIO`.
+pub fn pwrite_all_with(
+    pwritev: impl Fn(&[IoSlice<'_>], u64) -> Result<usize, Errno>,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<(), (Errno, u64)> {
+    let mut done = 0;
+    while done < bytes.len() {
+        let at = offset + done as u64;
+        match pwritev(&[IoSlice::new(&bytes[done..])], at) {
+            Ok(0) => return Err((Errno::IO, at)),
+            Ok(n) => done += n,
+            Err(e) => return Err((e, at)),
+        }
+    }
+    Ok(())
+}
+
+/// [`pwrite_all_with`] on a descriptor.
+pub fn pwrite_all<Fd: AsFd>(fd: Fd, bytes: &[u8], offset: u64) -> Result<(), (Errno, u64)> {
+    let fd = fd.as_fd();
+    pwrite_all_with(|b, o| pwritev(fd, b, o), bytes, offset)
+}
+
 /// `posix_fadvise(fd, offset, len, POSIX_FADV_DONTNEED)`: drop clean cached
 /// pages of a range (dirty pages are only queued for writeback).
 pub fn fadvise_dontneed<Fd: AsFd>(fd: Fd, offset: u64, len: u64) -> Result<(), Errno> {

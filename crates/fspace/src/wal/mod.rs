@@ -58,7 +58,6 @@ use crate::sys::Errno;
 use format::{
     encode_record, record_span, RecordKey, SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
 };
-use rustix::io::IoSlice;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -496,8 +495,7 @@ impl Wal {
             Some(id) => id,
             None => {
                 let mut id = [0u8; 16];
-                rustix::rand::getrandom(&mut id, rustix::rand::GetRandomFlags::empty())
-                    .map_err(|e| Error::io("getrandom", dir, None, e))?;
+                crate::sys::getrandom(&mut id).map_err(|e| Error::io("getrandom", dir, None, e))?;
                 id
             }
         };
@@ -570,8 +568,7 @@ impl Wal {
         // A fresh nonce base per open: a segment reused under the same
         // sequence after a crash gets a nonce its old records do not carry.
         let mut nb = [0u8; 4];
-        rustix::rand::getrandom(&mut nb, rustix::rand::GetRandomFlags::empty())
-            .map_err(|e| Error::io("getrandom", dir, None, e))?;
+        crate::sys::getrandom(&mut nb).map_err(|e| Error::io("getrandom", dir, None, e))?;
         let nonce_base = u32::from_le_bytes(nb);
         // Seal: the new segment's header, durable before open returns.
         let header = SegmentHeader {
@@ -985,52 +982,10 @@ fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
     )
 }
 
-/// Writes all of `bytes` at `offset` of descriptor `fd` (short writes
-/// continue).
-pub(crate) fn write_all(
-    fd: &rustix::fd::OwnedFd,
-    path: &Path,
-    bytes: &[u8],
-    offset: u64,
-) -> Result<()> {
-    write_all_via(|b, o| crate::sys::pwritev(fd, b, o), path, bytes, offset)
-}
-
 /// Writes all of `bytes` at `offset` of a segment file.
 fn write_all_to(fd: &dyn SegmentFile, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
-    write_all_via(|b, o| fd.write_at(b, o), path, bytes, offset)
-}
-
-/// Writes all of `bytes` at `offset` with `pwritev` (short writes continue).
-fn write_all_via(
-    pwritev: impl Fn(&[IoSlice<'_>], u64) -> std::result::Result<usize, Errno>,
-    path: &Path,
-    bytes: &[u8],
-    offset: u64,
-) -> Result<()> {
-    let mut done = 0;
-    while done < bytes.len() {
-        match pwritev(&[IoSlice::new(&bytes[done..])], offset + done as u64) {
-            Ok(0) => {
-                return Err(Error::io(
-                    "pwritev",
-                    path,
-                    Some(offset + done as u64..offset + bytes.len() as u64),
-                    Errno::IO,
-                ))
-            }
-            Ok(n) => done += n,
-            Err(e) => {
-                return Err(Error::io(
-                    "pwritev",
-                    path,
-                    Some(offset + done as u64..offset + bytes.len() as u64),
-                    e,
-                ))
-            }
-        }
-    }
-    Ok(())
+    crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
+        .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
 }
 
 impl Shared {

@@ -10,8 +10,9 @@
 
 use super::storage::{OpenMode, Storage};
 use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
+use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
-use crate::grow::{GrowOptions, TEMP_MARKER};
+use crate::grow::GrowOptions;
 use crate::strategy::Intent;
 use crate::sys::Errno;
 use std::path::Path;

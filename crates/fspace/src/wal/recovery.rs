@@ -32,8 +32,8 @@ use super::format::{
 use super::scan::{open_segment, read_at, read_header, Scan, Step, SCAN_READ};
 use super::storage::Storage;
 use super::{Lsn, SegmentInfo, LOCK_NAME, WRITE_PAGE};
+use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
-use crate::grow::TEMP_MARKER;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -12,6 +12,7 @@
 //! Calls return the bare errno; the callers name the operation and the
 //! path (rule 7 of `docs/design.md`).
 
+use crate::durable::{self, Steps};
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
 use crate::policy::StrategyChoice;
@@ -163,7 +164,7 @@ impl SegmentFile for RealFile {
 
 impl Storage for Real {
     fn create_dir(&self, dir: &Path) -> std::result::Result<bool, Errno> {
-        match rustix::fs::mkdir(dir, rustix::fs::Mode::from_raw_mode(0o777)) {
+        match sys::mkdir(dir, 0o777) {
             Ok(()) => Ok(true),
             Err(e) if e == Errno::EXIST => Ok(false),
             Err(e) => Err(e),
@@ -182,18 +183,13 @@ impl Storage for Real {
     }
 
     fn list(&self, dir: &Path) -> std::result::Result<Vec<Entry>, Errno> {
-        let errno = |e: std::io::Error| {
-            Errno::from_raw_os_error(e.raw_os_error().unwrap_or(Errno::IO.raw_os_error()))
-        };
-        let mut v = vec![];
-        for entry in std::fs::read_dir(dir).map_err(errno)? {
-            let entry = entry.map_err(errno)?;
-            v.push(Entry {
-                name: entry.file_name(),
-                is_file: entry.file_type().map(|t| t.is_file()).unwrap_or(false),
-            });
-        }
-        Ok(v)
+        Ok(sys::read_dir(dir)?
+            .into_iter()
+            .map(|e| Entry {
+                is_file: e.file_type == rustix::fs::FileType::RegularFile,
+                name: e.name,
+            })
+            .collect())
     }
 
     fn open(
@@ -215,7 +211,7 @@ impl Storage for Real {
     }
 
     fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
-        crate::grow::rename_noreplace(from, to)
+        durable::rename_noreplace(from, to)
     }
 
     fn unlink(&self, path: &Path) -> std::result::Result<(), Errno> {
@@ -271,21 +267,35 @@ pub(crate) fn durable_rename(
     replace: bool,
     after_rename: impl FnOnce(),
 ) -> std::result::Result<Option<String>, (Error, bool)> {
-    file.fsync()
-        .map_err(|e| (Error::io("fsync", from, None, e), false))?;
-    let note = if replace {
-        io.rename(from, to)
-            .map_err(|e| (Error::io("rename", from, None, e), false))?;
-        None
-    } else {
-        io.rename_noreplace(from, to).map_err(|e| (e, false))?
+    let steps = Steps {
+        replace,
+        ..Steps::DURABLE
     };
-    after_rename();
-    file.fsync()
-        .map_err(|e| (Error::io("fsync", to, None, e), true))?;
-    io.sync_dir(dir)
-        .map_err(|(op, e)| (Error::io(op, dir, None, e), true))?;
-    Ok(note)
+    durable::publish(&Seam { io, file }, from, to, dir, steps, after_rename)
+}
+
+/// The log's storage as [`durable::publish`] sees it.
+struct Seam<'a> {
+    io: &'a dyn Storage,
+    file: &'a dyn SegmentFile,
+}
+
+impl durable::Namespace for Seam<'_> {
+    fn fsync_file(&self) -> std::result::Result<(), Errno> {
+        self.file.fsync()
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno> {
+        self.io.rename(from, to)
+    }
+
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+        self.io.rename_noreplace(from, to)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)> {
+        self.io.sync_dir(dir)
+    }
 }
 
 /// When the policy (or the caller) prepares log space in `dir` with holes
