@@ -7,6 +7,7 @@
 //! so in [`ExtentMap::method`] and leaves `written`/`unwritten` unknown.
 
 use crate::error::{Error, Result};
+use crate::runs::DataRuns;
 use crate::sys::{self, Errno, RawExtent};
 use rustix::fd::AsFd;
 use rustix::fs::OFlags;
@@ -268,43 +269,28 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
     let remote = kind == crate::fs_info::FsKind::Fuse || kind.is_network();
     let mut extents = Vec::new();
     let mut pos = 0u64;
-    while pos < size {
-        let data = sys::seek_data(fd, pos)
-            .map_err(|e| Error::io("lseek(SEEK_DATA)", path, Some(pos..size), e))?;
-        let Some(data) = data.filter(|&d| d < size) else {
+    let mut runs = DataRuns::new(fd, path, 0..size);
+    while let Some(run) = runs.next_run()? {
+        if run.start > pos {
             extents.push(Extent {
                 offset: pos,
-                length: size - pos,
+                length: run.start - pos,
                 state: ExtentState::Hole,
             });
-            break;
-        };
-        if data > pos {
-            extents.push(Extent {
-                offset: pos,
-                length: data - pos,
-                state: ExtentState::Hole,
-            });
-        }
-        let hole = sys::seek_hole(fd, data)
-            .map_err(|e| Error::io("lseek(SEEK_HOLE)", path, Some(data..size), e))?
-            .unwrap_or(size)
-            .min(size);
-        if hole <= data {
-            // A daemon that answers nonsense: count the rest as data rather than loop.
-            extents.push(Extent {
-                offset: data,
-                length: size - data,
-                state: ExtentState::Data,
-            });
-            break;
         }
         extents.push(Extent {
-            offset: data,
-            length: hole - data,
+            offset: run.start,
+            length: run.end - run.start,
             state: ExtentState::Data,
         });
-        pos = hole;
+        pos = run.end;
+    }
+    if pos < size {
+        extents.push(Extent {
+            offset: pos,
+            length: size - pos,
+            state: ExtentState::Hole,
+        });
     }
     let holes: u64 = extents
         .iter()

@@ -40,6 +40,7 @@ pub mod fs_info;
 pub mod grow;
 pub mod policy;
 pub mod probe;
+mod runs;
 pub mod sparse;
 mod stale;
 pub mod strategy;

@@ -11,7 +11,7 @@
 
 use super::{check_free_space_for, Failure, Fallback, Strategy};
 use crate::error::{Error, Result};
-use crate::fs_info::FsKind;
+use crate::runs::{self, DataRuns};
 use crate::sys::{self, Errno, FallocMode};
 use crate::zeros;
 use rustix::fd::{AsFd, BorrowedFd};
@@ -136,10 +136,7 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
     // the kernel's generic one, which reports the whole file as data (sshfs),
     // and st_blocks cannot tell either (sshfs reports size / 512).
     report.holes_known = inside.is_empty()
-        || (seek_works
-            && (!holes.is_empty()
-                || !sys::fstatfs(fd)
-                    .is_ok_and(|f| FsKind::from_magic(f.magic).seek_hole_may_be_blind())));
+        || (seek_works && (!holes.is_empty() || !runs::seek_hole_may_be_blind(fd)));
     let tail = range.start.max(eof)..range.end.max(eof);
     // What must be new space: the holes seen and the tail. Blocks found by
     // reading (below) may already be allocated zeros, so they are not
@@ -228,42 +225,18 @@ fn holes_in(
     path: &Path,
     within: Range<u64>,
 ) -> Result<(Vec<Range<u64>>, bool)> {
-    let mut holes = Vec::new();
-    let mut pos = within.start;
-    while pos < within.end {
-        let hole = match sys::seek_hole(fd, pos) {
-            Ok(Some(h)) => h,
-            Ok(None) => break,
-            Err(Errno::INVAL | Errno::OPNOTSUPP) => return Ok((Vec::new(), false)),
-            Err(e) => {
-                return Err(Error::io(
-                    "lseek(SEEK_HOLE)",
-                    path,
-                    Some(pos..within.end),
-                    e,
-                ))
-            }
-        };
-        if hole >= within.end {
-            break;
+    match DataRuns::new(fd, path, within).holes() {
+        Ok(holes) => Ok((holes, true)),
+        Err(e)
+            if matches!(
+                e.raw_os_error().map(Errno::from_raw_os_error),
+                Some(Errno::INVAL | Errno::OPNOTSUPP)
+            ) =>
+        {
+            Ok((Vec::new(), false))
         }
-        let data = match sys::seek_data(fd, hole) {
-            Ok(Some(d)) => d,
-            Ok(None) => within.end,
-            Err(e) => {
-                return Err(Error::io(
-                    "lseek(SEEK_DATA)",
-                    path,
-                    Some(hole..within.end),
-                    e,
-                ))
-            }
-        };
-        let end = data.min(within.end);
-        holes.push(hole..end);
-        pos = end;
+        Err(e) => Err(e),
     }
-    Ok((holes, true))
 }
 
 /// Read size when looking for zero blocks (one zero-fill buffer).

@@ -7,6 +7,7 @@ use super::writer::{
 use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
+use crate::runs::DataRuns;
 use crate::strategy::Progress;
 use crate::sys::{self, Errno};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -683,10 +684,8 @@ impl Job<'_> {
     /// The next data extent at or after `pos`: `(start, end)`, both within
     /// the copy's length; `start == end == len` when only a hole is left.
     fn next_extent(&self, pos: u64) -> Result<(u64, u64)> {
-        let data = match sys::seek_data(self.sfd, pos)
-            .map_err(|e| Error::io("lseek(SEEK_DATA)", self.src, Some(pos..self.len), e))?
-        {
-            Some(d) => d.min(self.len),
+        match DataRuns::new(self.sfd, self.src, pos..self.len).next_run()? {
+            Some(run) => Ok((run.start, run.end)),
             None => {
                 // No data after `pos`: a trailing hole, unless the file
                 // shrank below the copy's length.
@@ -694,17 +693,9 @@ impl Job<'_> {
                 if now < self.len {
                     return Err(self.shrank(now, pos));
                 }
-                self.len
+                Ok((self.len, self.len))
             }
-        };
-        if data >= self.len {
-            return Ok((self.len, self.len));
         }
-        let end = sys::seek_hole(self.sfd, data)
-            .map_err(|e| Error::io("lseek(SEEK_HOLE)", self.src, Some(data..self.len), e))?
-            .unwrap_or(self.len)
-            .min(self.len);
-        Ok((data, end.max(data + 1).min(self.len)))
     }
 
     fn check_cancel(&self) -> Result<()> {

@@ -5,6 +5,7 @@ use super::scan::{self, Run};
 use super::writer::{BLOCK_RANGE, SPARSE_BUFFER};
 use crate::error::{Error, Result};
 use crate::grow::Progress;
+use crate::runs::DataRuns;
 use crate::sys::{self, Errno, FallocMode};
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
@@ -142,20 +143,9 @@ impl Digger<'_> {
         // Chunks are whole blocks, so block alignment carries across them.
         let chunk = SPARSE_BUFFER.div_ceil(self.block) * self.block;
         let mut buf = vec![0u8; chunk];
-        let mut pos = 0;
-        while pos < self.len {
-            let Some(data) = sys::seek_data(self.fd, pos)
-                .map_err(|e| Error::io("lseek(SEEK_DATA)", self.path, Some(pos..self.len), e))?
-            else {
-                break;
-            };
-            if data >= self.len {
-                break;
-            }
-            let end = sys::seek_hole(self.fd, data)
-                .map_err(|e| Error::io("lseek(SEEK_HOLE)", self.path, Some(data..self.len), e))?
-                .unwrap_or(self.len)
-                .clamp(data + 1, self.len);
+        let mut runs = DataRuns::new(self.fd, self.path, 0..self.len);
+        while let Some(run) = runs.next_run()? {
+            let (data, end) = (run.start, run.end);
             // Start at the block holding `data` (extents are block-aligned
             // on every filesystem we know; this keeps the scan aligned).
             let mut off = data - data % self.block as u64;
@@ -218,7 +208,6 @@ impl Digger<'_> {
                 }
             }
             self.flush()?;
-            pos = end;
         }
         self.flush()
     }
