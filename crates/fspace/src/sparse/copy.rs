@@ -377,7 +377,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
         if opts.preserve {
             preserve(tfd, &dst, &sst, &mut report)?;
         }
-        let dst_st = sys::fstat(&tfd).map_err(|e| Error::io("fstat", &dst, None, e))?;
+        let dst_st = sys::fstat(tfd).map_err(|e| Error::io("fstat", &dst, None, e))?;
         report.dst_allocated = dst_st.blocks * 512;
         // What a power cut may leave (PostgreSQL's durable_rename reasons):
         // - the copy is fsynced before the rename with `sync`, and also
