@@ -427,7 +427,9 @@ fn run_file(
     let t0 = Instant::now();
     let mut notes = match prepare_file(p, mode, opts.file_size, cancel) {
         Ok(n) => n,
-        Err(e) if e.raw_os_error() == Some(Errno::OPNOTSUPP.raw_os_error()) => {
+        Err(e)
+            if crate::errno::unsupported_raw(crate::errno::Call::Fallocate, e.raw_os_error()) =>
+        {
             // The space state this mode needs cannot be made here (no
             // fallocate on ext3 or sshfs): say so instead of failing the run.
             let mut r = result(mode, opts, &[], 0.0, 0.0, vec![]);

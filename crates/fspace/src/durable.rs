@@ -141,7 +141,7 @@ pub(crate) fn publish(
 pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
     match sys::rename_noreplace(from, to) {
         Ok(()) => Ok(None),
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+        Err(e) if crate::errno::unsupported(crate::errno::Call::RenameNoReplace, e) => {
             if sys::lstat(to).is_ok() {
                 return Err(Error::refused(
                     "rename",

@@ -2,6 +2,7 @@
 //! range (docs/design.md rule 7), e.g.
 //! `fallocate(wal/000000000003.seg, 0..16MiB): No space left on device (os error 28)`.
 
+pub use crate::errno::ErrorKind;
 use crate::units::format_range;
 use std::fmt;
 use std::io;
@@ -208,6 +209,19 @@ impl Error {
             Error::AfterFallbacks { source, .. } => source.raw_os_error(),
             Error::Corrupt { .. } => Some(rustix::io::Errno::UCLEAN.raw_os_error()),
             Error::Poisoned { errno, .. } => Some(*errno),
+        }
+    }
+
+    /// Returns the class of the failure ([`ErrorKind`]): what the user can
+    /// do about it, whatever the operation.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Poisoned { .. } => ErrorKind::Poisoned,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
+            Error::AfterFallbacks { source, .. } => source.kind(),
+            _ => self.raw_os_error().map_or(ErrorKind::Io, |e| {
+                ErrorKind::of(rustix::io::Errno::from_raw_os_error(e))
+            }),
         }
     }
 

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::runs::DataRuns;
-use crate::sys::{self, Errno, RawExtent};
+use crate::sys::{self, RawExtent};
 use rustix::fd::AsFd;
 use rustix::fs::OFlags;
 use serde::Serialize;
@@ -177,7 +177,7 @@ pub fn map_fd<Fd: AsFd>(fd: Fd, path: &Path, size: u64, opts: MapOptions) -> Res
                     .blksize;
                 return Ok(from_fiemap(&raw, size, blksize));
             }
-            Err(Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::NOSYS) => {}
+            Err(e) if crate::errno::unsupported(crate::errno::Call::Fiemap, e) => {}
             Err(e) => return Err(Error::io("ioctl(FIEMAP)", path, None, e)),
         }
     }

@@ -9,6 +9,7 @@
 //! device (`st_dev`).
 
 use crate::durable::parent_dir;
+use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
 use crate::sys::{self, Errno, FallocMode};
 use rustix::fd::OwnedFd;
@@ -561,14 +562,9 @@ fn judge<T>(
 ) -> Result<Capability> {
     match r {
         Ok(_) => Ok(Capability::yes()),
-        Err(
-            e @ (Errno::OPNOTSUPP
-            | Errno::NOSYS
-            | Errno::INVAL
-            | Errno::NOTTY
-            | Errno::XDEV
-            | Errno::BADF),
-        ) => Ok(Capability::from_result::<()>(Err(e))),
+        Err(e) if unsupported(Call::CapabilityProbe, e) => {
+            Ok(Capability::from_result::<()>(Err(e)))
+        }
         Err(e) => Err(Error::io(what, path, None, e)),
     }
 }

@@ -34,6 +34,7 @@
 
 pub mod bench;
 mod durable;
+mod errno;
 pub mod error;
 pub mod extents;
 pub mod fs_info;
@@ -52,7 +53,7 @@ pub mod units;
 pub mod wal;
 pub mod zeros;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
 pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
 pub use grow::{grow, grow_fd, GrowOptions, GrowReport, Progress};

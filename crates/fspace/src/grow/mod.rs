@@ -539,18 +539,8 @@ enum Failure {
     Fatal(Error),
 }
 
-/// Returns true if and only if `errno` means "this strategy is not
-/// supported here" (EOPNOTSUPP, ENOSYS, EINVAL): try the next one.
-pub(crate) fn means_unsupported(errno: Option<i32>) -> bool {
-    errno.is_some_and(|e| {
-        e == Errno::OPNOTSUPP.raw_os_error()
-            || e == Errno::NOSYS.raw_os_error()
-            || e == Errno::INVAL.raw_os_error()
-    })
-}
-
 fn classify(err: Error) -> Failure {
-    if means_unsupported(err.raw_os_error()) {
+    if crate::errno::unsupported_raw(crate::errno::Call::Fallocate, err.raw_os_error()) {
         Failure::Unsupported(err)
     } else {
         Failure::Fatal(err)

@@ -10,6 +10,7 @@
 //! beyond EOF, so bytes already in the file keep their values.
 
 use super::{check_free_space_for, Failure, Fallback, Strategy};
+use crate::errno::{unsupported, unsupported_raw, Call};
 use crate::error::{Error, Result};
 use crate::runs::{self, DataRuns};
 use crate::sys::{self, Errno, FallocMode};
@@ -113,7 +114,7 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
             report.new_len = old.size.max(range.end);
             return Ok(finish(report));
         }
-        Err(e) if e == Errno::OPNOTSUPP || e == Errno::NOSYS => {
+        Err(e) if unsupported(Call::FallocateEmulable, e) => {
             let err = Error::io("fallocate", path, Some(range.clone()), e);
             report.fallbacks.push(Fallback {
                 strategy: Strategy::Allocate,
@@ -227,14 +228,7 @@ fn holes_in(
 ) -> Result<(Vec<Range<u64>>, bool)> {
     match DataRuns::new(fd, path, within).holes() {
         Ok(holes) => Ok((holes, true)),
-        Err(e)
-            if matches!(
-                e.raw_os_error().map(Errno::from_raw_os_error),
-                Some(Errno::INVAL | Errno::OPNOTSUPP)
-            ) =>
-        {
-            Ok((Vec::new(), false))
-        }
+        Err(e) if unsupported_raw(Call::SeekHole, e.raw_os_error()) => Ok((Vec::new(), false)),
         Err(e) => Err(e),
     }
 }

@@ -817,7 +817,12 @@ impl Run<'_> {
         let _ = std::fs::remove_file(&p);
         let (bytes, secs, capped) = match r {
             Ok(x) => x,
-            Err(e) if crate::grow::means_unsupported(e.raw_os_error()) => {
+            Err(e)
+                if crate::errno::unsupported_raw(
+                    crate::errno::Call::Fallocate,
+                    e.raw_os_error(),
+                ) =>
+            {
                 return Ok(GrowthResult {
                     strategy: s,
                     errno: e.raw_os_error(),

@@ -250,10 +250,7 @@ pub fn offload_may_share(kind: FsKind) -> bool {
 /// Errnos that mean "this rung is not possible here" (fall to the next one
 /// when nothing has been copied yet) for `FICLONE` and `copy_file_range`.
 fn not_possible(e: Errno) -> bool {
-    matches!(
-        e,
-        Errno::XDEV | Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::NOSYS
-    )
+    crate::errno::unsupported(crate::errno::Call::Offload, e)
 }
 
 /// Says when the source's holes could not be seen: a network or FUSE

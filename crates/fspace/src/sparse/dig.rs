@@ -241,7 +241,7 @@ impl Digger<'_> {
                     Some(r.start..end),
                     e,
                 );
-                if matches!(e, Errno::OPNOTSUPP | Errno::NOSYS) {
+                if crate::errno::unsupported(crate::errno::Call::Punch, e) {
                     err = Error::refused(
                         "dig",
                         self.path,

@@ -2,6 +2,7 @@
 //! holes, with few large writes.
 
 use super::scan::{self, Run};
+use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
 use crate::sys::{self, Errno, FallocMode};
@@ -405,7 +406,7 @@ impl<'fd> SparseWriter<'fd> {
                     self.stats.bytes_offloaded += n as u64;
                     pos += n as u64;
                 }
-                Err(Errno::XDEV | Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
+                Err(e) if unsupported(Call::Offload, e) => {
                     // Refused here: read the bytes back and write them, for
                     // this run and every later one.
                     self.offload_refused = true;
@@ -678,7 +679,7 @@ impl<'fd> SparseWriter<'fd> {
             }
             match sys::fallocate(self.fd, FallocMode::PunchHole, r.start, len) {
                 Ok(()) => self.stats.punch_calls += 1,
-                Err(Errno::OPNOTSUPP | Errno::NOSYS) => {
+                Err(e) if unsupported(Call::Punch, e) => {
                     // No holes here (FUSE, NFS before 4.2): write the zeros.
                     self.punch_unsupported = true;
                     return self.zeros(r);
