@@ -9,7 +9,8 @@
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
 use super::storage::{OpenMode, Storage};
-use super::{Prepared, Shared, WalOptions, WalStats, PREPARE_STEP};
+use super::writer::{Prepared, Shared};
+use super::{WalOptions, WalStats, PREPARE_STEP};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;

@@ -1,0 +1,208 @@
+//! How a log is laid out and prepared: [`WalOptions`], its defaults (each a
+//! named constant with its evidence) and their checks.
+
+use super::storage::Storage;
+use crate::error::{Error, Result};
+use crate::policy::StrategyChoice;
+use crate::sys::Errno;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
+/// (the project brief's measurement, quoted in `docs/wal.md`): preparing
+/// 16 MiB costs 7-26 ms on the matrix
+/// filesystems (96 ms on sshfs), short enough for the preparer to stay
+/// ahead of an 8 KiB-record workload by a wide margin, while a switch
+/// (one header page, one `fdatasync`) happens once per 16 MiB. Larger
+/// segments waste more on reopen (each open starts a new segment) and
+/// release space in coarser steps.
+pub const DEFAULT_SEGMENT_SIZE: u64 = 16 << 20;
+
+/// Segments the preparer keeps ready ahead of the writer: 2, so that a
+/// burst that fills one segment while the next is being prepared still
+/// finds one ready.
+pub const DEFAULT_PREPARE_AHEAD: usize = 2;
+
+/// Released segments kept for recycling; beyond this they are deleted.
+/// 4 covers a checkpoint that releases several segments at once while the
+/// writer consumes them two at a time (prepare-ahead).
+pub const DEFAULT_RECYCLE_POOL: usize = 4;
+
+/// Fraction of the time the preparer may spend growing a new segment when
+/// no commit is waiting for it: 0.5 (it pauses as long as each step took).
+/// Its zero-fill competes with commits for the device; when a commit does
+/// wait, it runs unthrottled.
+pub const DEFAULT_PREPARE_DUTY_CYCLE: f64 = 0.5;
+
+/// Bytes the preparer grows a new segment by per step, each step synced:
+/// 4 MiB spreads the device writes of a 16 MiB fill over four bursts.
+pub const PREPARE_STEP: u64 = 4 << 20;
+
+/// Appended bytes held in memory before they are written out without a
+/// sync (backpressure for `append` without `commit`): 4 MiB.
+pub const DEFAULT_WRITE_BUFFER: usize = 4 << 20;
+
+/// Records are written in whole pages of this size from offsets that are
+/// multiples of it: 4 KiB, the page size and the block size of every
+/// filesystem in the matrix.
+pub const WRITE_PAGE: usize = 4096;
+
+/// Longest a flush waits for more concurrent committers to join its group
+/// before it writes: 200 µs. Only when more than one thread has been
+/// committing (a lone committer never waits). Evidence (2026-11-22, loop
+/// ext4, 8 KiB records, 16 writers): without it the writers split into two
+/// alternating groups of ~8 (each fdatasync served 8.2 commits) and 16
+/// writers reached 5.7x one writer; see docs/wal.md for the figures with it.
+pub const GROUP_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Whether the `auto` choice writes records with `O_DIRECT` on local
+/// filesystems: no. The writer sends whole, page-aligned pages, so
+/// `O_DIRECT` is possible, and a bare loop of 12 KiB overwrites +
+/// fdatasync ran 10-20% faster with it; but through the log it did not pay
+/// (2026-11-22, loop devices with direct I/O, `fspace bench commit --mode
+/// wal --direct-io on|off`, alternating, commits/s on/off): 8 KiB records
+/// xfs 3525/3949, 3886/4049, 4168/3980 and ext4 4556/4113, 4107/4274,
+/// 4666/4196 (level within noise); 1 MiB records xfs 1147/1582, 1253/1381
+/// and ext4 910/1146, 963/1190 MiB/s (O_DIRECT 10-28% slower: each write
+/// waits for the device); 16 writers ext4 24196/26053, 28231/29489.
+/// [`WalOptions::direct_io`] turns it on.
+pub const DIRECT_IO_ON_LOCAL_FS: bool = false;
+
+/// Smallest [`WalOptions::prepare_duty_cycle`] accepted: 0.01 (the
+/// preparer then pauses 99 times as long as it works).
+pub const MIN_DUTY_CYCLE: f64 = 0.01;
+
+/// Largest [`WalOptions::write_buffer`] accepted: 1 GiB.
+pub const MAX_WRITE_BUFFER: usize = 1 << 30;
+
+/// Name of the lock file that keeps two processes from opening one log.
+pub const LOCK_NAME: &str = "LOCK";
+
+/// How a [`Wal`] is laid out and prepared.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct WalOptions {
+    /// Size of new segments in bytes: a multiple of 4 KiB, at least 64 KiB.
+    /// Existing segments keep their size. Default [`DEFAULT_SEGMENT_SIZE`].
+    pub segment_size: u64,
+    /// Segments kept ready ahead of the writer. Default
+    /// [`DEFAULT_PREPARE_AHEAD`].
+    pub prepare_ahead: usize,
+    /// Released segments kept for reuse. Default [`DEFAULT_RECYCLE_POOL`].
+    pub recycle_pool: usize,
+    /// How new segments are grown: the policy for intent `log`
+    /// ([`crate::policy`]) or a named strategy. Default
+    /// [`StrategyChoice::built_in`]; [`StrategyChoice::auto`] follows a
+    /// measurement saved by `fspace probe --save` for this filesystem.
+    pub prepare: StrategyChoice,
+    /// Share of time the preparer may work while no commit waits for it
+    /// (0 < x <= 1; 1 means unthrottled). Default
+    /// [`DEFAULT_PREPARE_DUTY_CYCLE`].
+    pub prepare_duty_cycle: f64,
+    /// Appended bytes buffered before being written out. Default
+    /// [`DEFAULT_WRITE_BUFFER`].
+    pub write_buffer: usize,
+    /// Write records with `O_DIRECT`: `None` decides by filesystem
+    /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
+    /// stay buffered and [`WalStats::direct_io`] says why.
+    pub direct_io: Option<bool>,
+    /// Fault injection for tests (not part of the supported API).
+    #[doc(hidden)]
+    pub faults: Option<Arc<Faults>>,
+    /// Where the log's I/O goes: the real filesystem unless a test puts
+    /// its power-cut model here.
+    pub(super) storage: Option<Arc<dyn Storage>>,
+}
+
+impl Default for WalOptions {
+    fn default() -> Self {
+        WalOptions {
+            segment_size: DEFAULT_SEGMENT_SIZE,
+            prepare_ahead: DEFAULT_PREPARE_AHEAD,
+            recycle_pool: DEFAULT_RECYCLE_POOL,
+            prepare: StrategyChoice::built_in(),
+            prepare_duty_cycle: DEFAULT_PREPARE_DUTY_CYCLE,
+            write_buffer: DEFAULT_WRITE_BUFFER,
+            direct_io: None,
+            faults: None,
+            storage: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for WalOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalOptions")
+            .field("segment_size", &self.segment_size)
+            .field("prepare_ahead", &self.prepare_ahead)
+            .field("recycle_pool", &self.recycle_pool)
+            .field("prepare", &self.prepare)
+            .field("prepare_duty_cycle", &self.prepare_duty_cycle)
+            .field("write_buffer", &self.write_buffer)
+            .field("direct_io", &self.direct_io)
+            .finish()
+    }
+}
+
+/// Fault injection seam: while a field holds a non-zero errno, such calls
+/// fail with it instead of being issued.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Fails the writer's `fdatasync` calls.
+    pub fdatasync: AtomicI32,
+    /// Fails segment preparation.
+    pub prepare: AtomicI32,
+    /// When non-zero, aborts the process right after a segment file was
+    /// renamed to this sequence number (new or recycled), before the
+    /// directory `fsync`: the window a power cut can undo.
+    pub abort_after_rename_to: AtomicU64,
+}
+
+impl Faults {
+    /// Aborts the process if the test asked for it after renaming a
+    /// segment to `seq`.
+    pub(crate) fn after_rename(opts: &WalOptions, seq: u64) {
+        if opts
+            .faults
+            .as_ref()
+            .is_some_and(|f| f.abort_after_rename_to.load(Ordering::SeqCst) == seq)
+        {
+            std::process::abort();
+        }
+    }
+
+    pub(super) fn take(slot: &AtomicI32) -> Option<Errno> {
+        match slot.load(Ordering::SeqCst) {
+            0 => None,
+            e => Some(Errno::from_raw_os_error(e)),
+        }
+    }
+}
+
+pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
+    let bad = |m: String| Err(Error::refused("open log", dir, Errno::INVAL, m));
+    if o.segment_size < 64 << 10 || o.segment_size % WRITE_PAGE as u64 != 0 {
+        return bad(format!(
+            "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
+            o.segment_size
+        ));
+    }
+    if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
+        return bad(format!(
+            "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
+            o.prepare_duty_cycle
+        ));
+    }
+    if o.prepare_ahead == 0 {
+        return bad("prepare_ahead must be at least 1".into());
+    }
+    if o.write_buffer < 2 * WRITE_PAGE || o.write_buffer > MAX_WRITE_BUFFER {
+        return bad(format!(
+            "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
+            o.write_buffer
+        ));
+    }
+    Ok(())
+}

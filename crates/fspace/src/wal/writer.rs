@@ -1,0 +1,687 @@
+//! The writer engine: the in-memory tail, group commit, segment switches,
+//! releases and poisoning, behind the [`Wal`](super::Wal) facade.
+
+use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
+use super::storage::{SegmentFile, Storage};
+use super::*;
+use crate::error::{Error, Result};
+use crate::sys::Errno;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// How long the most concurrent committers seen is remembered by the
+/// group gathering ([`GROUP_COMMIT_WAIT`]): 50 ms, hundreds of flushes.
+pub(super) const PEAK_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+
+pub(super) struct Shared {
+    pub(super) dir: PathBuf,
+    pub(super) log_id: [u8; 16],
+    /// Random per open; see [`nonce_for`].
+    pub(super) nonce_base: u32,
+    pub(super) opts: WalOptions,
+    pub(super) state: Mutex<State>,
+    /// Signalled when a flush ends, a segment becomes ready or
+    /// preparation fails.
+    pub(super) cv: Condvar,
+    /// Wakes the preparer.
+    pub(super) prep_cv: Condvar,
+    /// A commit is waiting for a segment: the preparer does not pause.
+    pub(super) urgent: AtomicBool,
+    /// Stops the preparer (also cancels a fill in progress).
+    pub(super) stop: AtomicBool,
+    /// Threads inside `commit` right now.
+    pub(super) committers: std::sync::atomic::AtomicUsize,
+    /// Signalled by `append` while a flush gathers its group.
+    pub(super) append_cv: Condvar,
+    /// Serialises releases so renames stay in sequence order.
+    pub(super) release_lock: Mutex<()>,
+    /// Every call to storage goes through here.
+    pub(super) io: Arc<dyn Storage>,
+    pub(super) _lock_file: Box<dyn Send + Sync>,
+}
+
+pub(super) struct Poison {
+    pub(super) op: &'static str,
+    pub(super) path: PathBuf,
+    pub(super) errno: i32,
+}
+
+/// The segment being written.
+pub(super) struct Current {
+    pub(super) seq: u64,
+    pub(super) nonce: u32,
+    pub(super) size: u64,
+    pub(super) fd: Arc<dyn SegmentFile>,
+    pub(super) path: Arc<PathBuf>,
+    /// Offset where the next record goes.
+    pub(super) end: u64,
+    /// Offset up to which bytes were handed to a flush.
+    pub(super) handed: u64,
+}
+
+/// Whole pages of one segment, ready to be written.
+pub(super) struct Chunk {
+    pub(super) seq: u64,
+    /// Its descriptor has `O_DIRECT`: write from a page-aligned buffer.
+    pub(super) direct: bool,
+    pub(super) fd: Arc<dyn SegmentFile>,
+    pub(super) path: Arc<PathBuf>,
+    pub(super) offset: u64,
+    pub(super) bytes: Vec<u8>,
+}
+
+pub(crate) struct Prepared {
+    pub(super) seq: u64,
+    pub(super) path: PathBuf,
+    pub(super) fd: Box<dyn SegmentFile>,
+}
+
+pub(super) struct State {
+    pub(super) poison: Option<Poison>,
+    pub(super) closed: bool,
+    pub(super) next_lsn: u64,
+    pub(super) durable_lsn: u64,
+    pub(super) cur: Current,
+    /// Bytes of `cur` from `buf_start` (a page boundary) to `cur.end`.
+    pub(super) buf: Vec<u8>,
+    pub(super) buf_start: u64,
+    /// Pages of earlier segments not yet written (a switch during a flush).
+    pub(super) sealed: VecDeque<Chunk>,
+    pub(super) sealed_bytes: usize,
+    pub(super) flushing: bool,
+    /// A flush is waiting for its group to gather (see [`GROUP_COMMIT_WAIT`]).
+    pub(super) gathering: bool,
+    /// Last LSN handed to a flush.
+    pub(super) handed_lsn: u64,
+    /// Most threads seen committing at once, over the recent flushes.
+    pub(super) peak_committers: usize,
+    pub(super) peak_since: std::time::Instant,
+    pub(super) flushes: u64,
+    /// Records go out with `O_DIRECT` (through `staging`, page-aligned).
+    pub(super) direct: bool,
+    pub(super) staging: Vec<u8>,
+    /// A segment written but not yet `fdatasync`ed.
+    pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
+    pub(super) live: VecDeque<SegmentInfo>,
+    pub(super) ready: VecDeque<Prepared>,
+    pub(super) pool: VecDeque<PathBuf>,
+    /// Highest segment whose header (first page) is durable.
+    pub(super) header_synced_seq: u64,
+    pub(super) next_prepare_seq: u64,
+    pub(super) prep_blocked: bool,
+    pub(super) prep_failures: u64,
+    pub(super) prep_error: Option<(String, i32, PathBuf)>,
+    pub(super) spare: Vec<u8>,
+    pub(super) stats: WalStats,
+}
+
+impl State {
+    /// Wraps `bytes` (the current segment's pages from `buf_start`) for a
+    /// flush.
+    pub(super) fn chunk_of_current(&self, bytes: Vec<u8>) -> Chunk {
+        Chunk {
+            seq: self.cur.seq,
+            direct: self.direct,
+            fd: self.cur.fd.clone(),
+            path: self.cur.path.clone(),
+            offset: self.buf_start,
+            bytes,
+        }
+    }
+}
+
+pub(super) fn round_down(x: u64) -> u64 {
+    x / WRITE_PAGE as u64 * WRITE_PAGE as u64
+}
+
+pub(super) fn pad_to_page(v: &mut Vec<u8>) {
+    let len = v.len().div_ceil(WRITE_PAGE) * WRITE_PAGE;
+    v.resize(len, 0);
+}
+
+pub(super) fn poisoned(p: &Poison) -> Error {
+    Error::Poisoned {
+        op: p.op,
+        path: p.path.clone(),
+        errno: p.errno,
+    }
+}
+
+pub(super) fn prepare_error(st: &State) -> Error {
+    match &st.prep_error {
+        Some((msg, errno, path)) => Error::refused(
+            "commit",
+            path,
+            Errno::from_raw_os_error(*errno),
+            format!("no segment ready: preparing it failed: {msg}"),
+        ),
+        None => Error::refused("commit", Path::new(""), Errno::IO, "no segment ready"),
+    }
+}
+
+/// Returns the nonce of segment `seq` in this open of the log: distinct
+/// per segment, and random per open, so that a segment reused under the
+/// same sequence after a crash never verifies its earlier records.
+pub(super) fn nonce_for(base: u32, seq: u64) -> u32 {
+    base.wrapping_add((seq as u32).wrapping_mul(0x9E37_79B9))
+}
+
+/// Returns `len` bytes of `v` starting at a page boundary.
+pub(super) fn aligned(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if v.len() < len + WRITE_PAGE {
+        v.resize(len + WRITE_PAGE, 0);
+    }
+    let off = v.as_ptr().align_offset(WRITE_PAGE).min(WRITE_PAGE);
+    &mut v[off..off + len]
+}
+
+/// The error and the poison of a failed `fdatasync`.
+pub(super) fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
+    (
+        Error::io("fdatasync", path, None, e),
+        Poison {
+            op: "fdatasync",
+            path: path.to_path_buf(),
+            errno: e.raw_os_error(),
+        },
+    )
+}
+
+/// Writes all of `bytes` at `offset` of a segment file.
+pub(super) fn write_all_to(
+    fd: &dyn SegmentFile,
+    path: &Path,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
+    crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
+        .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave State half-updated in
+        // a way later calls rely on (flushes re-check everything), so a
+        // poisoned mutex is used as is.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.cv.wait(g).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Refuses work on a poisoned or closed log.
+    pub(super) fn check_usable(&self, st: &State) -> Result<()> {
+        if let Some(p) = &st.poison {
+            return Err(poisoned(p));
+        }
+        if st.closed {
+            return Err(Error::refused(
+                "append",
+                &self.dir,
+                Errno::BADF,
+                "log is closed",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn append(&self, data: &[u8]) -> Result<Lsn> {
+        let max = max_record(self.opts.segment_size);
+        if data.len() > max {
+            return Err(Error::refused(
+                "append",
+                &self.dir,
+                Errno::MSGSIZE,
+                format!(
+                    "a record of {} bytes does not fit a segment of {} bytes (at most {max})",
+                    data.len(),
+                    self.opts.segment_size
+                ),
+            ));
+        }
+        let span = record_span(data.len()) as u64;
+        let mut st = self.lock();
+        loop {
+            self.check_usable(&st)?;
+            // Backpressure: bound the bytes waiting in memory.
+            if st.sealed_bytes + (st.cur.end - st.cur.handed) as usize >= self.opts.write_buffer {
+                if st.flushing {
+                    st = self.wait(st);
+                } else {
+                    let (g, r) = self.flush(st, false);
+                    st = g;
+                    r?;
+                }
+                continue;
+            }
+            if st.cur.end + span <= st.cur.size {
+                break;
+            }
+            st = self.switch_segment(st, span)?;
+        }
+        let lsn = st.next_lsn;
+        if lsn > format::MAX_NUMBER {
+            return Err(Error::refused(
+                "append",
+                &self.dir,
+                Errno::OVERFLOW,
+                "the log has reached the format's largest LSN (2^62)",
+            ));
+        }
+        let key = RecordKey {
+            log_id: self.log_id,
+            seq: st.cur.seq,
+            nonce: st.cur.nonce,
+        };
+        encode_record(&mut st.buf, &key, lsn, data);
+        st.cur.end += span;
+        st.next_lsn += 1;
+        if st.gathering {
+            self.append_cv.notify_all();
+        }
+        st.stats.records += 1;
+        st.stats.payload_bytes += data.len() as u64;
+        Ok(Lsn(lsn))
+    }
+
+    /// Moves to the next prepared segment, waiting for the preparer if none
+    /// is ready. The current segment's unwritten pages are sealed into a
+    /// chunk that the next flush writes (and syncs) before any page of the
+    /// new segment.
+    pub(super) fn switch_segment<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        span: u64,
+    ) -> Result<MutexGuard<'a, State>> {
+        let mut waited = false;
+        let next = loop {
+            // Another appender may have switched while this one waited.
+            if st.cur.end + span <= st.cur.size {
+                if waited {
+                    self.urgent.store(false, Ordering::SeqCst);
+                }
+                return Ok(st);
+            }
+            if let Some(p) = st.ready.pop_front() {
+                break p;
+            }
+            self.check_usable(&st)?;
+            if !waited {
+                waited = true;
+                st.stats.switch_waits += 1;
+            }
+            // Ask for one more attempt and wait for its outcome: a commit
+            // that needs a segment gets the preparation's error, and a
+            // later one tries again (after space was freed, say).
+            let epoch = st.prep_failures;
+            st.prep_blocked = false;
+            self.urgent.store(true, Ordering::SeqCst);
+            self.prep_cv.notify_all();
+            let seq = st.cur.seq;
+            while st.ready.is_empty()
+                && st.prep_failures == epoch
+                && !st.closed
+                && st.cur.seq == seq
+                && st.poison.is_none()
+            {
+                st = self.wait(st);
+            }
+            if st.cur.seq != seq {
+                continue;
+            }
+            if st.ready.is_empty() && st.prep_failures > epoch {
+                self.urgent.store(false, Ordering::SeqCst);
+                return Err(prepare_error(&st));
+            }
+        };
+        self.urgent.store(false, Ordering::SeqCst);
+        if st.cur.end > st.cur.handed {
+            let mut bytes = std::mem::take(&mut st.buf);
+            pad_to_page(&mut bytes);
+            st.sealed_bytes += bytes.len();
+            let chunk = st.chunk_of_current(bytes);
+            st.sealed.push_back(chunk);
+        }
+        let size = self.opts.segment_size;
+        let header = SegmentHeader {
+            log_id: self.log_id,
+            seq: next.seq,
+            size,
+            first_lsn: st.next_lsn,
+            nonce: nonce_for(self.nonce_base, next.seq),
+        };
+        let mut buf = std::mem::take(&mut st.spare);
+        buf.clear();
+        buf.extend_from_slice(&header.encode());
+        st.buf = buf;
+        st.buf_start = 0;
+        let first_lsn = Lsn(st.next_lsn);
+        st.live.push_back(SegmentInfo {
+            seq: next.seq,
+            first_lsn,
+            path: next.path.clone(),
+            size,
+        });
+        if st.direct {
+            if let Err(e) = next.fd.set_direct() {
+                st.direct = false;
+                st.stats.direct_io = format!(
+                    "no: the filesystem refused O_DIRECT on {} ({})",
+                    next.path.display(),
+                    std::io::Error::from_raw_os_error(e.raw_os_error())
+                );
+            }
+        }
+        st.cur = Current {
+            seq: next.seq,
+            nonce: header.nonce,
+            size,
+            fd: Arc::from(next.fd),
+            path: Arc::new(next.path),
+            end: 0,
+            handed: 0,
+        };
+        st.cur.end = SEGMENT_HEADER_LEN as u64;
+        st.stats.switches += 1;
+        self.prep_cv.notify_all();
+        Ok(st)
+    }
+
+    pub(super) fn sync_to(&self, lsn: u64) -> Result<()> {
+        let mut st = self.lock();
+        let lsn = lsn.min(st.next_lsn - 1);
+        loop {
+            if let Some(p) = &st.poison {
+                return Err(poisoned(p));
+            }
+            if st.durable_lsn >= lsn {
+                return Ok(());
+            }
+            if st.flushing {
+                st = self.wait(st);
+                continue;
+            }
+            st = self.gather(st);
+            let (g, r) = self.flush(st, true);
+            st = g;
+            r?;
+        }
+    }
+
+    /// Lets the group form: when several threads have been committing,
+    /// waits (at most [`GROUP_COMMIT_WAIT`]) until as many records are
+    /// pending as there were committers, so that one `fdatasync` serves
+    /// them all instead of two alternating half-groups.
+    pub(super) fn gather<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let now = self.committers.load(Ordering::SeqCst);
+        let t = std::time::Instant::now();
+        // The peak decays: it is the most committers seen within the last
+        // PEAK_WINDOW, so a past burst does not slow a lone committer.
+        if t.duration_since(st.peak_since) > PEAK_WINDOW {
+            st.peak_committers = now;
+            st.peak_since = t;
+        } else {
+            st.peak_committers = st.peak_committers.max(now);
+        }
+        // Nobody else is committing right now: there is no group to wait for.
+        if now <= 1 || st.peak_committers <= 1 {
+            return st;
+        }
+        st.flushing = true; // others wait as followers meanwhile
+        st.gathering = true;
+        st.stats.gather_waits += 1;
+        let deadline = std::time::Instant::now() + GROUP_COMMIT_WAIT;
+        loop {
+            let pending = (st.next_lsn - 1 - st.handed_lsn) as usize;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if pending >= st.peak_committers || left.is_zero() {
+                break;
+            }
+            st = match self.append_cv.wait_timeout(st, left) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        st.gathering = false;
+        st
+    }
+
+    /// Writes out everything appended so far (and `fdatasync`s it if
+    /// `sync`), as the one flusher: the state lock is released during the
+    /// I/O so that other threads keep appending (they form the next group).
+    pub(super) fn flush<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        sync: bool,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        st.flushing = true;
+        let mut chunks: Vec<Chunk> = st.sealed.drain(..).collect();
+        st.sealed_bytes = 0;
+        if st.cur.end > st.cur.handed {
+            // Hand over the buffer; keep a copy of the partial last page,
+            // which the next flush writes again, whole (no read-before-write).
+            let tail_start = round_down(st.cur.end);
+            let keep_from = (tail_start - st.buf_start) as usize;
+            let mut next = std::mem::take(&mut st.spare);
+            next.clear();
+            next.extend_from_slice(&st.buf[keep_from..]);
+            let mut bytes = std::mem::replace(&mut st.buf, next);
+            pad_to_page(&mut bytes);
+            chunks.push(st.chunk_of_current(bytes));
+            st.buf_start = tail_start;
+            st.cur.handed = st.cur.end;
+        }
+        let target = st.next_lsn - 1;
+        st.handed_lsn = target;
+        st.flushes += 1;
+        let mut dirty = st.dirty.take();
+        let faults = self.opts.faults.clone();
+        let mut staging = std::mem::take(&mut st.staging);
+        drop(st);
+
+        let mut writes = 0;
+        let mut syncs = 0;
+        let mut synced_seq = 0;
+        let mut failed: Option<(Error, Poison)> = None;
+        let datasync = |seq_fd: &(u64, Arc<dyn SegmentFile>, Arc<PathBuf>), syncs: &mut u64| {
+            *syncs += 1;
+            let r = match faults.as_ref().and_then(|f| Faults::take(&f.fdatasync)) {
+                Some(e) => Err(e),
+                None => seq_fd.1.fdatasync(),
+            };
+            r.map_err(|e| Box::new(sync_failure(&seq_fd.2, e)))
+        };
+        for c in &chunks {
+            // A segment's pages go out only after every earlier segment is
+            // durable: recovery relies on it (recovery.rs, invariant 1).
+            if let Some(d) = dirty.as_ref().filter(|d| d.0 != c.seq) {
+                if let Err(f) = datasync(d, &mut syncs) {
+                    failed = Some(*f);
+                    break;
+                }
+                synced_seq = synced_seq.max(d.0);
+                dirty = None;
+            }
+            writes += 1;
+            let bytes: &[u8] = if c.direct {
+                // O_DIRECT wants a page-aligned buffer: stage the pages.
+                let slice = aligned(&mut staging, c.bytes.len());
+                slice.copy_from_slice(&c.bytes);
+                slice
+            } else {
+                &c.bytes
+            };
+            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset) {
+                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
+                let p = Poison {
+                    op: "pwritev",
+                    path: c.path.to_path_buf(),
+                    errno,
+                };
+                failed = Some((e, p));
+                break;
+            }
+            dirty = Some((c.seq, c.fd.clone(), c.path.clone()));
+        }
+        if failed.is_none() && sync {
+            if let Some(d) = &dirty {
+                match datasync(d, &mut syncs) {
+                    Ok(()) => {
+                        synced_seq = synced_seq.max(d.0);
+                        dirty = None
+                    }
+                    Err(f) => failed = Some(*f),
+                }
+            }
+        }
+
+        let mut st = self.lock();
+        st.flushing = false;
+        if staging.capacity() <= 2 * self.opts.write_buffer.max(WRITE_PAGE) + WRITE_PAGE {
+            st.staging = staging;
+        }
+        st.stats.writes += writes;
+        st.stats.syncs += syncs;
+        st.header_synced_seq = st.header_synced_seq.max(synced_seq);
+        // Recycle the largest buffer for the next hand-over.
+        if let Some(c) = chunks.into_iter().max_by_key(|c| c.bytes.capacity()) {
+            if c.bytes.capacity() > st.spare.capacity()
+                && c.bytes.capacity() <= 2 * self.opts.write_buffer.max(WRITE_PAGE)
+            {
+                st.spare = c.bytes;
+            }
+        }
+        let result = match failed {
+            Some((e, p)) => {
+                // A failed fdatasync is never retried: the kernel may have
+                // dropped the dirty pages and a second call could succeed
+                // without them (PostgreSQL's "fsyncgate"). A failed write
+                // leaves unknown bytes in the page cache. Either way the
+                // log stops; reopening recovers what is on disk.
+                if st.poison.is_none() {
+                    st.poison = Some(p);
+                }
+                Err(e)
+            }
+            None => {
+                st.dirty = dirty;
+                if sync {
+                    st.durable_lsn = st.durable_lsn.max(target);
+                }
+                Ok(())
+            }
+        };
+        self.cv.notify_all();
+        (st, result)
+    }
+
+    pub(super) fn release_before(&self, lsn: u64) -> Result<ReleaseReport> {
+        let _serial = self.release_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.lock();
+        if let Some(p) = &st.poison {
+            return Err(poisoned(p));
+        }
+        // Only segments whose records are all durable: their pages are
+        // written and synced, so no flush still holds bytes for them.
+        let lsn = lsn.min(st.durable_lsn + 1);
+        let mut victims = vec![];
+        // ... and whose successor's header is durable: otherwise a crash
+        // could leave no live segment to say where the log continues.
+        while st.live.len() > 1
+            && st.live[1].first_lsn.0 <= lsn
+            && st.live[1].seq <= st.header_synced_seq
+        {
+            if let Some(s) = st.live.pop_front() {
+                victims.push(s);
+            }
+        }
+        let room = self.opts.recycle_pool.saturating_sub(st.pool.len());
+        drop(st);
+        let mut report = ReleaseReport::default();
+        let mut recycled = vec![];
+        let mut result = Ok(());
+        let mut done = 0;
+        for (i, seg) in victims.iter().enumerate() {
+            // `Err((error, gone))`: `gone` once the segment left its live
+            // name (renamed or removed), whether or not the syncs after
+            // that worked; it is no longer live either way.
+            let r: std::result::Result<Option<PathBuf>, (Error, bool)> =
+                if i < room && seg.size == self.opts.segment_size {
+                    let to = self.dir.join(format!(
+                        "{}{}",
+                        format::FREE_PREFIX,
+                        format::segment_name(seg.seq)
+                    ));
+                    // Its records are durable (only those are released); a
+                    // cut before the directory fsync leaves it live under
+                    // its old name, and recovery reads it as before.
+                    scan::open_segment(&*self.io, &seg.path)
+                        .map_err(|e| (e, false))
+                        .and_then(|(fd, _)| {
+                            storage::durable_rename(
+                                &*self.io,
+                                &*fd,
+                                &seg.path,
+                                &to,
+                                &self.dir,
+                                true,
+                                || {},
+                            )
+                        })
+                        .map(|_| Some(to))
+                } else {
+                    // Unlinked, then the directory synced: a cut before the
+                    // sync leaves it live, so a crash leaves a prefix of the
+                    // release done.
+                    self.io
+                        .unlink(&seg.path)
+                        .map_err(|e| (Error::io("unlink", &seg.path, None, e), false))
+                        .and_then(|()| self.sync_dir().map_err(|e| (e, true)))
+                        .map(|()| None)
+                };
+            let (to, stop) = match r {
+                Ok(to) => (to, None),
+                Err((e, false)) => {
+                    result = Err(e);
+                    break;
+                }
+                Err((e, true)) => (None, Some(e)),
+            };
+            done += 1;
+            match to {
+                Some(to) => {
+                    recycled.push(to);
+                    report.recycled += 1;
+                }
+                None => report.deleted += 1,
+            }
+            if let Some(e) = stop {
+                result = Err(e);
+                break;
+            }
+        }
+        let mut st = self.lock();
+        // Segments not released (an error stopped the loop) stay live.
+        for seg in victims.into_iter().skip(done).rev() {
+            st.live.push_front(seg);
+        }
+        st.stats.released_to_pool += report.recycled as u64;
+        st.stats.released_deleted += report.deleted as u64;
+        if !recycled.is_empty() {
+            // A pooled segment needs no space: let a preparer that gave up
+            // (ENOSPC) try again.
+            st.prep_blocked = false;
+        }
+        st.pool.extend(recycled);
+        drop(st);
+        self.prep_cv.notify_all();
+        result.map(|()| report)
+    }
+
+    pub(super) fn sync_dir(&self) -> Result<()> {
+        preparer::sync_dir(&*self.io, &self.dir)
+    }
+}
