@@ -79,7 +79,7 @@ pub const MAX_WRITE_BUFFER: usize = 1 << 30;
 /// Name of the lock file that keeps two processes from opening one log.
 pub const LOCK_NAME: &str = "LOCK";
 
-/// How a [`Wal`] is laid out and prepared.
+/// How a [`Wal`](super::Wal) is laid out and prepared.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct WalOptions {
@@ -105,7 +105,7 @@ pub struct WalOptions {
     pub write_buffer: usize,
     /// Write records with `O_DIRECT`: `None` decides by filesystem
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
-    /// stay buffered and [`WalStats::direct_io`] says why.
+    /// stay buffered and [`WalStats::direct_io`](super::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]

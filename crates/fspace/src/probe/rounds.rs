@@ -1,0 +1,327 @@
+//! The commit measurements of a probe run: time per state, alternating
+//! rounds per space state, close-call extra rounds, and the record-size
+//! sweep.
+
+use super::run::*;
+use super::schema::*;
+use super::stats::*;
+use crate::bench::{run_commit, CommitBenchOptions};
+use crate::error::Result;
+use crate::fs_info::FsInfo;
+use crate::grow::Strategy;
+use crate::units::format_human;
+use std::time::{Duration, Instant};
+
+/// What a level may spend.
+impl Run<'_> {
+    /// The rate zeros were written at in the growth step (bytes/s), or a
+    /// guess when zero-fill could not run.
+    pub(super) fn fill_rate(growth: &GrowthSection) -> f64 {
+        growth
+            .results
+            .iter()
+            .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
+            .map_or(100e6, |g| g.bytes_per_sec.max(1e6))
+    }
+
+    /// Time for the next state so that the states still to run fit what
+    /// is left of the budget, counting each one's preparation at the
+    /// measured zero-fill rate.
+    pub(super) fn state_time(
+        &self,
+        left_states: usize,
+        setup: Duration,
+        reserve: Duration,
+    ) -> Duration {
+        let left = self
+            .budget
+            .total
+            .saturating_sub(self.start.elapsed())
+            .saturating_sub(reserve)
+            .mul_f64(0.9);
+        let per = left
+            .checked_div(left_states.max(1) as u32)
+            .unwrap_or(MIN_MODE)
+            .saturating_sub(setup);
+        per.clamp(MIN_MODE, self.budget.max_mode)
+    }
+
+    /// Runs `state` for `per_state`, again on a freshly prepared file
+    /// while its file is used up early (a fast device, tmpfs) and time
+    /// lasts: more samples, never a wrap into written blocks.
+    pub(super) fn run_state(
+        &self,
+        state: SpaceState,
+        bopts: &mut CommitBenchOptions,
+        per_state: Duration,
+    ) -> Result<Vec<crate::bench::CommitResult>> {
+        let slots = bopts.file_size / bopts.record_size as u64;
+        let t0 = Instant::now();
+        let mut out = vec![];
+        for _ in 0..MAX_RUNS {
+            bopts.duration = per_state.saturating_sub(t0.elapsed());
+            let r = run_commit(self.dir, state.mode(), bopts, self.opts.cancel)?;
+            self.cancelled()?;
+            let used_up = r.unsupported.is_none() && r.commits >= slots;
+            out.push(r);
+            if !used_up || per_state.saturating_sub(t0.elapsed()) < MIN_MODE {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn commit(
+        &mut self,
+        info: &FsInfo,
+        growth: &GrowthSection,
+        notes: &mut Vec<String>,
+    ) -> Result<CommitSection> {
+        let b = self.budget;
+        let fill = Self::fill_rate(growth);
+        // Files sized so that preparing one takes at most a twentieth of
+        // the budget at the measured rate (a slow disk or NFS), within the
+        // level's size; the log's segments follow (at most its default).
+        let mut file_size =
+            ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
+        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
+            // See `size_run`: the log may hold seven segments at once.
+            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
+            file_size = file_size.min(cap);
+            segment_size = segment_size.min((cap / 8).max(1 << 20));
+        }
+        if file_size < b.file_size {
+            notes.push(format!(
+                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
+                format_human(fill as u64),
+                format_human(file_size),
+                format_human(segment_size),
+                format_human(b.file_size),
+                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+            ));
+        }
+        let setup_of = |st: SpaceState| -> Duration {
+            let bytes = match st {
+                SpaceState::ZeroFilled | SpaceState::Recycled => file_size,
+                SpaceState::Wal => segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
+                _ => 0,
+            };
+            Duration::from_secs_f64(bytes as f64 / fill + 0.02)
+        };
+        // A state whose preparation failed in the growth step (no
+        // fallocate, no WRITE_ZEROES) is reported with that reason and not
+        // run: the same classification for both steps.
+        let unsupported_here = |st: SpaceState| -> Option<String> {
+            let need = st.needs()?;
+            growth
+                .results
+                .iter()
+                .find(|g| g.strategy == need)
+                .and_then(|g| g.unsupported.clone())
+        };
+        let running: Vec<usize> = (0..SpaceState::ALL.len())
+            .filter(|&i| unsupported_here(SpaceState::ALL[i]).is_none())
+            .collect();
+        // Time kept back from the main rounds: the sweep (each point with
+        // its preparation) and a share for a close call.
+        let sweep_reserve = if b.sweep {
+            (SWEEP_TIME * 3 + setup_of(SpaceState::Recycled) + setup_of(SpaceState::Wal))
+                * SWEEP_RECORDS.len() as u32
+        } else {
+            Duration::ZERO
+        };
+        let reserve = sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE);
+        let mut bopts = CommitBenchOptions {
+            record_size: RECORD_SIZE,
+            file_size,
+            segment_size,
+            stop_at_end: true,
+            ..Default::default()
+        };
+        let n = SpaceState::ALL.len();
+        let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; n];
+        let mut shortest = b.max_mode;
+        let mut longest = Duration::ZERO;
+        let mut to_run = b.rounds * running.len();
+        for round in 0..b.rounds {
+            // Rotate the order each round so that no state always runs
+            // first (or right after the same neighbour).
+            for k in 0..n {
+                let i = (k + round * 3) % n;
+                let state = SpaceState::ALL[i];
+                let into = if state == SpaceState::Wal {
+                    "through fspace's log".to_string()
+                } else {
+                    format!("into {} space", state.name())
+                };
+                self.begin(format!(
+                    "8 KiB commits {into} (round {} of {})",
+                    round + 1,
+                    b.rounds
+                ))?;
+                if !running.contains(&i) {
+                    continue;
+                }
+                let per_state = self.state_time(to_run, setup_of(state), reserve);
+                to_run = to_run.saturating_sub(1);
+                shortest = shortest.min(per_state);
+                longest = longest.max(per_state);
+                let rs = self.run_state(state, &mut bopts, per_state)?;
+                runs[i].extend(rs);
+            }
+        }
+        let summarize_all = |runs: &[Vec<crate::bench::CommitResult>]| -> Vec<StateResult> {
+            SpaceState::ALL
+                .iter()
+                .zip(runs)
+                .map(|(&state, rs)| {
+                    let mut r = summarize(state, rs);
+                    if let Some(u) = unsupported_here(state) {
+                        r.unsupported = Some(u);
+                    }
+                    r
+                })
+                .collect()
+        };
+        // A close call: when the log recommendation is not within the
+        // margin of the fastest preparation measured (noise, most often on
+        // a copy-on-write filesystem where the fastest is ruled out), the
+        // two are measured again, alternating, while the budget lasts, and
+        // the decision is made on the medians of all their runs.
+        let mut extra = 0;
+        let mut pair = None;
+        while extra < MAX_EXTRA_ROUNDS {
+            let Some((fast, chosen)) = close_call(info, &summarize_all(&runs)) else {
+                break;
+            };
+            pair = Some((fast, chosen));
+            let left = b
+                .total
+                .saturating_sub(self.start.elapsed())
+                .saturating_sub(sweep_reserve + Duration::from_secs(1));
+            let setup = setup_of(fast).max(setup_of(chosen));
+            let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
+            if per_state < MIN_MODE {
+                break;
+            }
+            let order = if extra % 2 == 0 {
+                [chosen, fast]
+            } else {
+                [fast, chosen]
+            };
+            for st in order {
+                self.steps += 1;
+                self.begin(format!(
+                    "close call: 8 KiB commits into {} space again",
+                    st.name()
+                ))?;
+                let i = SpaceState::ALL.iter().position(|x| *x == st).unwrap_or(0);
+                let rs = self.run_state(st, &mut bopts, per_state)?;
+                runs[i].extend(rs);
+            }
+            extra += 1;
+        }
+        if let Some((fast, chosen)) = pair {
+            let outcome = if close_call(info, &summarize_all(&runs)).is_some() {
+                "the gap stayed above the 10% margin"
+            } else {
+                "the medians of all runs are within the 10% margin"
+            };
+            notes.push(if extra == 0 {
+                format!(
+                    "close call between {} and {} space: no time was left to measure them again",
+                    fast.name(),
+                    chosen.name()
+                )
+            } else {
+                format!(
+                    "close call between {} and {} space: measured both {extra} more time{} (alternating); {outcome}",
+                    fast.name(),
+                    chosen.name(),
+                    if extra == 1 { "" } else { "s" }
+                )
+            });
+        }
+        let mut states = summarize_all(&runs);
+        let append = states
+            .iter()
+            .find(|s| s.state == SpaceState::Appended && s.measured())
+            .map(|s| s.commits_per_sec);
+        for s in &mut states {
+            if let Some(a) = append.filter(|a| *a > 0.0) {
+                if s.measured() {
+                    s.vs_append = Some(s.commits_per_sec / a);
+                }
+            }
+        }
+        if shortest <= MIN_MODE {
+            notes.push(format!(
+                "the budget left {} ms for some states: their commit figures are rough",
+                MIN_MODE.as_millis()
+            ));
+        }
+        Ok(CommitSection {
+            record_size: RECORD_SIZE,
+            rounds: b.rounds,
+            seconds_per_mode: longest.as_secs_f64(),
+            file_size,
+            states,
+        })
+    }
+
+    pub(super) fn sweep(
+        &mut self,
+        file_size: u64,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<SweepPoint>> {
+        let mut out = vec![];
+        let mut skipped = 0;
+        for rec in SWEEP_RECORDS {
+            for state in [SpaceState::Appended, SpaceState::Recycled, SpaceState::Wal] {
+                self.begin(format!(
+                    "record-size sweep: {} commits {}",
+                    format_human(rec as u64),
+                    if state == SpaceState::Wal {
+                        "through fspace's log".to_string()
+                    } else {
+                        format!("into {} space", state.name())
+                    }
+                ))?;
+                if self.start.elapsed() >= self.budget.total {
+                    skipped += 1;
+                    continue;
+                }
+                let o = CommitBenchOptions {
+                    record_size: rec,
+                    duration: SWEEP_TIME,
+                    file_size: file_size.max(rec as u64 * 64),
+                    segment_size: (file_size / 2)
+                        .clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE)
+                        .max(rec as u64 * 16),
+                    stop_at_end: true,
+                    ..Default::default()
+                };
+                let r = run_commit(self.dir, state.mode(), &o, self.opts.cancel)?;
+                self.cancelled()?;
+                let lat = r.latency.clone().unwrap_or_default();
+                out.push(SweepPoint {
+                    record_size: rec,
+                    state,
+                    unsupported: r.unsupported.clone(),
+                    commits_per_sec: r.commits_per_sec,
+                    mib_per_sec: r.mib_per_sec,
+                    p50_us: lat.p50_us,
+                    p99_us: lat.p99_us,
+                });
+            }
+        }
+        if skipped > 0 {
+            notes.push(format!(
+                "the budget ran out: {skipped} of {} sweep points were not measured",
+                SWEEP_RECORDS.len() * 3
+            ));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,322 @@
+//! The probe's result, as the JSON schema [`SCHEMA`] describes it
+//! (`docs/probe-json.md`), and what of it is saved for the policy.
+
+use super::decide::Recommendation;
+use crate::bench::{CommitMode, WalFigures};
+use crate::error::Result;
+use crate::fs_info::FsInfo;
+use crate::grow::{Intent, Strategy};
+use crate::policy::{FsKey, SavedPolicy, SavedRecommendation, SavedResults};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The JSON schema of [`ProbeResult`] (and of saved measurements): a name
+/// and a major version, bumped when a field changes meaning or goes away
+/// (fields may be added within a version).
+pub const SCHEMA: &str = "fspace-probe/1";
+
+/// How thorough a probe is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    /// At most about 10 s: one round of each measurement.
+    Quick,
+    /// At most about 30 s: two alternating rounds of the commit measurements.
+    #[default]
+    Standard,
+    /// Three rounds, larger files, and a record-size sweep (512 B, 8 KiB,
+    /// 64 KiB, 1 MiB) of the appended, recycled and log states.
+    Full,
+}
+
+impl Level {
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Quick => "quick",
+            Level::Standard => "standard",
+            Level::Full => "full",
+        }
+    }
+}
+
+/// Where a probe is.
+#[derive(Debug, Clone)]
+pub struct ProbeProgress {
+    /// The measurement starting (1-based).
+    pub step: usize,
+    /// Measurements in the run.
+    pub steps: usize,
+    /// What it measures, in words.
+    pub what: String,
+    /// Time since the probe started.
+    pub elapsed: Duration,
+    /// The level's time budget.
+    pub budget: Duration,
+}
+
+/// A state the space a commit overwrites can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpaceState {
+    /// No space prepared: each commit appends (`O_APPEND`) and allocates.
+    Appended,
+    /// A hole (`ftruncate`): each commit allocates.
+    Sparse,
+    /// Unwritten extents (`fallocate`): each commit converts one.
+    Allocated,
+    /// Written zeroed blocks made without moving data
+    /// (`FALLOC_FL_WRITE_ZEROES`).
+    WriteZeroed,
+    /// Written blocks made by writing zeros (fspace `zero-fill`).
+    ZeroFilled,
+    /// Blocks written by earlier records (a recycled log segment).
+    Recycled,
+    /// fspace's segment log: prepared and recycled segments, group commit.
+    Wal,
+}
+
+impl SpaceState {
+    /// Every state, baseline first.
+    pub const ALL: [SpaceState; 7] = [
+        SpaceState::Appended,
+        SpaceState::Sparse,
+        SpaceState::Allocated,
+        SpaceState::WriteZeroed,
+        SpaceState::ZeroFilled,
+        SpaceState::Recycled,
+        SpaceState::Wal,
+    ];
+
+    /// Returns the name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended",
+            SpaceState::Sparse => "sparse",
+            SpaceState::Allocated => "allocated",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled",
+            SpaceState::Wal => "wal",
+        }
+    }
+
+    /// Returns a label for tables: the name and what it means.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended (no preparation)",
+            SpaceState::Sparse => "sparse (holes)",
+            SpaceState::Allocated => "allocated (unwritten)",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled (written before)",
+            SpaceState::Wal => "fspace wal",
+        }
+    }
+
+    /// Returns the benchmark mode that measures this state.
+    pub fn mode(self) -> CommitMode {
+        match self {
+            SpaceState::Appended => CommitMode::Append,
+            SpaceState::Sparse => CommitMode::Sparse,
+            SpaceState::Allocated => CommitMode::Allocate,
+            SpaceState::WriteZeroed => CommitMode::WriteZeroes,
+            SpaceState::ZeroFilled => CommitMode::ZeroFillNow,
+            SpaceState::Recycled => CommitMode::Overwrite,
+            SpaceState::Wal => CommitMode::Wal,
+        }
+    }
+
+    /// Returns the state a growth strategy leaves new space in.
+    pub fn of_strategy(s: Strategy) -> Option<SpaceState> {
+        match s {
+            Strategy::Sparse => Some(SpaceState::Sparse),
+            Strategy::Allocate => Some(SpaceState::Allocated),
+            Strategy::WriteZeroes => Some(SpaceState::WriteZeroed),
+            Strategy::ZeroFill => Some(SpaceState::ZeroFilled),
+            Strategy::Reserve => None,
+        }
+    }
+}
+
+/// Commits into one space state, over all rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateResult {
+    /// The state.
+    pub state: SpaceState,
+    /// The benchmark mode that measured it.
+    pub mode: CommitMode,
+    /// Why it could not be measured here (e.g. no `fallocate`), if so.
+    pub unsupported: Option<String>,
+    /// Median commits per second over the rounds.
+    pub commits_per_sec: f64,
+    /// Commits per second of each run, in order: one per round, more
+    /// where the prepared file was used up early and the state ran again
+    /// on a freshly prepared one.
+    pub runs: Vec<f64>,
+    /// Median over the rounds of the median commit latency, µs.
+    pub p50_us: f64,
+    /// Median over the rounds of the 99th percentile latency, µs.
+    pub p99_us: f64,
+    /// Commits measured in all rounds.
+    pub commits: u64,
+    /// `commits_per_sec` ÷ the appended state's.
+    pub vs_append: Option<f64>,
+    /// The log's figures from the last round (`wal` only).
+    pub wal: Option<WalFigures>,
+    /// What qualifies the figures (each note once).
+    pub notes: Vec<String>,
+}
+
+impl StateResult {
+    /// Returns true if and only if the state was measured with commits.
+    pub fn measured(&self) -> bool {
+        self.unsupported.is_none() && self.commits > 0
+    }
+}
+
+/// The commit measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitSection {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Alternating rounds (the order of the states rotates each round).
+    pub rounds: usize,
+    /// Time per state and round, seconds (a state stops early when its
+    /// prepared file is used up).
+    pub seconds_per_mode: f64,
+    /// Size of the file each overwrite state commits into.
+    pub file_size: u64,
+    /// One entry per state, in [`SpaceState::ALL`] order.
+    pub states: Vec<StateResult>,
+}
+
+/// Growth of a fresh file by one strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowthResult {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Why it does not work here, if so.
+    pub unsupported: Option<String>,
+    /// Its errno, if unsupported.
+    pub errno: Option<i32>,
+    /// Bytes grown (less than the target when the time cap stopped a
+    /// zero-fill; `reserve` reserves them past the length).
+    pub bytes: u64,
+    /// Time including `fdatasync`, seconds.
+    pub seconds: f64,
+    /// `bytes` ÷ `seconds`.
+    pub bytes_per_sec: f64,
+    /// Bytes the file had allocated afterwards (`st_blocks`).
+    pub allocated_bytes: u64,
+    /// True if the time cap stopped it before the target.
+    pub capped: bool,
+}
+
+/// The growth measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowthSection {
+    /// Bytes each strategy grows a fresh file to.
+    pub target_size: u64,
+    /// One entry per strategy, in [`Strategy::ALL`] order.
+    pub results: Vec<GrowthResult>,
+}
+
+/// One point of the record-size sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// The state.
+    pub state: SpaceState,
+    /// Why it could not be measured, if so.
+    pub unsupported: Option<String>,
+    /// Commits per second.
+    pub commits_per_sec: f64,
+    /// Payload throughput, MiB/s.
+    pub mib_per_sec: f64,
+    /// Median latency, µs.
+    pub p50_us: f64,
+    /// 99th percentile latency, µs.
+    pub p99_us: f64,
+}
+
+/// Everything one probe measured and concluded (the JSON document).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The fspace version that measured.
+    pub fspace_version: &'static str,
+    /// How thorough the run was.
+    pub level: Level,
+    /// The directory probed.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub directory: PathBuf,
+    /// When the probe started, seconds since the Unix epoch.
+    pub started_unix: u64,
+    /// The same as `YYYY-MM-DD HH:MM:SS UTC`.
+    pub started_utc: String,
+    /// How long it took.
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
+    pub elapsed: Duration,
+    /// The level's time budget, seconds.
+    pub budget_seconds: f64,
+    /// The filesystem and its measured capabilities.
+    pub filesystem: FsInfo,
+    /// What identifies this filesystem for saved measurements.
+    pub key: FsKey,
+    /// Commit rate and latency per space state.
+    pub commit: CommitSection,
+    /// Growth time per strategy.
+    pub growth: GrowthSection,
+    /// The record-size sweep ([`Level::Full`] only).
+    pub sweep: Option<Vec<SweepPoint>>,
+    /// One recommendation per intent (log, bulk, sparse).
+    pub recommendations: Vec<Recommendation>,
+    /// What qualifies the run (scaled down, over budget, ...).
+    pub notes: Vec<String>,
+}
+
+impl ProbeResult {
+    /// Returns the measurements of `state`.
+    pub fn state(&self, state: SpaceState) -> Option<&StateResult> {
+        self.commit.states.iter().find(|s| s.state == state)
+    }
+
+    /// Returns the recommendation for `intent`.
+    pub fn recommendation(&self, intent: Intent) -> Option<&Recommendation> {
+        self.recommendations.iter().find(|r| r.intent == intent)
+    }
+}
+
+/// Saves `result`'s measured recommendations in `store` for its filesystem
+/// (replacing an earlier one; [`SavedResults::save`] says what a power cut
+/// may leave), where the policy follows them. Returns the file's path.
+pub fn save(result: &ProbeResult, store: &SavedResults) -> Result<PathBuf> {
+    store.save(&saved_policy(result))
+}
+
+/// The part of `result` that is saved: the key and the recommendations a
+/// measurement decided.
+pub fn saved_policy(result: &ProbeResult) -> SavedPolicy {
+    SavedPolicy {
+        schema: crate::policy::SCHEMA.to_string(),
+        measured_utc: result.started_utc.clone(),
+        measured_by: format!("fspace probe --save ({})", result.level.name()),
+        key: result.key.clone(),
+        recommendations: result
+            .recommendations
+            .iter()
+            .filter(|r| r.measured)
+            .map(|r| SavedRecommendation {
+                intent: r.intent,
+                strategy: r.strategy,
+                recycle: r.recycle,
+                summary: r.summary.clone(),
+                reason: r.reason.clone(),
+            })
+            .collect(),
+    }
+}
