@@ -130,15 +130,7 @@ fn copy_options(func: &str, o: Option<&CopyOptionsRaw>) -> CResult<CopyOptions<'
         c.force = o.force != 0;
         c.preserve = o.preserve != 0;
         c.sync = o.sync != 0;
-        if c.reflink == ReflinkMode::Always && c.sparse != SparseMode::Auto {
-            return Err(Failure::invalid(
-                func,
-                format!(
-                    "FSPACE_REFLINK_ALWAYS shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
-                    c.sparse.name()
-                ),
-            ));
-        }
+        c.validate().map_err(|m| Failure::invalid(func, m))?;
     }
     Ok(c)
 }

@@ -1,193 +1,53 @@
-//! `fspace bench commit`: runs the library's commit benchmark for each mode
-//! and prints one table (or one JSON document).
+//! `fspace bench commit`: runs the library's commit suite
+//! ([`fspace::bench::run_suite`]) with a spinner and prints its table (or
+//! its JSON).
 
-use crate::{emit, print_json};
-use fspace::bench::{run_commit, CommitBenchOptions, CommitMode, CommitResult};
+use crate::cli::CommitArgs;
+use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
+use fspace::bench::{check_suite, run_suite, CommitBenchOptions, CommitMode, SuiteReport};
 use fspace::units::format_human;
-use serde::Serialize;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use fspace::StrategyChoice;
+use std::sync::atomic::Ordering;
 
-/// Set once the JSON report (which carries any error) is printed, so that
-/// the error is not printed as a second JSON document.
-pub(crate) static REPORTED: AtomicBool = AtomicBool::new(false);
-
-/// One mode's figures with its ratios to the baselines of the same run.
-#[derive(Serialize)]
-struct Row {
-    #[serde(flatten)]
-    result: CommitResult,
-    /// commits/s ÷ `append`'s, when both ran.
-    vs_append: Option<f64>,
-    /// commits/s ÷ `overwrite`'s, when both ran.
-    vs_overwrite: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct Report {
-    fspace_version: &'static str,
-    dir: PathBuf,
-    filesystem: String,
-    mount_point: Option<PathBuf>,
-    source: Option<String>,
-    record_size: u64,
-    writers: usize,
-    seconds_per_mode: f64,
-    file_size: u64,
-    segment_size: u64,
-    direct_io: &'static str,
-    results: Vec<Row>,
-    /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
-    peak_rss_kib: Option<u64>,
-    /// Set when the run stopped early; `results` holds the modes finished.
-    error: Option<String>,
-}
-
-/// What went wrong with the options, in words naming the option: the CLI
-/// turns it into a usage error (exit 2) before anything runs.
-pub(crate) fn check_options(modes: &[CommitMode], o: &CommitBenchOptions) -> Result<(), String> {
-    let files = modes.iter().any(|m| *m != CommitMode::Wal);
-    if files && o.record_size as u64 > o.file_size {
-        return Err(format!(
-            "--record {} is larger than --file-size {}; raise --file-size",
-            format_human(o.record_size as u64),
-            format_human(o.file_size)
-        ));
-    }
-    if modes.contains(&CommitMode::Wal) {
-        if o.segment_size < 64 << 10 || o.segment_size % 4096 != 0 {
-            return Err(format!(
-                "--segment-size {} must be a multiple of 4 KiB and at least 64 KiB",
-                format_human(o.segment_size)
-            ));
-        }
-        let max = fspace::wal::max_record(o.segment_size);
-        if o.record_size > max {
-            return Err(format!(
-                "--record {} does not fit a {} segment (at most {max} bytes); raise --segment-size or leave out --mode wal",
-                format_human(o.record_size as u64),
-                format_human(o.segment_size)
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn commit(
-    dir: &Path,
-    modes: &[CommitMode],
-    o: &CommitBenchOptions,
-    json: bool,
-) -> fspace::Result<()> {
-    let fs = fspace::fs_info(dir)?;
-    // The overwrite modes need their file; refuse before measuring anything.
-    let needs = if modes.iter().any(|m| {
-        matches!(
-            m,
-            CommitMode::Overwrite
-                | CommitMode::ZeroFillNow
-                | CommitMode::Allocate
-                | CommitMode::WriteZeroes
-        )
-    }) {
-        o.file_size
+/// `fspace bench commit`.
+pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
+    let mut o = CommitBenchOptions::default();
+    o.record_size = a.record as usize;
+    o.writers = a.writers as usize;
+    o.duration = std::time::Duration::from_secs_f64(a.seconds);
+    o.file_size = a.file_size;
+    o.segment_size = a.segment_size;
+    o.prepare = match a.prepare.0 {
+        Some(s) => StrategyChoice::with_fallbacks(s),
+        None => StrategyChoice::auto_from_state_dir(),
+    };
+    o.direct_io = match a.direct_io.as_str() {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    };
+    let modes = if a.mode.is_empty() || a.mode.iter().any(|m| m.is_none()) {
+        CommitMode::ALL.to_vec()
     } else {
-        0
+        a.mode.into_iter().flatten().collect()
     };
-    let free = fs.free_bytes_root.max(fs.free_bytes);
-    {
-        if needs > free && !fs.network {
-            return Err(fspace::Error::Refused {
-                op: "bench commit",
-                path: dir.to_path_buf(),
-                message: format!(
-                    "--file-size {} needs that much free space, the filesystem has {}; lower --file-size",
-                    format_human(needs),
-                    format_human(free)
-                ),
-                errno: 28,
-            });
-        }
+    if let Err(msg) = check_suite(&modes, &o) {
+        crate::usage_error(clap::error::ErrorKind::ValueValidation, msg);
     }
-    let cancel = crate::copy::cancel_on_signals();
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut results = vec![];
-    let mut failure = None;
-    for (i, m) in modes.iter().enumerate() {
-        let bar = tty.then(|| {
-            let b = indicatif::ProgressBar::new_spinner();
-            b.set_message(format!(
-                "measuring {m} ({}/{}), {} s",
-                i + 1,
-                modes.len(),
-                o.duration.as_secs_f64()
-            ));
-            b.enable_steady_tick(std::time::Duration::from_millis(120));
-            b
-        });
-        let r = run_commit(dir, *m, o, Some(&cancel));
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        if cancel.load(Ordering::Relaxed) {
-            failure = Some(fspace::Error::Refused {
-                op: "bench commit",
-                path: dir.to_path_buf(),
-                message: format!(
-                    "interrupted during {m}; scratch files removed{}",
-                    if results.is_empty() {
-                        ""
-                    } else {
-                        "; the modes finished are shown"
-                    }
-                ),
-                errno: 4, // EINTR
-            });
-            break;
-        }
-        match r {
-            Ok(r) => results.push(r),
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    let ratio = |r: &CommitResult, base: CommitMode| -> Option<f64> {
-        let b = results.iter().find(|x| x.mode == base)?;
-        (b.unsupported.is_none() && r.unsupported.is_none() && b.commits > 0)
-            .then(|| r.commits_per_sec / b.commits_per_sec)
+    let cancel = cancel_on_signals();
+    let spinner = Progress::spinner();
+    let started = |i: usize, m: CommitMode| {
+        spinner.message(format!(
+            "measuring {m} ({}/{}), {} s",
+            i + 1,
+            modes.len(),
+            o.duration.as_secs_f64()
+        ))
     };
-    let rows: Vec<Row> = results
-        .iter()
-        .map(|r| Row {
-            vs_append: ratio(r, CommitMode::Append),
-            vs_overwrite: ratio(r, CommitMode::Overwrite),
-            result: r.clone(),
-        })
-        .collect();
-    let report = Report {
-        fspace_version: env!("CARGO_PKG_VERSION"),
-        dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
-        filesystem: fs.kind.name(),
-        mount_point: fs.mount_point.clone(),
-        source: fs.source.clone(),
-        record_size: o.record_size as u64,
-        writers: o.writers,
-        seconds_per_mode: o.duration.as_secs_f64(),
-        file_size: o.file_size,
-        segment_size: o.segment_size,
-        direct_io: match o.direct_io {
-            None => "auto",
-            Some(true) => "on",
-            Some(false) => "off",
-        },
-        results: rows,
-        peak_rss_kib: fspace::bench::peak_rss_kib(),
-        error: failure.as_ref().map(|e| e.to_string()),
-    };
+    let (report, failure) = run_suite(&a.dir, &modes, &o, Some(&cancel), &started)?;
+    drop(spinner);
     if !report.results.is_empty() {
-        if json {
+        if a.json {
             print_json(&report)?;
             REPORTED.store(true, Ordering::Relaxed);
         } else {
@@ -211,7 +71,7 @@ fn time(us: f64) -> String {
     }
 }
 
-fn table(r: &Report) -> String {
+fn table(r: &SuiteReport) -> String {
     let mut o = String::new();
     out!(
         o,

@@ -1,55 +1,56 @@
 //! `fspace probe`: progress, the table, JSON, `--save` and the HTML report
 //! around [`fspace::probe::probe`].
 
-use crate::{emit, print_json};
+use crate::cli::ProbeArgs;
+use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
 use fspace::units::{
     errno_text as why, format_count as commas, format_human, format_seconds as secs,
 };
-use std::io::IsTerminal;
+use fspace::Errno;
 use std::path::Path;
 
-pub(crate) struct Args<'a> {
-    pub dir: &'a Path,
-    pub level: Level,
-    pub json: bool,
-    pub report: Option<&'a Path>,
-    pub save: bool,
-    pub quiet: bool,
+struct Args<'a> {
+    dir: &'a Path,
+    level: Level,
+    json: bool,
+    report: Option<&'a Path>,
+    save: bool,
+    quiet: bool,
 }
 
-pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
+/// `fspace probe`.
+pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
+    let level = if a.quick {
+        Level::Quick
+    } else if a.full {
+        Level::Full
+    } else {
+        Level::Standard
+    };
+    probe(&Args {
+        dir: &a.dir,
+        level,
+        json: a.json,
+        report: a.report.as_deref(),
+        save: a.save,
+        quiet: a.quiet,
+    })
+}
+
+fn probe(a: &Args<'_>) -> fspace::Result<()> {
     if let Some(r) = a.report {
         check_report_path(r)?;
     }
-    let cancel = crate::copy::cancel_on_signals();
-    let tty = std::io::stderr().is_terminal();
-    let bar = if tty && !a.quiet {
-        let b = indicatif::ProgressBar::with_draw_target(
-            Some(1),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("probe {bar:24} {pos}/{len} {elapsed:>3} {msg}")
-        {
-            b.set_style(style);
-        }
-        b.enable_steady_tick(std::time::Duration::from_millis(200));
-        Some(b)
-    } else {
-        None
-    };
+    let cancel = cancel_on_signals();
+    let bar = Progress::steps("probe", a.quiet);
     let show = |p: &ProbeProgress| {
         if a.quiet {
             return;
         }
-        match &bar {
-            Some(b) => {
-                b.set_length(p.steps as u64);
-                b.set_position(p.step as u64 - 1);
-                b.set_message(p.what.clone());
-            }
-            None => {
+        match bar.drawn() {
+            true => bar.step(p.step, p.steps, &p.what),
+            false => {
                 // A closed stderr must not turn into a panic.
                 use std::io::Write;
                 let _ = writeln!(
@@ -69,18 +70,16 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
         progress: Some(&show),
     };
     let result = fspace::probe::probe(a.dir, &opts);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    drop(bar);
     let r = result?;
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         // Interrupted after the last measurement: keep nothing.
-        return Err(fspace::Error::Refused {
-            op: "probe",
-            path: r.directory.clone(),
-            message: "interrupted; nothing was saved or written".into(),
-            errno: 125,
-        });
+        return Err(fspace::Error::refused(
+            "probe",
+            &r.directory,
+            Errno::CANCELED,
+            "interrupted; nothing was saved or written",
+        ));
     }
     if let Some(path) = a.report {
         write_report(path, &crate::report::html(&r))?;
@@ -97,15 +96,15 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
     match &saved {
         Some(p) => out!(
             o,
-            "\nSaved to {}: `fspace grow --strategy auto`, `fspace info` and the library's auto policy\n\
-             now follow these recommendations on this filesystem ({} at {}).",
+            "\nSaved to {}: `fspace grow --strategy auto`, `fspace info`, the C API and library callers that\n\
+             name the state directory now follow these recommendations on this filesystem ({} at {}).",
             p.display(),
             r.key.source,
             r.key.mount_point
         ),
         None => out!(
             o,
-            "\nNot saved: add --save so that `fspace grow --strategy auto` and the library's auto policy follow it here."
+            "\nNot saved: add --save so that `fspace grow --strategy auto` and the C API follow it here."
         ),
     }
     if let Some(p) = a.report {
@@ -117,15 +116,10 @@ pub(crate) fn probe(a: &Args<'_>) -> fspace::Result<()> {
 /// Refuses a report path whose directory is missing, or that names a
 /// directory, before the measurements run (not after 30 s of work).
 fn check_report_path(p: &Path) -> fspace::Result<()> {
-    let refuse = |errno: i32, msg: &str| fspace::Error::Refused {
-        op: "report",
-        path: p.to_path_buf(),
-        message: msg.to_string(),
-        errno,
-    };
+    let refuse = |errno: Errno, msg: &str| fspace::Error::refused("report", p, errno, msg);
     if p.is_dir() {
         return Err(refuse(
-            21,
+            Errno::ISDIR,
             "is a directory; give a file name such as probe.html",
         ));
     }
@@ -134,7 +128,7 @@ fn check_report_path(p: &Path) -> fspace::Result<()> {
         _ => Path::new("."),
     };
     if !parent.is_dir() {
-        return Err(refuse(2, "its directory does not exist"));
+        return Err(refuse(Errno::NOENT, "its directory does not exist"));
     }
     Ok(())
 }
@@ -375,13 +369,15 @@ fn text(r: &ProbeResult) -> String {
 /// Where `--save` keeps results: the state directory, as `grow`, `info` and
 /// the log read them.
 fn saved_results() -> fspace::Result<fspace::SavedResults> {
-    fspace::SavedResults::state_dir().ok_or_else(|| fspace::Error::Refused {
-        op: "save probe",
-        path: "$HOME".into(),
-        message: format!(
-            "no directory to save in: set {}, XDG_STATE_HOME or HOME",
-            fspace::policy::STATE_DIR_ENV
-        ),
-        errno: 2,
+    fspace::SavedResults::state_dir().ok_or_else(|| {
+        fspace::Error::refused(
+            "save probe",
+            Path::new("$HOME"),
+            Errno::NOENT,
+            format!(
+                "no directory to save in: set {}, XDG_STATE_HOME or HOME",
+                fspace::policy::STATE_DIR_ENV
+            ),
+        )
     })
 }

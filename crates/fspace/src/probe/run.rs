@@ -251,7 +251,9 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
                         .or(removal.raw_os_error())
                         .unwrap_or(Errno::IO.raw_os_error()),
                 ),
-                format!("{first}; and the scratch directory could not be removed: {removal}"),
+                format!(
+                    "{first}; and the scratch directory could not be removed: {removal}; remove it by hand once the filesystem is writable again"
+                ),
             ),
             Ok(_) => removal,
         });

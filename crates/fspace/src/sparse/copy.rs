@@ -155,6 +155,21 @@ pub struct CopyOptions<'a> {
     pub progress: Option<&'a dyn Fn(Progress)>,
 }
 
+impl CopyOptions<'_> {
+    /// Checks that the options can go together; the message says why not
+    /// (the CLI prints it as a usage error, the C API returns `-EINVAL`
+    /// with it, [`copy()`] refuses with `EINVAL`).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.reflink == ReflinkMode::Always && self.sparse != SparseMode::Auto {
+            return Err(format!(
+                "reflink always shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
+                self.sparse
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for CopyOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CopyOptions")
@@ -305,6 +320,8 @@ fn blind_source_note(
 pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport> {
     let start = Instant::now();
     let before = sys::counters();
+    opts.validate()
+        .map_err(|m| Error::refused("copy", src, Errno::INVAL, m))?;
     // Refuse special files before opening them: opening a device can have
     // effects (a watchdog starts, a tape rewinds on close).
     if let Ok(st) = sys::stat(src) {
@@ -548,12 +565,6 @@ impl Job<'_> {
             ReflinkMode::Auto => opts.sparse == SparseMode::Auto,
         };
         if clone_allowed {
-            if opts.sparse != SparseMode::Auto {
-                report.notes.push(format!(
-                    "reflink always: the copy shares the source's blocks, so sparse mode {} changes nothing",
-                    opts.sparse
-                ));
-            }
             match sys::ficlone(self.tfd, self.sfd) {
                 Ok(()) => return self.after_clone(report),
                 Err(e) if opts.reflink == ReflinkMode::Always => {

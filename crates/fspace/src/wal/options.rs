@@ -181,28 +181,37 @@ impl Faults {
     }
 }
 
+impl WalOptions {
+    /// Checks the options; the message says which one is wrong and why
+    /// ([`Wal::open`](super::Wal::open) refuses them with `EINVAL`).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let o = self;
+        if o.segment_size < 64 << 10 || o.segment_size % WRITE_PAGE as u64 != 0 {
+            return Err(format!(
+                "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
+                o.segment_size
+            ));
+        }
+        if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
+            return Err(format!(
+                "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
+                o.prepare_duty_cycle
+            ));
+        }
+        if o.prepare_ahead == 0 {
+            return Err("prepare_ahead must be at least 1".into());
+        }
+        if o.write_buffer < 2 * WRITE_PAGE || o.write_buffer > MAX_WRITE_BUFFER {
+            return Err(format!(
+                "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
+                o.write_buffer
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
-    let bad = |m: String| Err(Error::refused("open log", dir, Errno::INVAL, m));
-    if o.segment_size < 64 << 10 || o.segment_size % WRITE_PAGE as u64 != 0 {
-        return bad(format!(
-            "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
-            o.segment_size
-        ));
-    }
-    if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
-        return bad(format!(
-            "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
-            o.prepare_duty_cycle
-        ));
-    }
-    if o.prepare_ahead == 0 {
-        return bad("prepare_ahead must be at least 1".into());
-    }
-    if o.write_buffer < 2 * WRITE_PAGE || o.write_buffer > MAX_WRITE_BUFFER {
-        return bad(format!(
-            "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
-            o.write_buffer
-        ));
-    }
-    Ok(())
+    o.validate()
+        .map_err(|m| Error::refused("open log", dir, Errno::INVAL, m))
 }

@@ -6,6 +6,10 @@
 //! Every mode works in a scratch file or directory inside the directory
 //! given, removed afterwards (also after an error or a cancel).
 
+mod suite;
+
+pub use suite::{check_suite, needs_file, run_suite, with_ratios, SuiteReport, SuiteRow};
+
 use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
 use crate::policy::StrategyChoice;

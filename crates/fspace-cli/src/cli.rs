@@ -1,0 +1,330 @@
+//! The command line: every subcommand's arguments, with their help and
+//! parsers. What each one does is in its own file.
+
+use clap::{Args, Parser, Subcommand};
+use fspace::units::parse_size;
+use fspace::{Intent, Strategy};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "fspace",
+    version,
+    about = "Grow, map and measure file space the right way for each Linux filesystem",
+    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error, 130 interrupted\n\
+                  (Ctrl-C, SIGTERM, SIGHUP: the work is undone or, for dig, stopped).\n\
+                  Sizes accept plain bytes or K/M/G/T/P/E with or without iB (binary units)."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Measure this filesystem: commit rate per space state, the log, growth per strategy; recommend a policy.
+    #[command(
+        after_help = "Measures, in a scratch directory inside DIR that is always removed (also on Ctrl-C\n\
+        and errors): the filesystem's capabilities; 8 KiB commits (pwrite + fdatasync) into space that is\n\
+        appended, sparse, allocated (unwritten), write-zeroed, zero-filled and recycled, and through\n\
+        fspace's log; and the growth of a fresh 256 MiB file by each strategy. Then recommends a strategy\n\
+        for each intent (log, bulk, sparse) with the measured reason.\n\n\
+        A standard run takes at most about 30 s, --quick about 10 s; --full adds a record-size sweep\n\
+        (512 B to 1 MiB) and a third round. It needs about 400 MiB free (at least 176 MiB, 192 MiB for\n\
+        --full: the growth measurement is scaled down to fit).\n\n\
+        --save keeps the result for this filesystem (keyed by mount type, source, mount point and fsid)\n\
+        in $FSPACE_STATE_DIR, $XDG_STATE_HOME/fspace or ~/.local/state/fspace; `fspace grow --strategy auto`,\n\
+        `fspace info` and the library's auto policy then follow it there and say so.\n\n\
+        Examples:\n  fspace probe\n  fspace probe --quick /var/lib/db\n  \
+        fspace probe --save --report probe.html /srv/kafka\n  fspace probe --json . > probe.json"
+    )]
+    Probe(ProbeArgs),
+    /// Show the filesystem under PATH: kind, sizes, measured capabilities and the auto policy.
+    Info(InfoArgs),
+    /// Grow FILE to SIZE bytes with the right strategy for its filesystem.
+    #[command(after_help = "Strategies:\n  \
+        sparse        ftruncate: the new range is a hole\n  \
+        reserve       fallocate KEEP_SIZE: blocks reserved past EOF, length unchanged\n  \
+        allocate      fallocate: unwritten blocks (falls back to zero-fill)\n  \
+        write-zeroes  fallocate WRITE_ZEROES: written blocks without moving data (falls back to zero-fill)\n  \
+        zero-fill     large pwritev of zeros from the current end of file\n\
+        auto picks by filesystem and --for: bulk (written once soon), log (small overwrites + fdatasync),\n\
+        sparse (may stay empty). Existing bytes are never changed and files never shrink.\n\n\
+        After a power cut: with --sync, a grow that returned is on disk (with --create: the file, \
+        fully grown, under its name). Without --sync, an existing file may be back at any length \
+        between its old one and the new one; a --create'd file may be missing, or present with \
+        any length from 0 up (zero-fill: 0 bytes on ext4 and xfs in our power-cut tests, the \
+        name reached the disk before the data).\n\n\
+        Examples:\n  fspace grow --create --for log --sync wal/000001.seg 16MiB\n  \
+        fspace grow --json image.raw 20G")]
+    Grow(GrowArgs),
+    /// Measure what space preparation is worth on a filesystem.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+    /// Copy SRC to DST keeping holes: clone, kernel copy or sparse read/write, whichever is possible.
+    #[command(
+        after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
+        copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
+        before anything was copied; the report says which ran and why others did not.\n\n\
+        --sparse auto    keep the source's holes, copy its data as it is (default)\n\
+        --sparse always  also turn zero blocks inside the data into holes (reads everything)\n\
+        --sparse never   write holes as zeros: the copy ends fully allocated\n\
+        --reflink auto   share blocks when possible and --sparse is auto (default)\n\
+        --reflink always share blocks or fail\n\
+        --reflink never  every block of the copy is its own\n\n\
+        The copy is written under a temporary name beside DST and renamed into place when \
+        complete: DST never holds a partial copy, and an error or Ctrl-C removes the temporary \
+        file. A DST that is a directory receives the copy under SRC's name. The copy holds \
+        SRC's bytes up to its length when the copy began.\n\n\
+        After a power cut: with --sync, a copy that returned is on disk, whole, under DST. \
+        Without --sync, a new DST may be missing, or present with any length from 0 up (its data \
+        not yet written); a DST replaced with --force holds the old file or the whole copy, never \
+        part of one (the copy is fsynced before it replaces a file even without --sync).\n\n\
+        Examples:\n  fspace copy vm.img /backup/vm.img\n  \
+        fspace copy --sparse always --force --preserve db.ibd /mnt/db/\n  \
+        fspace copy --reflink never --json big.raw big.copy"
+    )]
+    Copy(CopyArgs),
+    /// Punch holes over zero blocks of FILE in place; the bytes read back do not change.
+    #[command(
+        after_help = "Only ranges that hold data are read; zero runs of at least one \
+        filesystem block, aligned to blocks, are punched (fallocate PUNCH_HOLE|KEEP_SIZE). \
+        Do not dig a file another process is writing.\n\n\
+        Examples:\n  fspace dig vm.img\n  fspace dig --json --sync backup.tar"
+    )]
+    Dig(DigArgs),
+    /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
+    Map(MapArgs),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Commit records with fdatasync into space in each state, and through fspace's log, in one run.
+    #[command(after_help = "Modes (all by default, in this order):\n  \
+        append         O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
+        sparse         overwrite of an ftruncated file (holes)\n  \
+        allocate       overwrite of a fallocated file (unwritten extents)\n  \
+        write-zeroes   overwrite of a file grown with FALLOC_FL_WRITE_ZEROES (where the device supports it)\n  \
+        zero-fill-now  overwrite of a file zero-filled right before the run\n  \
+        overwrite      overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
+        wal            fspace's segment log: prepared/recycled segments, group commit\n\n\
+        Scratch files are made inside DIR and removed afterwards.\n\n\
+        Examples:\n  fspace bench commit /var/lib/db\n  \
+        fspace bench commit --mode wal,append --writers 16 --seconds 10 .\n  \
+        fspace bench commit --record 1MiB --mode wal,append --json /mnt/data")]
+    Commit(CommitArgs),
+}
+
+fn record_arg(s: &str) -> Result<u64, String> {
+    match size_arg(s)? {
+        0 => Err("a record must be at least 1 byte".into()),
+        n if n > u32::MAX as u64 => {
+            Err(format!("{s:?} is larger than a record can be (4 GiB - 1)"))
+        }
+        n => Ok(n),
+    }
+}
+
+fn seconds_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
+/// A mode, or `all` (None).
+fn mode_arg(s: &str) -> Result<Option<fspace::bench::CommitMode>, String> {
+    if s == "all" {
+        Ok(None)
+    } else {
+        s.parse().map(Some)
+    }
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    let n = parse_size(s).map_err(|e| e.to_string())?;
+    if n > fspace::units::MAX_FILE_SIZE {
+        return Err(format!(
+            "size {s:?} is larger than the largest file Linux allows ({} bytes, 8 EiB - 1)",
+            fspace::units::MAX_FILE_SIZE
+        ));
+    }
+    Ok(n)
+}
+
+/// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
+#[derive(Clone, Copy)]
+pub(crate) struct StrategyArg(pub Option<Strategy>);
+
+fn strategy_arg(s: &str) -> Result<StrategyArg, String> {
+    if s == "auto" {
+        Ok(StrategyArg(None))
+    } else {
+        s.parse().map(|s| StrategyArg(Some(s)))
+    }
+}
+
+fn intent_arg(s: &str) -> Result<Intent, String> {
+    s.parse()
+}
+
+/// Arguments of `fspace probe`.
+#[derive(Args)]
+pub(crate) struct ProbeArgs {
+    /// A directory on the filesystem to measure (default: the current directory).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// A shorter run (at most about 10 s): one round, smaller files.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// A longer run: three rounds, larger files and a record-size sweep.
+    #[arg(long)]
+    pub full: bool,
+    /// Keep the result so that auto policies follow it on this filesystem.
+    #[arg(long)]
+    pub save: bool,
+    /// Also write a self-contained HTML page with charts to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print JSON (schema fspace-probe/1, docs/probe-json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace info`.
+#[derive(Args)]
+pub(crate) struct InfoArgs {
+    /// A file or directory.
+    pub path: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace grow`.
+#[derive(Args)]
+pub(crate) struct GrowArgs {
+    /// The file to grow.
+    pub file: PathBuf,
+    /// The new length: bytes (4096), binary units (64K, 16MiB, 1.5G, 2T) or decimal ones (10MB, 4kB).
+    #[arg(value_parser = size_arg, allow_hyphen_values = true)]
+    pub size: u64,
+    /// How to grow; auto chooses by filesystem and intent.
+    #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+    pub strategy: StrategyArg,
+    /// What the space is for (drives auto).
+    #[arg(long = "for", default_value = "bulk", value_parser = intent_arg)]
+    pub intent: Intent,
+    /// Create FILE if missing (it appears only once fully grown).
+    #[arg(long)]
+    pub create: bool,
+    /// Make the result durable (fdatasync; with --create, fsync before the rename and of the directory after). Without it a power cut may undo the growth (see below).
+    #[arg(long)]
+    pub sync: bool,
+    /// With an explicit --strategy, fail instead of falling back.
+    #[arg(long)]
+    pub no_fallback: bool,
+    /// Zero-fill even when statfs reports too little free space (writes until ENOSPC, then rolls back).
+    #[arg(long)]
+    pub no_space_check: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace copy`.
+#[derive(Args)]
+pub(crate) struct CopyArgs {
+    /// The file to copy (a regular file).
+    pub src: PathBuf,
+    /// The copy's name, or an existing directory to copy into.
+    pub dst: PathBuf,
+    /// What to do with zeros: auto, always, never.
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::SparseMode>()))]
+    pub sparse: fspace::sparse::SparseMode,
+    /// Whether the copy may share the source's blocks: auto, always, never.
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::ReflinkMode>()))]
+    pub reflink: fspace::sparse::ReflinkMode,
+    /// Replace DST if it exists (never SRC itself).
+    #[arg(long, short)]
+    pub force: bool,
+    /// Copy mode, owner (when permitted) and timestamps.
+    #[arg(long, short)]
+    pub preserve: bool,
+    /// Make the copy durable (fsync the file before the rename, the directory after). Without it a power cut may lose the copy (see below).
+    #[arg(long)]
+    pub sync: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace dig`.
+#[derive(Args)]
+pub(crate) struct DigArgs {
+    /// The file to dig.
+    pub file: PathBuf,
+    /// fsync the file at the end.
+    #[arg(long)]
+    pub sync: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace map`.
+#[derive(Args)]
+pub(crate) struct MapArgs {
+    /// The file to map.
+    pub file: PathBuf,
+    /// Flush dirty data first so delayed allocations show as real extents.
+    #[arg(long)]
+    pub sync: bool,
+    /// Print only the summary, not every extent (JSON keeps both).
+    #[arg(long)]
+    pub summary: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace bench commit`.
+#[derive(Args)]
+pub(crate) struct CommitArgs {
+    /// Directory on the filesystem to measure.
+    pub dir: PathBuf,
+    /// Bytes per record (at least 1).
+    #[arg(long, default_value = "8KiB", value_parser = record_arg)]
+    pub record: u64,
+    /// Threads committing at once.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub writers: u32,
+    /// Seconds per mode.
+    #[arg(long, default_value_t = 5.0, value_parser = seconds_arg)]
+    pub seconds: f64,
+    /// Modes to run, comma-separated or repeated, or all (the default).
+    #[arg(long, value_delimiter = ',', value_parser = mode_arg)]
+    pub mode: Vec<Option<fspace::bench::CommitMode>>,
+    /// File size for the overwrite modes (and the append file's cap).
+    #[arg(long, default_value = "256MiB", value_parser = size_arg)]
+    pub file_size: u64,
+    /// Segment size of the log in wal mode (a multiple of 4 KiB, at least 64 KiB).
+    #[arg(long, default_value = "16MiB", value_parser = size_arg)]
+    pub segment_size: u64,
+    /// How the log prepares new segments in wal mode: auto (its policy for intent log) or a strategy.
+    #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+    pub prepare: StrategyArg,
+    /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    pub direct_io: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}

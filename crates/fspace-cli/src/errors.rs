@@ -1,0 +1,105 @@
+//! What a failure tells the user: the error, a hint chosen by the command
+//! and the error's kind ([`fspace::ErrorKind`]), the JSON form, and the exit
+//! code. No errno numbers and no message text are matched here: the library
+//! classifies, this file only words the advice.
+
+use crate::output::{emit, REPORTED, STDOUT_CLOSED};
+use fspace::ErrorKind as K;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// Exit code when the operation failed (usage errors exit 2, from clap).
+pub(crate) const EXIT_FAILED: u8 = 1;
+
+/// Exit code when a signal stopped the work (128 + SIGINT, as shells
+/// report it).
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+/// The command that failed, as far as the advice depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmd {
+    Info,
+    Probe,
+    /// `grow`, and whether `--create` was given.
+    Grow {
+        create: bool,
+    },
+    Copy,
+    Dig,
+    Map,
+    Bench,
+}
+
+/// Returns advice for errors whose message alone leaves the user guessing.
+pub(crate) fn hint(cmd: Cmd, kind: K) -> Option<&'static str> {
+    Some(match (cmd, kind) {
+        (_, K::ReadOnly) => "the filesystem is mounted read-only",
+        (Cmd::Grow { create: false }, K::NotFound) => {
+            "the file does not exist; pass --create to create it"
+        }
+        (Cmd::Grow { create: true }, K::NotFound) => {
+            "the directory to create the file in does not exist"
+        }
+        (Cmd::Grow { .. }, K::Permission) => {
+            "you lack write permission on the file or its directory, or the file is immutable or \
+             append-only (see lsattr; chattr -i or -a removes the flag)"
+        }
+        (Cmd::Grow { .. }, K::NoSpace) => {
+            "not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)"
+        }
+        (Cmd::Probe, K::NotFound) => {
+            "give an existing directory on the filesystem to measure (and, with --report, an existing directory for the page)"
+        }
+        (Cmd::Probe, K::Permission) => {
+            "run as a user who may create files in the directory, or pick another directory on the same filesystem"
+        }
+        (Cmd::Probe, K::NoSpace) => {
+            "free some space or probe another directory (the error says whether the scratch directory was removed)"
+        }
+        (Cmd::Copy, K::NotFound) => "check that the source and the directory to copy into exist",
+        (Cmd::Copy, K::Permission) => {
+            "you lack permission to read the source or write the destination's directory"
+        }
+        (Cmd::Copy, K::NoSpace) => {
+            "not enough free space; the partial copy was removed and nothing else changed"
+        }
+        (Cmd::Dig, K::Permission) => "you lack write permission on the file",
+        (Cmd::Dig, K::NoSpace) => {
+            "punching a hole needed metadata space; the file reads back the same, holes punched so far stay"
+        }
+        (Cmd::Dig, K::Unsupported) => "this filesystem has no hole punching (sshfs, NFS before 4.2)",
+        (Cmd::Bench, K::NoSpace) => "lower --file-size or measure on a filesystem with more free space",
+        _ => return None,
+    })
+}
+
+/// Reports `e` on stderr (and as JSON on stdout with `--json`, unless a
+/// JSON report carrying it was printed) and returns the exit code.
+pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        // stdout was closed (`| head`): nothing left to tell anyone.
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let kind = e.kind();
+    let hint = hint(cmd, kind);
+    eprintln!("fspace: error: {e}");
+    if let Some(h) = hint {
+        eprintln!("fspace: hint: {h}");
+    }
+    if json && !REPORTED.load(Ordering::Relaxed) {
+        let v = serde_json::json!({
+            "error": e.to_string(),
+            "errno": e.raw_os_error(),
+            "kind": kind.name(),
+            "op": e.op(),
+            "path": e.path().to_string_lossy(),
+            "fallbacks": e.fallbacks(),
+            "hint": hint,
+        });
+        let _ = emit(&format!("{v}\n"));
+    }
+    if kind == K::Interrupted {
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    ExitCode::from(EXIT_FAILED)
+}

@@ -1,0 +1,106 @@
+//! `fspace grow`: growth with the right strategy, and its report.
+
+use crate::cli::GrowArgs;
+use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
+use fspace::units::format_human;
+use fspace::{GrowOptions, StrategyChoice};
+
+/// `fspace grow`: the choice from the flags (auto follows the state
+/// directory's saved measurements), growth with progress, the report.
+pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
+    if a.no_fallback && a.strategy.0.is_none() {
+        crate::usage_error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--no-fallback needs an explicit --strategy (auto always uses its fallback ladder)"
+                .into(),
+        );
+    }
+    let opts = GrowOptions {
+        choice: match a.strategy.0 {
+            Some(s) if a.no_fallback => StrategyChoice::exactly(s),
+            Some(s) => StrategyChoice::with_fallbacks(s),
+            None => StrategyChoice::auto_from_state_dir(),
+        },
+        intent: a.intent,
+        sync: a.sync,
+        create: a.create,
+        check_free_space: !a.no_space_check,
+        ..GrowOptions::default()
+    };
+    let bar = Progress::bytes("zero-fill");
+    let show = |p: fspace::Progress| bar.update(p);
+    // Ctrl-C, SIGTERM or SIGHUP stop a zero-fill and put the file back.
+    // Further signals do not cut the rollback short (SIGKILL still works);
+    // if the handlers cannot be installed the default behaviour (exit) stays.
+    let cancel = cancel_on_signals();
+    let opts = GrowOptions {
+        progress: Some(&show),
+        cancel: Some(&cancel),
+        ..opts
+    };
+    let r = fspace::grow(&a.file, a.size, &opts)?;
+    drop(bar);
+    let mut o = String::new();
+    if a.json {
+        return print_json(&r);
+    }
+    let how = match r.requested {
+        None => format!("auto, intent {}", r.intent.name()),
+        Some(s) => format!("requested {s}"),
+    };
+    out!(
+        o,
+        "path:          {}{}",
+        r.path.display(),
+        if r.created { " (created)" } else { "" }
+    );
+    out!(o, "filesystem:    {}", r.filesystem);
+    out!(o, "strategy:      {} ({how})", r.strategy);
+    out!(o, "reason:        {}", r.reason);
+    if r.fallbacks.is_empty() {
+        out!(o, "fallbacks:     none");
+    } else {
+        out!(o, "fallbacks:");
+        for f in &r.fallbacks {
+            out!(o, "  - {}: {}", f.strategy, f.error);
+        }
+    }
+    for n in &r.notes {
+        out!(o, "note:          {n}");
+    }
+    out!(
+        o,
+        "old_len:       {} ({})",
+        r.old_len,
+        format_human(r.old_len)
+    );
+    out!(
+        o,
+        "new_len:       {} ({})",
+        r.new_len,
+        format_human(r.new_len)
+    );
+    if r.new_len != r.target_len {
+        out!(
+            o,
+            "reserved to:   {} ({}) past EOF",
+            r.target_len,
+            format_human(r.target_len)
+        );
+    }
+    out!(
+        o,
+        "bytes_written: {} ({})",
+        r.bytes_written,
+        format_human(r.bytes_written)
+    );
+    out!(
+        o,
+        "syscalls:      {} ({} write-type)",
+        r.syscalls,
+        r.write_syscalls
+    );
+    out!(o, "synced:        {}", yes_no(r.synced));
+    out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
+    emit(&o)
+}

@@ -1,0 +1,125 @@
+//! `fspace info`: what the filesystem under a path is, what it can do
+//! (measured), and what the policy answers there.
+
+use crate::cli::InfoArgs;
+use crate::output::{emit, print_json, yes_no};
+use fspace::units::format_human;
+use fspace::{FsInfo, Intent, Strategy};
+use serde::Serialize;
+
+/// The policy's answer for `intent` on `info`'s filesystem, as `info`,
+/// `grow` and the log get it (saved measurements from the state directory).
+fn policy_plan(info: &FsInfo, intent: Intent) -> fspace::policy::Plan {
+    fspace::policy::plan(info, intent, &fspace::StrategyChoice::auto_from_state_dir())
+}
+
+/// The plan's reason with its notes.
+fn plan_reason(p: &fspace::policy::Plan) -> String {
+    if p.notes.is_empty() {
+        p.reason.clone()
+    } else {
+        format!("{} ({})", p.reason, p.notes.join("; "))
+    }
+}
+
+fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
+    let p = policy_plan(info, intent);
+    let names: Vec<&str> = p.ladder.iter().map(|s| s.name()).collect();
+    (names.join(" -> "), plan_reason(&p))
+}
+
+/// `fspace info`: the filesystem, its capabilities and the policy's answer
+/// per intent.
+pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
+    let (path, json) = (a.path.as_path(), a.json);
+    let info = fspace::fs_info(path)?;
+    let mut o = String::new();
+    let intents = [Intent::Bulk, Intent::Log, Intent::Sparse];
+    if json {
+        #[derive(Serialize)]
+        struct PolicyEntry {
+            intent: Intent,
+            ladder: Vec<Strategy>,
+            reason: String,
+            /// The saved probe measurement followed, if any.
+            saved_probe: Option<String>,
+        }
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            info: &'a FsInfo,
+            policy: Vec<PolicyEntry>,
+        }
+        let policy = intents
+            .iter()
+            .map(|&i| {
+                let p = policy_plan(&info, i);
+                PolicyEntry {
+                    intent: i,
+                    reason: plan_reason(&p),
+                    ladder: p.ladder,
+                    saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
+                }
+            })
+            .collect();
+        return print_json(&Out {
+            info: &info,
+            policy,
+        });
+    }
+    out!(o, "path:          {}", info.path.display());
+    out!(
+        o,
+        "filesystem:    {} (magic 0x{:x})",
+        info.display_name(),
+        info.magic
+    );
+    if let (Some(mp), Some(src)) = (&info.mount_point, &info.source) {
+        out!(o, "mount:         {} from {}", mp.display(), src);
+    }
+    out!(o, "block size:    {}", info.block_size);
+    out!(
+        o,
+        "space:         {} total, {} free{}",
+        format_human(info.total_bytes),
+        format_human(info.free_bytes),
+        if info.free_bytes_root != info.free_bytes {
+            format!(" ({} for root)", format_human(info.free_bytes_root))
+        } else {
+            String::new()
+        }
+    );
+    out!(o, "copy-on-write: {}", yes_no(info.copy_on_write));
+    out!(o, "network:       {}", yes_no(info.network));
+    out!(o, "read-only:     {}", yes_no(info.read_only));
+    match &info.capabilities {
+        Ok(c) => {
+            out!(o, "capabilities (measured on a scratch file here):");
+            for (name, cap) in c.named() {
+                match &cap.detail {
+                    Some(d) => out!(o, "  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
+                    None => out!(o, "  {name:<13} {}", yes_no(cap.supported)),
+                }
+            }
+        }
+        Err(e) => out!(o, "capabilities:  unknown ({e})"),
+    }
+    let saved = policy_plan(&info, Intent::Log).saved;
+    match saved {
+        Some(p) => out!(
+            o,
+            "auto policy (following the probe saved in {}; -> = fallback):",
+            p.display()
+        ),
+        None => out!(
+            o,
+            "auto policy (built in; `fspace probe --save DIR` measures this filesystem; -> = fallback):"
+        ),
+    }
+    for i in intents {
+        let (l, reason) = ladder(&info, i);
+        out!(o, "  {:<7} {l}", i.name());
+        out!(o, "          {reason}");
+    }
+    emit(&o)
+}

@@ -1,0 +1,204 @@
+//! The commit benchmark as a suite: several modes measured one after the
+//! other in one run, with the ratios to the baselines of the same run
+//! (`append` and `overwrite`), which are what a noisy machine lets anyone
+//! compare. `fspace bench commit` prints it; library users get the same
+//! figures.
+
+use super::{peak_rss_kib, run_commit, CommitBenchOptions, CommitMode, CommitResult};
+use crate::error::{Error, Result};
+use crate::sys::Errno;
+use crate::units::format_human;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One mode's figures with its ratios to the baselines of the same run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteRow {
+    /// The mode's figures.
+    #[serde(flatten)]
+    pub result: CommitResult,
+    /// commits/s ÷ `append`'s, when both ran.
+    pub vs_append: Option<f64>,
+    /// commits/s ÷ `overwrite`'s, when both ran.
+    pub vs_overwrite: Option<f64>,
+}
+
+/// What a suite measured (the JSON of `fspace bench commit --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteReport {
+    /// The fspace that measured.
+    pub fspace_version: &'static str,
+    /// The directory measured in.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub dir: PathBuf,
+    /// Its filesystem.
+    pub filesystem: String,
+    /// Its mount point, when known.
+    pub mount_point: Option<PathBuf>,
+    /// The mounted source, when known.
+    pub source: Option<String>,
+    /// Bytes per record.
+    pub record_size: u64,
+    /// Threads committing at once.
+    pub writers: usize,
+    /// Time per mode.
+    pub seconds_per_mode: f64,
+    /// The file the overwrite modes cycle through.
+    pub file_size: u64,
+    /// The log's segment size.
+    pub segment_size: u64,
+    /// `O_DIRECT` for the log: `auto`, `on` or `off`.
+    pub direct_io: &'static str,
+    /// One row per mode measured, in order.
+    pub results: Vec<SuiteRow>,
+    /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
+    pub peak_rss_kib: Option<u64>,
+    /// Set when the run stopped early; `results` holds the modes finished.
+    pub error: Option<String>,
+}
+
+/// Checks that `o` can run `modes`; the message names the option (the CLI
+/// prints it as a usage error).
+pub fn check_suite(
+    modes: &[CommitMode],
+    o: &CommitBenchOptions,
+) -> std::result::Result<(), String> {
+    let files = modes.iter().any(|m| *m != CommitMode::Wal);
+    if files && o.record_size as u64 > o.file_size {
+        return Err(format!(
+            "--record {} is larger than --file-size {}; raise --file-size",
+            format_human(o.record_size as u64),
+            format_human(o.file_size)
+        ));
+    }
+    if modes.contains(&CommitMode::Wal) {
+        let mut wal = crate::wal::WalOptions::default();
+        wal.segment_size = o.segment_size;
+        if let Err(m) = wal.validate() {
+            return Err(format!(
+                "--segment-size {}: {m}",
+                format_human(o.segment_size)
+            ));
+        }
+        let max = crate::wal::max_record(o.segment_size);
+        if o.record_size > max {
+            return Err(format!(
+                "--record {} does not fit a {} segment (at most {max} bytes); raise --segment-size or leave out --mode wal",
+                format_human(o.record_size as u64),
+                format_human(o.segment_size)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Returns true if and only if `mode` commits into a prepared file of
+/// [`CommitBenchOptions::file_size`] bytes (which must fit the free space).
+pub fn needs_file(mode: CommitMode) -> bool {
+    matches!(
+        mode,
+        CommitMode::Overwrite
+            | CommitMode::ZeroFillNow
+            | CommitMode::Allocate
+            | CommitMode::WriteZeroes
+    )
+}
+
+/// Runs `modes` in `dir`, one after the other, and returns the report with
+/// the ratios; `started(i, mode)` is called before each. Refuses before
+/// measuring anything when the modes that need a file cannot fit it. A mode
+/// that fails, or a cancel, ends the run: the report holds the modes
+/// finished, and the error is returned beside it.
+pub fn run_suite(
+    dir: &Path,
+    modes: &[CommitMode],
+    o: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+    started: &dyn Fn(usize, CommitMode),
+) -> Result<(SuiteReport, Option<Error>)> {
+    let fs = crate::fs_info::fs_info(dir)?;
+    let needs = if modes.iter().any(|m| needs_file(*m)) {
+        o.file_size
+    } else {
+        0
+    };
+    let free = fs.free_bytes_root.max(fs.free_bytes);
+    if needs > free && !fs.network {
+        return Err(Error::refused(
+            "bench commit",
+            dir,
+            Errno::NOSPC,
+            format!(
+                "--file-size {} needs that much free space, the filesystem has {}; lower --file-size",
+                format_human(needs),
+                format_human(free)
+            ),
+        ));
+    }
+    let mut results = vec![];
+    let mut failure = None;
+    for (i, m) in modes.iter().enumerate() {
+        started(i, *m);
+        let r = run_commit(dir, *m, o, cancel);
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            let done = if results.is_empty() {
+                ""
+            } else {
+                "; the modes finished are shown"
+            };
+            failure = Some(Error::refused(
+                "bench commit",
+                dir,
+                Errno::INTR,
+                format!("interrupted during {m}; scratch files removed{done}"),
+            ));
+            break;
+        }
+        match r {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let report = SuiteReport {
+        fspace_version: env!("CARGO_PKG_VERSION"),
+        dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        filesystem: fs.kind.name(),
+        mount_point: fs.mount_point.clone(),
+        source: fs.source.clone(),
+        record_size: o.record_size as u64,
+        writers: o.writers,
+        seconds_per_mode: o.duration.as_secs_f64(),
+        file_size: o.file_size,
+        segment_size: o.segment_size,
+        direct_io: match o.direct_io {
+            None => "auto",
+            Some(true) => "on",
+            Some(false) => "off",
+        },
+        results: with_ratios(&results),
+        peak_rss_kib: peak_rss_kib(),
+        error: failure.as_ref().map(|e| e.to_string()),
+    };
+    Ok((report, failure))
+}
+
+/// Each result with its ratios to the run's `append` and `overwrite`.
+pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
+    let ratio = |r: &CommitResult, base: CommitMode| -> Option<f64> {
+        let b = results.iter().find(|x| x.mode == base)?;
+        (b.unsupported.is_none() && r.unsupported.is_none() && b.commits > 0)
+            .then(|| r.commits_per_sec / b.commits_per_sec)
+    };
+    results
+        .iter()
+        .map(|r| SuiteRow {
+            vs_append: ratio(r, CommitMode::Append),
+            vs_overwrite: ratio(r, CommitMode::Overwrite),
+            result: r.clone(),
+        })
+        .collect()
+}
