@@ -38,17 +38,17 @@ def run(d, *args):
 
 
 def by_mode(doc):
-    return {r["mode"]: r for r in doc["results"]}
+    return {r["state"]: r for r in doc["results"]}
 
 
 def alternations(doc):
     """(append, overwrite, wal) commits/s for each pass through the three."""
-    seq = [r for r in doc["results"] if r["mode"] in ("append", "overwrite", "wal")]
+    seq = [r for r in doc["results"] if r["state"] in ("appended", "recycled", "wal")]
     out, cur = [], {}
     for r in seq:
-        cur[r["mode"]] = r["commits_per_sec"]
+        cur[r["state"]] = r["commits_per_sec"]
         if len(cur) == 3:
-            out.append((cur["append"], cur["overwrite"], cur["wal"]))
+            out.append((cur["appended"], cur["recycled"], cur["wal"]))
             cur = {}
     return out
 
@@ -62,12 +62,12 @@ def main():
         d = m[fs]
         for rnd in range(REPEAT):
             docs = [run(d, "--record", "8KiB", "--writers", "1", "--mode",
-                        "append,sparse,allocate,zero-fill-now,overwrite,wal,append,overwrite,wal,append,overwrite,wal"),
+                        "appended,sparse,allocated,zero-filled,recycled,wal,appended,recycled,wal,appended,recycled,wal"),
                     run(d, "--record", "8KiB", "--writers", "16", "--mode", "wal"),
-                    run(d, "--record", "1MiB", "--writers", "1", "--mode", "append,wal", "--file-size", "512MiB")]
+                    run(d, "--record", "1MiB", "--writers", "1", "--mode", "appended,wal", "--file-size", "512MiB")]
             one, many, big = (by_mode(x) for x in docs)
             raw["runs"].append({"fs": fs, "round": rnd, "one": one, "many": many, "big": big})
-            w = next(r for r in docs[0]["results"] if r["mode"] == "wal")
+            w = next(r for r in docs[0]["results"] if r["state"] == "wal")
             alt = alternations(docs[0])
             row = {
                 "fs": fs,
@@ -79,7 +79,7 @@ def main():
                 "switch_vs_p99": w["wal"]["switch_mean_us"] / w["latency"]["p99_us"],
                 "w16_vs_w1": many["wal"]["commits_per_sec"] / statistics.median(a[2] for a in alt),
                 "commits_per_sync_16": many["wal"]["commits"] / max(1, many["wal"]["wal"]["syncs"]),
-                "mib_vs_append_1m": big["wal"]["mib_per_sec"] / big["append"]["mib_per_sec"],
+                "mib_vs_append_1m": big["wal"]["mib_per_sec"] / big["appended"]["mib_per_sec"],
                 "rss_kib": max(x.get("peak_rss_kib") or 0 for x in docs),
             }
             rows.append(row)

@@ -4,7 +4,7 @@
 
 use crate::cli::CommitArgs;
 use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
-use fspace::bench::{check_suite, run_suite, CommitBenchOptions, CommitMode, SuiteReport};
+use fspace::bench::{check_suite, run_suite, CommitBenchOptions, SpaceState, SuiteReport};
 use fspace::units::format_human;
 use fspace::StrategyChoice;
 use std::sync::atomic::Ordering;
@@ -27,7 +27,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
         _ => None,
     };
     let modes = if a.mode.is_empty() || a.mode.iter().any(|m| m.is_none()) {
-        CommitMode::ALL.to_vec()
+        SpaceState::ALL.to_vec()
     } else {
         a.mode.into_iter().flatten().collect()
     };
@@ -36,7 +36,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     }
     let cancel = cancel_on_signals();
     let spinner = Progress::spinner();
-    let started = |i: usize, m: CommitMode| {
+    let started = |i: usize, m: SpaceState| {
         spinner.message(format!(
             "measuring {m} ({}/{}), {} s",
             i + 1,
@@ -94,27 +94,27 @@ fn table(r: &SuiteReport) -> String {
     out!(
         o,
         "{:<14} {:>10} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}",
-        "mode",
+        "state",
         "commits/s",
         "MiB/s",
         "p50",
         "p99",
         "max",
-        "÷ append",
-        "÷ overw."
+        "÷ append.",
+        "÷ recyc."
     );
     let x_of = |v: Option<f64>| v.map_or("-".to_string(), |f| format!("{f:.2}x"));
     for row in &r.results {
         let x = &row.result;
         if let Some(why) = &x.unsupported {
-            out!(o, "{:<14} unsupported here: {why}", x.mode.name());
+            out!(o, "{:<14} unsupported here: {why}", x.state.name());
             continue;
         }
         let l = x.latency.clone().unwrap_or_default();
         out!(
             o,
             "{:<14} {:>10.0} {:>9.1} {:>9} {:>9} {:>9}  {:>9} {:>9}",
-            x.mode.name(),
+            x.state.name(),
             x.commits_per_sec,
             x.mib_per_sec,
             time(l.p50_us),
@@ -162,7 +162,7 @@ fn table(r: &SuiteReport) -> String {
     }
     for row in &r.results {
         for n in &row.result.notes {
-            out!(o, "note ({}): {n}", row.result.mode);
+            out!(o, "note ({}): {n}", row.result.state);
         }
     }
     if let Some(rss) = r.peak_rss_kib {

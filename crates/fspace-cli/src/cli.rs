@@ -102,18 +102,21 @@ pub(crate) enum Command {
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
     /// Commit records with fdatasync into space in each state, and through fspace's log, in one run.
-    #[command(after_help = "Modes (all by default, in this order):\n  \
-        append         O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
+    #[command(
+        after_help = "Modes: the space states the probe reports (all by default, in this order):\n  \
+        appended       O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
         sparse         overwrite of an ftruncated file (holes)\n  \
-        allocate       overwrite of a fallocated file (unwritten extents)\n  \
-        write-zeroes   overwrite of a file grown with FALLOC_FL_WRITE_ZEROES (where the device supports it)\n  \
-        zero-fill-now  overwrite of a file zero-filled right before the run\n  \
-        overwrite      overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
-        wal            fspace's segment log: prepared/recycled segments, group commit\n\n\
+        allocated      overwrite of a fallocated file (unwritten extents)\n  \
+        write-zeroed   overwrite of a file grown with FALLOC_FL_WRITE_ZEROES (where the device supports it)\n  \
+        zero-filled    overwrite of a file zero-filled right before the run\n  \
+        recycled       overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
+        wal            fspace's segment log: prepared/recycled segments, group commit\n\
+        (The older names append, allocate, write-zeroes, zero-fill-now and overwrite are accepted.)\n\n\
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
-        fspace bench commit --mode wal,append --writers 16 --seconds 10 .\n  \
-        fspace bench commit --record 1MiB --mode wal,append --json /mnt/data")]
+        fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \
+        fspace bench commit --record 1MiB --mode wal,appended --json /mnt/data"
+    )]
     Commit(CommitArgs),
 }
 
@@ -137,7 +140,7 @@ fn seconds_arg(s: &str) -> Result<f64, String> {
 }
 
 /// A mode, or `all` (None).
-fn mode_arg(s: &str) -> Result<Option<fspace::bench::CommitMode>, String> {
+fn mode_arg(s: &str) -> Result<Option<fspace::bench::SpaceState>, String> {
     if s == "all" {
         Ok(None)
     } else {
@@ -311,7 +314,7 @@ pub(crate) struct CommitArgs {
     pub seconds: f64,
     /// Modes to run, comma-separated or repeated, or all (the default).
     #[arg(long, value_delimiter = ',', value_parser = mode_arg)]
-    pub mode: Vec<Option<fspace::bench::CommitMode>>,
+    pub mode: Vec<Option<fspace::bench::SpaceState>>,
     /// File size for the overwrite modes (and the append file's cap).
     #[arg(long, default_value = "256MiB", value_parser = size_arg)]
     pub file_size: u64,

@@ -56,7 +56,7 @@ pub(crate) fn hint(cmd: Cmd, kind: K) -> Option<&'static str> {
         (Cmd::Probe, K::NoSpace) => {
             "free some space or probe another directory (the error says whether the scratch directory was removed)"
         }
-        (Cmd::Copy, K::NotFound) => "check that the source and the directory to copy into exist",
+        (Cmd::Copy, K::NotFound) => "the source or the directory to copy into does not exist",
         (Cmd::Copy, K::Permission) => {
             "you lack permission to read the source or write the destination's directory"
         }

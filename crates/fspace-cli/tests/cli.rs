@@ -524,17 +524,17 @@ fn bench_commit_runs_every_mode_and_cleans_up() {
         let results = v["results"].as_array().unwrap();
         let modes: Vec<&str> = results
             .iter()
-            .map(|r| r["mode"].as_str().unwrap())
+            .map(|r| r["state"].as_str().unwrap())
             .collect();
         assert_eq!(
             modes,
             [
-                "append",
+                "appended",
                 "sparse",
-                "allocate",
-                "write-zeroes",
-                "zero-fill-now",
-                "overwrite",
+                "allocated",
+                "write-zeroed",
+                "zero-filled",
+                "recycled",
                 "wal"
             ],
             "{}",
@@ -546,11 +546,11 @@ fn bench_commit_runs_every_mode_and_cleans_up() {
                 // WRITE_ZEROES depends on the device (refused by this
                 // matrix's loop devices); otherwise only fallocate-less
                 // filesystems lack a mode, and only allocate.
-                if r["mode"] == "write-zeroes" {
+                if r["state"] == "write-zeroed" {
                     continue;
                 }
                 assert!(fs.is(&["ext4-noextents", "sshfs"]), "{}: {r}", fs.name);
-                assert_eq!(r["mode"], "allocate", "{}: {r}", fs.name);
+                assert_eq!(r["state"], "allocated", "{}: {r}", fs.name);
                 continue;
             }
             assert!(r["commits"].as_u64().unwrap() > 0, "{}: {r}", fs.name);

@@ -78,7 +78,7 @@ fn state_of(strategy: &str) -> &'static str {
 /// Checks one probe document against the rules; returns a summary
 /// line for the log.
 fn check_document(fs: &str, v: &Value) -> String {
-    assert_eq!(v["schema"], "fspace-probe/1", "{fs}");
+    assert_eq!(v["schema"], "fspace-probe/2", "{fs}");
     let states: Vec<&str> = v["commit"]["states"]
         .as_array()
         .unwrap()

@@ -16,76 +16,107 @@ use crate::policy::StrategyChoice;
 use crate::sys::{self, Errno};
 use crate::wal::{Lsn, Wal, WalOptions};
 use rustix::fs::OFlags;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Where each commit's record goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// A state the space a commit overwrites can be in: what `fspace bench
+/// commit --mode` measures and what the probe reports, one vocabulary.
+/// The benchmark's older mode names are accepted as input (`append`,
+/// `allocate`, `write-zeroes`, `zero-fill-now`, `overwrite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CommitMode {
-    /// Through the segment log ([`Wal::commit`]).
-    Wal,
-    /// `O_APPEND` writes + `fdatasync`: every commit allocates.
-    Append,
-    /// Overwrites of a file written and synced beforehand (the ceiling, as
-    /// PostgreSQL's `pg_test_fsync` measures it).
-    Overwrite,
-    /// Overwrites of a fallocated file (unwritten extents).
-    Allocate,
-    /// Overwrites of an `ftruncate`d file (holes).
+pub enum SpaceState {
+    /// No space prepared: each commit appends (`O_APPEND`) and allocates.
+    Appended,
+    /// A hole (`ftruncate`): each commit allocates.
     Sparse,
-    /// Overwrites of a file zero-filled (fspace `zero-fill`, synced) right
-    /// before the run.
-    ZeroFillNow,
-    /// Overwrites of a file grown with `FALLOC_FL_WRITE_ZEROES` (written
-    /// zeroed blocks without moving data), where the device supports it.
-    WriteZeroes,
+    /// Unwritten extents (`fallocate`): each commit converts one.
+    Allocated,
+    /// Written zeroed blocks made without moving data
+    /// (`FALLOC_FL_WRITE_ZEROES`).
+    WriteZeroed,
+    /// Written blocks made by writing zeros (fspace `zero-fill`).
+    ZeroFilled,
+    /// Blocks written by earlier records (a recycled log segment).
+    Recycled,
+    /// fspace's segment log: prepared and recycled segments, group commit.
+    Wal,
 }
 
-impl CommitMode {
-    /// Every mode, baseline first.
-    pub const ALL: [CommitMode; 7] = [
-        CommitMode::Append,
-        CommitMode::Sparse,
-        CommitMode::Allocate,
-        CommitMode::WriteZeroes,
-        CommitMode::ZeroFillNow,
-        CommitMode::Overwrite,
-        CommitMode::Wal,
+impl SpaceState {
+    /// Every state, baseline first.
+    pub const ALL: [SpaceState; 7] = [
+        SpaceState::Appended,
+        SpaceState::Sparse,
+        SpaceState::Allocated,
+        SpaceState::WriteZeroed,
+        SpaceState::ZeroFilled,
+        SpaceState::Recycled,
+        SpaceState::Wal,
     ];
 
-    /// Returns the mode's name as the CLI spells it.
+    /// Returns the name used in JSON.
     pub fn name(self) -> &'static str {
         match self {
-            CommitMode::Wal => "wal",
-            CommitMode::Append => "append",
-            CommitMode::Overwrite => "overwrite",
-            CommitMode::Allocate => "allocate",
-            CommitMode::Sparse => "sparse",
-            CommitMode::ZeroFillNow => "zero-fill-now",
-            CommitMode::WriteZeroes => "write-zeroes",
+            SpaceState::Appended => "appended",
+            SpaceState::Sparse => "sparse",
+            SpaceState::Allocated => "allocated",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled",
+            SpaceState::Wal => "wal",
+        }
+    }
+
+    /// Returns a label for tables: the name and what it means.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended (no preparation)",
+            SpaceState::Sparse => "sparse (holes)",
+            SpaceState::Allocated => "allocated (unwritten)",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled (written before)",
+            SpaceState::Wal => "fspace wal",
+        }
+    }
+
+    /// Returns the state a growth strategy leaves new space in.
+    pub fn of_strategy(s: Strategy) -> Option<SpaceState> {
+        match s {
+            Strategy::Sparse => Some(SpaceState::Sparse),
+            Strategy::Allocate => Some(SpaceState::Allocated),
+            Strategy::WriteZeroes => Some(SpaceState::WriteZeroed),
+            Strategy::ZeroFill => Some(SpaceState::ZeroFilled),
+            Strategy::Reserve => None,
         }
     }
 }
 
-impl std::fmt::Display for CommitMode {
+impl std::fmt::Display for SpaceState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl std::str::FromStr for CommitMode {
+impl std::str::FromStr for SpaceState {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        CommitMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
+        let old = match s {
+            "append" => Some(SpaceState::Appended),
+            "allocate" => Some(SpaceState::Allocated),
+            "write-zeroes" => Some(SpaceState::WriteZeroed),
+            "zero-fill-now" => Some(SpaceState::ZeroFilled),
+            "overwrite" => Some(SpaceState::Recycled),
+            _ => None,
+        };
+        old.or_else(|| SpaceState::ALL.into_iter().find(|m| m.name() == s))
             .ok_or_else(|| {
-                let names: Vec<&str> = CommitMode::ALL.iter().map(|m| m.name()).collect();
+                let names: Vec<&str> = SpaceState::ALL.iter().map(|m| m.name()).collect();
                 format!("unknown mode {s:?} (one of: {})", names.join(", "))
             })
     }
@@ -173,7 +204,7 @@ pub struct WalFigures {
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitResult {
     /// The mode.
-    pub mode: CommitMode,
+    pub state: SpaceState,
     /// Commits completed.
     pub commits: u64,
     /// Measured time in seconds.
@@ -199,7 +230,7 @@ pub struct CommitResult {
 /// figures are returned; scratch files are removed either way).
 pub fn run_commit(
     dir: &Path,
-    mode: CommitMode,
+    mode: SpaceState,
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
@@ -229,7 +260,7 @@ pub fn run_commit(
     ));
     crate::stale::remove_stale(dir, BENCH_MARKER);
     let r = match mode {
-        CommitMode::Wal => run_wal(&scratch, opts, cancel),
+        SpaceState::Wal => run_wal(&scratch, opts, cancel),
         _ => run_file(&scratch, mode, opts, cancel),
     };
     remove_scratch(&scratch);
@@ -269,7 +300,7 @@ fn file_io_err(op: &'static str, p: &Path, e: Errno) -> Error {
 /// Prepares the file for an overwrite mode; returns notes.
 fn prepare_file(
     p: &Path,
-    mode: CommitMode,
+    mode: SpaceState,
     size: u64,
     cancel: Option<&AtomicBool>,
 ) -> Result<Vec<String>> {
@@ -278,7 +309,7 @@ fn prepare_file(
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
     let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("create", p, e))?;
     let strategy = match mode {
-        CommitMode::Overwrite => {
+        SpaceState::Recycled => {
             // Written with data and synced, like pg_test_fsync's file.
             let chunk = record(1 << 20);
             let mut off = 0;
@@ -298,11 +329,11 @@ fn prepare_file(
             sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
             return Ok(notes);
         }
-        CommitMode::Allocate => Strategy::Allocate,
-        CommitMode::Sparse => Strategy::Sparse,
-        CommitMode::ZeroFillNow => Strategy::ZeroFill,
-        CommitMode::WriteZeroes => Strategy::WriteZeroes,
-        CommitMode::Append | CommitMode::Wal => return Ok(notes),
+        SpaceState::Allocated => Strategy::Allocate,
+        SpaceState::Sparse => Strategy::Sparse,
+        SpaceState::ZeroFilled => Strategy::ZeroFill,
+        SpaceState::WriteZeroed => Strategy::WriteZeroes,
+        SpaceState::Appended | SpaceState::Wal => return Ok(notes),
     };
     drop(fd);
     let r = grow(
@@ -397,7 +428,7 @@ fn latency(samples: &mut Samples) -> Latency {
 }
 
 fn result(
-    mode: CommitMode,
+    mode: SpaceState,
     opts: &CommitBenchOptions,
     lat_tags: &[(u64, u64)],
     secs: f64,
@@ -409,7 +440,7 @@ fn result(
     };
     let n = s.lat.len() as u64;
     CommitResult {
-        mode,
+        state: mode,
         commits: n,
         seconds: secs,
         commits_per_sec: n as f64 / secs,
@@ -424,7 +455,7 @@ fn result(
 
 fn run_file(
     p: &Path,
-    mode: CommitMode,
+    mode: SpaceState,
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
@@ -446,7 +477,7 @@ fn run_file(
         Err(e) => return Err(e),
     };
     let setup = t0.elapsed().as_secs_f64();
-    let flags = if mode == CommitMode::Append {
+    let flags = if mode == SpaceState::Appended {
         OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC
     } else {
         OFlags::WRONLY | OFlags::CLOEXEC
@@ -461,7 +492,7 @@ fn run_file(
         if opts.stop_at_end && i >= slots {
             return Ok(None);
         }
-        if mode == CommitMode::Append {
+        if mode == SpaceState::Appended {
             if i > 0 && i % slots == 0 {
                 // Keep the file within --file-size: start again from empty.
                 sys::ftruncate(&fd, 0).map_err(|e| file_io_err("ftruncate", p, e))?;
@@ -484,7 +515,7 @@ fn run_file(
             crate::units::format_human(opts.file_size),
             lat.len()
         ));
-    } else if mode != CommitMode::Append && wraps > 0 {
+    } else if mode != SpaceState::Appended && wraps > 0 {
         notes.push(format!(
             "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
             crate::units::format_human(opts.file_size)
@@ -553,7 +584,7 @@ fn run_wal(
         .collect();
     let mut notes = vec![];
     few_samples(&mut notes, lat.len());
-    let mut r = result(CommitMode::Wal, opts, &lat, secs, setup, notes);
+    let mut r = result(SpaceState::Wal, opts, &lat, secs, setup, notes);
     r.wal = Some(WalFigures {
         syncs: after.syncs - before.syncs,
         switches: after.switches - before.switches,

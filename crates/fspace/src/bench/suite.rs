@@ -4,7 +4,7 @@
 //! compare. `fspace bench commit` prints it; library users get the same
 //! figures.
 
-use super::{peak_rss_kib, run_commit, CommitBenchOptions, CommitMode, CommitResult};
+use super::{peak_rss_kib, run_commit, CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use crate::units::format_human;
@@ -61,10 +61,10 @@ pub struct SuiteReport {
 /// Checks that `o` can run `modes`; the message names the option (the CLI
 /// prints it as a usage error).
 pub fn check_suite(
-    modes: &[CommitMode],
+    modes: &[SpaceState],
     o: &CommitBenchOptions,
 ) -> std::result::Result<(), String> {
-    let files = modes.iter().any(|m| *m != CommitMode::Wal);
+    let files = modes.iter().any(|m| *m != SpaceState::Wal);
     if files && o.record_size as u64 > o.file_size {
         return Err(format!(
             "--record {} is larger than --file-size {}; raise --file-size",
@@ -72,7 +72,7 @@ pub fn check_suite(
             format_human(o.file_size)
         ));
     }
-    if modes.contains(&CommitMode::Wal) {
+    if modes.contains(&SpaceState::Wal) {
         let mut wal = crate::wal::WalOptions::default();
         wal.segment_size = o.segment_size;
         if let Err(m) = wal.validate() {
@@ -95,13 +95,13 @@ pub fn check_suite(
 
 /// Returns true if and only if `mode` commits into a prepared file of
 /// [`CommitBenchOptions::file_size`] bytes (which must fit the free space).
-pub fn needs_file(mode: CommitMode) -> bool {
+pub fn needs_file(mode: SpaceState) -> bool {
     matches!(
         mode,
-        CommitMode::Overwrite
-            | CommitMode::ZeroFillNow
-            | CommitMode::Allocate
-            | CommitMode::WriteZeroes
+        SpaceState::Recycled
+            | SpaceState::ZeroFilled
+            | SpaceState::Allocated
+            | SpaceState::WriteZeroed
     )
 }
 
@@ -112,10 +112,10 @@ pub fn needs_file(mode: CommitMode) -> bool {
 /// finished, and the error is returned beside it.
 pub fn run_suite(
     dir: &Path,
-    modes: &[CommitMode],
+    modes: &[SpaceState],
     o: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
-    started: &dyn Fn(usize, CommitMode),
+    started: &dyn Fn(usize, SpaceState),
 ) -> Result<(SuiteReport, Option<Error>)> {
     let fs = crate::fs_info::fs_info(dir)?;
     let needs = if modes.iter().any(|m| needs_file(*m)) {
@@ -188,16 +188,16 @@ pub fn run_suite(
 
 /// Each result with its ratios to the run's `append` and `overwrite`.
 pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
-    let ratio = |r: &CommitResult, base: CommitMode| -> Option<f64> {
-        let b = results.iter().find(|x| x.mode == base)?;
+    let ratio = |r: &CommitResult, base: SpaceState| -> Option<f64> {
+        let b = results.iter().find(|x| x.state == base)?;
         (b.unsupported.is_none() && r.unsupported.is_none() && b.commits > 0)
             .then(|| r.commits_per_sec / b.commits_per_sec)
     };
     results
         .iter()
         .map(|r| SuiteRow {
-            vs_append: ratio(r, CommitMode::Append),
-            vs_overwrite: ratio(r, CommitMode::Overwrite),
+            vs_append: ratio(r, SpaceState::Appended),
+            vs_overwrite: ratio(r, SpaceState::Recycled),
             result: r.clone(),
         })
         .collect()

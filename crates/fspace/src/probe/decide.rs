@@ -19,7 +19,8 @@
 //! - **sparse**: `ftruncate` (the intent is that the space may stay
 //!   empty); the reason says what it cost and whether holes are kept.
 
-use super::{GrowthResult, SpaceState, StateResult};
+use super::{GrowthResult, StateResult};
+use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{
     log_excluded, BULK_PREFERENCE, LOG_PREFERENCE, LOG_PREFERENCE_COW, REMOTE_EXCLUDES_FALLOCATE,
@@ -452,12 +453,11 @@ fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::CommitMode;
+    use crate::bench::SpaceState;
 
     fn st(state: SpaceState, rate: f64) -> StateResult {
         StateResult {
             state,
-            mode: CommitMode::Append,
             unsupported: if rate < 0.0 {
                 Some("fallocate(x): Operation not supported (os error 95)".into())
             } else {

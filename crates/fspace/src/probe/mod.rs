@@ -27,6 +27,7 @@ mod run;
 mod schema;
 mod stats;
 
+pub use crate::bench::SpaceState;
 pub use crate::policy::FsKey;
 pub use decide::{recommend, Recommendation, TIE_MARGIN};
 pub use run::*;

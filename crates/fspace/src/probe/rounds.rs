@@ -5,6 +5,7 @@
 use super::run::*;
 use super::schema::*;
 use super::stats::*;
+use crate::bench::SpaceState;
 use crate::bench::{run_commit, CommitBenchOptions};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
@@ -60,7 +61,7 @@ impl Run<'_> {
         let mut out = vec![];
         for _ in 0..MAX_RUNS {
             bopts.duration = per_state.saturating_sub(t0.elapsed());
-            let r = run_commit(self.dir, state.mode(), bopts, self.opts.cancel)?;
+            let r = run_commit(self.dir, state, bopts, self.opts.cancel)?;
             self.cancelled()?;
             let used_up = r.unsupported.is_none() && r.commits >= slots;
             out.push(r);
@@ -302,7 +303,7 @@ impl Run<'_> {
                     stop_at_end: true,
                     ..Default::default()
                 };
-                let r = run_commit(self.dir, state.mode(), &o, self.opts.cancel)?;
+                let r = run_commit(self.dir, state, &o, self.opts.cancel)?;
                 self.cancelled()?;
                 let lat = r.latency.clone().unwrap_or_default();
                 out.push(SweepPoint {

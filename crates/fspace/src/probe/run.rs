@@ -5,6 +5,7 @@
 use super::decide::{self, recommend, TIE_MARGIN};
 use super::schema::*;
 use super::stats::*;
+use crate::bench::SpaceState;
 use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};

@@ -2,7 +2,7 @@
 //! (`docs/probe-json.md`), and what of it is saved for the policy.
 
 use super::decide::Recommendation;
-use crate::bench::{CommitMode, WalFigures};
+use crate::bench::{SpaceState, WalFigures};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::{Intent, Strategy};
@@ -14,7 +14,7 @@ use std::time::Duration;
 /// The JSON schema of [`ProbeResult`] (and of saved measurements): a name
 /// and a major version, bumped when a field changes meaning or goes away
 /// (fields may be added within a version).
-pub const SCHEMA: &str = "fspace-probe/1";
+pub const SCHEMA: &str = "fspace-probe/2";
 
 /// How thorough a probe is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -56,97 +56,11 @@ pub struct ProbeProgress {
     pub budget: Duration,
 }
 
-/// A state the space a commit overwrites can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SpaceState {
-    /// No space prepared: each commit appends (`O_APPEND`) and allocates.
-    Appended,
-    /// A hole (`ftruncate`): each commit allocates.
-    Sparse,
-    /// Unwritten extents (`fallocate`): each commit converts one.
-    Allocated,
-    /// Written zeroed blocks made without moving data
-    /// (`FALLOC_FL_WRITE_ZEROES`).
-    WriteZeroed,
-    /// Written blocks made by writing zeros (fspace `zero-fill`).
-    ZeroFilled,
-    /// Blocks written by earlier records (a recycled log segment).
-    Recycled,
-    /// fspace's segment log: prepared and recycled segments, group commit.
-    Wal,
-}
-
-impl SpaceState {
-    /// Every state, baseline first.
-    pub const ALL: [SpaceState; 7] = [
-        SpaceState::Appended,
-        SpaceState::Sparse,
-        SpaceState::Allocated,
-        SpaceState::WriteZeroed,
-        SpaceState::ZeroFilled,
-        SpaceState::Recycled,
-        SpaceState::Wal,
-    ];
-
-    /// Returns the name used in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            SpaceState::Appended => "appended",
-            SpaceState::Sparse => "sparse",
-            SpaceState::Allocated => "allocated",
-            SpaceState::WriteZeroed => "write-zeroed",
-            SpaceState::ZeroFilled => "zero-filled",
-            SpaceState::Recycled => "recycled",
-            SpaceState::Wal => "wal",
-        }
-    }
-
-    /// Returns a label for tables: the name and what it means.
-    pub fn label(self) -> &'static str {
-        match self {
-            SpaceState::Appended => "appended (no preparation)",
-            SpaceState::Sparse => "sparse (holes)",
-            SpaceState::Allocated => "allocated (unwritten)",
-            SpaceState::WriteZeroed => "write-zeroed",
-            SpaceState::ZeroFilled => "zero-filled",
-            SpaceState::Recycled => "recycled (written before)",
-            SpaceState::Wal => "fspace wal",
-        }
-    }
-
-    /// Returns the benchmark mode that measures this state.
-    pub fn mode(self) -> CommitMode {
-        match self {
-            SpaceState::Appended => CommitMode::Append,
-            SpaceState::Sparse => CommitMode::Sparse,
-            SpaceState::Allocated => CommitMode::Allocate,
-            SpaceState::WriteZeroed => CommitMode::WriteZeroes,
-            SpaceState::ZeroFilled => CommitMode::ZeroFillNow,
-            SpaceState::Recycled => CommitMode::Overwrite,
-            SpaceState::Wal => CommitMode::Wal,
-        }
-    }
-
-    /// Returns the state a growth strategy leaves new space in.
-    pub fn of_strategy(s: Strategy) -> Option<SpaceState> {
-        match s {
-            Strategy::Sparse => Some(SpaceState::Sparse),
-            Strategy::Allocate => Some(SpaceState::Allocated),
-            Strategy::WriteZeroes => Some(SpaceState::WriteZeroed),
-            Strategy::ZeroFill => Some(SpaceState::ZeroFilled),
-            Strategy::Reserve => None,
-        }
-    }
-}
-
 /// Commits into one space state, over all rounds.
 #[derive(Debug, Clone, Serialize)]
 pub struct StateResult {
     /// The state.
     pub state: SpaceState,
-    /// The benchmark mode that measured it.
-    pub mode: CommitMode,
     /// Why it could not be measured here (e.g. no `fallocate`), if so.
     pub unsupported: Option<String>,
     /// Median commits per second over the rounds.

@@ -2,6 +2,7 @@
 //! state's runs, and the UTC date formatter of its reports.
 
 use super::schema::*;
+use crate::bench::SpaceState;
 
 pub(super) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
@@ -45,7 +46,6 @@ pub(super) fn summarize(state: SpaceState, rs: &[crate::bench::CommitResult]) ->
         .collect();
     StateResult {
         state,
-        mode: state.mode(),
         unsupported,
         commits_per_sec: median(&mut rounds.clone()),
         runs: rounds,
