@@ -8,8 +8,7 @@
 //! install PREFIX=...`), which passes its prefix in `FSPACE_CAPI_PREFIX`.
 
 mod capi_common;
-#[path = "../../fspace/tests/common/mod.rs"]
-mod common;
+use fspace_test_kit as common;
 
 use capi_common::prefix;
 

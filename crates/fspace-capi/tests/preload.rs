@@ -9,8 +9,7 @@
 //! Times are not asserted here (they are measured by `bench/preload.py`).
 
 mod capi_common;
-#[path = "../../fspace/tests/common/mod.rs"]
-mod common;
+use fspace_test_kit as common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! The `fspace` binary: output contract, exit codes, bad input, syscalls.
 
-#[path = "../../fspace/tests/common/mod.rs"]
-mod common;
+use fspace_test_kit as common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -28,9 +27,8 @@ fn snapshot(p: &Path) -> (u64, Vec<u8>, SystemTime) {
     (m.len(), std::fs::read(p).unwrap(), m.modified().unwrap())
 }
 
-#[test]
-fn grow_json_and_human_output_carry_the_report() {
-    for fs in common::all() {
+common::per_fs! {
+    fn grow_json_and_human_output_carry_the_report(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let f = dir.path().join("g");
@@ -91,10 +89,9 @@ fn grow_json_and_human_output_carry_the_report() {
     }
 }
 
-/// `grow --for log` through the CLI leaves no unwritten byte on ext4/xfs.
-#[test]
-fn cli_log_growth_on_ext4_xfs_has_no_unwritten_bytes() {
-    for fs in common::only("cli_log_growth", &["ext4", "xfs"]) {
+common::per_fs! {
+    /// `grow --for log` through the CLI leaves no unwritten byte on ext4/xfs.
+    fn cli_log_growth_on_ext4_xfs_has_no_unwritten_bytes(fs) on [ext4, xfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let f = dir.path().join("wal");
@@ -253,10 +250,9 @@ fn expect_failure(args: &[&str], words: &[&str]) -> String {
     t
 }
 
-/// Operation errors exit 1, name the operation and the path, and change nothing.
-#[test]
-fn bad_targets_fail_cleanly_on_every_filesystem() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Operation errors exit 1, name the operation and the path, and change nothing.
+    fn bad_targets_fail_cleanly_on_every_filesystem(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path();
@@ -330,7 +326,7 @@ fn bad_targets_fail_cleanly_on_every_filesystem() {
                         &fs.name,
                         "not reachable for uid 65534",
                     );
-                    continue;
+                    return;
                 }
                 let o = Command::new("setpriv")
                     .args([
@@ -434,11 +430,10 @@ fn dev_null_is_refused() {
     assert!(text(&o).contains("/nonexistent/path"));
 }
 
-/// Ctrl-C during a long zero-fill puts the file back (and a created file
-/// never appears).
-#[test]
-fn sigint_during_zero_fill_rolls_back() {
-    for fs in common::only("sigint_rollback", &["sshfs"]) {
+common::per_fs! {
+    /// Ctrl-C during a long zero-fill puts the file back (and a created file
+    /// never appears).
+    fn sigint_during_zero_fill_rolls_back(fs) on [sshfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let f = dir.path().join("base");
@@ -493,11 +488,10 @@ fn hints_fit_the_situation() {
 
 use common::listing;
 
-/// `bench commit` runs every mode in one invocation on every filesystem,
-/// reports each (or says why it cannot run there), and leaves nothing behind.
-#[test]
-fn bench_commit_runs_every_mode_and_cleans_up() {
-    for fs in common::all() {
+common::per_fs! {
+    /// `bench commit` runs every mode in one invocation on every filesystem,
+    /// reports each (or says why it cannot run there), and leaves nothing behind.
+    fn bench_commit_runs_every_mode_and_cleans_up(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         std::fs::write(dir.path().join("mine"), b"keep").unwrap();
@@ -739,10 +733,9 @@ fn temp_names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `fspace copy` and `fspace dig`: human output, JSON, and the copy's bytes.
-#[test]
-fn copy_and_dig_report_what_they_did() {
-    for fs in common::all() {
+common::per_fs! {
+    /// `fspace copy` and `fspace dig`: human output, JSON, and the copy's bytes.
+    fn copy_and_dig_report_what_they_did(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path();
@@ -837,11 +830,10 @@ fn copy_and_dig_report_what_they_did() {
     }
 }
 
-/// Bad input to `fspace copy`: exit 1, the operation and the path named,
-/// nothing created or changed.
-#[test]
-fn copy_bad_input_fails_cleanly() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Bad input to `fspace copy`: exit 1, the operation and the path named,
+    /// nothing created or changed.
+    fn copy_bad_input_fails_cleanly(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path();

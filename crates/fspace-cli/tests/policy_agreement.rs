@@ -5,8 +5,7 @@
 //! for each intent: first with no saved measurement, then with one saved for
 //! the filesystem (which they all must follow).
 
-#[path = "../../fspace/tests/common/mod.rs"]
-mod common;
+use fspace_test_kit as common;
 
 use fspace::policy::{
     plan, FsKey, SavedPolicy, SavedRecommendation, SavedResults, StrategyChoice, SCHEMA,
@@ -153,10 +152,8 @@ fn other_than(built_in: Strategy) -> Strategy {
     }
 }
 
-fn agree(fs_name: &str) {
-    let Some(fs) = common::only(fs_name, &[fs_name]).pop() else {
-        return;
-    };
+fn agree(fs: &common::Fs) {
+    let fs_name = fs.name.as_str();
     let store = SavedResults::in_dir(state_dir());
     let dir = fs.tempdir();
     let info = fs_info(dir.path()).expect("fs_info");
@@ -233,22 +230,9 @@ fn agree(fs_name: &str) {
     std::fs::remove_file(&file).expect("remove the saved file");
 }
 
-macro_rules! per_filesystem {
-    ($($test:ident => $fs:literal),* $(,)?) => {
-        $(
-            #[test]
-            fn $test() {
-                agree($fs);
-            }
-        )*
-    };
-}
-
-per_filesystem! {
-    ext4 => "ext4",
-    xfs => "xfs",
-    btrfs => "btrfs",
-    ext4_noextents => "ext4-noextents",
-    tmpfs => "tmpfs",
-    sshfs => "sshfs",
+common::per_fs! {
+    /// Every front and the log name the policy's strategy on this filesystem.
+    fn all_fronts_agree(fs) {
+        agree(fs);
+    }
 }

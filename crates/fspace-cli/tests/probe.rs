@@ -6,8 +6,7 @@
 //! The tests that measure take one lock so that they never run beside each
 //! other: two probes at once would measure each other.
 
-#[path = "../../fspace/tests/common/mod.rs"]
-mod common;
+use fspace_test_kit as common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

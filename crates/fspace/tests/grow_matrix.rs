@@ -1,6 +1,6 @@
 //! Growth on every filesystem of the matrix.
 
-mod common;
+use fspace_test_kit as common;
 
 use common::{Fs, EXPECTED};
 use fspace::extents::{map_file, ExtentState, MapOptions};
@@ -228,11 +228,10 @@ fn growth_never_changes_existing_bytes_property() {
     }
 }
 
-/// `--for log` on ext4 and xfs leaves no unwritten byte in the grown range;
-/// `--for bulk` there writes no data; on btrfs `--for log` writes no zeros.
-#[test]
-fn log_growth_leaves_written_extents_and_bulk_writes_nothing() {
-    for fs in common::only("log_growth", &["ext4", "xfs", "btrfs"]) {
+common::per_fs! {
+    /// `--for log` on ext4 and xfs leaves no unwritten byte in the grown range;
+    /// `--for bulk` there writes no data; on btrfs `--for log` writes no zeros.
+    fn log_growth_leaves_written_extents_and_bulk_writes_nothing(fs) on [ext4, xfs, btrfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("seg");
@@ -305,11 +304,10 @@ fn log_growth_leaves_written_extents_and_bulk_writes_nothing() {
     }
 }
 
-/// Where fallocate is missing, bulk growth of 256 MiB takes at most 300
-/// write-type syscalls (glibc's emulation takes 65,536), and reads as zeros.
-#[test]
-fn bulk_growth_without_fallocate_uses_few_syscalls() {
-    for fs in common::only("bulk_syscalls", &["ext4-noextents", "sshfs"]) {
+common::per_fs! {
+    /// Where fallocate is missing, bulk growth of 256 MiB takes at most 300
+    /// write-type syscalls (glibc's emulation takes 65,536), and reads as zeros.
+    fn bulk_growth_without_fallocate_uses_few_syscalls(fs) on [ext4_noextents, sshfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("big");
@@ -337,11 +335,10 @@ fn bulk_growth_without_fallocate_uses_few_syscalls() {
     }
 }
 
-/// Fallbacks are visible: allocate on a filesystem without fallocate
-/// reports the EOPNOTSUPP and the zero-fill that replaced it.
-#[test]
-fn fallback_is_reported_with_errno() {
-    for fs in common::only("fallback_reported", &["ext4-noextents", "sshfs"]) {
+common::per_fs! {
+    /// Fallbacks are visible: allocate on a filesystem without fallocate
+    /// reports the EOPNOTSUPP and the zero-fill that replaced it.
+    fn fallback_is_reported_with_errno(fs) on [ext4_noextents, sshfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("f");
@@ -375,12 +372,11 @@ fn fallback_is_reported_with_errno() {
     }
 }
 
-/// Growing past the free space fails with ENOSPC naming the syscall, the
-/// path and the range; the file keeps its length and content and the free
-/// space comes back.
-#[test]
-fn enospc_rolls_back_length_content_and_space() {
-    for fs in common::only("enospc", &common::BOUNDED) {
+common::per_fs! {
+    /// Growing past the free space fails with ENOSPC naming the syscall, the
+    /// path and the range; the file keeps its length and content and the free
+    /// space comes back.
+    fn enospc_rolls_back_length_content_and_space(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("victim");
@@ -495,10 +491,9 @@ fn zero_fill_survives_a_signal_storm() {
     }
 }
 
-/// Creation with growth appears only when complete and leaves no temp file.
-#[test]
-fn create_is_atomic_and_leaves_no_temp_files() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Creation with growth appears only when complete and leaves no temp file.
+    fn create_is_atomic_and_leaves_no_temp_files(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("new.seg");
@@ -535,11 +530,10 @@ fn create_is_atomic_and_leaves_no_temp_files() {
     }
 }
 
-/// The map falls back to SEEK_DATA/SEEK_HOLE where FIEMAP is missing and
-/// agrees with FIEMAP on holes where both exist.
-#[test]
-fn extent_map_seek_fallback_agrees_on_holes() {
-    for fs in common::all() {
+common::per_fs! {
+    /// The map falls back to SEEK_DATA/SEEK_HOLE where FIEMAP is missing and
+    /// agrees with FIEMAP on holes where both exist.
+    fn extent_map_seek_fallback_agrees_on_holes(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("holey");
@@ -596,11 +590,10 @@ fn extent_map_seek_fallback_agrees_on_holes() {
     }
 }
 
-/// A failed growth keeps blocks reserved before it (an earlier `reserve`)
-/// on filesystems that can release exactly what the growth added.
-#[test]
-fn failed_growth_keeps_an_earlier_reservation() {
-    for fs in common::only("keeps_reservation", &["xfs", "btrfs", "tmpfs", "ext4"]) {
+common::per_fs! {
+    /// A failed growth keeps blocks reserved before it (an earlier `reserve`)
+    /// on filesystems that can release exactly what the growth added.
+    fn failed_growth_keeps_an_earlier_reservation(fs) on [xfs, btrfs, tmpfs, ext4] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("reserved");
@@ -698,11 +691,10 @@ fn cancelled_zero_fill_rolls_back() {
     }
 }
 
-/// A real ENOSPC in the middle of a created file's fill leaves no file and
-/// no temporary file.
-#[test]
-fn failed_creation_leaves_nothing() {
-    for fs in common::only("failed_creation", &common::BOUNDED) {
+common::per_fs! {
+    /// A real ENOSPC in the middle of a created file's fill leaves no file and
+    /// no temporary file.
+    fn failed_creation_leaves_nothing(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let q = dir.path().join("huge.seg");
@@ -794,12 +786,11 @@ fn impossible_targets_are_refused_up_front() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
 
-/// Without FIEMAP the map takes allocation from st_blocks on tmpfs (an
-/// allocated file is not reported as unallocated), and reports it as unknown
-/// on sshfs, whose st_blocks is made up.
-#[test]
-fn seek_map_allocation_comes_from_st_blocks_or_is_unknown() {
-    for fs in common::only("seek_map_allocation", &["tmpfs", "sshfs"]) {
+common::per_fs! {
+    /// Without FIEMAP the map takes allocation from st_blocks on tmpfs (an
+    /// allocated file is not reported as unallocated), and reports it as unknown
+    /// on sshfs, whose st_blocks is made up.
+    fn seek_map_allocation_comes_from_st_blocks_or_is_unknown(fs) on [tmpfs, sshfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         for (strategy, bytes) in [(Strategy::Allocate, 8u64 << 20), (Strategy::Sparse, 0)] {

@@ -31,7 +31,7 @@
 //! Needs root, `losetup` and the filesystem's `mkfs`; without them it is
 //! skipped (a failure when `FSPACE_REQUIRE_MATRIX=1`).
 
-mod common;
+use fspace_test_kit as common;
 
 use fspace::wal::{Faults, Lsn, Wal, WalOptions};
 use std::collections::BTreeMap;

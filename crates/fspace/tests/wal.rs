@@ -1,7 +1,7 @@
 //! The segment log on the filesystem matrix: commits, group commit,
 //! recycling, recovery from kill -9, stale data, damage, ENOSPC, poison.
 
-mod common;
+use fspace_test_kit as common;
 
 use fspace::wal::{Faults, Record, Wal, WalOptions};
 use fspace::{Error, Lsn};
@@ -75,11 +75,10 @@ fn seg_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Commits across several segments, reads back, reopens, reads back again
-/// and continues the LSN sequence, on every filesystem.
-#[test]
-fn commit_read_reopen() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Commits across several segments, reads back, reopens, reads back again
+    /// and continues the LSN sequence, on every filesystem.
+    fn commit_read_reopen(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -126,11 +125,10 @@ fn commit_read_reopen() {
     }
 }
 
-/// Many threads commit at once; fewer fdatasyncs than commits (one per
-/// group), and every record is there, once.
-#[test]
-fn group_commit_shares_fdatasync() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Many threads commit at once; fewer fdatasyncs than commits (one per
+    /// group), and every record is there, once.
+    fn group_commit_shares_fdatasync(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
@@ -176,11 +174,10 @@ fn group_commit_shares_fdatasync() {
     }
 }
 
-/// Released segments go to the pool (bounded; the rest are deleted) and
-/// come back renamed as new segments; their old records never reappear.
-#[test]
-fn release_recycles_and_old_records_never_return() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Released segments go to the pool (bounded; the rest are deleted) and
+    /// come back renamed as new segments; their old records never reappear.
+    fn release_recycles_and_old_records_never_return(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -302,11 +299,10 @@ fn expect_corrupt(e: Error, path: &Path) {
     assert!(e.to_string().contains("offset"), "{e}");
 }
 
-/// Torn and corrupt tails, damage in older segments, truncation, gaps and
-/// foreign files: each handled as documented, never a panic.
-#[test]
-fn torn_and_corrupt_segments() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Torn and corrupt tails, damage in older segments, truncation, gaps and
+    /// foreign files: each handled as documented, never a panic.
+    fn torn_and_corrupt_segments(fs) {
         let _g = fs.lock();
         let name = &fs.name;
         // 1. Bytes flipped inside a record of the last written segment:
@@ -436,15 +432,14 @@ fn torn_and_corrupt_segments() {
     }
 }
 
-/// A power cut while the newest segment's header was being written can
-/// leave a header that fails its checksum (its fdatasync never returned,
-/// so nothing in it was acknowledged): the log ends before it, the file is
-/// set aside (not deleted), and the log opens and continues. The same
-/// damage on an older segment still refuses, naming the file (case 3 of
-/// `torn_and_corrupt_segments`).
-#[test]
-fn torn_header_on_the_newest_segment_ends_the_log() {
-    for fs in common::all() {
+common::per_fs! {
+    /// A power cut while the newest segment's header was being written can
+    /// leave a header that fails its checksum (its fdatasync never returned,
+    /// so nothing in it was acknowledged): the log ends before it, the file is
+    /// set aside (not deleted), and the log opens and continues. The same
+    /// damage on an older segment still refuses, naming the file (case 3 of
+    /// `torn_and_corrupt_segments`).
+    fn torn_header_on_the_newest_segment_ends_the_log(fs) {
         let _g = fs.lock();
         let name = &fs.name;
         let dir = fs.tempdir();
@@ -542,11 +537,10 @@ fn bad_input_is_refused() {
     assert!(e.to_string().contains("no/such/parent"), "{e}");
 }
 
-/// A failed fdatasync poisons the log: that commit and every later call
-/// fail, the errno is kept, and a reopen finds everything acknowledged.
-#[test]
-fn fdatasync_failure_poisons() {
-    for fs in common::all() {
+common::per_fs! {
+    /// A failed fdatasync poisons the log: that commit and every later call
+    /// fail, the errno is kept, and a reopen finds everything acknowledged.
+    fn fdatasync_failure_poisons(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -579,11 +573,10 @@ fn fdatasync_failure_poisons() {
     }
 }
 
-/// A failed preparation fails the commit that needs the segment, with the
-/// preparation's errno; the next commit tries again and succeeds.
-#[test]
-fn prepare_failure_fails_only_the_commit_that_needs_it() {
-    for fs in common::all() {
+common::per_fs! {
+    /// A failed preparation fails the commit that needs the segment, with the
+    /// preparation's errno; the next commit tries again and succeeds.
+    fn prepare_failure_fails_only_the_commit_that_needs_it(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -616,12 +609,11 @@ fn prepare_failure_fails_only_the_commit_that_needs_it() {
     }
 }
 
-/// Real ENOSPC on the small loop filesystems: the commit that needs a new
-/// segment fails clearly; everything committed stays readable; after
-/// space is freed, commits resume.
-#[test]
-fn enospc_while_preparing() {
-    for fs in common::only("wal enospc", &["ext4", "xfs", "ext4-noextents", "tmpfs"]) {
+common::per_fs! {
+    /// Real ENOSPC on the small loop filesystems: the commit that needs a new
+    /// segment fails clearly; everything committed stays readable; after
+    /// space is freed, commits resume.
+    fn enospc_while_preparing(fs) on [ext4, xfs, ext4_noextents, tmpfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -1017,11 +1009,10 @@ fn kill_9_keeps_every_acknowledged_record() {
     }
 }
 
-/// Stale data: segments filled, released, recycled; fewer records written
-/// into them; kill -9: no record of a segment's earlier life comes back.
-#[test]
-fn kill_9_after_recycling_returns_no_stale_record() {
-    for fs in common::only("kill -9 stale", &["ext4", "xfs", "btrfs", "tmpfs"]) {
+common::per_fs! {
+    /// Stale data: segments filled, released, recycled; fewer records written
+    /// into them; kill -9: no record of a segment's earlier life comes back.
+    fn kill_9_after_recycling_returns_no_stale_record(fs) on [ext4, xfs, btrfs, tmpfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -1067,12 +1058,11 @@ fn kill_9_after_recycling_returns_no_stale_record() {
     }
 }
 
-/// With `direct_io` on, records go out with O_DIRECT where the filesystem
-/// allows it (and say why not where it does not); the log reads back the
-/// same, also after a reopen.
-#[test]
-fn direct_io_writes_read_back() {
-    for fs in common::all() {
+common::per_fs! {
+    /// With `direct_io` on, records go out with O_DIRECT where the filesystem
+    /// allows it (and say why not where it does not); the log reads back the
+    /// same, also after a reopen.
+    fn direct_io_writes_read_back(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -1108,13 +1098,12 @@ fn direct_io_writes_read_back() {
     }
 }
 
-/// Regression (review): a power cut after a switch can leave a segment's
-/// later pages on disk without its first page (header). Recovery treats it
-/// as prepared and the log reuses it under the same sequence; the records
-/// of its cut-short first run must never verify in the new one.
-#[test]
-fn segment_reused_after_lost_header_returns_no_old_record() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Regression (review): a power cut after a switch can leave a segment's
+    /// later pages on disk without its first page (header). Recovery treats it
+    /// as prepared and the log reuses it under the same sequence; the records
+    /// of its cut-short first run must never verify in the new one.
+    fn segment_reused_after_lost_header_returns_no_old_record(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -1156,12 +1145,11 @@ fn segment_reused_after_lost_header_returns_no_old_record() {
     }
 }
 
-/// Regression (review): releasing up to a record whose segment header is
-/// not yet durable, then crashing, must not leave the log without a live
-/// segment (it would restart at LSN 1 under a new log id).
-#[test]
-fn release_then_crash_keeps_the_log() {
-    for fs in common::all() {
+common::per_fs! {
+    /// Regression (review): releasing up to a record whose segment header is
+    /// not yet durable, then crashing, must not leave the log without a live
+    /// segment (it would restart at LSN 1 under a new log id).
+    fn release_then_crash_keeps_the_log(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");

@@ -3,7 +3,7 @@
 //! with it first, the 512 MB btrfs ended up refusing a wal test's fdatasync
 //! with ENOSPC in CI; not understood, see docs/copy.md.)
 
-mod common;
+use fspace_test_kit as common;
 
 use common::Fs;
 use fspace::sparse::{
@@ -196,11 +196,10 @@ fn copies_are_byte_identical_on_and_across_filesystems() {
     }
 }
 
-/// A copy allocates no more than `cp --sparse=always` of the same file on
-/// the same filesystem.
-#[test]
-fn copies_allocate_no_more_than_cp_sparse_always() {
-    for fs in common::only("allocation", &common::EXPECTED) {
+common::per_fs! {
+    /// A copy allocates no more than `cp --sparse=always` of the same file on
+    /// the same filesystem.
+    fn copies_allocate_no_more_than_cp_sparse_always(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         for case in [
@@ -247,9 +246,8 @@ fn copies_allocate_no_more_than_cp_sparse_always() {
     }
 }
 
-#[test]
-fn sparse_always_turns_zero_blocks_into_holes() {
-    for fs in common::only("zero-holes", &common::EXPECTED) {
+common::per_fs! {
+    fn sparse_always_turns_zero_blocks_into_holes(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let src = make(dir.path(), Case::AllZeros);
@@ -282,12 +280,8 @@ fn sparse_always_turns_zero_blocks_into_holes() {
     }
 }
 
-#[test]
-fn a_sparse_file_larger_than_4_gib() {
-    for fs in common::only(
-        "large-sparse",
-        &["ext4", "xfs", "btrfs", "tmpfs", "ext4-noextents"],
-    ) {
+common::per_fs! {
+    fn a_sparse_file_larger_than_4_gib(fs) on [ext4, xfs, btrfs, tmpfs, ext4_noextents] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let src = dir.path().join("big");
@@ -326,11 +320,10 @@ fn a_sparse_file_larger_than_4_gib() {
     }
 }
 
-/// Defined behaviour: the copy holds the source's bytes up to its length
-/// when the copy began; growth is reported; shrinking fails the copy.
-#[test]
-fn a_source_that_changes_during_the_copy() {
-    for fs in common::only("growing-source", &common::EXPECTED) {
+common::per_fs! {
+    /// Defined behaviour: the copy holds the source's bytes up to its length
+    /// when the copy began; growth is reported; shrinking fails the copy.
+    fn a_source_that_changes_during_the_copy(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         for (sparse, reflink) in MODES {
@@ -407,9 +400,8 @@ fn a_source_that_changes_during_the_copy() {
     }
 }
 
-#[test]
-fn cancelled_copy_leaves_nothing() {
-    for fs in common::only("cancel", &common::EXPECTED) {
+common::per_fs! {
+    fn cancelled_copy_leaves_nothing(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let src = make(dir.path(), Case::Random);
@@ -511,9 +503,8 @@ fn reflink_modes() {
     }
 }
 
-#[test]
-fn preserve_copies_mode_owner_and_times() {
-    for fs in common::only("preserve", &common::EXPECTED) {
+common::per_fs! {
+    fn preserve_copies_mode_owner_and_times(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let src = make(dir.path(), Case::OneByte);
@@ -553,9 +544,8 @@ fn preserve_copies_mode_owner_and_times() {
     }
 }
 
-#[test]
-fn bad_input_is_refused_and_changes_nothing() {
-    for fs in common::only("copy-bad-input", &common::EXPECTED) {
+common::per_fs! {
+    fn bad_input_is_refused_and_changes_nothing(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path();
@@ -814,9 +804,8 @@ fn sparse_writer_matches_a_model_and_makes_holes() {
     }
 }
 
-#[test]
-fn sparse_writer_coalesces_small_writes_and_leaves_holes() {
-    for fs in common::only("sparse-writer-holes", &common::EXPECTED) {
+common::per_fs! {
+    fn sparse_writer_coalesces_small_writes_and_leaves_holes(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("w");
@@ -855,9 +844,8 @@ fn sparse_writer_coalesces_small_writes_and_leaves_holes() {
     }
 }
 
-#[test]
-fn dig_frees_zero_blocks_and_keeps_the_bytes() {
-    for fs in common::only("dig", &common::EXPECTED) {
+common::per_fs! {
+    fn dig_frees_zero_blocks_and_keeps_the_bytes(fs) {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = make(dir.path(), Case::VmImage);

@@ -1,6 +1,6 @@
 //! What the C API's test binaries share.
 
-use super::common;
+use fspace_test_kit as common;
 use std::path::PathBuf;
 
 /// The installed prefix, or `None` (reported as skipped; a failure under

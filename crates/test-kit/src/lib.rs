@@ -4,7 +4,10 @@
 //! mounted filesystems. Without it, tests run on the current directory's
 //! filesystem only, under the name `cwd`. With `FSPACE_REQUIRE_MATRIX=1`, a
 //! missing filesystem of [`EXPECTED`] fails the test that wanted it.
-#![allow(dead_code)]
+//!
+//! [`per_fs!`] makes one `#[test]` per case and filesystem, so that a
+//! failure names its filesystem in the test's name and each skip is its own
+//! test (`case::sshfs ... SKIPPED`), not a line inside a loop.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -319,4 +322,57 @@ pub fn output_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// Returns filesystem `name` for test `test`, or `None` after reporting it
+/// skipped (a failure under `FSPACE_REQUIRE_MATRIX=1`), as [`only`] does.
+pub fn for_test(test: &str, name: &str) -> Option<Fs> {
+    only(test, &[name]).pop()
+}
+
+/// Generates one `#[test]` per filesystem for a case:
+///
+/// ```ignore
+/// per_fs! {
+///     /// What the case checks.
+///     fn grows_and_keeps_bytes(fs) {
+///         let dir = fs.tempdir();
+///         // ...
+///     }
+/// }
+/// ```
+///
+/// makes `mod grows_and_keeps_bytes` with `#[test] fn ext4()`, `xfs()`,
+/// `btrfs()`, `ext4_noextents()`, `tmpfs()` and `sshfs()`, each running the
+/// body with that filesystem (`fs: &Fs`). `on [ext4, xfs]` after the
+/// parameter limits the filesystems. A filesystem missing from
+/// `FSPACE_TEST_MOUNTS` is reported as skipped under that test's own name
+/// (and fails it under `FSPACE_REQUIRE_MATRIX=1`).
+#[macro_export]
+macro_rules! per_fs {
+    ($(#[$attr:meta])* fn $case:ident($fs:ident) $body:block) => {
+        $crate::per_fs! {
+            $(#[$attr])*
+            fn $case($fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] $body
+        }
+    };
+    ($(#[$attr:meta])* fn $case:ident($fs:ident) on [$($name:ident),+ $(,)?] $body:block) => {
+        $(#[$attr])*
+        mod $case {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn case($fs: &$crate::Fs) $body
+
+            $(
+                #[test]
+                fn $name() {
+                    let name = stringify!($name).replace('_', "-");
+                    if let Some(fs) = $crate::for_test(stringify!($case), &name) {
+                        case(&fs);
+                    }
+                }
+            )+
+        }
+    };
 }
