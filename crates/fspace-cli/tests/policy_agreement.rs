@@ -8,7 +8,7 @@
 use fspace_test_kit as common;
 
 use fspace::policy::{
-    plan, FsKey, SavedPolicy, SavedRecommendation, SavedResults, StrategyChoice, SCHEMA,
+    plan, FsKey, Recommendation, SavedPolicy, SavedResults, StrategyChoice, SCHEMA,
 };
 use fspace::wal::{Wal, WalOptions};
 use fspace::{fs_info, Intent, Strategy};
@@ -187,12 +187,16 @@ fn agree(fs: &common::Fs) {
         if intent == Intent::Log {
             assert_eq!(from_wal(dir.path(), "a"), w, "log preparer: {ctx}");
         }
-        saved.push(SavedRecommendation {
+        saved.push(Recommendation {
             intent,
             strategy: other_than(want.first()),
             recycle: None,
             summary: "saved by the agreement test".into(),
             reason: "test".into(),
+            figure: 1.0,
+            baseline: None,
+            baseline_label: None,
+            measured: true,
         });
     }
 

@@ -30,8 +30,7 @@ mod saved;
 
 pub use rules::built_in;
 pub use saved::{
-    state_dir, FsKey, SavedPolicy, SavedProbe, SavedRecommendation, SavedResults, SCHEMA,
-    STATE_DIR_ENV,
+    state_dir, FsKey, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA, STATE_DIR_ENV,
 };
 
 use crate::fs_info::FsInfo;

@@ -124,24 +124,38 @@ pub fn state_dir() -> Option<PathBuf> {
     env("HOME").map(|h| h.join(".local/state/fspace"))
 }
 
-/// One measured recommendation, as saved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedRecommendation {
+/// What to do for one intent on a filesystem, and why: what the probe
+/// recommends, and what is saved of it for the policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
     /// The intent.
     pub intent: Intent,
-    /// The strategy measured best for it.
+    /// The strategy to grow files with.
     pub strategy: Strategy,
-    /// For intent log: whether reusing written segments pays.
+    /// For intent log: whether reusing written segments pays (non-CoW).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recycle: Option<bool>,
-    /// The advice in a few words.
+    /// The advice in a few words (`zero-fill segments, recycle them`).
     pub summary: String,
-    /// The measured reason, with its figures.
+    /// The measured reason, in words with the figures.
     pub reason: String,
+    /// The deciding figure of the chosen strategy (commits/s for log,
+    /// bytes/s of growth for bulk and sparse).
+    pub figure: f64,
+    /// The figure it is compared with (appending for log, zero-fill for
+    /// bulk), when measured.
+    #[serde(default)]
+    pub baseline: Option<f64>,
+    /// What `baseline` is.
+    #[serde(default)]
+    pub baseline_label: Option<String>,
+    /// Whether a measurement decided (false: nothing could be measured and
+    /// the built-in policy's choice is repeated).
+    pub measured: bool,
 }
 
 /// What is saved for one filesystem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedPolicy {
     /// [`SCHEMA`].
     pub schema: String,
@@ -153,7 +167,7 @@ pub struct SavedPolicy {
     pub key: FsKey,
     /// The measured recommendations (intents nothing could be measured for
     /// are left out).
-    pub recommendations: Vec<SavedRecommendation>,
+    pub recommendations: Vec<Recommendation>,
 }
 
 /// A [`SavedPolicy`] as read back, with the file it came from.
@@ -167,7 +181,7 @@ pub struct SavedProbe {
 
 impl SavedProbe {
     /// Returns the recommendation for `intent`, if one was measured.
-    pub fn recommendation(&self, intent: Intent) -> Option<&SavedRecommendation> {
+    pub fn recommendation(&self, intent: Intent) -> Option<&Recommendation> {
         self.policy
             .recommendations
             .iter()

@@ -25,46 +25,17 @@ use crate::fs_info::FsInfo;
 use crate::policy::rules::{
     log_excluded, BULK_PREFERENCE, LOG_PREFERENCE, LOG_PREFERENCE_COW, REMOTE_EXCLUDES_FALLOCATE,
 };
+use crate::policy::Recommendation;
 use crate::strategy::{Intent, Strategy};
 use crate::units::{
     errno_text as short_err, format_count as commas, format_human, format_seconds as duration,
 };
-use serde::{Deserialize, Serialize};
 
 /// Figures within this fraction of the best count as a tie: 10%. Evidence:
 /// repeated `fspace bench commit` runs on this project's test machine put
 /// the same mode 5-10% apart from one round to the next
 /// (bench/results/2026-11-22-commit.md); a smaller difference is noise.
 pub const TIE_MARGIN: f64 = 0.10;
-
-/// What to do for one intent on the probed filesystem, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Recommendation {
-    /// The intent.
-    pub intent: Intent,
-    /// The strategy to grow files with.
-    pub strategy: Strategy,
-    /// For intent log: whether reusing written segments pays (non-CoW).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recycle: Option<bool>,
-    /// The advice in a few words (`zero-fill segments, recycle them`).
-    pub summary: String,
-    /// The measured reason, in words with the figures.
-    pub reason: String,
-    /// The deciding figure of the chosen strategy (commits/s for log,
-    /// bytes/s of growth for bulk and sparse).
-    pub figure: f64,
-    /// The figure it is compared with (appending for log, zero-fill for
-    /// bulk), when measured.
-    #[serde(default)]
-    pub baseline: Option<f64>,
-    /// What `baseline` is.
-    #[serde(default)]
-    pub baseline_label: Option<String>,
-    /// Whether a measurement decided (false: nothing could be measured and
-    /// the built-in policy's choice is repeated).
-    pub measured: bool,
-}
 
 fn ratio(a: f64, b: f64) -> String {
     if b <= 0.0 {

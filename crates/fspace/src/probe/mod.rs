@@ -29,6 +29,7 @@ mod stats;
 
 pub use crate::bench::SpaceState;
 pub use crate::policy::FsKey;
-pub use decide::{recommend, Recommendation, TIE_MARGIN};
+pub use crate::policy::Recommendation;
+pub use decide::{recommend, TIE_MARGIN};
 pub use run::*;
 pub use schema::*;

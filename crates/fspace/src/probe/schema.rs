@@ -1,12 +1,11 @@
 //! The probe's result, as the JSON schema [`SCHEMA`] describes it
 //! (`docs/probe-json.md`), and what of it is saved for the policy.
 
-use super::decide::Recommendation;
 use crate::bench::{SpaceState, WalFigures};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::{Intent, Strategy};
-use crate::policy::{FsKey, SavedPolicy, SavedRecommendation, SavedResults};
+use crate::policy::{FsKey, Recommendation, SavedPolicy, SavedResults};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -224,13 +223,7 @@ pub fn saved_policy(result: &ProbeResult) -> SavedPolicy {
             .recommendations
             .iter()
             .filter(|r| r.measured)
-            .map(|r| SavedRecommendation {
-                intent: r.intent,
-                strategy: r.strategy,
-                recycle: r.recycle,
-                summary: r.summary.clone(),
-                reason: r.reason.clone(),
-            })
+            .cloned()
             .collect(),
     }
 }
