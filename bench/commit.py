@@ -16,18 +16,12 @@ bench/results/DATE-commit.json. Needs the matrix at 2048 MB
 Usage: [REPEAT=3] [SECONDS=5] bench/commit.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
+from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = os.environ.get("SECONDS", "5")
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def run(d, *args):

@@ -32,6 +32,7 @@ must fit), a release build, and rsync (installed with apt-get if missing).
 Usage: [REPEAT=7] [SETTLE=0] [PREFAULT_GIB=2] bench/copy.py [fs ...]
 """
 import json, os, random, shutil, statistics, subprocess, sys, time
+from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -44,13 +45,6 @@ MIB = 1 << 20
 GIB = 1 << 30
 WRITE_CALLS = ("write", "pwrite64", "pwritev", "pwritev2", "writev", "fallocate", "ftruncate",
                "copy_file_range", "ioctl", "sendfile")
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def make_source(d, name):

@@ -17,22 +17,12 @@ Usage: bench/grow.py [posix|fill|alloc ...]
 Writes bench/results/grow-<date>.json and prints a Markdown table.
 """
 import json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
+from benchlib import mounts, scratch_dirs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
 REPEAT = int(os.environ.get("REPEAT", "5"))
 MiB = 1 << 20
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        path = os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env"
-        try:
-            env = open(path).read().strip().split("=", 1)[1]
-        except OSError:
-            sys.exit("bench: no FSPACE_TEST_MOUNTS and no matrix env file; run ci/matrix.sh up")
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def run(cmd):
@@ -88,36 +78,29 @@ def med(xs):
 
 def bench_posix(m, rows):
     size = 256 * MiB
-    for fs in ("ext4-noextents", "sshfs"):
-        if fs not in m:
-            print(f"bench: {fs} not mounted, skipped", file=sys.stderr)
-            continue
-        d = tempfile.mkdtemp(prefix="bench-", dir=m[fs])
-        try:
-            base_t, ours_t, base_w, ours_w = [], [], [], []
-            wtotal = 32 * MiB if fs == "sshfs" else 64 * MiB
-            for _ in range(REPEAT):
-                # Both start from an empty file that exists: util-linux
-                # fallocate does not make a creation durable (no directory
-                # fsync), so `fspace grow --create --sync` would pay for more.
-                p = fresh(d, "posix", create=True)
-                base_t.append(run(["sh", "-c", f'fallocate -x -l {size} "$0" && sync "$0"', p]))
-                base_w.append(seq_write(p, wtotal))
-                p = fresh(d, "fspace", create=True)
-                ours_t.append(run([FSPACE, "grow", "--sync", "--for", "bulk", p, str(size)]))
-                ours_w.append(seq_write(p, wtotal))
-            p = fresh(d, "posix")
-            base_sc = syscalls(["fallocate", "-x", "-l", str(size), p], d)
-            p = fresh(d, "fspace")
-            ours_sc = syscalls([FSPACE, "grow", "--create", "--sync", "--for", "bulk", p, str(size)], d)
-            rows.append(dict(bench="grow 256 MiB bulk vs posix_fallocate (incl. fsync)", fs=fs,
-                             baseline_s=med(base_t), fspace_s=med(ours_t), speedup=med(base_t) / med(ours_t),
-                             baseline_syscalls=base_sc, fspace_syscalls=ours_sc,
-                             syscall_ratio=base_sc / ours_sc))
-            rows.append(dict(bench=f"then {wtotal // MiB} MiB of 64 KiB writes + fdatasync", fs=fs,
-                             baseline_s=med(base_w), fspace_s=med(ours_w), speedup=med(base_w) / med(ours_w)))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
+    for fs, d in scratch_dirs(m, ("ext4-noextents", "sshfs")):
+        base_t, ours_t, base_w, ours_w = [], [], [], []
+        wtotal = 32 * MiB if fs == "sshfs" else 64 * MiB
+        for _ in range(REPEAT):
+            # Both start from an empty file that exists: util-linux
+            # fallocate does not make a creation durable (no directory
+            # fsync), so `fspace grow --create --sync` would pay for more.
+            p = fresh(d, "posix", create=True)
+            base_t.append(run(["sh", "-c", f'fallocate -x -l {size} "$0" && sync "$0"', p]))
+            base_w.append(seq_write(p, wtotal))
+            p = fresh(d, "fspace", create=True)
+            ours_t.append(run([FSPACE, "grow", "--sync", "--for", "bulk", p, str(size)]))
+            ours_w.append(seq_write(p, wtotal))
+        p = fresh(d, "posix")
+        base_sc = syscalls(["fallocate", "-x", "-l", str(size), p], d)
+        p = fresh(d, "fspace")
+        ours_sc = syscalls([FSPACE, "grow", "--create", "--sync", "--for", "bulk", p, str(size)], d)
+        rows.append(dict(bench="grow 256 MiB bulk vs posix_fallocate (incl. fsync)", fs=fs,
+                         baseline_s=med(base_t), fspace_s=med(ours_t), speedup=med(base_t) / med(ours_t),
+                         baseline_syscalls=base_sc, fspace_syscalls=ours_sc,
+                         syscall_ratio=base_sc / ours_sc))
+        rows.append(dict(bench=f"then {wtotal // MiB} MiB of 64 KiB writes + fdatasync", fs=fs,
+                         baseline_s=med(base_w), fspace_s=med(ours_w), speedup=med(base_w) / med(ours_w)))
 
 
 def bench_fill(m, rows):

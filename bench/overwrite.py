@@ -10,19 +10,13 @@ alternate, REPEAT rounds; prints median ms per commit and the ratio to
 Usage: bench/overwrite.py [fs ...]   (default: ext4 xfs btrfs ext4-noextents)
 """
 import os, random, statistics, subprocess, sys, time, json
+from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
 REPEAT = int(os.environ.get("REPEAT", "3"))
 COMMITS = int(os.environ.get("COMMITS", "1500"))
 SIZE = 64 << 20
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def prep(d, kind):

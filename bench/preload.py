@@ -17,23 +17,13 @@ Usage: bench/preload.py
 Writes bench/results/preload-<date>.json and prints a Markdown table.
 """
 import json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
+from benchlib import mounts, scratch_dirs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRELOAD = os.environ.get("FSPACE_PRELOAD", os.path.join(ROOT, "target", "release", "libfspace_preload.so"))
 REPEAT = int(os.environ.get("REPEAT", "7"))
 SIZE = "256M"
 WRITE_TYPE = "trace=write,pwrite64,writev,pwritev,pwritev2,fallocate,ftruncate"
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        path = os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env"
-        try:
-            env = open(path).read().strip().split("=", 1)[1]
-        except OSError:
-            sys.exit("bench: no FSPACE_TEST_MOUNTS and no matrix env file; run ci/matrix.sh up")
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def fresh(d, name):
@@ -84,34 +74,27 @@ def main():
         sys.exit(f"bench: {PRELOAD} missing; run make -C crates/fspace-capi")
     m = mounts()
     rows = []
-    for fs in ("ext4-noextents", "sshfs"):
-        if fs not in m:
-            print(f"bench: {fs} not mounted, skipped", file=sys.stderr)
-            continue
-        d = tempfile.mkdtemp(prefix="bench-", dir=m[fs])
-        try:
-            t = {(k, s): [] for k in ("glibc", "preload") for s in (False, True)}
-            for i in range(REPEAT):
-                order = ("glibc", "preload") if i % 2 == 0 else ("preload", "glibc")
-                for with_sync in (False, True):
-                    for who in order:
-                        p = fresh(d, who)
-                        cmd = ["fallocate", "-x", "-l", SIZE, p]
-                        if with_sync:
-                            cmd = ["sh", "-c", 'fallocate -x -l "$1" "$2" && sync "$2"', "sh", SIZE, p]
-                        t[(who, with_sync)].append(timed(cmd, who == "preload"))
-            sc = {}
-            for who in ("glibc", "preload"):
-                p = fresh(d, who)
-                sc[who] = syscalls(p, who == "preload", d)
+    for fs, d in scratch_dirs(m, ("ext4-noextents", "sshfs")):
+        t = {(k, s): [] for k in ("glibc", "preload") for s in (False, True)}
+        for i in range(REPEAT):
+            order = ("glibc", "preload") if i % 2 == 0 else ("preload", "glibc")
             for with_sync in (False, True):
-                g, o = t[("glibc", with_sync)], t[("preload", with_sync)]
-                rows.append(dict(bench="fallocate -x -l 256M" + (" && sync" if with_sync else ""), fs=fs,
-                                 glibc_s=med(g), preload_s=med(o), speedup=med(g) / med(o),
-                                 glibc_runs=g, preload_runs=o,
-                                 glibc_syscalls=sc["glibc"], preload_syscalls=sc["preload"]))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
+                for who in order:
+                    p = fresh(d, who)
+                    cmd = ["fallocate", "-x", "-l", SIZE, p]
+                    if with_sync:
+                        cmd = ["sh", "-c", 'fallocate -x -l "$1" "$2" && sync "$2"', "sh", SIZE, p]
+                    t[(who, with_sync)].append(timed(cmd, who == "preload"))
+        sc = {}
+        for who in ("glibc", "preload"):
+            p = fresh(d, who)
+            sc[who] = syscalls(p, who == "preload", d)
+        for with_sync in (False, True):
+            g, o = t[("glibc", with_sync)], t[("preload", with_sync)]
+            rows.append(dict(bench="fallocate -x -l 256M" + (" && sync" if with_sync else ""), fs=fs,
+                             glibc_s=med(g), preload_s=med(o), speedup=med(g) / med(o),
+                             glibc_runs=g, preload_runs=o,
+                             glibc_syscalls=sc["glibc"], preload_syscalls=sc["preload"]))
     stamp = time.strftime("%Y-%m-%dT%H%M%S")
     out = os.path.join(ROOT, "bench", "results", f"preload-{stamp}.json")
     meta = dict(date=stamp, kernel=platform.release(), repeat=REPEAT, preload=PRELOAD,

@@ -15,19 +15,13 @@ Usage: [REPEAT=3] [LEVEL=standard|quick|full] bench/probe.py [fs ...]
        bench/probe.py --from bench/results/DATE-probe-LEVEL.json   (tables from a recorded run)
 """
 import json, os, statistics, subprocess, sys, time
+from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
 REPEAT = int(os.environ.get("REPEAT", "3"))
 LEVEL = os.environ.get("LEVEL", "standard")
 PREP = {"sparse": "sparse", "allocate": "allocated", "write-zeroes": "write-zeroed", "zero-fill": "zero-filled"}
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def probe(d):

@@ -16,19 +16,13 @@ Usage: BASE=/path/to/old/fspace CAND=target/release/fspace \
 Needs the matrix (`ci/matrix.sh up`; FSPACE_TEST_MOUNTS or /tmp/fspace-matrix/env).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
+from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.environ.get("BASE")
 CAND = os.environ.get("CAND", os.path.join(ROOT, "target", "release", "fspace"))
 REPEAT = int(os.environ.get("REPEAT", "5"))
 SECONDS = os.environ.get("SECONDS", "4")
-
-
-def mounts():
-    env = os.environ.get("FSPACE_TEST_MOUNTS")
-    if not env:
-        env = open(os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env").read().strip().split("=", 1)[1]
-    return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 
 
 def commit_rate(binary, d, writers):
