@@ -85,7 +85,6 @@ pub(crate) fn fastest_preparation(states: &[StateResult]) -> Option<(Strategy, f
 
 /// The log recommendation alone (see [`recommend`]).
 pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
-    let fs = info.display_name();
     let cow = info.copy_on_write;
     let rate_of = |s: Strategy| SpaceState::of_strategy(s).and_then(|st| rate(states, st));
     let order: &[Strategy] = if cow {
@@ -102,22 +101,7 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
     // The fastest preparation measured, candidate or not: a tie must be
     // within the margin of it.
     let Some(fastest) = fastest_preparation(states).filter(|_| !cands.is_empty()) else {
-        let plan = crate::policy::built_in(info, Intent::Log);
-        let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
-        return Recommendation {
-            intent: Intent::Log,
-            strategy,
-            recycle: None,
-            summary: format!("{strategy} segments (not measured)"),
-            reason: format!(
-                "no preparation could be measured on {fs}; the built-in policy's choice: {}",
-                plan.reason
-            ),
-            figure: 0.0,
-            baseline: append,
-            baseline_label: Some("appending".into()),
-            measured: false,
-        };
+        return log_not_measured(info, append);
     };
     // The first in preference within the margin of the fastest measured;
     // if none is (the fastest is ruled out), the first within the margin
@@ -134,117 +118,18 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
                 .find(|c| c.1 >= (1.0 - TIE_MARGIN) * best_cand)
         })
         .unwrap_or(cands[0]);
-    let mut why: Vec<String> = vec![];
-    if fastest.0 != strategy {
-        let within = figure >= (1.0 - TIE_MARGIN) * fastest.1;
-        match log_excluded(info, fastest.0) {
-            Some(ex) => why.push(format!(
-                "{} measured {} commits/s{} but is ruled out: {ex}",
-                fastest.0,
-                commas(fastest.1),
-                if within {
-                    format!(" ({strategy} is within {:.0}%)", TIE_MARGIN * 100.0)
-                } else {
-                    String::new()
-                }
-            )),
-            None => why.push(format!(
-                "{} measured {} commits/s, within {:.0}%, and {strategy} {}",
-                fastest.0,
-                commas(fastest.1),
-                TIE_MARGIN * 100.0,
-                match strategy {
-                    Strategy::WriteZeroes | Strategy::Allocate => "moves no data to prepare",
-                    Strategy::Sparse => "is what fspace's log uses here (after a free-space check)",
-                    _ => "reserves the space before the commits",
-                }
-            )),
-        }
-    }
-    for (other, r) in &cands {
-        if *other != strategy && *other != fastest.0 && *r >= (1.0 - TIE_MARGIN) * figure {
-            why.push(format!(
-                "{other} measured {} commits/s, a tie, and {strategy} comes first ({})",
-                commas(*r),
-                if cow {
-                    "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
-                } else {
-                    "the cheapest preparation that reserves the space"
-                }
-            ));
-        }
-    }
-    if cow && fastest.0 != Strategy::ZeroFill {
-        if let Some(z) = rate(states, SpaceState::ZeroFilled) {
-            why.push(format!(
-                "{fs} is copy-on-write: every overwrite allocates new blocks, so zero-filling ({} commits/s) only writes the space twice",
-                commas(z)
-            ));
-        }
-    }
-    if strategy != Strategy::Allocate && !cow {
-        match rate(states, SpaceState::Allocated) {
-            Some(a) if a < (1.0 - TIE_MARGIN) * figure => why.push(format!(
-                "allocated (unwritten) space managed {} commits/s ({} slower): converting unwritten extents costs a journal commit per fdatasync",
-                commas(a),
-                ratio(figure, a)
-            )),
-            Some(_) => {}
-            None => {
-                if let Some(u) = states
-                    .iter()
-                    .find(|x| x.state == SpaceState::Allocated)
-                    .and_then(|x| x.unsupported.as_deref())
-                {
-                    why.push(format!("fallocate is not supported here ({})", short_err(u)));
-                }
-            }
-        }
-    }
-    if strategy == Strategy::ZeroFill && rate(states, SpaceState::Allocated).is_some() {
-        if let Some(u) = states
-            .iter()
-            .find(|x| x.state == SpaceState::WriteZeroed)
-            .and_then(|x| x.unsupported.as_deref())
-        {
-            why.push(format!(
-                "FALLOC_FL_WRITE_ZEROES is not supported here ({})",
-                short_err(u)
-            ));
-        }
-    }
-    let recycled = rate(states, SpaceState::Recycled);
-    let recycle = !cow && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * figure);
-    match recycled {
-        Some(r) if cow => why.push(format!(
-            "recycled segments: {} commits/s, but on copy-on-write recycling saves nothing (every overwrite allocates)",
-            commas(r)
-        )),
-        Some(r) if recycle => why.push(format!(
-            "recycled (written) segments: {} commits/s with no preparation, so recycle them",
-            commas(r)
-        )),
-        Some(r) => why.push(format!(
-            "recycled segments measured slower ({} commits/s), so prepare new ones",
-            commas(r)
-        )),
-        None => {}
-    }
-    if let (Some(w), Some(a)) = (rate(states, SpaceState::Wal), append) {
-        why.push(format!(
-            "fspace's log did {} commits/s ({} appending)",
-            commas(w),
-            ratio(w, a)
-        ));
-    }
-    if matches!(
-        info.kind,
-        crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
-    ) {
-        why.push(format!(
-            "{fs} is memory: fdatasync writes nothing, so these are memory-copy rates"
-        ));
-    }
+    let d = LogDecision {
+        info,
+        states,
+        strategy,
+        figure,
+        fastest,
+    };
+    let mut why = d.choice_notes(&cands);
+    why.extend(d.state_notes());
+    let (recycle, note) = d.recycle();
+    why.extend(note);
+    why.extend(d.context_notes(append));
     let head = match append {
         Some(a) => format!(
             "{} commits/s vs {} appending ({})",
@@ -254,15 +139,15 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
         ),
         None => format!("{} commits/s", commas(figure)),
     };
-    let summary = match (strategy, recycle) {
-        (s, true) => format!("{s} segments, recycle them"),
-        (s, false) => format!("{s} segments"),
-    };
     Recommendation {
         intent: Intent::Log,
         strategy,
         recycle: Some(recycle),
-        summary,
+        summary: if recycle {
+            format!("{strategy} segments, recycle them")
+        } else {
+            format!("{strategy} segments")
+        },
         reason: if why.is_empty() {
             head
         } else {
@@ -272,6 +157,181 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
         baseline: append,
         baseline_label: Some("appending".into()),
         measured: true,
+    }
+}
+
+/// The log recommendation when no preparation could be measured: the
+/// built-in policy's choice, said to be unmeasured.
+fn log_not_measured(info: &FsInfo, append: Option<f64>) -> Recommendation {
+    let plan = crate::policy::built_in(info, Intent::Log);
+    let strategy = plan.first();
+    Recommendation {
+        intent: Intent::Log,
+        strategy,
+        recycle: None,
+        summary: format!("{strategy} segments (not measured)"),
+        reason: format!(
+            "no preparation could be measured on {}; the built-in policy's choice: {}",
+            info.display_name(),
+            plan.reason
+        ),
+        figure: 0.0,
+        baseline: append,
+        baseline_label: Some("appending".into()),
+        measured: false,
+    }
+}
+
+/// A log choice and what it was chosen from, for the words of its reason.
+struct LogDecision<'a> {
+    info: &'a FsInfo,
+    states: &'a [StateResult],
+    strategy: Strategy,
+    figure: f64,
+    /// The fastest preparation measured, ruled out or not.
+    fastest: (Strategy, f64),
+}
+
+impl LogDecision<'_> {
+    /// Why the choice beat the fastest preparation and the ties.
+    fn choice_notes(&self, cands: &[(Strategy, f64)]) -> Vec<String> {
+        let (info, strategy, figure, fastest) =
+            (self.info, self.strategy, self.figure, self.fastest);
+        let mut why = vec![];
+        if fastest.0 != strategy {
+            let within = figure >= (1.0 - TIE_MARGIN) * fastest.1;
+            match log_excluded(info, fastest.0) {
+                Some(ex) => why.push(format!(
+                    "{} measured {} commits/s{} but is ruled out: {ex}",
+                    fastest.0,
+                    commas(fastest.1),
+                    if within {
+                        format!(" ({strategy} is within {:.0}%)", TIE_MARGIN * 100.0)
+                    } else {
+                        String::new()
+                    }
+                )),
+                None => why.push(format!(
+                    "{} measured {} commits/s, within {:.0}%, and {strategy} {}",
+                    fastest.0,
+                    commas(fastest.1),
+                    TIE_MARGIN * 100.0,
+                    match strategy {
+                        Strategy::WriteZeroes | Strategy::Allocate => "moves no data to prepare",
+                        Strategy::Sparse => {
+                            "is what fspace's log uses here (after a free-space check)"
+                        }
+                        _ => "reserves the space before the commits",
+                    }
+                )),
+            }
+        }
+        for (other, r) in cands {
+            if *other != strategy && *other != fastest.0 && *r >= (1.0 - TIE_MARGIN) * figure {
+                why.push(format!(
+                    "{other} measured {} commits/s, a tie, and {strategy} comes first ({})",
+                    commas(*r),
+                    if info.copy_on_write {
+                        "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
+                    } else {
+                        "the cheapest preparation that reserves the space"
+                    }
+                ));
+            }
+        }
+        why
+    }
+
+    /// What the other space states measured that bears on the choice.
+    fn state_notes(&self) -> Vec<String> {
+        let (states, strategy, figure) = (self.states, self.strategy, self.figure);
+        let cow = self.info.copy_on_write;
+        let unsupported = |st: SpaceState| {
+            states
+                .iter()
+                .find(|x| x.state == st)
+                .and_then(|x| x.unsupported.as_deref())
+        };
+        let mut why = vec![];
+        if cow && self.fastest.0 != Strategy::ZeroFill {
+            if let Some(z) = rate(states, SpaceState::ZeroFilled) {
+                why.push(format!(
+                    "{} is copy-on-write: every overwrite allocates new blocks, so zero-filling ({} commits/s) only writes the space twice",
+                    self.info.display_name(),
+                    commas(z)
+                ));
+            }
+        }
+        if strategy != Strategy::Allocate && !cow {
+            match rate(states, SpaceState::Allocated) {
+                Some(a) if a < (1.0 - TIE_MARGIN) * figure => why.push(format!(
+                    "allocated (unwritten) space managed {} commits/s ({} slower): converting unwritten extents costs a journal commit per fdatasync",
+                    commas(a),
+                    ratio(figure, a)
+                )),
+                Some(_) => {}
+                None => {
+                    if let Some(u) = unsupported(SpaceState::Allocated) {
+                        why.push(format!("fallocate is not supported here ({})", short_err(u)));
+                    }
+                }
+            }
+        }
+        if strategy == Strategy::ZeroFill && rate(states, SpaceState::Allocated).is_some() {
+            if let Some(u) = unsupported(SpaceState::WriteZeroed) {
+                why.push(format!(
+                    "FALLOC_FL_WRITE_ZEROES is not supported here ({})",
+                    short_err(u)
+                ));
+            }
+        }
+        why
+    }
+
+    /// Whether recycling written segments pays (never on copy-on-write),
+    /// and what the recycled state measured.
+    fn recycle(&self) -> (bool, Option<String>) {
+        let cow = self.info.copy_on_write;
+        let recycled = rate(self.states, SpaceState::Recycled);
+        let recycle = !cow && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * self.figure);
+        let note = match recycled {
+            Some(r) if cow => Some(format!(
+                "recycled segments: {} commits/s, but on copy-on-write recycling saves nothing (every overwrite allocates)",
+                commas(r)
+            )),
+            Some(r) if recycle => Some(format!(
+                "recycled (written) segments: {} commits/s with no preparation, so recycle them",
+                commas(r)
+            )),
+            Some(r) => Some(format!(
+                "recycled segments measured slower ({} commits/s), so prepare new ones",
+                commas(r)
+            )),
+            None => None,
+        };
+        (recycle, note)
+    }
+
+    /// The log's own rate, and what memory filesystems' figures mean.
+    fn context_notes(&self, append: Option<f64>) -> Vec<String> {
+        let mut why = vec![];
+        if let (Some(w), Some(a)) = (rate(self.states, SpaceState::Wal), append) {
+            why.push(format!(
+                "fspace's log did {} commits/s ({} appending)",
+                commas(w),
+                ratio(w, a)
+            ));
+        }
+        if matches!(
+            self.info.kind,
+            crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
+        ) {
+            why.push(format!(
+                "{} is memory: fdatasync writes nothing, so these are memory-copy rates",
+                self.info.display_name()
+            ));
+        }
+        why
     }
 }
 

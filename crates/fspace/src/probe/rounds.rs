@@ -6,14 +6,13 @@ use super::run::*;
 use super::schema::*;
 use super::stats::*;
 use crate::bench::SpaceState;
-use crate::bench::{run_commit, CommitBenchOptions};
+use crate::bench::{run_commit, CommitBenchOptions, CommitResult};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::Strategy;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
 
-/// What a level may spend.
 impl Run<'_> {
     /// The rate zeros were written at in the growth step (bytes/s), or a
     /// guess when zero-fill could not run.
@@ -72,6 +71,8 @@ impl Run<'_> {
         Ok(out)
     }
 
+    /// Measures commits into every space state in alternating rounds,
+    /// then measures a close call again (see [`Run::close_call_rounds`]).
     pub(super) fn commit(
         &mut self,
         info: &FsInfo,
@@ -79,172 +80,18 @@ impl Run<'_> {
         notes: &mut Vec<String>,
     ) -> Result<CommitSection> {
         let b = self.budget;
-        let fill = Self::fill_rate(growth);
-        // Files sized so that preparing one takes at most a twentieth of
-        // the budget at the measured rate (a slow disk or NFS), within the
-        // level's size; the log's segments follow (at most its default).
-        let mut file_size =
-            ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
-        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
-        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
-            // See `size_run`: the log may hold seven segments at once.
-            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
-            file_size = file_size.min(cap);
-            segment_size = segment_size.min((cap / 8).max(1 << 20));
-        }
-        if file_size < b.file_size {
-            notes.push(format!(
-                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
-                format_human(fill as u64),
-                format_human(file_size),
-                format_human(segment_size),
-                format_human(b.file_size),
-                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
-            ));
-        }
-        let setup_of = |st: SpaceState| -> Duration {
-            let bytes = match st {
-                SpaceState::ZeroFilled | SpaceState::Recycled => file_size,
-                SpaceState::Wal => segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
-                _ => 0,
-            };
-            Duration::from_secs_f64(bytes as f64 / fill + 0.02)
-        };
-        // A state whose preparation failed in the growth step (no
-        // fallocate, no WRITE_ZEROES) is reported with that reason and not
-        // run: the same classification for both steps.
-        let unsupported_here = |st: SpaceState| -> Option<String> {
-            let need = st.needs()?;
-            growth
-                .results
-                .iter()
-                .find(|g| g.strategy == need)
-                .and_then(|g| g.unsupported.clone())
-        };
-        let running: Vec<usize> = (0..SpaceState::ALL.len())
-            .filter(|&i| unsupported_here(SpaceState::ALL[i]).is_none())
-            .collect();
-        // Time kept back from the main rounds: the sweep (each point with
-        // its preparation) and a share for a close call.
-        let sweep_reserve = if b.sweep {
-            (SWEEP_TIME * 3 + setup_of(SpaceState::Recycled) + setup_of(SpaceState::Wal))
-                * SWEEP_RECORDS.len() as u32
-        } else {
-            Duration::ZERO
-        };
-        let reserve = sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE);
+        let plan = CommitPlan::new(info, growth, self.budget, notes);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
-            file_size,
-            segment_size,
+            file_size: plan.file_size,
+            segment_size: plan.segment_size,
             stop_at_end: true,
             ..Default::default()
         };
-        let n = SpaceState::ALL.len();
-        let mut runs: Vec<Vec<crate::bench::CommitResult>> = vec![vec![]; n];
-        let mut shortest = b.max_mode;
-        let mut longest = Duration::ZERO;
-        let mut to_run = b.rounds * running.len();
-        for round in 0..b.rounds {
-            // Rotate the order each round so that no state always runs
-            // first (or right after the same neighbour).
-            for k in 0..n {
-                let i = (k + round * 3) % n;
-                let state = SpaceState::ALL[i];
-                let into = if state == SpaceState::Wal {
-                    "through fspace's log".to_string()
-                } else {
-                    format!("into {} space", state.name())
-                };
-                self.begin(format!(
-                    "8 KiB commits {into} (round {} of {})",
-                    round + 1,
-                    b.rounds
-                ))?;
-                if !running.contains(&i) {
-                    continue;
-                }
-                let per_state = self.state_time(to_run, setup_of(state), reserve);
-                to_run = to_run.saturating_sub(1);
-                shortest = shortest.min(per_state);
-                longest = longest.max(per_state);
-                let rs = self.run_state(state, &mut bopts, per_state)?;
-                runs[i].extend(rs);
-            }
-        }
-        let summarize_all = |runs: &[Vec<crate::bench::CommitResult>]| -> Vec<StateResult> {
-            SpaceState::ALL
-                .iter()
-                .zip(runs)
-                .map(|(&state, rs)| {
-                    let mut r = summarize(state, rs);
-                    if let Some(u) = unsupported_here(state) {
-                        r.unsupported = Some(u);
-                    }
-                    r
-                })
-                .collect()
-        };
-        // A close call: when the log recommendation is not within the
-        // margin of the fastest preparation measured (noise, most often on
-        // a copy-on-write filesystem where the fastest is ruled out), the
-        // two are measured again, alternating, while the budget lasts, and
-        // the decision is made on the medians of all their runs.
-        let mut extra = 0;
-        let mut pair = None;
-        while extra < MAX_EXTRA_ROUNDS {
-            let Some((fast, chosen)) = close_call(info, &summarize_all(&runs)) else {
-                break;
-            };
-            pair = Some((fast, chosen));
-            let left = b
-                .total
-                .saturating_sub(self.start.elapsed())
-                .saturating_sub(sweep_reserve + Duration::from_secs(1));
-            let setup = setup_of(fast).max(setup_of(chosen));
-            let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
-            if per_state < MIN_MODE {
-                break;
-            }
-            let order = if extra % 2 == 0 {
-                [chosen, fast]
-            } else {
-                [fast, chosen]
-            };
-            for st in order {
-                self.steps += 1;
-                self.begin(format!(
-                    "close call: 8 KiB commits into {} space again",
-                    st.name()
-                ))?;
-                let i = SpaceState::ALL.iter().position(|x| *x == st).unwrap_or(0);
-                let rs = self.run_state(st, &mut bopts, per_state)?;
-                runs[i].extend(rs);
-            }
-            extra += 1;
-        }
-        if let Some((fast, chosen)) = pair {
-            let outcome = if close_call(info, &summarize_all(&runs)).is_some() {
-                "the gap stayed above the 10% margin"
-            } else {
-                "the medians of all runs are within the 10% margin"
-            };
-            notes.push(if extra == 0 {
-                format!(
-                    "close call between {} and {} space: no time was left to measure them again",
-                    fast.name(),
-                    chosen.name()
-                )
-            } else {
-                format!(
-                    "close call between {} and {} space: measured both {extra} more time{} (alternating); {outcome}",
-                    fast.name(),
-                    chosen.name(),
-                    if extra == 1 { "" } else { "s" }
-                )
-            });
-        }
-        let mut states = summarize_all(&runs);
+        let mut runs: Vec<Vec<CommitResult>> = vec![vec![]; SpaceState::ALL.len()];
+        let (shortest, longest) = self.main_rounds(&plan, &mut bopts, &mut runs)?;
+        self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
+        let mut states = plan.summarize_all(&runs);
         let append = states
             .iter()
             .find(|s| s.state == SpaceState::Appended && s.measured())
@@ -266,9 +113,126 @@ impl Run<'_> {
             record_size: RECORD_SIZE,
             rounds: b.rounds,
             seconds_per_mode: longest.as_secs_f64(),
-            file_size,
+            file_size: plan.file_size,
             states,
         })
+    }
+
+    /// The main rounds: every state that can be made here, in an order
+    /// rotated by three each round so that no state always runs first (or
+    /// right after the same neighbour). Returns the shortest and longest
+    /// time a state got.
+    fn main_rounds(
+        &mut self,
+        plan: &CommitPlan,
+        bopts: &mut CommitBenchOptions,
+        runs: &mut [Vec<CommitResult>],
+    ) -> Result<(Duration, Duration)> {
+        let b = self.budget;
+        let n = SpaceState::ALL.len();
+        let mut shortest = b.max_mode;
+        let mut longest = Duration::ZERO;
+        let running = (0..n).filter(|&i| plan.unsupported[i].is_none()).count();
+        let mut to_run = b.rounds * running;
+        for round in 0..b.rounds {
+            for k in 0..n {
+                let i = (k + round * 3) % n;
+                let state = SpaceState::ALL[i];
+                let into = if state == SpaceState::Wal {
+                    "through fspace's log".to_string()
+                } else {
+                    format!("into {} space", state.name())
+                };
+                self.begin(format!(
+                    "8 KiB commits {into} (round {} of {})",
+                    round + 1,
+                    b.rounds
+                ))?;
+                if plan.unsupported[i].is_some() {
+                    continue;
+                }
+                let per_state = self.state_time(to_run, plan.setup_of(state), plan.reserve);
+                to_run = to_run.saturating_sub(1);
+                shortest = shortest.min(per_state);
+                longest = longest.max(per_state);
+                let rs = self.run_state(state, bopts, per_state)?;
+                runs[i].extend(rs);
+            }
+        }
+        Ok((shortest, longest))
+    }
+
+    /// A close call: when the log recommendation is not within the margin
+    /// of the fastest preparation measured (noise, most often on a
+    /// copy-on-write filesystem where the fastest is ruled out), the two
+    /// are measured again, alternating, while the budget lasts, and the
+    /// decision is made on the medians of all their runs. A note says what
+    /// happened.
+    fn close_call_rounds(
+        &mut self,
+        info: &FsInfo,
+        plan: &CommitPlan,
+        bopts: &mut CommitBenchOptions,
+        runs: &mut [Vec<CommitResult>],
+        notes: &mut Vec<String>,
+    ) -> Result<()> {
+        let b = self.budget;
+        let mut extra = 0;
+        let mut pair = None;
+        while extra < MAX_EXTRA_ROUNDS {
+            let Some((fast, chosen)) = close_call(info, &plan.summarize_all(runs)) else {
+                break;
+            };
+            pair = Some((fast, chosen));
+            let left = b
+                .total
+                .saturating_sub(self.start.elapsed())
+                .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
+            let setup = plan.setup_of(fast).max(plan.setup_of(chosen));
+            let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
+            if per_state < MIN_MODE {
+                break;
+            }
+            let order = if extra % 2 == 0 {
+                [chosen, fast]
+            } else {
+                [fast, chosen]
+            };
+            for st in order {
+                self.steps += 1;
+                self.begin(format!(
+                    "close call: 8 KiB commits into {} space again",
+                    st.name()
+                ))?;
+                let i = SpaceState::ALL.iter().position(|x| *x == st).unwrap_or(0);
+                let rs = self.run_state(st, bopts, per_state)?;
+                runs[i].extend(rs);
+            }
+            extra += 1;
+        }
+        let Some((fast, chosen)) = pair else {
+            return Ok(());
+        };
+        let outcome = if close_call(info, &plan.summarize_all(runs)).is_some() {
+            "the gap stayed above the 10% margin"
+        } else {
+            "the medians of all runs are within the 10% margin"
+        };
+        notes.push(if extra == 0 {
+            format!(
+                "close call between {} and {} space: no time was left to measure them again",
+                fast.name(),
+                chosen.name()
+            )
+        } else {
+            format!(
+                "close call between {} and {} space: measured both {extra} more time{} (alternating); {outcome}",
+                fast.name(),
+                chosen.name(),
+                if extra == 1 { "" } else { "s" }
+            )
+        });
+        Ok(())
     }
 
     pub(super) fn sweep(
@@ -324,5 +288,105 @@ impl Run<'_> {
             ));
         }
         Ok(out)
+    }
+}
+
+/// How the commit measurements of one run are sized, and what they cannot
+/// measure here.
+struct CommitPlan {
+    /// The rate the growth step wrote zeros at, bytes/s.
+    fill: f64,
+    file_size: u64,
+    segment_size: u64,
+    /// Per state (in [`SpaceState::ALL`] order): why it cannot be made
+    /// here, when its preparation failed in the growth step (no fallocate,
+    /// no WRITE_ZEROES): the same classification for both steps.
+    unsupported: Vec<Option<String>>,
+    /// Time kept back for the sweep (each point with its preparation).
+    sweep_reserve: Duration,
+    /// Time kept back from the main rounds: the sweep and a share for a
+    /// close call.
+    reserve: Duration,
+}
+
+impl CommitPlan {
+    fn new(info: &FsInfo, growth: &GrowthSection, b: &Budget, notes: &mut Vec<String>) -> Self {
+        let fill = Run::fill_rate(growth);
+        // Files sized so that preparing one takes at most a twentieth of
+        // the budget at the measured rate (a slow disk or NFS), within the
+        // level's size; the log's segments follow (at most its default).
+        let mut file_size =
+            ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
+        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
+            // See `size_run`: the log may hold seven segments at once.
+            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
+            file_size = file_size.min(cap);
+            segment_size = segment_size.min((cap / 8).max(1 << 20));
+        }
+        if file_size < b.file_size {
+            notes.push(format!(
+                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
+                format_human(fill as u64),
+                format_human(file_size),
+                format_human(segment_size),
+                format_human(b.file_size),
+                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+            ));
+        }
+        let unsupported = SpaceState::ALL
+            .iter()
+            .map(|st| {
+                let need = st.needs()?;
+                growth
+                    .results
+                    .iter()
+                    .find(|g| g.strategy == need)
+                    .and_then(|g| g.unsupported.clone())
+            })
+            .collect();
+        let mut plan = CommitPlan {
+            fill,
+            file_size,
+            segment_size,
+            unsupported,
+            sweep_reserve: Duration::ZERO,
+            reserve: Duration::ZERO,
+        };
+        if b.sweep {
+            plan.sweep_reserve = (SWEEP_TIME * 3
+                + plan.setup_of(SpaceState::Recycled)
+                + plan.setup_of(SpaceState::Wal))
+                * SWEEP_RECORDS.len() as u32;
+        }
+        plan.reserve = plan.sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE);
+        plan
+    }
+
+    /// The time preparing `st`'s space takes at the measured fill rate.
+    fn setup_of(&self, st: SpaceState) -> Duration {
+        let bytes = match st {
+            SpaceState::ZeroFilled | SpaceState::Recycled => self.file_size,
+            SpaceState::Wal => self.segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
+            _ => 0,
+        };
+        Duration::from_secs_f64(bytes as f64 / self.fill + 0.02)
+    }
+
+    /// Every state's summary of `runs`, with its reason where it could not
+    /// be made here.
+    fn summarize_all(&self, runs: &[Vec<CommitResult>]) -> Vec<StateResult> {
+        SpaceState::ALL
+            .iter()
+            .zip(runs)
+            .zip(&self.unsupported)
+            .map(|((&state, rs), unsupported)| {
+                let mut r = summarize(state, rs);
+                if let Some(u) = unsupported {
+                    r.unsupported = Some(u.clone());
+                }
+                r
+            })
+            .collect()
     }
 }

@@ -124,9 +124,64 @@ enum Found {
 /// Suffix of a newest segment set aside because its header was torn.
 pub(crate) const TORN_SUFFIX: &str = ".torn-header";
 
+/// Recovers the log in `dir`: lists it, reads every segment's header,
+/// checks the live chain, reads the live segments to their end, and sorts
+/// out the segments after the last live one (prepared, torn, leftovers).
 pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result<Recovered> {
     let start = Instant::now();
     let mut report = RecoveryReport::default();
+    let (segs, pool) = list(io, dir, &mut report)?;
+    let found = segs
+        .iter()
+        .map(|(seq, path)| read_found(io, *seq, path))
+        .collect::<Result<Vec<_>>>()?;
+    let last_live = found.iter().rposition(|f| matches!(f, Found::Live(..)));
+    let (live, heads, log_id) = live_chain(dir, &segs, &found, last_live)?;
+    if live.is_empty() {
+        if let Some(p) = pool.first() {
+            // A release always leaves a live segment behind it (the next
+            // one's header is durable first): segments were lost.
+            return Err(corrupt(
+                p,
+                0,
+                "released segments exist but no live one: the log's segments are missing",
+            ));
+        }
+    }
+    let next_lsn = read_live(io, &live, &heads, &mut report)?;
+    let after = last_live.map_or(0, |i| i + 1);
+    let expect_seq = live.last().map_or(1, |s| s.seq + 1);
+    let tail = Tail {
+        segs: &segs[after..],
+        found: &found[after..],
+        expect_seq,
+        segment_size,
+    };
+    let prepared = settle_tail(io, tail, &mut report)?;
+    report.created = live.is_empty();
+    report.segments = live.len();
+    report.first_lsn = Lsn(live.first().map_or(next_lsn, |s| s.first_lsn.0));
+    report.next_lsn = Lsn(next_lsn);
+    report.prepared = prepared.len();
+    report.recycle_pool = pool.len();
+    report.elapsed = start.elapsed();
+    Ok(Recovered {
+        log_id,
+        live,
+        next_lsn,
+        prepared,
+        pool,
+        report,
+    })
+}
+
+/// Segments by sequence, and pooled segments.
+type Listing = (Vec<(u64, PathBuf)>, Vec<PathBuf>);
+
+/// Lists `dir`: segments by sequence and pooled segments, in order; removes
+/// temporary files (we hold the directory's lock: no live process is
+/// creating) and notes foreign ones.
+fn list(io: &dyn Storage, dir: &Path, report: &mut RecoveryReport) -> Result<Listing> {
     let mut segs: Vec<(u64, PathBuf)> = vec![];
     let mut pool = vec![];
     let entries = io
@@ -140,7 +195,6 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
             continue;
         }
         if is_file && name.contains(TEMP_MARKER) {
-            // We hold the directory's lock: no live process is creating.
             // Durable with open's directory fsync (`make_durable`); a cut
             // before it brings the file back, and the next open removes
             // it again.
@@ -161,113 +215,134 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
     segs.sort();
     pool.sort();
     report.foreign_files.sort();
+    Ok((segs, pool))
+}
 
-    let mut found = Vec::with_capacity(segs.len());
-    for (seq, path) in &segs {
-        let (fd, _) = open_segment(io, path)?;
-        let f = match read_header(&*fd, path)? {
-            Ok(h) if h.seq == *seq => Found::Live(h),
-            Ok(_) => Found::Blank,
-            Err(HeaderProblem::Version(v)) => {
-                // Never recycle or skip a segment of another format: its
-                // records could be replayed wrongly (raft-engine's lesson).
-                return Err(corrupt(path, 8, format!("{}", HeaderProblem::Version(v))));
+/// What segment `seq`'s header says about it.
+fn read_found(io: &dyn Storage, seq: u64, path: &Path) -> Result<Found> {
+    let (fd, _) = open_segment(io, path)?;
+    Ok(match read_header(&*fd, path)? {
+        Ok(h) if h.seq == seq => Found::Live(h),
+        Ok(_) => Found::Blank,
+        Err(HeaderProblem::Version(v)) => {
+            // Never recycle or skip a segment of another format: its
+            // records could be replayed wrongly (raft-engine's lesson).
+            return Err(corrupt(path, 8, format!("{}", HeaderProblem::Version(v))));
+        }
+        Err(p) => {
+            let mut b = [0u8; SEGMENT_HEADER_LEN];
+            let n = read_at(&*fd, path, &mut b, 0)?;
+            if b[..n].iter().all(|&x| x == 0) {
+                Found::Blank
+            } else {
+                Found::Damaged(p)
             }
-            Err(p) => {
-                let mut b = [0u8; SEGMENT_HEADER_LEN];
-                let n = read_at(&*fd, path, &mut b, 0)?;
-                if b[..n].iter().all(|&x| x == 0) {
-                    Found::Blank
-                } else {
-                    Found::Damaged(p)
-                }
-            }
-        };
-        found.push(f);
-    }
+        }
+    })
+}
 
-    let last_live = found.iter().rposition(|f| matches!(f, Found::Live(..)));
+/// The live segments (every one up to the last live header, which must
+/// all be live, of one log, consecutive, with growing first LSNs), their
+/// headers, and the log's id.
+type Chain = (Vec<SegmentInfo>, Vec<SegmentHeader>, Option<[u8; 16]>);
+
+fn live_chain(
+    dir: &Path,
+    segs: &[(u64, PathBuf)],
+    found: &[Found],
+    last_live: Option<usize>,
+) -> Result<Chain> {
     let log_id = last_live.and_then(|i| match &found[i] {
         Found::Live(h) => Some(h.log_id),
         _ => None,
     });
-    let mut live = vec![];
+    let mut live: Vec<SegmentInfo> = vec![];
     let mut heads = vec![];
-    if let (Some(last), Some(id)) = (last_live, log_id) {
-        for i in 0..=last {
-            let (seq, path) = &segs[i];
-            let h = match &found[i] {
-                Found::Live(h) if h.log_id == id => h,
-                Found::Live(..) => {
-                    return Err(corrupt(
-                        path,
-                        16,
-                        "belongs to another log (different log id)",
-                    ))
-                }
-                Found::Blank | Found::Damaged(_) => {
-                    let why = match &found[i] {
-                        Found::Damaged(p) => p.to_string(),
-                        _ => "no header".into(),
-                    };
-                    return Err(corrupt(
-                        path,
-                        0,
-                        format!(
-                            "invalid segment header ({why}), but later segment {} is live",
-                            segs[last].1.display()
-                        ),
-                    ));
-                }
-            };
-            if let Some(prev) = live.last() {
-                let prev: &SegmentInfo = prev;
-                if *seq != prev.seq + 1 {
-                    return Err(corrupt(
-                        &dir.join(super::format::segment_name(prev.seq + 1)),
-                        0,
-                        format!(
-                            "segment is missing: {} and {} exist",
-                            prev.path.display(),
-                            path.display()
-                        ),
-                    ));
-                }
-                if h.first_lsn < prev.first_lsn.0 {
-                    return Err(corrupt(
-                        path,
-                        48,
-                        format!(
-                            "first LSN {} is before the previous segment's {}",
-                            h.first_lsn, prev.first_lsn
-                        ),
-                    ));
-                }
+    let (Some(last), Some(id)) = (last_live, log_id) else {
+        return Ok((live, heads, log_id));
+    };
+    for i in 0..=last {
+        let (seq, path) = &segs[i];
+        let h = match &found[i] {
+            Found::Live(h) if h.log_id == id => h,
+            Found::Live(..) => {
+                return Err(corrupt(
+                    path,
+                    16,
+                    "belongs to another log (different log id)",
+                ))
             }
-            heads.push(*h);
-            live.push(SegmentInfo {
-                seq: *seq,
-                first_lsn: Lsn(h.first_lsn),
-                path: path.clone(),
-                size: h.size,
-            });
+            other => {
+                let why = match other {
+                    Found::Damaged(p) => p.to_string(),
+                    _ => "no header".into(),
+                };
+                return Err(corrupt(
+                    path,
+                    0,
+                    format!(
+                        "invalid segment header ({why}), but later segment {} is live",
+                        segs[last].1.display()
+                    ),
+                ));
+            }
+        };
+        if let Some(prev) = live.last() {
+            check_follows(dir, prev, *seq, path, h)?;
         }
+        heads.push(*h);
+        live.push(SegmentInfo {
+            seq: *seq,
+            first_lsn: Lsn(h.first_lsn),
+            path: path.clone(),
+            size: h.size,
+        });
     }
+    Ok((live, heads, log_id))
+}
 
-    if live.is_empty() {
-        if let Some(p) = pool.first() {
-            // A release always leaves a live segment behind it (the next
-            // one's header is durable first): segments were lost.
-            return Err(corrupt(
-                p,
-                0,
-                "released segments exist but no live one: the log's segments are missing",
-            ));
-        }
+/// Refuses a live segment that does not follow `prev`: a missing sequence
+/// or a first LSN that goes back.
+fn check_follows(
+    dir: &Path,
+    prev: &SegmentInfo,
+    seq: u64,
+    path: &Path,
+    h: &SegmentHeader,
+) -> Result<()> {
+    if seq != prev.seq + 1 {
+        return Err(corrupt(
+            &dir.join(super::format::segment_name(prev.seq + 1)),
+            0,
+            format!(
+                "segment is missing: {} and {} exist",
+                prev.path.display(),
+                path.display()
+            ),
+        ));
     }
+    if h.first_lsn < prev.first_lsn.0 {
+        return Err(corrupt(
+            path,
+            48,
+            format!(
+                "first LSN {} is before the previous segment's {}",
+                h.first_lsn, prev.first_lsn
+            ),
+        ));
+    }
+    Ok(())
+}
 
-    // Read every live segment: complete ones must reach the next segment's
-    // first LSN; the last one ends wherever its valid records end.
+/// Reads every live segment: complete ones must reach the next segment's
+/// first LSN; the last one ends wherever its valid records end (the
+/// report's tail says where and why). Returns the next LSN.
+fn read_live(
+    io: &dyn Storage,
+    live: &[SegmentInfo],
+    heads: &[SegmentHeader],
+    report: &mut RecoveryReport,
+) -> Result<u64> {
     let mut next_lsn = 1;
     for (i, seg) in live.iter().enumerate() {
         let (fd, len) = open_segment(io, &seg.path)?;
@@ -275,10 +350,7 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
         let mut scan = Scan::new(fd, seg.path.clone(), h, len);
         let until = live.get(i + 1).map(|n| n.first_lsn.0);
         let mut lsn = h.first_lsn;
-        loop {
-            if until == Some(lsn) {
-                break;
-            }
+        while until != Some(lsn) {
             match scan.step()? {
                 Step::Record { .. } => {
                     lsn += 1;
@@ -308,38 +380,36 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
         }
         next_lsn = lsn;
     }
+    Ok(next_lsn)
+}
 
-    // Segments after the last live one are prepared (never written by the
-    // writer: their headers are zeros or a recycled segment's old one).
-    let after = last_live.map_or(0, |i| i + 1);
+/// The segments after the last live one, with what their headers say.
+struct Tail<'a> {
+    segs: &'a [(u64, PathBuf)],
+    found: &'a [Found],
+    /// The sequence the first of them must have to be the next segment.
+    expect_seq: u64,
+    segment_size: u64,
+}
+
+/// Sorts out the segments after the last live one (never written by the
+/// writer: their headers are zeros or a recycled segment's old one): the
+/// consecutive ones of the right size stay prepared, a torn newest header
+/// is set aside, other damage refuses to open, the rest is removed.
+fn settle_tail(
+    io: &dyn Storage,
+    tail: Tail<'_>,
+    report: &mut RecoveryReport,
+) -> Result<Vec<(u64, PathBuf)>> {
     let mut prepared = vec![];
-    let mut expect_seq = live.last().map_or(1, |s| s.seq + 1);
-    for (i, (seq, path)) in segs.iter().enumerate().skip(after) {
-        let torn = matches!(
-            found[i],
-            Found::Damaged(HeaderProblem::Checksum | HeaderProblem::NoMagic)
-        );
-        if let (Found::Damaged(p), true) = (&found[i], torn && i == after && *seq == expect_seq) {
-            // The newest segment, whose header may have been torn by a
-            // power cut while it was being written (its fdatasync had not
-            // returned; a torn header fails its checksum, or lacks the
-            // magic its first bytes would carry): like an invalid page
-            // header at the end of PostgreSQL's WAL, the log ends before
-            // it. A header whose checksum holds but whose numbers are
-            // impossible was not torn, and stays an error. Moved aside, not
-            // deleted: if it was damaged some other way, its bytes are
-            // still there to look at.
-            let aside = set_aside(io, path)?;
-            report.tail.get_or_insert_with(|| TailReport {
-                segment: path.clone(),
-                offset: 0,
-                stopped_at: format!("segment header invalid ({p})"),
-                discarded_bytes: 0,
-            });
-            report.torn_header = Some(aside);
-            continue;
-        }
-        if let Found::Damaged(p) = &found[i] {
+    let mut expect_seq = tail.expect_seq;
+    for (i, (seq, path)) in tail.segs.iter().enumerate() {
+        if let Found::Damaged(p) = &tail.found[i] {
+            let torn = matches!(p, HeaderProblem::Checksum | HeaderProblem::NoMagic);
+            if torn && i == 0 && *seq == expect_seq {
+                set_aside_torn(io, path, p, report)?;
+                continue;
+            }
             return Err(corrupt(
                 path,
                 0,
@@ -347,7 +417,7 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
             ));
         }
         let (_, size) = open_segment(io, path)?;
-        if *seq == expect_seq && size == segment_size {
+        if *seq == expect_seq && size == tail.segment_size {
             prepared.push((*seq, path.clone()));
             expect_seq += 1;
         } else {
@@ -359,22 +429,31 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
             report.removed_files.push(path.clone());
         }
     }
+    Ok(prepared)
+}
 
-    report.created = live.is_empty();
-    report.segments = live.len();
-    report.first_lsn = Lsn(live.first().map_or(next_lsn, |s| s.first_lsn.0));
-    report.next_lsn = Lsn(next_lsn);
-    report.prepared = prepared.len();
-    report.recycle_pool = pool.len();
-    report.elapsed = start.elapsed();
-    Ok(Recovered {
-        log_id,
-        live,
-        next_lsn,
-        prepared,
-        pool,
-        report,
-    })
+/// The newest segment, whose header may have been torn by a power cut while
+/// it was being written (its fdatasync had not returned; a torn header
+/// fails its checksum, or lacks the magic its first bytes would carry):
+/// like an invalid page header at the end of PostgreSQL's WAL, the log ends
+/// before it. A header whose checksum holds but whose numbers are
+/// impossible was not torn, and stays an error. Moved aside, not deleted:
+/// if it was damaged some other way, its bytes are still there to look at.
+fn set_aside_torn(
+    io: &dyn Storage,
+    path: &Path,
+    p: &HeaderProblem,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    let aside = set_aside(io, path)?;
+    report.tail.get_or_insert_with(|| TailReport {
+        segment: path.to_path_buf(),
+        offset: 0,
+        stopped_at: format!("segment header invalid ({p})"),
+        discarded_bytes: 0,
+    });
+    report.torn_header = Some(aside);
+    Ok(())
 }
 
 /// Renames a segment with a torn header to `NAME.torn-header` (or
