@@ -7,6 +7,9 @@
 //! to its old length and blocks allocated past it are released (rule 2).
 
 mod range;
+mod rollback;
+
+use rollback::{rollback, state_before, Before};
 
 pub use crate::policy::{Plan, StrategyChoice};
 pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
@@ -345,38 +348,6 @@ impl std::ops::DerefMut for Draft {
     }
 }
 
-/// What the file held past its end before growing, so that a rollback
-/// releases only what this growth allocated.
-struct Before {
-    old_len: u64,
-    blocks: u64,
-    /// Block-aligned ranges past EOF that were allocated before (an earlier
-    /// `reserve`, or speculative preallocation). `None` when they cannot be
-    /// known (no FIEMAP) but `st_blocks` says there were some.
-    reserved: Option<Vec<std::ops::Range<u64>>>,
-}
-
-fn state_before(fd: BorrowedFd<'_>, st: &sys::Stat) -> Before {
-    // The block holding EOF is the file's own; "past EOF" starts after it.
-    let bs = st.blksize.clamp(512, 1 << 20);
-    let eof_block_end = st.size.div_ceil(bs) * bs;
-    let reserved = match sys::fiemap(fd, eof_block_end, u64::MAX - eof_block_end, false) {
-        Ok(raw) => Some(
-            raw.iter()
-                .map(|e| e.logical.max(eof_block_end)..e.logical.saturating_add(e.length))
-                .filter(|r| r.start < r.end)
-                .collect(),
-        ),
-        Err(_) if st.blocks.saturating_mul(512) <= eof_block_end => Some(Vec::new()),
-        Err(_) => None,
-    };
-    Before {
-        old_len: st.size,
-        blocks: st.blocks,
-        reserved,
-    }
-}
-
 fn grow_open<Fd: AsFd>(
     fd: Fd,
     path: &Path,
@@ -388,23 +359,7 @@ fn grow_open<Fd: AsFd>(
     let fd = fd.as_fd();
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let old_len = st.size;
-    if target < old_len {
-        return Err(Error::refused(
-            "grow",
-            path,
-            Errno::INVAL,
-            format!(
-                "the requested size {} ({}) is smaller than the current length {} ({}); fspace never shrinks a file",
-                target,
-                format_human(target),
-                old_len,
-                format_human(old_len)
-            ),
-        ));
-    }
-    if target > MAX_FILE_SIZE {
-        return Err(too_large(path, target));
-    }
+    check_target(path, old_len, target)?;
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.
     let probe_start = sys::counters();
@@ -417,79 +372,10 @@ fn grow_open<Fd: AsFd>(
     let notes = std::mem::take(&mut plan.notes);
     let probe_cost = sys::counters().since(probe_start);
     let prior = state_before(fd, &st);
-    let mut fallbacks: Vec<Fallback> = Vec::new();
-    let mut last_err = None;
-    let mut done = None;
-    let with_fallbacks = |err: Error, fallbacks: &[Fallback]| {
-        if fallbacks.is_empty() {
-            err
-        } else {
-            Error::AfterFallbacks {
-                source: Box::new(err),
-                tried: fallbacks.to_vec(),
-            }
-        }
-    };
-    for &strategy in &plan.ladder {
-        match run(fd, path, strategy, old_len, target, opts) {
-            Ok(written) => {
-                done = Some((strategy, written));
-                break;
-            }
-            Err(Failure::Unsupported(err)) => {
-                let fb = Fallback {
-                    strategy,
-                    errno: err.raw_os_error().unwrap_or(0),
-                    error: err.to_string(),
-                };
-                fallbacks.push(fb);
-                last_err = Some(err);
-            }
-            Err(Failure::Fatal(err)) => {
-                rollback(fd, &prior, target);
-                return Err(with_fallbacks(err, &fallbacks));
-            }
-        }
-    }
-    let Some((strategy, bytes_written)) = done else {
-        rollback(fd, &prior, target);
-        let err = last_err
-            .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try"));
-        let earlier = &fallbacks[..fallbacks.len().saturating_sub(1)];
-        return Err(with_fallbacks(err, earlier));
-    };
-    if opts
-        .cancel
-        .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-    {
-        // Cancelled while a syscall that cannot be interrupted ran (a
-        // fallocate): honour it before making anything durable.
-        rollback(fd, &prior, target);
-        return Err(Error::refused(
-            "grow",
-            path,
-            Errno::CANCELED,
-            "interrupted; nothing was kept (an existing file is put back to its old length, \
-             a file being created is removed)",
-        ));
-    }
-    if opts.sync {
-        if let Err(e) = sys::fdatasync(fd) {
-            rollback(fd, &prior, target);
-            return Err(with_fallbacks(
-                Error::io("fdatasync", path, None, e),
-                &fallbacks,
-            ));
-        }
-        if strategy == Strategy::ZeroFill
-            && opts.intent == Intent::Log
-            && opts.drop_filled_pages
-            && target > old_len
-        {
-            // Advisory: failure changes nothing the caller relies on.
-            let _ = sys::fadvise_dontneed(fd, old_len, target - old_len);
-        }
-    }
+    let (strategy, bytes_written, fallbacks) =
+        climb(fd, path, &plan.ladder, old_len..target, opts, &prior)?;
+    settle(fd, path, strategy, old_len..target, opts, &prior)
+        .map_err(|e| with_fallbacks(e, &fallbacks))?;
     let new_len = sys::fstat(fd)
         .map_err(|e| Error::io("fstat", path, None, e))?
         .size;
@@ -517,6 +403,121 @@ fn grow_open<Fd: AsFd>(
         },
         probe_cost,
     })
+}
+
+/// Refuses a target below the current length (fspace never shrinks a
+/// file) or above Linux's largest file, before anything is issued.
+fn check_target(path: &Path, old_len: u64, target: u64) -> Result<()> {
+    if target < old_len {
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::INVAL,
+            format!(
+                "the requested size {} ({}) is smaller than the current length {} ({}); fspace never shrinks a file",
+                target,
+                format_human(target),
+                old_len,
+                format_human(old_len)
+            ),
+        ));
+    }
+    if target > MAX_FILE_SIZE {
+        return Err(too_large(path, target));
+    }
+    Ok(())
+}
+
+/// `err`, with the strategies abandoned before it when there were any.
+fn with_fallbacks(err: Error, fallbacks: &[Fallback]) -> Error {
+    if fallbacks.is_empty() {
+        err
+    } else {
+        Error::AfterFallbacks {
+            source: Box::new(err),
+            tried: fallbacks.to_vec(),
+        }
+    }
+}
+
+/// Tries the ladder's strategies in order over `range` until one works;
+/// returns it, the bytes it wrote and the ones abandoned before it. On
+/// failure the file is rolled back ([`rollback`]).
+fn climb(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    ladder: &[Strategy],
+    range: std::ops::Range<u64>,
+    opts: &GrowOptions<'_>,
+    prior: &Before,
+) -> Result<(Strategy, u64, Vec<Fallback>)> {
+    let mut fallbacks: Vec<Fallback> = Vec::new();
+    let mut last_err = None;
+    for &strategy in ladder {
+        match run(fd, path, strategy, range.start, range.end, opts) {
+            Ok(written) => return Ok((strategy, written, fallbacks)),
+            Err(Failure::Unsupported(err)) => {
+                fallbacks.push(Fallback {
+                    strategy,
+                    errno: err.raw_os_error().unwrap_or(0),
+                    error: err.to_string(),
+                });
+                last_err = Some(err);
+            }
+            Err(Failure::Fatal(err)) => {
+                rollback(fd, prior, range.end);
+                return Err(with_fallbacks(err, &fallbacks));
+            }
+        }
+    }
+    rollback(fd, prior, range.end);
+    let err = last_err
+        .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try"));
+    let earlier = &fallbacks[..fallbacks.len().saturating_sub(1)];
+    Err(with_fallbacks(err, earlier))
+}
+
+/// After the strategy ran: honours a cancel that came in during a syscall
+/// that cannot be interrupted (a fallocate) before anything is made
+/// durable, then syncs when asked (and drops a log's filled pages). Rolls
+/// back on failure.
+fn settle(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    strategy: Strategy,
+    range: std::ops::Range<u64>,
+    opts: &GrowOptions<'_>,
+    prior: &Before,
+) -> Result<()> {
+    if opts
+        .cancel
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        rollback(fd, prior, range.end);
+        return Err(Error::refused(
+            "grow",
+            path,
+            Errno::CANCELED,
+            "interrupted; nothing was kept (an existing file is put back to its old length, \
+             a file being created is removed)",
+        ));
+    }
+    if !opts.sync {
+        return Ok(());
+    }
+    if let Err(e) = sys::fdatasync(fd) {
+        rollback(fd, prior, range.end);
+        return Err(Error::io("fdatasync", path, None, e));
+    }
+    if strategy == Strategy::ZeroFill
+        && opts.intent == Intent::Log
+        && opts.drop_filled_pages
+        && !range.is_empty()
+    {
+        // Advisory: failure changes nothing the caller relies on.
+        let _ = sys::fadvise_dontneed(fd, range.start, range.end - range.start);
+    }
+    Ok(())
 }
 
 /// Drop the zeros of a synced zero-fill for intent `log` from the page
@@ -681,47 +682,6 @@ fn check_free_space_for(
         }));
     }
     Ok(())
-}
-
-/// Puts the file back to its old length and releases the blocks this
-/// growth allocated past it, keeping any that were reserved before. Best
-/// effort: the original error is what the caller reports.
-///
-/// Filesystems differ: ext4 frees every block past EOF on truncate (even to
-/// the same length) and ignores a punch past EOF; xfs, btrfs and tmpfs
-/// honour the punch. So: truncate, punch what was not reserved before, then
-/// reserve again what was (a no-op where it survived).
-fn rollback(fd: BorrowedFd<'_>, prior: &Before, target: u64) {
-    let Ok(st) = sys::fstat(fd) else { return };
-    if st.size > target {
-        // Someone else extended the file past our target: not ours to cut.
-        return;
-    }
-    if st.size == prior.old_len && st.blocks <= prior.blocks {
-        return; // nothing changed
-    }
-    let Some(reserved) = &prior.reserved else {
-        // Unknown earlier reservations: only restore the length.
-        if st.size != prior.old_len {
-            let _ = sys::ftruncate(fd, prior.old_len);
-        }
-        return;
-    };
-    let _ = sys::ftruncate(fd, prior.old_len);
-    let mut pos = prior.old_len;
-    let punch = |from: u64, to: u64| {
-        if to > from {
-            let _ = sys::fallocate(fd, FallocMode::PunchHole, from, to - from);
-        }
-    };
-    for r in reserved.iter().filter(|r| r.start < target) {
-        punch(pos, r.start);
-        pos = pos.max(r.end);
-    }
-    punch(pos, target);
-    for r in reserved {
-        let _ = sys::fallocate(fd, FallocMode::KeepSize, r.start, r.end - r.start);
-    }
 }
 
 /// Opens `path` for growing, refusing anything but a regular file; exposed
