@@ -1,0 +1,580 @@
+//! [`copy()`]: a file copy that keeps holes, shares or offloads where it can,
+//! and only then reads and writes.
+
+mod job;
+
+use super::writer::{
+    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER,
+};
+use crate::durable::{Steps, TempFile};
+use crate::error::{Error, Result};
+use crate::fs_info::FsKind;
+use crate::runs::DataRuns;
+use crate::strategy::Progress;
+use crate::sys::{self, Errno};
+use job::Job;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::OFlags;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What to do with zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SparseMode {
+    /// Keep the source's holes as holes; copy its data as it is.
+    #[default]
+    Auto,
+    /// Also turn zero blocks inside the data into holes (reads every byte).
+    Always,
+    /// Write everything, holes as zeros: the copy ends fully allocated.
+    Never,
+}
+
+/// Whether the copy may share the source's blocks (reflink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReflinkMode {
+    /// Share blocks when the filesystem can (`FICLONE`), else copy.
+    #[default]
+    Auto,
+    /// Share blocks or fail.
+    Always,
+    /// Never share: every block of the copy is its own.
+    Never,
+}
+
+macro_rules! mode_names {
+    ($t:ident, $what:literal) => {
+        impl $t {
+            /// Returns the name used on the command line and in JSON.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $t::Auto => "auto",
+                    $t::Always => "always",
+                    $t::Never => "never",
+                }
+            }
+        }
+        impl FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s {
+                    "auto" => Ok($t::Auto),
+                    "always" => Ok($t::Always),
+                    "never" => Ok($t::Never),
+                    _ => Err(format!(
+                        concat!("unknown ", $what, " mode {:?} (auto, always, never)"),
+                        s
+                    )),
+                }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+mode_names!(SparseMode, "sparse");
+mode_names!(ReflinkMode, "reflink");
+
+/// The rung of the copy ladder that moved the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyMethod {
+    /// `FICLONE`: the copy shares the source's blocks.
+    Clone,
+    /// `copy_file_range` per data extent: the kernel (or the filesystem)
+    /// moved the data.
+    CopyFileRange,
+    /// `pread` + [`SparseWriter`].
+    ReadWrite,
+    /// Nothing to move: the source is empty.
+    None,
+}
+
+impl CopyMethod {
+    /// Returns the name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyMethod::Clone => "clone",
+            CopyMethod::CopyFileRange => "copy_file_range",
+            CopyMethod::ReadWrite => "read_write",
+            CopyMethod::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for CopyMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A rung that was tried (or ruled out) before the one that did the work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CopyFallback {
+    /// The rung.
+    pub method: CopyMethod,
+    /// Why it was not used.
+    pub reason: String,
+    /// The errno of the failed call, if one failed.
+    pub errno: Option<i32>,
+}
+
+/// How to copy.
+#[derive(Clone, Copy, Default)]
+pub struct CopyOptions<'a> {
+    /// What to do with zeros (default `auto`: keep the source's holes).
+    pub sparse: SparseMode,
+    /// Whether blocks may be shared (default `auto`).
+    pub reflink: ReflinkMode,
+    /// Replace an existing destination (never the source itself).
+    pub force: bool,
+    /// Give the copy the source's mode (with setuid/setgid/sticky), owner
+    /// and group (when permitted) and access and modification times.
+    pub preserve: bool,
+    /// Make the copy durable: `fsync` it before the rename and `fsync` the
+    /// directory after; when `copy` returns, the complete copy is on disk
+    /// under its name.
+    ///
+    /// Without it, a power cut soon after may leave: for a new name, no
+    /// file, or a file of any length from 0 to the source's (its data not
+    /// yet written) under the name; when replacing an existing file
+    /// (`force`), the old file or the complete copy, never a partial one
+    /// (the copy is fsynced before it replaces a file even without `sync`,
+    /// and the report notes it).
+    pub sync: bool,
+    /// Checked between chunks: when it becomes true the copy stops, the
+    /// temporary file is removed and the call fails with `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called after each chunk with the source bytes done (holes included).
+    pub progress: Option<&'a dyn Fn(Progress)>,
+}
+
+impl CopyOptions<'_> {
+    /// Checks that the options can go together; the message says why not
+    /// (the CLI prints it as a usage error, the C API returns `-EINVAL`
+    /// with it, [`copy()`] refuses with `EINVAL`).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.reflink == ReflinkMode::Always && self.sparse != SparseMode::Auto {
+            return Err(format!(
+                "reflink always shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
+                self.sparse
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CopyOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CopyOptions")
+            .field("sparse", &self.sparse)
+            .field("reflink", &self.reflink)
+            .field("force", &self.force)
+            .field("preserve", &self.preserve)
+            .field("sync", &self.sync)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// What a copy did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyReport {
+    /// The source.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub src: PathBuf,
+    /// The destination written (inside DST when DST is a directory).
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub dst: PathBuf,
+    /// Bytes in the copy: the source's length when the copy began.
+    pub len: u64,
+    /// The rung that moved the data.
+    pub method: CopyMethod,
+    /// Rungs tried or ruled out before it, and why.
+    pub fallbacks: Vec<CopyFallback>,
+    /// The sparse mode used.
+    pub sparse: SparseMode,
+    /// The reflink mode used.
+    pub reflink: ReflinkMode,
+    /// Bytes shared with the source by `FICLONE`.
+    pub bytes_cloned: u64,
+    /// Bytes moved by `copy_file_range` (the whole data with method
+    /// `copy_file_range`; the data runs of a read + sparse write on one
+    /// filesystem where it cannot share blocks).
+    pub bytes_offloaded: u64,
+    /// Bytes written by `pwritev` (zeros written as data included).
+    pub bytes_copied: u64,
+    /// Data extents of the source (ranges between holes) visited.
+    pub data_extents: u64,
+    /// Hole ranges in the copy (the source's, and zero runs made holes).
+    pub holes: u64,
+    /// Bytes in those holes.
+    pub hole_bytes: u64,
+    /// Of those, zeros found inside the source's data (`--sparse always`).
+    pub zero_bytes_holed: u64,
+    /// Bytes the source has allocated (`st_blocks`).
+    pub src_allocated: u64,
+    /// Bytes the copy has allocated (`st_blocks`, delayed allocations
+    /// included).
+    pub dst_allocated: u64,
+    /// Syscalls the copy issued through fspace's counted wrappers (opens,
+    /// stats, seeks, reads, writes, syncs; not the final rename, the
+    /// directory scan for stale temporary files, or closes).
+    pub syscalls: u64,
+    /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`,
+    /// `copy_file_range`, `FICLONE`).
+    pub write_syscalls: u64,
+    /// Whether an existing destination was replaced.
+    pub replaced: bool,
+    /// Whether mode, owner and times were copied.
+    pub preserved: bool,
+    /// Whether the copy was made durable.
+    pub synced: bool,
+    /// Other things worth knowing.
+    pub notes: Vec<String>,
+    /// Wall time.
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
+    pub elapsed: Duration,
+}
+
+/// Bytes per `pread` when the data only feeds the zero scan (the writer
+/// moves it from the source): small enough to stay in a core's L2 cache.
+pub const SCAN_READ: usize = 128 << 10;
+
+/// Bytes per `copy_file_range` call: large, so a 1 GiB extent takes 16
+/// calls, yet small enough that progress and cancellation stay responsive.
+pub const OFFLOAD_CHUNK: u64 = 64 << 20;
+
+/// Whether `copy_file_range` into a file on `kind` may share blocks instead
+/// of copying them (it tries a reflink first on the same filesystem, since
+/// Linux 5.3): with `--reflink never` it is used only where it cannot.
+pub fn offload_may_share(kind: FsKind) -> bool {
+    !matches!(
+        kind,
+        FsKind::Ext4 | FsKind::Tmpfs | FsKind::Ramfs | FsKind::F2fs | FsKind::Exfat | FsKind::Fat
+    )
+}
+
+/// Errnos that mean "this rung is not possible here" (fall to the next one
+/// when nothing has been copied yet) for `FICLONE` and `copy_file_range`.
+fn not_possible(e: Errno) -> bool {
+    crate::errno::unsupported(crate::errno::Call::Offload, e)
+}
+
+/// Says when the source's holes could not be seen: a network or FUSE
+/// filesystem whose `SEEK_HOLE` (usually the kernel's generic one, as on
+/// sshfs) reported every byte as data, in a copy that did not read for
+/// zeros. Without it such a copy would look complete and lose the holes
+/// silently.
+fn blind_source_note(
+    sfd: BorrowedFd<'_>,
+    report: &CopyReport,
+    opts: &CopyOptions<'_>,
+) -> Option<String> {
+    if opts.sparse != SparseMode::Auto
+        || report.holes > 0
+        || report.len == 0
+        || report.bytes_cloned > 0
+    {
+        return None;
+    }
+    let kind = FsKind::from_magic(sys::fstatfs(sfd).ok()?.magic);
+    kind.seek_hole_may_be_blind().then(|| {
+        format!(
+            "the source is on {}, whose SEEK_HOLE reports every byte as data: any holes in it could not be seen \
+             and would have been copied as zeros; sparse mode `always` finds zero blocks by reading them",
+            kind.name()
+        )
+    })
+}
+
+/// Copies the regular file `src` to `dst` (see [`CopyOptions`]), keeping
+/// holes, and returns what it did.
+///
+/// The ladder: `FICLONE` when allowed (`reflink` auto with `sparse` auto,
+/// or `reflink` always) → `copy_file_range` per data extent (found with
+/// `SEEK_DATA`/`SEEK_HOLE`) when no zero scan is needed → `pread` +
+/// [`SparseWriter`]. A rung falls to the next only when nothing has been
+/// copied yet; each fallback is in the report.
+///
+/// When `dst` is a directory the copy goes into it under the source's name.
+/// The copy is made under a temporary name in the destination's directory
+/// and renamed into place only when complete (replacing an existing file
+/// only with `force`; a symbolic link at the destination is replaced, its
+/// target untouched), so the destination never holds a partial copy; on
+/// any error the temporary file is removed. Refuses, changing nothing: a
+/// source that is not a regular file, a destination that is the source
+/// (also through a hard or symbolic link), an existing destination without
+/// `force`, and a destination that is a directory or special file.
+///
+/// The copy holds the source's first `len` bytes, `len` being its length
+/// when the copy began: bytes appended meanwhile are not copied (the
+/// report notes it); a source that shrinks meanwhile fails the copy.
+pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport> {
+    let start = Instant::now();
+    let before = sys::counters();
+    opts.validate()
+        .map_err(|m| Error::refused("copy", src, Errno::INVAL, m))?;
+    let (sfd, sst) = open_source(src)?;
+    let dst = resolve_destination(src, dst)?;
+    let replaced = check_destination(src, &sst, &dst, opts.force)?;
+    let mut tmp = TempFile::create("copy", &dst, sst.mode & 0o777)?;
+    let mut report = CopyReport::new(src, &dst, &sst, opts, replaced);
+    let tfd = tmp.fd.as_fd();
+    let job = Job {
+        src,
+        dst: &dst,
+        sfd: sfd.as_fd(),
+        tfd,
+        len: sst.size,
+        opts,
+        kind: std::cell::OnceCell::new(),
+    };
+    job.run(&mut report)?;
+    finish_copy(&job, &sst, &mut report)?;
+    let steps = publish_steps(opts, replaced, &dst, &mut report);
+    // A cancellation that came in after the last chunk still counts: the
+    // destination has not appeared yet.
+    job.check_cancel()?;
+    report.notes.extend(tmp.publish(steps)?);
+    report.synced = opts.sync;
+    let cost = sys::counters().since(before);
+    report.syscalls = cost.total;
+    report.write_syscalls = cost.writes;
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+impl CopyReport {
+    /// The report of a copy that has not started.
+    fn new(
+        src: &Path,
+        dst: &Path,
+        sst: &sys::Stat,
+        opts: &CopyOptions<'_>,
+        replaced: bool,
+    ) -> CopyReport {
+        CopyReport {
+            src: src.to_path_buf(),
+            dst: dst.to_path_buf(),
+            len: sst.size,
+            method: CopyMethod::None,
+            fallbacks: Vec::new(),
+            sparse: opts.sparse,
+            reflink: opts.reflink,
+            bytes_cloned: 0,
+            bytes_offloaded: 0,
+            bytes_copied: 0,
+            data_extents: 0,
+            holes: 0,
+            hole_bytes: 0,
+            zero_bytes_holed: 0,
+            src_allocated: sst.blocks * 512,
+            dst_allocated: 0,
+            syscalls: 0,
+            write_syscalls: 0,
+            replaced,
+            preserved: false,
+            synced: false,
+            notes: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
+/// After the data is in the copy: notes on what could not be seen, refuses a
+/// source that shrank, notes one that grew, preserves attributes when asked
+/// and records what the copy allocated.
+fn finish_copy(job: &Job<'_>, sst: &sys::Stat, report: &mut CopyReport) -> Result<()> {
+    if let Some(note) = blind_source_note(job.sfd, report, job.opts) {
+        report.notes.push(note);
+    }
+    let now = sys::fstat(job.sfd).map_err(|e| Error::io("fstat", job.src, None, e))?;
+    if now.size < sst.size {
+        return Err(job.shrank(now.size, now.size));
+    }
+    if now.size > sst.size {
+        report.notes.push(format!(
+            "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
+            now.size - sst.size,
+            sst.size
+        ));
+    }
+    if job.opts.preserve {
+        preserve(job.tfd, job.dst, sst, report)?;
+    }
+    let dst_st = sys::fstat(job.tfd).map_err(|e| Error::io("fstat", job.dst, None, e))?;
+    report.dst_allocated = dst_st.blocks * 512;
+    Ok(())
+}
+
+/// How the copy is renamed into place, and what a power cut may leave
+/// (PostgreSQL's durable_rename reasons):
+/// - the copy is fsynced before the rename with `sync`, and also without it
+///   when it replaces an existing file: otherwise the rename can reach the
+///   disk before the copy's data, and a cut leaves the name holding a short
+///   or empty file while the old file is gone (ext4 does the same for
+///   renames over a file, auto_da_alloc; xfs and btrfs do not). With the
+///   fsync, the name holds the complete old file or the complete copy.
+/// - a new name without `sync`: the name may survive a cut while the data
+///   did not (a short or empty file), or not survive.
+/// - the directory is fsynced after the rename only with `sync`; without it
+///   a cut may undo the rename (the old file, or no file, comes back).
+///
+/// Replacing: the destination found at the start, or one that appeared
+/// since (`force` replaces it too).
+fn publish_steps(
+    opts: &CopyOptions<'_>,
+    replaced: bool,
+    dst: &Path,
+    report: &mut CopyReport,
+) -> Steps {
+    let replacing = replaced || (opts.force && sys::lstat(dst).is_ok());
+    if replacing && !opts.sync {
+        report.notes.push(
+            "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back".into(),
+        );
+    }
+    Steps {
+        fsync_before: opts.sync || replacing,
+        replace: opts.force,
+        fsync_after: false,
+        sync_dir: opts.sync,
+    }
+}
+
+/// Refuses special files before opening them (opening a device can have
+/// effects: a watchdog starts, a tape rewinds on close), opens the source
+/// and checks again what was opened.
+fn open_source(src: &Path) -> Result<(OwnedFd, sys::Stat)> {
+    if let Ok(st) = sys::stat(src) {
+        if !st.is_regular() {
+            return Err(Error::not_regular("copy", src, &st, None));
+        }
+    }
+    let sfd = open_source_fd(src)?;
+    let sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
+    if !sst.is_regular() {
+        return Err(Error::not_regular("copy", src, &sst, None));
+    }
+    Ok((sfd, sst))
+}
+
+/// Opens the source for reading; `O_NONBLOCK` keeps `open` from hanging on
+/// a FIFO, which is then refused by type.
+fn open_source_fd(src: &Path) -> Result<OwnedFd> {
+    sys::open(src, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
+        .map_err(|e| Error::io("open", src, None, e))
+}
+
+/// A destination that is a directory (or a symbolic link to one) means
+/// "inside it, under the source's name".
+fn resolve_destination(src: &Path, dst: &Path) -> Result<PathBuf> {
+    match sys::stat(dst) {
+        Ok(st) if st.is_dir() => {
+            let name = src.file_name().ok_or_else(|| {
+                Error::refused("copy", src, Errno::INVAL, "has no file name to copy under")
+            })?;
+            Ok(dst.join(name))
+        }
+        _ => {
+            if dst.as_os_str().as_encoded_bytes().ends_with(b"/") {
+                // "dst/" names a directory that does not exist.
+                return Err(Error::refused(
+                    "copy",
+                    dst,
+                    Errno::NOENT,
+                    "is not an existing directory",
+                ));
+            }
+            Ok(dst.to_path_buf())
+        }
+    }
+}
+
+/// Refuses a destination that is the source or, without `force`, exists;
+/// returns whether one will be replaced.
+fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Result<bool> {
+    if let Ok(t) = sys::stat(dst) {
+        // Inode numbers catch hard links; resolved paths catch the same name
+        // and symbolic links where inode numbers are not stable (sshfs).
+        let same_path = match (std::fs::canonicalize(src), std::fs::canonicalize(dst)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same_path || (t.dev == sst.dev && t.ino == sst.ino) {
+            return Err(Error::refused(
+                "copy",
+                dst,
+                Errno::INVAL,
+                format!(
+                    "is the same file as {} (the same name, a hard link or a symbolic link to it); nothing was changed",
+                    src.display()
+                ),
+            ));
+        }
+    }
+    let Ok(l) = sys::lstat(dst) else {
+        return Ok(false);
+    };
+    if l.is_dir() {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::ISDIR,
+            "is a directory; fspace copy does not replace directories",
+        ));
+    }
+    if !l.is_regular() && !l.is_symlink() {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::EXIST,
+            format!(
+                "exists and is a {}; fspace copy replaces only regular files and symbolic links",
+                l.type_name()
+            ),
+        ));
+    }
+    if !force {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::EXIST,
+            "already exists; replace it with the force option (CLI: --force)",
+        ));
+    }
+    Ok(true)
+}
+
+/// Gives the copy the source's owner, mode and times (in that order: a
+/// change of owner clears setuid bits, and times go last).
+fn preserve(
+    tfd: BorrowedFd<'_>,
+    dst: &Path,
+    sst: &sys::Stat,
+    report: &mut CopyReport,
+) -> Result<()> {
+    match sys::fchown(tfd, sst.uid, sst.gid) {
+        Ok(()) => {}
+        Err(Errno::PERM) => report.notes.push(format!(
+            "owner {}:{} not preserved: only root may give files away (EPERM)",
+            sst.uid, sst.gid
+        )),
+        Err(e) => return Err(Error::io("fchown", dst, None, e)),
+    }
+    sys::fchmod(tfd, sst.mode & 0o7777).map_err(|e| Error::io("fchmod", dst, None, e))?;
+    sys::futimens(tfd, sst.atime, sst.mtime).map_err(|e| Error::io("futimens", dst, None, e))?;
+    report.preserved = true;
+    Ok(())
+}
