@@ -1,10 +1,10 @@
 //! [`SparseWriter`]: writes a file's contents so that zero blocks become
 //! holes, with few large writes.
 
-use super::scan::{self, Run};
-use crate::errno::{unsupported, Call};
 mod source;
 
+use super::scan::{self, Run};
+use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
 use crate::sys::{self, Errno, FallocMode};
