@@ -293,9 +293,33 @@ impl Shared {
     /// new segment.
     pub(super) fn switch_segment<'a>(
         &'a self,
-        mut st: MutexGuard<'a, State>,
+        st: MutexGuard<'a, State>,
         span: u64,
     ) -> Result<MutexGuard<'a, State>> {
+        let (mut st, next) = self.next_ready(st, span)?;
+        let Some(next) = next else {
+            return Ok(st);
+        };
+        if st.cur.end > st.cur.handed {
+            let mut bytes = std::mem::take(&mut st.buf);
+            pad_to_page(&mut bytes);
+            st.sealed_bytes += bytes.len();
+            let chunk = st.chunk_of_current(bytes);
+            st.sealed.push_back(chunk);
+        }
+        self.install(&mut st, next);
+        self.prep_cv.notify_all();
+        Ok(st)
+    }
+
+    /// Takes the next ready segment, waiting for the preparer if none is;
+    /// `None` when another appender switched meanwhile and `span` bytes fit
+    /// the current segment now.
+    fn next_ready<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        span: u64,
+    ) -> Result<(MutexGuard<'a, State>, Option<Prepared>)> {
         let mut waited = false;
         let next = loop {
             // Another appender may have switched while this one waited.
@@ -303,7 +327,7 @@ impl Shared {
                 if waited {
                     self.urgent.store(false, Ordering::SeqCst);
                 }
-                return Ok(st);
+                return Ok((st, None));
             }
             if let Some(p) = st.ready.pop_front() {
                 break p;
@@ -338,13 +362,12 @@ impl Shared {
             }
         };
         self.urgent.store(false, Ordering::SeqCst);
-        if st.cur.end > st.cur.handed {
-            let mut bytes = std::mem::take(&mut st.buf);
-            pad_to_page(&mut bytes);
-            st.sealed_bytes += bytes.len();
-            let chunk = st.chunk_of_current(bytes);
-            st.sealed.push_back(chunk);
-        }
+        Ok((st, Some(next)))
+    }
+
+    /// Makes `next` the current segment: its header starts the tail buffer
+    /// and it joins the live segments.
+    fn install(&self, st: &mut State, next: Prepared) {
         let size = self.opts.segment_size;
         let header = SegmentHeader {
             log_id: self.log_id,
@@ -381,13 +404,10 @@ impl Shared {
             size,
             fd: Arc::from(next.fd),
             path: Arc::new(next.path),
-            end: 0,
+            end: SEGMENT_HEADER_LEN as u64,
             handed: 0,
         };
-        st.cur.end = SEGMENT_HEADER_LEN as u64;
         st.stats.switches += 1;
-        self.prep_cv.notify_all();
-        Ok(st)
     }
 
     pub(super) fn sync_to(&self, lsn: u64) -> Result<()> {
@@ -458,99 +478,32 @@ impl Shared {
         sync: bool,
     ) -> (MutexGuard<'a, State>, Result<()>) {
         st.flushing = true;
-        let mut chunks: Vec<Chunk> = st.sealed.drain(..).collect();
-        st.sealed_bytes = 0;
-        if st.cur.end > st.cur.handed {
-            // Hand over the buffer; keep a copy of the partial last page,
-            // which the next flush writes again, whole (no read-before-write).
-            let tail_start = round_down(st.cur.end);
-            let keep_from = (tail_start - st.buf_start) as usize;
-            let mut next = std::mem::take(&mut st.spare);
-            next.clear();
-            next.extend_from_slice(&st.buf[keep_from..]);
-            let mut bytes = std::mem::replace(&mut st.buf, next);
-            pad_to_page(&mut bytes);
-            chunks.push(st.chunk_of_current(bytes));
-            st.buf_start = tail_start;
-            st.cur.handed = st.cur.end;
-        }
+        let chunks = hand_over(&mut st);
         let target = st.next_lsn - 1;
         st.handed_lsn = target;
         st.flushes += 1;
-        let mut dirty = st.dirty.take();
-        let faults = self.opts.faults.clone();
-        let mut staging = std::mem::take(&mut st.staging);
-        drop(st);
-
-        let mut writes = 0;
-        let mut syncs = 0;
-        let mut synced_seq = 0;
-        let mut failed: Option<(Error, Poison)> = None;
-        let datasync = |seq_fd: &(u64, Arc<dyn SegmentFile>, Arc<PathBuf>), syncs: &mut u64| {
-            *syncs += 1;
-            let r = match faults.as_ref().and_then(|f| Faults::take(&f.fdatasync)) {
-                Some(e) => Err(e),
-                None => seq_fd.1.fdatasync(),
-            };
-            r.map_err(|e| Box::new(sync_failure(&seq_fd.2, e)))
+        let mut io = FlushIo {
+            faults: self.opts.faults.clone(),
+            dirty: st.dirty.take(),
+            staging: std::mem::take(&mut st.staging),
+            writes: 0,
+            syncs: 0,
+            synced_seq: 0,
         };
-        for c in &chunks {
-            // A segment's pages go out only after every earlier segment is
-            // durable: recovery relies on it (recovery.rs, invariant 1).
-            if let Some(d) = dirty.as_ref().filter(|d| d.0 != c.seq) {
-                if let Err(f) = datasync(d, &mut syncs) {
-                    failed = Some(*f);
-                    break;
-                }
-                synced_seq = synced_seq.max(d.0);
-                dirty = None;
-            }
-            writes += 1;
-            let bytes: &[u8] = if c.direct {
-                // O_DIRECT wants a page-aligned buffer: stage the pages.
-                let slice = aligned(&mut staging, c.bytes.len());
-                slice.copy_from_slice(&c.bytes);
-                slice
-            } else {
-                &c.bytes
-            };
-            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset) {
-                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
-                let p = Poison {
-                    op: "pwritev",
-                    path: c.path.to_path_buf(),
-                    errno,
-                };
-                failed = Some((e, p));
-                break;
-            }
-            dirty = Some((c.seq, c.fd.clone(), c.path.clone()));
-        }
-        if failed.is_none() && sync {
-            if let Some(d) = &dirty {
-                match datasync(d, &mut syncs) {
-                    Ok(()) => {
-                        synced_seq = synced_seq.max(d.0);
-                        dirty = None
-                    }
-                    Err(f) => failed = Some(*f),
-                }
-            }
-        }
-
+        drop(st);
+        let failed = io.write(&chunks, sync).err().map(|b| *b);
         let mut st = self.lock();
         st.flushing = false;
-        if staging.capacity() <= 2 * self.opts.write_buffer.max(WRITE_PAGE) + WRITE_PAGE {
-            st.staging = staging;
+        let keep = 2 * self.opts.write_buffer.max(WRITE_PAGE);
+        if io.staging.capacity() <= keep + WRITE_PAGE {
+            st.staging = std::mem::take(&mut io.staging);
         }
-        st.stats.writes += writes;
-        st.stats.syncs += syncs;
-        st.header_synced_seq = st.header_synced_seq.max(synced_seq);
+        st.stats.writes += io.writes;
+        st.stats.syncs += io.syncs;
+        st.header_synced_seq = st.header_synced_seq.max(io.synced_seq);
         // Recycle the largest buffer for the next hand-over.
         if let Some(c) = chunks.into_iter().max_by_key(|c| c.bytes.capacity()) {
-            if c.bytes.capacity() > st.spare.capacity()
-                && c.bytes.capacity() <= 2 * self.opts.write_buffer.max(WRITE_PAGE)
-            {
+            if c.bytes.capacity() > st.spare.capacity() && c.bytes.capacity() <= keep {
                 st.spare = c.bytes;
             }
         }
@@ -567,7 +520,7 @@ impl Shared {
                 Err(e)
             }
             None => {
-                st.dirty = dirty;
+                st.dirty = io.dirty;
                 if sync {
                     st.durable_lsn = st.durable_lsn.max(target);
                 }
@@ -605,44 +558,7 @@ impl Shared {
         let mut result = Ok(());
         let mut done = 0;
         for (i, seg) in victims.iter().enumerate() {
-            // `Err((error, gone))`: `gone` once the segment left its live
-            // name (renamed or removed), whether or not the syncs after
-            // that worked; it is no longer live either way.
-            let r: std::result::Result<Option<PathBuf>, (Error, bool)> =
-                if i < room && seg.size == self.opts.segment_size {
-                    let to = self.dir.join(format!(
-                        "{}{}",
-                        format::FREE_PREFIX,
-                        format::segment_name(seg.seq)
-                    ));
-                    // Its records are durable (only those are released); a
-                    // cut before the directory fsync leaves it live under
-                    // its old name, and recovery reads it as before.
-                    scan::open_segment(&*self.io, &seg.path)
-                        .map_err(|e| (e, false))
-                        .and_then(|(fd, _)| {
-                            storage::durable_rename(
-                                &*self.io,
-                                &*fd,
-                                &seg.path,
-                                &to,
-                                &self.dir,
-                                true,
-                                || {},
-                            )
-                        })
-                        .map(|_| Some(to))
-                } else {
-                    // Unlinked, then the directory synced: a cut before the
-                    // sync leaves it live, so a crash leaves a prefix of the
-                    // release done.
-                    self.io
-                        .unlink(&seg.path)
-                        .map_err(|e| (Error::io("unlink", &seg.path, None, e), false))
-                        .and_then(|()| self.sync_dir().map_err(|e| (e, true)))
-                        .map(|()| None)
-                };
-            let (to, stop) = match r {
+            let (to, stop) = match self.release_one(seg, i < room) {
                 Ok(to) => (to, None),
                 Err((e, false)) => {
                     result = Err(e);
@@ -681,7 +597,136 @@ impl Shared {
         result.map(|()| report)
     }
 
+    /// Releases one segment: renamed into the pool when `to_pool` and it
+    /// has the pool's size, else removed. `Err((error, gone))`: `gone` once
+    /// the segment left its live name (renamed or removed), whether or not
+    /// the syncs after that worked; it is no longer live either way.
+    fn release_one(
+        &self,
+        seg: &SegmentInfo,
+        to_pool: bool,
+    ) -> std::result::Result<Option<PathBuf>, (Error, bool)> {
+        if to_pool && seg.size == self.opts.segment_size {
+            let to = self.dir.join(format!(
+                "{}{}",
+                format::FREE_PREFIX,
+                format::segment_name(seg.seq)
+            ));
+            // Its records are durable (only those are released); a cut
+            // before the directory fsync leaves it live under its old name,
+            // and recovery reads it as before.
+            let (fd, _) = scan::open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
+            storage::durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true, || {})?;
+            Ok(Some(to))
+        } else {
+            // Unlinked, then the directory synced: a cut before the sync
+            // leaves it live, so a crash leaves a prefix of the release done.
+            self.io
+                .unlink(&seg.path)
+                .map_err(|e| (Error::io("unlink", &seg.path, None, e), false))?;
+            self.sync_dir().map_err(|e| (e, true))?;
+            Ok(None)
+        }
+    }
+
     pub(super) fn sync_dir(&self) -> Result<()> {
         preparer::sync_dir(&*self.io, &self.dir)
+    }
+}
+
+/// Takes every page waiting to be written: sealed chunks of earlier
+/// segments, then the current segment's buffer, keeping a copy of its
+/// partial last page, which the next flush writes again, whole (no
+/// read-before-write).
+fn hand_over(st: &mut State) -> Vec<Chunk> {
+    let mut chunks: Vec<Chunk> = st.sealed.drain(..).collect();
+    st.sealed_bytes = 0;
+    if st.cur.end > st.cur.handed {
+        let tail_start = round_down(st.cur.end);
+        let keep_from = (tail_start - st.buf_start) as usize;
+        let mut next = std::mem::take(&mut st.spare);
+        next.clear();
+        next.extend_from_slice(&st.buf[keep_from..]);
+        let mut bytes = std::mem::replace(&mut st.buf, next);
+        pad_to_page(&mut bytes);
+        chunks.push(st.chunk_of_current(bytes));
+        st.buf_start = tail_start;
+        st.cur.handed = st.cur.end;
+    }
+    chunks
+}
+
+/// The I/O of one flush, done without the state lock.
+struct FlushIo {
+    faults: Option<Arc<Faults>>,
+    /// A segment written but not yet `fdatasync`ed.
+    dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
+    /// Page-aligned buffer for `O_DIRECT` writes.
+    staging: Vec<u8>,
+    writes: u64,
+    syncs: u64,
+    /// Highest segment made durable by this flush.
+    synced_seq: u64,
+}
+
+impl FlushIo {
+    /// Writes `chunks` in order, syncing a segment before any page of a
+    /// later one goes out (recovery relies on it: recovery.rs, invariant
+    /// 1), and the last one when `sync`. Stops at the first failure, with
+    /// the poison it leaves.
+    fn write(
+        &mut self,
+        chunks: &[Chunk],
+        sync: bool,
+    ) -> std::result::Result<(), Box<(Error, Poison)>> {
+        for c in chunks {
+            if let Some(d) = self.dirty.take_if(|d| d.0 != c.seq) {
+                self.datasync(&d)?;
+            }
+            self.writes += 1;
+            let bytes: &[u8] = if c.direct {
+                // O_DIRECT wants a page-aligned buffer: stage the pages.
+                let slice = aligned(&mut self.staging, c.bytes.len());
+                slice.copy_from_slice(&c.bytes);
+                slice
+            } else {
+                &c.bytes
+            };
+            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset) {
+                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
+                let p = Poison {
+                    op: "pwritev",
+                    path: c.path.to_path_buf(),
+                    errno,
+                };
+                return Err(Box::new((e, p)));
+            }
+            self.dirty = Some((c.seq, c.fd.clone(), c.path.clone()));
+        }
+        if sync {
+            if let Some(d) = self.dirty.take() {
+                self.datasync(&d)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `fdatasync` of segment `d` (or the fault injected for it).
+    fn datasync(
+        &mut self,
+        d: &(u64, Arc<dyn SegmentFile>, Arc<PathBuf>),
+    ) -> std::result::Result<(), Box<(Error, Poison)>> {
+        self.syncs += 1;
+        let r = match self
+            .faults
+            .as_ref()
+            .and_then(|f| Faults::take(&f.fdatasync))
+        {
+            Some(e) => Err(e),
+            None => d.1.fdatasync(),
+        };
+        r.map_err(|e| Box::new(sync_failure(&d.2, e)))?;
+        self.synced_seq = self.synced_seq.max(d.0);
+        Ok(())
     }
 }
