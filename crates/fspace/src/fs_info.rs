@@ -363,28 +363,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let sf = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
     let kind = FsKind::from_magic(sf.magic);
     let fsid = sys::fsid(&fd).unwrap_or(0);
-    // The ioctl needs a real descriptor: open the directory (the path's,
-    // or its parent's for a file), never a device node or FIFO.
-    let uuid_dir = if st.is_dir() {
-        Some(path.to_path_buf())
-    } else if st.is_regular() {
-        Some(parent_dir(path))
-    } else {
-        None
-    };
-    let uuid = uuid_dir
-        .ok_or(Errno::NOTTY)
-        .and_then(|d| {
-            sys::open(
-                &d,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                0,
-            )
-        })
-        .and_then(sys::fs_uuid)
-        .ok()
-        .filter(|u| u.iter().any(|b| *b != 0))
-        .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let uuid = fs_uuid(path, &st);
     let mount = find_mount(path, st.dev);
     let fs_type = mount.as_ref().map(|m| m.fs_type.clone());
     let fuse_subtype = fs_type
@@ -407,25 +386,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let capabilities = if read_only {
         Err("read-only filesystem: capabilities cannot be measured".to_string())
     } else {
-        let cached = if probe == Probe::Fresh {
-            None
-        } else {
-            cache().lock().ok().and_then(|c| c.get(&st.dev).cloned())
-        };
-        match cached {
-            Some(c) => Ok(c),
-            None if probe == Probe::CachedOnly => Err("not measured".to_string()),
-            None => match probe_capabilities(&dir) {
-                Ok(c) => {
-                    let c = Arc::new(c);
-                    if let Ok(mut m) = cache().lock() {
-                        m.insert(st.dev, c.clone());
-                    }
-                    Ok(c)
-                }
-                Err(e) => Err(e.to_string()),
-            },
-        }
+        capabilities_of(&dir, st.dev, probe)
     };
     Ok(FsInfo {
         path: path.to_path_buf(),
@@ -448,6 +409,57 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         network,
         capabilities,
     })
+}
+
+/// The filesystem's UUID in hex (`FS_IOC_GETFSUUID`), where it has one.
+/// The ioctl needs a real descriptor: open the directory (the path's, or
+/// its parent's for a file), never a device node or FIFO.
+fn fs_uuid(path: &Path, st: &sys::Stat) -> Option<String> {
+    let dir = if st.is_dir() {
+        path.to_path_buf()
+    } else if st.is_regular() {
+        parent_dir(path)
+    } else {
+        return None;
+    };
+    sys::open(
+        &dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        0,
+    )
+    .and_then(sys::fs_uuid)
+    .ok()
+    .filter(|u| u.iter().any(|b| *b != 0))
+    .map(|u| u.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// The capabilities of device `dev`, measured in `dir` (or from the
+/// per-device cache, as `probe` allows); the reason when they are not
+/// known.
+fn capabilities_of(
+    dir: &Path,
+    dev: u64,
+    probe: Probe,
+) -> std::result::Result<Arc<Capabilities>, String> {
+    let cached = if probe == Probe::Fresh {
+        None
+    } else {
+        cache().lock().ok().and_then(|c| c.get(&dev).cloned())
+    };
+    match cached {
+        Some(c) => Ok(c),
+        None if probe == Probe::CachedOnly => Err("not measured".to_string()),
+        None => match probe_capabilities(dir) {
+            Ok(c) => {
+                let c = Arc::new(c);
+                if let Ok(mut m) = cache().lock() {
+                    m.insert(dev, c.clone());
+                }
+                Ok(c)
+            }
+            Err(e) => Err(e.to_string()),
+        },
+    }
 }
 
 struct Mount {

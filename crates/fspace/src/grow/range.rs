@@ -99,21 +99,11 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
         write_syscalls: 0,
         elapsed: Duration::ZERO,
     };
-    let finish = |mut report: RangeReport| {
-        let used = sys::counters().since(before);
-        report.syscalls = used.total;
-        report.write_syscalls = used.writes;
-        report.elapsed = start.elapsed();
-        report
-    };
     // An fstat error is the kernel's fallocate error too: EBADF.
     let old = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     report.old_len = old.size;
     match sys::fallocate(fd, FallocMode::Allocate, offset, len) {
-        Ok(()) => {
-            report.new_len = old.size.max(range.end);
-            return Ok(finish(report));
-        }
+        Ok(()) => report.new_len = old.size.max(range.end),
         Err(e) if unsupported(Call::FallocateEmulable, e) => {
             let err = Error::io("fallocate", path, Some(range.clone()), e);
             report.fallbacks.push(Fallback {
@@ -121,16 +111,32 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
                 error: err.to_string(),
                 errno: e.raw_os_error(),
             });
+            // The length read before fallocate still holds: it failed, so
+            // nothing changed (glibc reads it after, with the same race
+            // against writers).
+            emulate(fd, path, &old, &mut report)?;
         }
         Err(e) => return Err(Error::io("fallocate", path, Some(range), e)),
     }
+    let used = sys::counters().since(before);
+    report.syscalls = used.total;
+    report.write_syscalls = used.writes;
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// What `fallocate` would have done, by zero writes: the holes inside the
+/// file and the part of the range past EOF (`st` is the file before).
+fn emulate(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    st: &sys::Stat,
+    report: &mut RangeReport,
+) -> Result<()> {
+    let range = report.range.clone();
     report.strategy = Strategy::ZeroFill;
-    // The length read before fallocate still holds: it failed, so nothing
-    // changed (glibc reads it after, with the same race against writers).
-    let st = old;
-    let flags = check_fill_arguments(fd, path, &st)?;
+    let flags = check_fill_arguments(fd, path, st)?;
     let eof = st.size;
-    report.old_len = eof;
     let inside = range.start..range.end.min(eof);
     let (holes, seek_works) = holes_in(fd, path, inside.clone())?;
     // Nothing found on a network or FUSE filesystem: SEEK_HOLE is probably
@@ -150,38 +156,38 @@ pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> R
             },
         )?;
     }
-    if !report.holes_known {
+    if !report.holes_known && flags.contains(OFlags::RDWR) {
         // Holes cannot be seen: find them as glibc does, by reading, but a
         // 1 MiB chunk at a time, writing each chunk's zero blocks at once
         // (with the zeros they hold) so that the window for a concurrent
         // writer stays one chunk wide. A write-only descriptor cannot be
         // read: its interior is left as it is.
-        if flags.contains(OFlags::RDWR) {
-            fill_zero_blocks(fd, path, inside, st.blksize, &mut report)?;
-        }
+        fill_zero_blocks(fd, path, inside, st.blksize, report)?;
     }
     for hole in holes.iter().chain(std::iter::once(&tail)) {
         if hole.start >= hole.end {
             continue;
         }
-        match zeros::fill(fd, hole.start, hole.end, None, None) {
-            Ok(n) => report.bytes_written += n,
-            Err((e, reached)) => {
-                // Put the length back, unless someone else has written past
-                // what this fill reached: their bytes are not ours to cut.
-                // Best effort: the error is what the caller needs.
-                if hole.start >= eof && sys::fstat(fd).is_ok_and(|s| s.size <= reached.max(eof)) {
-                    let _ = sys::ftruncate(fd, eof);
-                }
-                return Err(Error::io("pwritev", path, Some(reached..hole.end), e));
-            }
-        }
+        report.bytes_written += fill_hole(fd, path, hole.clone(), eof)?;
         if hole.start < eof {
             report.holes_filled += 1;
         }
     }
     report.new_len = eof.max(range.end);
-    Ok(finish(report))
+    Ok(())
+}
+
+/// Writes zeros over `hole`; on failure puts the length back to `eof`,
+/// unless someone else has written past what this fill reached: their
+/// bytes are not ours to cut (best effort: the error is what the caller
+/// needs).
+fn fill_hole(fd: BorrowedFd<'_>, path: &Path, hole: Range<u64>, eof: u64) -> Result<u64> {
+    zeros::fill(fd, hole.start, hole.end, None, None).map_err(|(e, reached)| {
+        if hole.start >= eof && sys::fstat(fd).is_ok_and(|s| s.size <= reached.max(eof)) {
+            let _ = sys::ftruncate(fd, eof);
+        }
+        Error::io("pwritev", path, Some(reached..hole.end), e)
+    })
 }
 
 /// glibc's checks before its emulation, with its errnos: a descriptor whose

@@ -375,12 +375,30 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         .find(|g| g.bytes_per_sec >= (1.0 - TIE_MARGIN) * best)
         .copied()
         .unwrap_or(cands[0]);
-    let mut reason = format!(
-        "{} in {} ({}/s)",
+    let reason = format!(
+        "{} in {} ({}/s){}",
         format_human(g.bytes),
         duration(g.seconds),
-        format_human(g.bytes_per_sec as u64)
+        format_human(g.bytes_per_sec as u64),
+        bulk_why(info, growth, g)
     );
+    Recommendation {
+        intent: Intent::Bulk,
+        strategy: g.strategy,
+        recycle: None,
+        summary: g.strategy.name().to_string(),
+        reason,
+        figure: g.bytes_per_sec,
+        baseline: zf.map(|z| z.bytes_per_sec),
+        baseline_label: zf.map(|_| "zero-fill".into()),
+        measured: true,
+    }
+}
+
+/// Why bulk growth by `g` was chosen: zero-fill because nothing faster
+/// reserves the space here, or how much faster than zero-fill it was.
+fn bulk_why(info: &FsInfo, growth: &[GrowthResult], g: &GrowthResult) -> String {
+    let zf = grown(growth, Strategy::ZeroFill);
     match (g.strategy, zf) {
         (Strategy::ZeroFill, _) => {
             let why = growth
@@ -395,11 +413,9 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
                         "no faster way to reserve the space was measured".into()
                     }
                 });
-            reason.push_str(&format!(
-                ": {why}, so the zeros are written (never glibc's one byte per block)"
-            ));
+            format!(": {why}, so the zeros are written (never glibc's one byte per block)")
         }
-        (_, Some(z)) => reason.push_str(&format!(
+        (_, Some(z)) => format!(
             " vs zero-fill at {}/s{}, {} faster: the blocks are reserved without writing them",
             format_human(z.bytes_per_sec as u64),
             if z.capped {
@@ -412,19 +428,8 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
                 format!(" ({})", duration(z.seconds))
             },
             ratio(g.bytes_per_sec, z.bytes_per_sec)
-        )),
-        (_, None) => reason.push_str(": the blocks are reserved without writing them"),
-    }
-    Recommendation {
-        intent: Intent::Bulk,
-        strategy: g.strategy,
-        recycle: None,
-        summary: g.strategy.name().to_string(),
-        reason,
-        figure: g.bytes_per_sec,
-        baseline: zf.map(|z| z.bytes_per_sec),
-        baseline_label: zf.map(|_| "zero-fill".into()),
-        measured: true,
+        ),
+        (_, None) => ": the blocks are reserved without writing them".into(),
     }
 }
 

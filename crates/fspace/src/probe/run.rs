@@ -204,23 +204,7 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
     let info = check_dir(dir)?;
     let mut notes = vec![];
     let growth_size = size_run(dir, &info, &budget, opts.level, &mut notes)?;
-    crate::stale::remove_stale(dir, PROBE_MARKER);
-    let path = dir.join(crate::stale::unique_name("", PROBE_MARKER));
-    std::fs::create_dir(&path).map_err(|e| {
-        let e = Error::from_io("mkdir", &path, None, e);
-        if e.raw_os_error() == Some(Errno::ACCESS.raw_os_error()) {
-            Error::refused(
-                "probe",
-                dir,
-                Errno::ACCESS,
-                "cannot create a scratch directory here: permission denied",
-            )
-        } else {
-            e
-        }
-    })?;
-    // Armed only once the directory is ours.
-    let scratch = ScratchDir { path };
+    let scratch = make_scratch(dir)?;
     let mut run = Run {
         dir: &scratch.path,
         opts,
@@ -235,51 +219,9 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    // Removed here rather than by the guard (which covers a panic), so
-    // that a failure is reported.
-    let path = scratch.disarm();
-    if let Err(e) = std::fs::remove_dir_all(&path) {
-        // Something (an immutable file, a busy mount) prevented it: say so,
-        // with its errno, rather than leave it silently.
-        let removal = Error::from_io("remove scratch directory", &path, None, e);
-        return Err(match result {
-            Err(first) => Error::refused(
-                "probe",
-                dir,
-                Errno::from_raw_os_error(
-                    first
-                        .raw_os_error()
-                        .or(removal.raw_os_error())
-                        .unwrap_or(Errno::IO.raw_os_error()),
-                ),
-                format!(
-                    "{first}; and the scratch directory could not be removed: {removal}; remove it by hand once the filesystem is writable again"
-                ),
-            ),
-            Ok(_) => removal,
-        });
-    }
-    let (filesystem, commit, growth, sweep) = result?;
+    let (filesystem, commit, growth, sweep) = remove_scratch(dir, scratch, result)?;
     let elapsed = start.elapsed();
-    if elapsed > budget.total + Duration::from_secs(2) {
-        let fill = growth
-            .results
-            .iter()
-            .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
-            .map(|g| {
-                format!(
-                    " (zeros were written at {}/s)",
-                    format_human(g.bytes_per_sec as u64)
-                )
-            })
-            .unwrap_or_default();
-        notes.push(format!(
-            "took {:.1} s, over the {} run's {} s budget: preparing files and syncing took longer here than the plan allows{fill}",
-            elapsed.as_secs_f64(),
-            opts.level.name(),
-            budget.total.as_secs()
-        ));
-    }
+    notes.extend(over_budget_note(elapsed, &budget, opts.level, &growth));
     if matches!(
         filesystem.kind,
         crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
@@ -310,6 +252,83 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         recommendations,
         notes,
     })
+}
+
+/// Makes the probe's scratch directory in `dir`, after removing those of
+/// killed probes on this host; it is removed when dropped unless disarmed.
+fn make_scratch(dir: &Path) -> Result<ScratchDir> {
+    crate::stale::remove_stale(dir, PROBE_MARKER);
+    let path = dir.join(crate::stale::unique_name("", PROBE_MARKER));
+    sys::mkdir(&path, 0o777).map_err(|e| {
+        if e == Errno::ACCESS {
+            Error::refused(
+                "probe",
+                dir,
+                Errno::ACCESS,
+                "cannot create a scratch directory here: permission denied",
+            )
+        } else {
+            Error::io("mkdir", &path, None, e)
+        }
+    })?;
+    // Armed only once the directory is ours.
+    Ok(ScratchDir { path })
+}
+
+/// Removes the scratch directory here rather than by its guard (which
+/// covers a panic), so that a failure is reported: with its errno, beside
+/// the run's own error if there was one, rather than left silently.
+fn remove_scratch(dir: &Path, scratch: ScratchDir, result: Result<Sections>) -> Result<Sections> {
+    let path = scratch.disarm();
+    let Err(e) = std::fs::remove_dir_all(&path) else {
+        return result;
+    };
+    let removal = Error::from_io("remove scratch directory", &path, None, e);
+    Err(match result {
+        Err(first) => Error::refused(
+            "probe",
+            dir,
+            Errno::from_raw_os_error(
+                first
+                    .raw_os_error()
+                    .or(removal.raw_os_error())
+                    .unwrap_or(Errno::IO.raw_os_error()),
+            ),
+            format!(
+                "{first}; and the scratch directory could not be removed: {removal}; remove it by hand once the filesystem is writable again"
+            ),
+        ),
+        Ok(_) => removal,
+    })
+}
+
+/// A note when the run took more than its level's budget (and 2 s).
+fn over_budget_note(
+    elapsed: Duration,
+    budget: &Budget,
+    level: Level,
+    growth: &GrowthSection,
+) -> Option<String> {
+    if elapsed <= budget.total + Duration::from_secs(2) {
+        return None;
+    }
+    let fill = growth
+        .results
+        .iter()
+        .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
+        .map(|g| {
+            format!(
+                " (zeros were written at {}/s)",
+                format_human(g.bytes_per_sec as u64)
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "took {:.1} s, over the {} run's {} s budget: preparing files and syncing took longer here than the plan allows{fill}",
+        elapsed.as_secs_f64(),
+        level.name(),
+        budget.total.as_secs()
+    ))
 }
 
 /// Checks `dir` before anything is created; returns its filesystem.

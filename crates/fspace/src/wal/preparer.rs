@@ -20,61 +20,27 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The preparer thread's loop.
+/// The preparer thread's loop: waits until a segment is wanted, prepares
+/// it, and hands it (or the failure) to the writer.
 pub(super) fn run(sh: &Shared) {
-    loop {
-        let (seq, recycled) = {
-            let mut st = sh.lock();
-            loop {
-                if sh.stop.load(Ordering::SeqCst) || st.closed {
-                    return;
-                }
-                if !st.prep_blocked && st.ready.len() < sh.opts.prepare_ahead {
-                    break;
-                }
-                st = sh.prep_cv.wait(st).unwrap_or_else(|e| e.into_inner());
-            }
-            (st.next_prepare_seq, st.pool.pop_front())
-        };
+    while let Some((seq, recycled)) = wanted(sh) {
         let mut stats = WalStats::default();
-        let mut from_pool = false;
-        let create = |stats: &mut WalStats| -> Result<Prepared> {
-            create_segment(
-                &*sh.io,
-                &sh.dir,
-                seq,
-                &sh.opts,
-                Some(&sh.stop),
-                Some(&sh.urgent),
-                stats,
-            )
-        };
-        let attempt = || match &recycled {
-            Some(path) => match recycle(sh, seq, path) {
-                Ok(Some(p)) => {
-                    from_pool = true;
-                    Ok(p)
-                }
-                // Unusable (another size): removed; make a new one.
-                Ok(None) => create(&mut stats),
-                Err(e) => Err(e),
-            },
-            None => create(&mut stats),
-        };
         // A panic here must not leave commits waiting for a segment forever:
         // it becomes a preparation failure like any other.
-        let res =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt)).unwrap_or_else(|_| {
-                Err(Error::refused(
-                    "prepare",
-                    &sh.dir,
-                    Errno::IO,
-                    "the segment preparer panicked",
-                ))
-            });
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prepare(sh, seq, recycled.as_deref(), &mut stats)
+        }))
+        .unwrap_or_else(|_| {
+            Err(Error::refused(
+                "prepare",
+                &sh.dir,
+                Errno::IO,
+                "the segment preparer panicked",
+            ))
+        });
         let mut st = sh.lock();
         match res {
-            Ok(p) => {
+            Ok((p, from_pool)) => {
                 st.next_prepare_seq = seq + 1;
                 st.ready.push_back(p);
                 if from_pool {
@@ -102,6 +68,47 @@ pub(super) fn run(sh: &Shared) {
         drop(st);
         sh.cv.notify_all();
     }
+}
+
+/// Waits until a segment is wanted: returns its sequence and a pooled
+/// segment to recycle, if any; `None` when the log stops.
+fn wanted(sh: &Shared) -> Option<(u64, Option<std::path::PathBuf>)> {
+    let mut st = sh.lock();
+    loop {
+        if sh.stop.load(Ordering::SeqCst) || st.closed {
+            return None;
+        }
+        if !st.prep_blocked && st.ready.len() < sh.opts.prepare_ahead {
+            return Some((st.next_prepare_seq, st.pool.pop_front()));
+        }
+        st = sh.prep_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Prepares segment `seq`: recycles `recycled` when it is usable, else
+/// creates one. Returns it and whether it came from the pool.
+fn prepare(
+    sh: &Shared,
+    seq: u64,
+    recycled: Option<&Path>,
+    stats: &mut WalStats,
+) -> Result<(Prepared, bool)> {
+    if let Some(path) = recycled {
+        if let Some(p) = recycle(sh, seq, path)? {
+            return Ok((p, true));
+        }
+        // Unusable (another size): removed; make a new one.
+    }
+    let p = create_segment(
+        &*sh.io,
+        &sh.dir,
+        seq,
+        &sh.opts,
+        Some(&sh.stop),
+        Some(&sh.urgent),
+        stats,
+    )?;
+    Ok((p, false))
 }
 
 /// Renames a pooled segment to sequence `seq`; `None` if it was unusable
