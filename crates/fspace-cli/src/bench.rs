@@ -125,39 +125,8 @@ fn table(r: &SuiteReport) -> String {
         );
     }
     for row in &r.results {
-        let x = &row.result;
-        if let Some(w) = &x.wal {
-            out!(o);
-            out!(
-                o,
-                "wal: {} commits, {} fdatasyncs ({:.1} commits per sync), {} segment switches ({} waited for the preparer)",
-                x.commits,
-                w.syncs,
-                x.commits as f64 / w.syncs.max(1) as f64,
-                w.switches,
-                w.switch_waits
-            );
-            if let (true, Some(l)) = (w.switch_commits > 0, &x.latency) {
-                out!(
-                    o,
-                    "     {} commits opened a new segment: mean latency {}, {:.2}x the p99 of all commits ({})",
-                    w.switch_commits,
-                    time(w.switch_mean_us),
-                    w.switch_mean_us / l.p99_us.max(f64::MIN_POSITIVE),
-                    time(l.p99_us)
-                );
-            }
-            out!(
-                o,
-                "     segments prepared during the run: {} created{}, {} recycled",
-                w.prepared_created,
-                w.prepare_strategy
-                    .as_deref()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default(),
-                w.prepared_recycled
-            );
-            out!(o, "     O_DIRECT writes: {}", w.direct_io);
+        if let Some(w) = &row.result.wal {
+            o.push_str(&wal_lines(&row.result, w));
         }
     }
     for row in &r.results {
@@ -172,5 +141,42 @@ fn table(r: &SuiteReport) -> String {
             format_human(rss * 1024)
         );
     }
+    o
+}
+
+/// What the log did during its mode.
+fn wal_lines(x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
+    let mut o = String::new();
+    out!(o);
+    out!(
+        o,
+        "wal: {} commits, {} fdatasyncs ({:.1} commits per sync), {} segment switches ({} waited for the preparer)",
+        x.commits,
+        w.syncs,
+        x.commits as f64 / w.syncs.max(1) as f64,
+        w.switches,
+        w.switch_waits
+    );
+    if let (true, Some(l)) = (w.switch_commits > 0, &x.latency) {
+        out!(
+            o,
+            "     {} commits opened a new segment: mean latency {}, {:.2}x the p99 of all commits ({})",
+            w.switch_commits,
+            time(w.switch_mean_us),
+            w.switch_mean_us / l.p99_us.max(f64::MIN_POSITIVE),
+            time(l.p99_us)
+        );
+    }
+    out!(
+        o,
+        "     segments prepared during the run: {} created{}, {} recycled",
+        w.prepared_created,
+        w.prepare_strategy
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default(),
+        w.prepared_recycled
+    );
+    out!(o, "     O_DIRECT writes: {}", w.direct_io);
     o
 }

@@ -38,6 +38,19 @@ fn rate(bytes: u64, secs: f64) -> String {
     format!("{}/s", format_human((bytes as f64 / secs) as u64))
 }
 
+/// How the data moved, in words.
+fn method_words(r: &CopyReport) -> &'static str {
+    match r.method {
+        CopyMethod::Clone => "clone: blocks shared with the source (FICLONE)",
+        CopyMethod::CopyFileRange => "copy_file_range per data extent (kernel copy)",
+        CopyMethod::ReadWrite if r.bytes_offloaded > 0 => {
+            "read + sparse write (read for the zero scan; data runs moved by copy_file_range)"
+        }
+        CopyMethod::ReadWrite => "read + sparse write",
+        CopyMethod::None => "none: the source is empty",
+    }
+}
+
 fn copy_text(r: &CopyReport) -> String {
     let mut o = String::new();
     let secs = r.elapsed.as_secs_f64();
@@ -56,18 +69,10 @@ fn copy_text(r: &CopyReport) -> String {
         secs,
         rate(r.len, secs)
     );
-    let what = match r.method {
-        CopyMethod::Clone => "clone: blocks shared with the source (FICLONE)",
-        CopyMethod::CopyFileRange => "copy_file_range per data extent (kernel copy)",
-        CopyMethod::ReadWrite if r.bytes_offloaded > 0 => {
-            "read + sparse write (read for the zero scan; data runs moved by copy_file_range)"
-        }
-        CopyMethod::ReadWrite => "read + sparse write",
-        CopyMethod::None => "none: the source is empty",
-    };
     out!(
         o,
-        "method:       {what} [--sparse {} --reflink {}]",
+        "method:       {} [--sparse {} --reflink {}]",
+        method_words(r),
         r.sparse,
         r.reflink
     );

@@ -3,7 +3,7 @@
 use crate::cli::GrowArgs;
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
 use fspace::units::format_human;
-use fspace::{GrowOptions, StrategyChoice};
+use fspace::{GrowOptions, GrowReport, StrategyChoice};
 
 /// `fspace grow`: the choice from the flags (auto follows the state
 /// directory's saved measurements), growth with progress, the report.
@@ -40,10 +40,15 @@ pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
     };
     let r = fspace::grow(&a.file, a.size, &opts)?;
     drop(bar);
-    let mut o = String::new();
     if a.json {
         return print_json(&r);
     }
+    emit(&text(&r))
+}
+
+/// The report in words.
+fn text(r: &GrowReport) -> String {
+    let mut o = String::new();
     let how = match r.requested {
         None => format!("auto, intent {}", r.intent.name()),
         Some(s) => format!("requested {s}"),
@@ -102,5 +107,5 @@ pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
     );
     out!(o, "synced:        {}", yes_no(r.synced));
     out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
-    emit(&o)
+    o
 }

@@ -31,42 +31,54 @@ fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
 /// `fspace info`: the filesystem, its capabilities and the policy's answer
 /// per intent.
 pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
-    let (path, json) = (a.path.as_path(), a.json);
-    let info = fspace::fs_info(path)?;
-    let mut o = String::new();
-    let intents = [Intent::Bulk, Intent::Log, Intent::Sparse];
-    if json {
-        #[derive(Serialize)]
-        struct PolicyEntry {
-            intent: Intent,
-            ladder: Vec<Strategy>,
-            reason: String,
-            /// The saved probe measurement followed, if any.
-            saved_probe: Option<String>,
-        }
-        #[derive(Serialize)]
-        struct Out<'a> {
-            #[serde(flatten)]
-            info: &'a FsInfo,
-            policy: Vec<PolicyEntry>,
-        }
-        let policy = intents
-            .iter()
-            .map(|&i| {
-                let p = policy_plan(&info, i);
-                PolicyEntry {
-                    intent: i,
-                    reason: plan_reason(&p),
-                    ladder: p.ladder,
-                    saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
-                }
-            })
-            .collect();
-        return print_json(&Out {
-            info: &info,
-            policy,
-        });
+    let info = fspace::fs_info(&a.path)?;
+    if a.json {
+        return print_json(&json(&info));
     }
+    let mut o = facts(&info);
+    o.push_str(&policy_text(&info));
+    emit(&o)
+}
+
+const INTENTS: [Intent; 3] = [Intent::Bulk, Intent::Log, Intent::Sparse];
+
+/// The JSON of `fspace info --json`: the description, and the policy per
+/// intent.
+#[derive(Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    info: &'a FsInfo,
+    policy: Vec<PolicyEntry>,
+}
+
+#[derive(Serialize)]
+struct PolicyEntry {
+    intent: Intent,
+    ladder: Vec<Strategy>,
+    reason: String,
+    /// The saved probe measurement followed, if any.
+    saved_probe: Option<String>,
+}
+
+fn json(info: &FsInfo) -> Json<'_> {
+    let policy = INTENTS
+        .iter()
+        .map(|&i| {
+            let p = policy_plan(info, i);
+            PolicyEntry {
+                intent: i,
+                reason: plan_reason(&p),
+                ladder: p.ladder,
+                saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
+            }
+        })
+        .collect();
+    Json { info, policy }
+}
+
+/// The filesystem's facts and measured capabilities, in words.
+fn facts(info: &FsInfo) -> String {
+    let mut o = String::new();
     out!(o, "path:          {}", info.path.display());
     out!(
         o,
@@ -104,8 +116,13 @@ pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
         }
         Err(e) => out!(o, "capabilities:  unknown ({e})"),
     }
-    let saved = policy_plan(&info, Intent::Log).saved;
-    match saved {
+    o
+}
+
+/// The policy's ladder and reason per intent, in words.
+fn policy_text(info: &FsInfo) -> String {
+    let mut o = String::new();
+    match policy_plan(info, Intent::Log).saved {
         Some(p) => out!(
             o,
             "auto policy (following the probe saved in {}; -> = fallback):",
@@ -116,10 +133,10 @@ pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
             "auto policy (built in; `fspace probe --save DIR` measures this filesystem; -> = fallback):"
         ),
     }
-    for i in intents {
-        let (l, reason) = ladder(&info, i);
+    for i in INTENTS {
+        let (l, reason) = ladder(info, i);
         out!(o, "  {:<7} {l}", i.name());
         out!(o, "          {reason}");
     }
-    emit(&o)
+    o
 }

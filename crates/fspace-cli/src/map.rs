@@ -17,8 +17,15 @@ pub(crate) fn run(a: MapArgs) -> fspace::Result<()> {
             ..Default::default()
         },
     )?;
-    let mut o = String::new();
     if json {
+        return map_json(file, &m, summary_only);
+    }
+    emit(&text(&m, summary_only))
+}
+
+/// The map as JSON (with `summary_only`, only its summary).
+fn map_json(file: &Path, m: &fspace::ExtentMap, summary_only: bool) -> fspace::Result<()> {
+    {
         #[derive(Serialize)]
         struct Out<'a> {
             #[serde(serialize_with = "ser_path")]
@@ -43,11 +50,13 @@ pub(crate) fn run(a: MapArgs) -> fspace::Result<()> {
                 summary: &m.summary,
             });
         }
-        return print_json(&Out {
-            path: file,
-            map: &m,
-        });
+        print_json(&Out { path: file, map: m })
     }
+}
+
+/// The extents (unless `summary_only`), then the summary, in words.
+fn text(m: &fspace::ExtentMap, summary_only: bool) -> String {
+    let mut o = String::new();
     if !summary_only {
         out!(o, "{:>20} {:>31}  STATE", "OFFSET", "LENGTH");
     }
@@ -101,7 +110,7 @@ pub(crate) fn run(a: MapArgs) -> fspace::Result<()> {
     if let Some(n) = m.note {
         out!(o, "note:       {n}");
     }
-    emit(&o)
+    o
 }
 
 fn state_name(s: ExtentState) -> &'static str {
