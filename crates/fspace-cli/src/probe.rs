@@ -166,6 +166,16 @@ fn wrap(s: &str, width: usize) -> Vec<String> {
 }
 
 fn text(r: &ProbeResult) -> String {
+    let mut o = head(r);
+    o.push_str(&commits_text(r));
+    o.push_str(&growth_text(r));
+    o.push_str(&sweep_text(r));
+    o.push_str(&recommendations_text(r));
+    o
+}
+
+/// The directory, the filesystem and its capabilities.
+fn head(r: &ProbeResult) -> String {
     let mut o = String::new();
     let f = &r.filesystem;
     out!(
@@ -202,6 +212,12 @@ fn text(r: &ProbeResult) -> String {
             .collect();
         out!(o, "  capabilities: {}", list.join(", "));
     }
+    o
+}
+
+/// The commit rate per space state.
+fn commits_text(r: &ProbeResult) -> String {
+    let mut o = String::new();
     let c = &r.commit;
     out!(
         o,
@@ -259,6 +275,12 @@ fn text(r: &ProbeResult) -> String {
             w.prepare_strategy.as_deref().unwrap_or("none during the run")
         );
     }
+    o
+}
+
+/// The growth time per strategy.
+fn growth_text(r: &ProbeResult) -> String {
+    let mut o = String::new();
     let g = &r.growth;
     out!(
         o,
@@ -307,6 +329,12 @@ fn text(r: &ProbeResult) -> String {
             }
         );
     }
+    o
+}
+
+/// The record-size sweep (full runs only).
+fn sweep_text(r: &ProbeResult) -> String {
+    let mut o = String::new();
     if let Some(sw) = &r.sweep {
         out!(o, "\nRecord-size sweep (commits/s; MiB/s)");
         out!(
@@ -339,6 +367,13 @@ fn text(r: &ProbeResult) -> String {
             );
         }
     }
+    o
+}
+
+/// The recommendations and the notes.
+fn recommendations_text(r: &ProbeResult) -> String {
+    let mut o = String::new();
+    let c = &r.commit;
     out!(o, "\nRecommendations");
     for rec in &r.recommendations {
         out!(o, "  {:<7} {}", rec.intent.name(), rec.summary);

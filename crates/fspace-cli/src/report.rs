@@ -38,13 +38,100 @@ struct Row {
     class: &'static str,
 }
 
+const LABEL_W: f64 = 230.0;
+const BAR_W: f64 = 430.0;
+const ROW_H: f64 = 24.0;
+const GROUP_H: f64 = 22.0;
+
+/// A chart's value axis: where a value's bar ends.
+struct Axis {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+}
+
+impl Axis {
+    /// The axis that holds every positive value of `rows`.
+    fn of(rows: &[Row], scale: Scale) -> Axis {
+        let vals: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.value)
+            .filter(|v| *v > 0.0)
+            .collect();
+        let max = vals.iter().copied().fold(0.0, f64::max);
+        let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let (lo, hi) = match scale {
+            Scale::Linear => (0.0, nice_max(max)),
+            Scale::Log => (
+                (min.max(1e-12).log10().floor()),
+                (max.max(1e-12).log10().ceil()).max(min.max(1e-12).log10().floor() + 1.0),
+            ),
+        };
+        Axis { scale, lo, hi }
+    }
+
+    /// The bar length of `v`.
+    fn len(&self, v: f64) -> f64 {
+        if v <= 0.0 || self.hi <= self.lo {
+            return 0.0;
+        }
+        (self.fraction(v) * BAR_W).clamp(2.0, BAR_W)
+    }
+
+    fn fraction(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => v / self.hi,
+            Scale::Log => (v.log10() - self.lo) / (self.hi - self.lo),
+        }
+    }
+
+    /// The grid lines with their labels, and the unit.
+    fn ticks(&self, unit: &str, height: f64) -> String {
+        let ticks: Vec<(f64, String)> = match self.scale {
+            Scale::Linear => (0..=4)
+                .map(|i| {
+                    let v = self.hi * i as f64 / 4.0;
+                    (v, short(v))
+                })
+                .collect(),
+            Scale::Log => (self.lo as i32..=self.hi as i32)
+                .map(|e| (10f64.powi(e), short(10f64.powi(e))))
+                .collect(),
+        };
+        let mut s = String::new();
+        for (v, t) in &ticks {
+            let x = LABEL_W
+                + if self.hi > self.lo {
+                    self.fraction(*v) * BAR_W
+                } else {
+                    0.0
+                };
+            let _ = writeln!(
+                s,
+                r#"<line class="grid" x1="{x:.1}" y1="22" x2="{x:.1}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                height - 22.0,
+                height - 8.0,
+                esc(t)
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text class="unit" x="{:.1}" y="14" text-anchor="end">{}{}</text>"#,
+            LABEL_W + BAR_W,
+            esc(unit),
+            if self.scale == Scale::Log {
+                " (log scale)"
+            } else {
+                ""
+            }
+        );
+        s
+    }
+}
+
 /// A horizontal bar chart as inline SVG. `id` names the measured group
 /// (`data-group`), so a reader (or a test) can match charts to the JSON.
 fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> String {
-    const LABEL_W: f64 = 230.0;
-    const BAR_W: f64 = 430.0;
-    const ROW_H: f64 = 24.0;
-    const GROUP_H: f64 = 22.0;
     let groups = rows
         .iter()
         .enumerate()
@@ -52,30 +139,7 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
         .count();
     let height = 30.0 + rows.len() as f64 * ROW_H + groups as f64 * GROUP_H + 26.0;
     let width = LABEL_W + BAR_W + 240.0;
-    let vals: Vec<f64> = rows
-        .iter()
-        .filter_map(|r| r.value)
-        .filter(|v| *v > 0.0)
-        .collect();
-    let max = vals.iter().copied().fold(0.0, f64::max);
-    let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let (lo, hi) = match scale {
-        Scale::Linear => (0.0, nice_max(max)),
-        Scale::Log => (
-            (min.max(1e-12).log10().floor()),
-            (max.max(1e-12).log10().ceil()).max(min.max(1e-12).log10().floor() + 1.0),
-        ),
-    };
-    let len = |v: f64| -> f64 {
-        if v <= 0.0 || hi <= lo {
-            return 0.0;
-        }
-        let f = match scale {
-            Scale::Linear => v / hi,
-            Scale::Log => (v.log10() - lo) / (hi - lo),
-        };
-        (f * BAR_W).clamp(2.0, BAR_W)
-    };
+    let axis = Axis::of(rows, scale);
     let mut s = String::new();
     let _ = write!(
         s,
@@ -85,44 +149,15 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
         esc(title),
         esc(title)
     );
-    // Axis ticks.
-    let ticks: Vec<(f64, String)> = match scale {
-        Scale::Linear => (0..=4)
-            .map(|i| {
-                let v = hi * i as f64 / 4.0;
-                (v, short(v))
-            })
-            .collect(),
-        Scale::Log => (lo as i32..=hi as i32)
-            .map(|e| (10f64.powi(e), short(10f64.powi(e))))
-            .collect(),
-    };
-    for (v, t) in &ticks {
-        let x = LABEL_W
-            + match scale {
-                Scale::Linear if hi > 0.0 => v / hi * BAR_W,
-                Scale::Log if hi > lo => (v.log10() - lo) / (hi - lo) * BAR_W,
-                _ => 0.0,
-            };
-        let _ = writeln!(
-            s,
-            r#"<line class="grid" x1="{x:.1}" y1="22" x2="{x:.1}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            height - 22.0,
-            height - 8.0,
-            esc(t)
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<text class="unit" x="{:.1}" y="14" text-anchor="end">{}{}</text>"#,
-        LABEL_W + BAR_W,
-        esc(unit),
-        if scale == Scale::Log {
-            " (log scale)"
-        } else {
-            ""
-        }
-    );
+    s.push_str(&axis.ticks(unit, height));
+    s.push_str(&bars(rows, &axis));
+    s.push_str("</svg></figure>\n");
+    s
+}
+
+/// The rows: group headings, labels, and bars (or the text alone).
+fn bars(rows: &[Row], axis: &Axis) -> String {
+    let mut s = String::new();
     let mut y = 26.0;
     let mut last_group: Option<&str> = None;
     for r in rows {
@@ -147,7 +182,7 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
         );
         match r.value {
             Some(v) => {
-                let w = len(v);
+                let w = axis.len(v);
                 let _ = writeln!(
                     s,
                     r#"<rect class="bar {}" x="{LABEL_W}" y="{:.1}" width="{w:.1}" height="{:.1}" rx="2"><title>{}: {}</title></rect><text class="value" x="{:.1}" y="{:.1}">{}</text>"#,
@@ -173,7 +208,6 @@ fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> Strin
         }
         y += ROW_H;
     }
-    s.push_str("</svg></figure>\n");
     s
 }
 
@@ -249,8 +283,36 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.9em}
 
 /// Returns the report page for `r`.
 pub(crate) fn html(r: &ProbeResult) -> String {
-    let f = &r.filesystem;
+    let mut h = head_html(r);
+    h.push_str(&recommendations_html(r));
+    h.push_str(&filesystem_html(r));
+    h.push_str(&commit_rate_html(r));
+    h.push_str(&commit_latency_html(r));
+    h.push_str(&commit_table_html(r));
+    h.push_str(&growth_html(r));
+    h.push_str(&sweep_html(r));
+    h.push_str(&footer_html(r));
+    h
+}
+
+/// The bar class of space state `s`: the baseline, the log, or the
+/// recommended log preparation.
+fn state_class(r: &ProbeResult, s: SpaceState) -> &'static str {
+    let log_pick = r
+        .recommendation(fspace::Intent::Log)
+        .and_then(|x| SpaceState::of_strategy(x.strategy));
+    match s {
+        SpaceState::Appended => "base",
+        SpaceState::Wal => "wal",
+        s if Some(s) == log_pick => "best",
+        _ => "",
+    }
+}
+
+/// The document head, the title and the run's facts.
+fn head_html(r: &ProbeResult) -> String {
     let mut h = String::new();
+    let f = &r.filesystem;
     let title = format!(
         "fspace probe: {} ({})",
         r.directory.display(),
@@ -280,6 +342,12 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         format_human(f.total_bytes)
     );
 
+    h
+}
+
+/// The recommendations.
+fn recommendations_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
     h.push_str("<h2>Recommendations</h2>\n<dl class=\"recs\">\n");
     for rec in &r.recommendations {
         let _ = writeln!(
@@ -292,6 +360,13 @@ pub(crate) fn html(r: &ProbeResult) -> String {
     }
     h.push_str("</dl>\n");
 
+    h
+}
+
+/// The filesystem's capabilities and facts.
+fn filesystem_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
+    let f = &r.filesystem;
     if let Some(c) = f.caps() {
         h.push_str("<h2>Filesystem</h2>\n<p class=\"caps\">");
         for (n, c) in c.named() {
@@ -313,17 +388,15 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         );
     }
 
+    h
+}
+
+/// The commit rate chart.
+fn commit_rate_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
     // Commits.
     let c = &r.commit;
-    let log_pick = r
-        .recommendation(fspace::Intent::Log)
-        .and_then(|x| SpaceState::of_strategy(x.strategy));
-    let class = |s: SpaceState| match s {
-        SpaceState::Appended => "base",
-        SpaceState::Wal => "wal",
-        s if Some(s) == log_pick => "best",
-        _ => "",
-    };
+    let class = |s| state_class(r, s);
     let rows: Vec<Row> = c
         .states
         .iter()
@@ -361,6 +434,14 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         Scale::Linear,
         &rows,
     ));
+    h
+}
+
+/// The commit latency chart.
+fn commit_latency_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
+    let c = &r.commit;
+    let class = |s| state_class(r, s);
     let mut lat = vec![];
     for s in &c.states {
         let g = Some(s.state.label().to_string());
@@ -396,6 +477,13 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         Scale::Log,
         &lat,
     ));
+    h
+}
+
+/// The commit figures as a table, with the spread of the runs.
+fn commit_table_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
+    let c = &r.commit;
     h.push_str("<table><tr><th>space</th><th class=n>commits/s</th><th class=n>runs: range</th><th class=n>p50 µs</th><th class=n>p99 µs</th><th>notes</th></tr>\n");
     for s in &c.states {
         let lo = s.runs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -422,6 +510,12 @@ pub(crate) fn html(r: &ProbeResult) -> String {
     }
     h.push_str("</table>\n");
 
+    h
+}
+
+/// The growth chart.
+fn growth_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
     // Growth.
     let g = &r.growth;
     let bulk_pick = r.recommendation(fspace::Intent::Bulk).map(|x| x.strategy);
@@ -462,6 +556,13 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         &rows,
     ));
 
+    h
+}
+
+/// The record-size sweep chart (full runs only).
+fn sweep_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
+    let class = |s| state_class(r, s);
     if let Some(sw) = &r.sweep {
         let mut rows = vec![];
         for rec in SWEEP_RECORDS {
@@ -494,6 +595,12 @@ pub(crate) fn html(r: &ProbeResult) -> String {
         ));
     }
 
+    h
+}
+
+/// The notes, the footer and the embedded JSON.
+fn footer_html(r: &ProbeResult) -> String {
+    let mut h = String::new();
     if !r.notes.is_empty() {
         h.push_str("<h2>Notes</h2>\n<ul class=\"notes\">\n");
         for n in &r.notes {
