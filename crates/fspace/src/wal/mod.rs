@@ -37,6 +37,7 @@
 //! # Ok(()) }
 //! ```
 
+mod flush;
 pub mod format;
 mod open;
 mod options;
