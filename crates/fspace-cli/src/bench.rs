@@ -177,6 +177,9 @@ fn wal_lines(x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> 
             .unwrap_or_default(),
         w.prepared_recycled
     );
+    if let Some(why) = &w.prepare_reason {
+        out!(o, "     why: {why}");
+    }
     out!(o, "     O_DIRECT writes: {}", w.direct_io);
     o
 }

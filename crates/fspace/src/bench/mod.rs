@@ -196,6 +196,9 @@ pub struct WalFigures {
     pub prepared_recycled: u64,
     /// How the preparer grew new segments.
     pub prepare_strategy: Option<String>,
+    /// Why the policy prepares the log's segments that way here.
+    #[serde(default)]
+    pub prepare_reason: Option<String>,
     /// Whether records went out with `O_DIRECT`, and why.
     pub direct_io: String,
 }
@@ -598,6 +601,7 @@ fn run_wal(
         prepared_created: after.prepared_created - before.prepared_created,
         prepared_recycled: after.prepared_recycled - before.prepared_recycled,
         prepare_strategy: after.last_prepare.clone(),
+        prepare_reason: after.last_prepare_reason.clone(),
         direct_io: after.direct_io.clone(),
     });
     wal.close()?;

@@ -118,6 +118,8 @@ pub struct WalStats {
     pub released_deleted: u64,
     /// Strategy used for the last segment created, with its fallbacks.
     pub last_prepare: Option<String>,
+    /// Why the policy prepares segments that way here (its reason).
+    pub last_prepare_reason: Option<String>,
     /// Last preparation failure, if any.
     pub last_prepare_error: Option<String>,
     /// Whether records are written with `O_DIRECT`, and why (or why not).

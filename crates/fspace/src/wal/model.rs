@@ -519,14 +519,14 @@ impl Storage for Proc {
         false
     }
 
-    fn check_segment_space(
+    fn segment_plan(
         &self,
         _dir: &Path,
         _path: &Path,
         _size: u64,
         _choice: &StrategyChoice,
-    ) -> Result<()> {
-        Ok(())
+    ) -> Result<Option<String>> {
+        Ok(None)
     }
 }
 

@@ -48,6 +48,7 @@ pub(super) fn run(sh: &Shared) {
                 } else {
                     st.stats.prepared_created += 1;
                     st.stats.last_prepare = stats.last_prepare;
+                    st.stats.last_prepare_reason = stats.last_prepare_reason;
                 }
             }
             Err(e) => {
@@ -194,7 +195,8 @@ pub(super) fn create_segment(
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
-        io.check_segment_space(dir, &path, opts.segment_size, &opts.prepare)?;
+        stats.last_prepare_reason =
+            io.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
         let gopts = GrowOptions {
             choice: opts.prepare.clone(),
             intent: Intent::Log,

@@ -94,16 +94,17 @@ pub(crate) trait Storage: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
     /// Whether `dir` is on a network or FUSE filesystem (true when unknown).
     fn is_network(&self, dir: &Path) -> bool;
-    /// Checks, before a segment of `size` bytes is grown in steps, that the
-    /// space is free when `choice` prepares it with holes (which reserve
-    /// none): ENOSPC must show here, not in a commit.
-    fn check_segment_space(
+    /// Asks the policy how a segment of `size` bytes is prepared here and
+    /// returns its reason; checks, before the segment is grown in steps,
+    /// that the space is free when the plan prepares it with holes (which
+    /// reserve none): ENOSPC must show here, not in a commit.
+    fn segment_plan(
         &self,
         dir: &Path,
         path: &Path,
         size: u64,
         choice: &StrategyChoice,
-    ) -> Result<()>;
+    ) -> Result<Option<String>>;
 }
 
 /// The real filesystem, through [`crate::sys`].
@@ -226,14 +227,14 @@ impl Storage for Real {
         crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network())
     }
 
-    fn check_segment_space(
+    fn segment_plan(
         &self,
         dir: &Path,
         path: &Path,
         size: u64,
         choice: &StrategyChoice,
-    ) -> Result<()> {
-        check_space(dir, path, size, choice)
+    ) -> Result<Option<String>> {
+        segment_plan(dir, path, size, choice).map(Some)
     }
 }
 
@@ -298,15 +299,17 @@ impl durable::Namespace for Seam<'_> {
     }
 }
 
-/// When the policy (or the caller) prepares log space in `dir` with holes
+/// The policy's plan for log space in `dir`, as its reason. When it (or the
+/// caller) prepares log space with holes
 /// (copy-on-write filesystems, [`crate::policy::rules::COW_LOG_STRATEGY`]),
 /// checks that the whole segment's `size` is free before the first step: a
 /// sparse file reserves nothing, so ENOSPC must be found here, not in a
 /// commit. Elsewhere the growth itself reserves the space.
-fn check_space(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<()> {
+fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<String> {
     let info = crate::fs_info::identify(dir)?;
-    if crate::policy::plan(&info, Intent::Log, choice).first() != Strategy::Sparse {
-        return Ok(());
+    let plan = crate::policy::plan(&info, Intent::Log, choice);
+    if plan.first() != Strategy::Sparse {
+        return Ok(plan.reason);
     }
     // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
     let free = info.free_bytes;
@@ -322,5 +325,5 @@ fn check_space(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> R
             ),
         ));
     }
-    Ok(())
+    Ok(plan.reason)
 }
