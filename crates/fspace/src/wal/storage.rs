@@ -306,7 +306,9 @@ impl durable::Namespace for Seam<'_> {
 /// sparse file reserves nothing, so ENOSPC must be found here, not in a
 /// commit. Elsewhere the growth itself reserves the space.
 fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<String> {
-    let info = crate::fs_info::identify(dir)?;
+    // Measured (once per device, then cached), as the growth that follows
+    // asks it: the same plan and reason.
+    let info = crate::fs_info::fs_info(dir)?;
     let plan = crate::policy::plan(&info, Intent::Log, choice);
     if plan.first() != Strategy::Sparse {
         return Ok(plan.reason);
