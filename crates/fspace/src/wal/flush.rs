@@ -3,36 +3,11 @@
 //! synced when asked.
 
 use super::storage::SegmentFile;
-use super::writer::{
-    aligned, pad_to_page, round_down, sync_failure, write_all_to, Chunk, Poison, State,
-};
-use super::Faults;
-use crate::error::Error;
+use super::{Faults, WRITE_PAGE};
+use crate::error::{Error, Result};
 use crate::sys::Errno;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Takes every page waiting to be written: sealed chunks of earlier
-/// segments, then the current segment's buffer, keeping a copy of its
-/// partial last page, which the next flush writes again, whole (no
-/// read-before-write).
-pub(super) fn hand_over(st: &mut State) -> Vec<Chunk> {
-    let mut chunks: Vec<Chunk> = st.sealed.drain(..).collect();
-    st.sealed_bytes = 0;
-    if st.cur.end > st.cur.handed {
-        let tail_start = round_down(st.cur.end);
-        let keep_from = (tail_start - st.buf_start) as usize;
-        let mut next = std::mem::take(&mut st.spare);
-        next.clear();
-        next.extend_from_slice(&st.buf[keep_from..]);
-        let mut bytes = std::mem::replace(&mut st.buf, next);
-        pad_to_page(&mut bytes);
-        chunks.push(st.chunk_of_current(bytes));
-        st.buf_start = tail_start;
-        st.cur.handed = st.cur.end;
-    }
-    chunks
-}
 
 /// The I/O of one flush, done without the state lock.
 pub(super) struct FlushIo {
@@ -107,4 +82,53 @@ impl FlushIo {
         self.synced_seq = self.synced_seq.max(d.0);
         Ok(())
     }
+}
+
+pub(super) struct Poison {
+    pub(super) op: &'static str,
+    pub(super) path: PathBuf,
+    pub(super) errno: i32,
+}
+
+/// Whole pages of one segment, ready to be written.
+pub(super) struct Chunk {
+    pub(super) seq: u64,
+    /// Its descriptor has `O_DIRECT`: write from a page-aligned buffer.
+    pub(super) direct: bool,
+    pub(super) fd: Arc<dyn SegmentFile>,
+    pub(super) path: Arc<PathBuf>,
+    pub(super) offset: u64,
+    pub(super) bytes: Vec<u8>,
+}
+
+/// Returns `len` bytes of `v` starting at a page boundary.
+pub(super) fn aligned(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if v.len() < len + WRITE_PAGE {
+        v.resize(len + WRITE_PAGE, 0);
+    }
+    let off = v.as_ptr().align_offset(WRITE_PAGE).min(WRITE_PAGE);
+    &mut v[off..off + len]
+}
+
+/// The error and the poison of a failed `fdatasync`.
+pub(super) fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
+    (
+        Error::io("fdatasync", path, None, e),
+        Poison {
+            op: "fdatasync",
+            path: path.to_path_buf(),
+            errno: e.raw_os_error(),
+        },
+    )
+}
+
+/// Writes all of `bytes` at `offset` of a segment file.
+pub(super) fn write_all_to(
+    fd: &dyn SegmentFile,
+    path: &Path,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
+    crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
+        .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
 }

@@ -2,6 +2,7 @@
 //! directory, lock it, recover, make what recovery kept durable, take the
 //! first segment, seal it with a durable header, and start the preparer.
 
+use super::flush::write_all_to;
 use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
 use super::storage::{self, OpenMode, Storage};
 use super::writer::*;
