@@ -128,16 +128,15 @@ fn strace_writes(args: &[&str], out: &Path) -> u64 {
     cols[3].parse().unwrap_or_else(|_| panic!("{report}"))
 }
 
-/// Counted from outside by strace: `grow --for bulk` 256 MiB where fallocate
-/// is missing issues at most 300 write-type syscalls.
-#[test]
-fn bulk_growth_syscalls_counted_by_strace() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        assert!(!common::require_matrix(), "strace is required in CI");
-        common::skipped("strace_syscalls", "all", "strace not installed");
-        return;
-    }
-    for fs in common::only("strace_syscalls", &["ext4-noextents", "sshfs"]) {
+common::per_fs! {
+    /// Counted from outside by strace: `grow --for bulk` 256 MiB where fallocate
+    /// is missing issues at most 300 write-type syscalls.
+    fn bulk_growth_syscalls_counted_by_strace(fs) on [ext4_noextents, sshfs] {
+        if Command::new("strace").arg("-V").output().is_err() {
+            assert!(!common::require_matrix(), "strace is required in CI");
+            common::skipped("strace_syscalls", "all", "strace not installed");
+            return;
+        }
         let _g = fs.lock();
         let dir = fs.tempdir();
         let f = dir.path().join("bulk");
@@ -956,14 +955,13 @@ common::per_fs! {
     }
 }
 
-/// A read-only mount as destination: EROFS, named, nothing created.
-#[test]
-fn copy_to_a_read_only_mount_fails_cleanly() {
-    if !common::is_root() {
-        common::skipped("copy-read-only-mount", "cwd", "needs root");
-        return;
-    }
-    for fs in common::only("copy-read-only-mount", &["ext4"]) {
+common::per_fs! {
+    /// A read-only mount as destination: EROFS, named, nothing created.
+    fn copy_to_a_read_only_mount_fails_cleanly(fs) on [ext4] {
+        if !common::is_root() {
+            common::skipped("copy-read-only-mount", "cwd", "needs root");
+            return;
+        }
         let _g = fs.lock();
         let dir = fs.tempdir();
         let src = dir.path().join("src");

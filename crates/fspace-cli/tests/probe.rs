@@ -165,14 +165,13 @@ fn check_document(fs: &str, v: &Value) -> String {
     )
 }
 
-/// The main acceptance test: a quick probe of every filesystem of the
-/// matrix recommends a measured log strategy (printing how it compares
-/// with the fastest measured in the same run), never zero-fill on btrfs, never fallocate where it is
-/// missing; stdout is only the JSON; nothing is left behind.
-#[test]
-fn probe_every_filesystem() {
-    let _m = measuring();
-    for fs in common::all() {
+common::per_fs! {
+    /// The main acceptance test: a quick probe of every filesystem of the
+    /// matrix recommends a measured log strategy (printing how it compares
+    /// with the fastest measured in the same run), never zero-fill on btrfs, never fallocate where it is
+    /// missing; stdout is only the JSON; nothing is left behind.
+    fn probe_every_filesystem(fs) {
+        let _m = measuring();
         let _g = fs.lock();
         let dir = fs.tempdir();
         let before = listing(dir.path());
@@ -306,12 +305,11 @@ fn check_report(html: &Path, groups: &[&str], work: &Path) {
     }
 }
 
-/// A standard run: the table a person reads, the report in chromium, and
-/// the scratch directory gone.
-#[test]
-fn probe_text_and_report() {
-    let _m = measuring();
-    for fs in common::only("probe-text-report", &["xfs"]) {
+common::per_fs! {
+    /// A standard run: the table a person reads, the report in chromium, and
+    /// the scratch directory gone.
+    fn probe_text_and_report(fs) on [xfs] {
+        let _m = measuring();
         let _g = fs.lock();
         let dir = fs.tempdir();
         let work = tempfile::tempdir().unwrap();
@@ -346,11 +344,10 @@ fn probe_text_and_report() {
     }
 }
 
-/// `--full` adds the record-size sweep (and its chart).
-#[test]
-fn probe_full_sweeps_record_sizes() {
-    let _m = measuring();
-    for fs in common::only("probe-full", &["tmpfs"]) {
+common::per_fs! {
+    /// `--full` adds the record-size sweep (and its chart).
+    fn probe_full_sweeps_record_sizes(fs) on [tmpfs] {
+        let _m = measuring();
         let _g = fs.lock();
         let dir = fs.tempdir();
         let work = tempfile::tempdir().unwrap();
@@ -514,12 +511,11 @@ fn wait_for_scratch(dir: &Path, child: &mut std::process::Child) {
     }
 }
 
-/// Ctrl-C during a probe, early (growth) and late (commits): exit 130 and
-/// the scratch directory is gone.
-#[test]
-fn probe_sigint_removes_the_scratch_directory() {
-    let _m = measuring();
-    for fs in common::only("probe-sigint", &["ext4"]) {
+common::per_fs! {
+    /// Ctrl-C during a probe, early (growth) and late (commits): exit 130 and
+    /// the scratch directory is gone.
+    fn probe_sigint_removes_the_scratch_directory(fs) on [ext4] {
+        let _m = measuring();
         let _g = fs.lock();
         for after in [Duration::from_millis(50), Duration::from_millis(2500)] {
             let dir = fs.tempdir();

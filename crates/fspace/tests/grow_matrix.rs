@@ -188,16 +188,15 @@ fn check_growth(
     Ok(())
 }
 
-/// Growth never changes existing bytes and never shrinks, for every
-/// strategy on every filesystem, over random contents, sizes, `sync` and
-/// `create`.
-#[test]
-fn growth_never_changes_existing_bytes_property() {
-    let cases: u32 = std::env::var("FSPACE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32);
-    for fs in common::all() {
+common::per_fs! {
+    /// Growth never changes existing bytes and never shrinks, for every
+    /// strategy on every filesystem, over random contents, sizes, `sync` and
+    /// `create`.
+    fn growth_never_changes_existing_bytes_property(fs) {
+        let cases: u32 = std::env::var("FSPACE_PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(32);
         let _g = fs.lock();
         let dir = fs.tempdir();
         let seq = std::cell::Cell::new(0u64);
@@ -222,7 +221,7 @@ fn growth_never_changes_existing_bytes_property() {
                     create,
                 });
             runner
-                .run(&input, |c| check_growth(&fs, dir.path(), &seq, &c, mode))
+                .run(&input, |c| check_growth(fs, dir.path(), &seq, &c, mode))
                 .unwrap_or_else(|e| panic!("{} {:?}: {e}", fs.name, mode));
         }
     }
@@ -432,25 +431,24 @@ common::per_fs! {
     }
 }
 
-/// A large zero-fill under a storm of signals (handler without SA_RESTART)
-/// completes correctly.
-#[test]
-fn zero_fill_survives_a_signal_storm() {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use std::sync::Arc;
-    static HITS: AtomicU64 = AtomicU64::new(0);
-    extern "C" fn on_signal(_: libc::c_int) {
-        HITS.fetch_add(1, Ordering::Relaxed);
-    }
-    // SAFETY: installs a handler that only touches an atomic.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        sa.sa_flags = 0; // no SA_RESTART: interrupted syscalls return EINTR
-        libc::sigemptyset(&mut sa.sa_mask);
-        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
-    }
-    for fs in common::all() {
+common::per_fs! {
+    /// A large zero-fill under a storm of signals (handler without SA_RESTART)
+    /// completes correctly.
+    fn zero_fill_survives_a_signal_storm(fs) {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        static HITS: AtomicU64 = AtomicU64::new(0);
+        extern "C" fn on_signal(_: libc::c_int) {
+            HITS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: installs a handler that only touches an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = 0; // no SA_RESTART: interrupted syscalls return EINTR
+            libc::sigemptyset(&mut sa.sa_mask);
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+        }
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("storm");
@@ -635,12 +633,11 @@ common::per_fs! {
     }
 }
 
-/// A cancelled zero-fill stops, puts the file back, and a cancelled
-/// creation leaves nothing behind.
-#[test]
-fn cancelled_zero_fill_rolls_back() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    for fs in common::all() {
+common::per_fs! {
+    /// A cancelled zero-fill stops, puts the file back, and a cancelled
+    /// creation leaves nothing behind.
+    fn cancelled_zero_fill_rolls_back(fs) {
+        use std::sync::atomic::{AtomicBool, Ordering};
         let _g = fs.lock();
         let dir = fs.tempdir();
         let p = dir.path().join("c");
@@ -721,17 +718,16 @@ common::per_fs! {
     }
 }
 
-/// Temporary files of a killed fspace on this host are removed by the next
-/// creation in the same directory; others' are kept.
-#[test]
-fn stale_temporary_files_are_removed() {
-    let host: String = rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    for fs in common::all() {
+common::per_fs! {
+    /// Temporary files of a killed fspace on this host are removed by the next
+    /// creation in the same directory; others' are kept.
+    fn stale_temporary_files_are_removed(fs) {
+        let host: String = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let _g = fs.lock();
         let dir = fs.tempdir();
         let dead = dir

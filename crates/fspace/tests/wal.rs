@@ -955,15 +955,14 @@ fn verify_after_kill(d: &Path, model: &mut Model, fsname: &str, iter: u64) {
     wal.close().unwrap();
 }
 
-/// kill -9 at random moments, at least 50 times on each of ext4, xfs,
-/// btrfs and tmpfs (200+ kills per run).
-#[test]
-fn kill_9_keeps_every_acknowledged_record() {
-    let kills: u64 = std::env::var("FSPACE_WAL_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
-    for fs in common::only("kill -9", &["ext4", "xfs", "btrfs", "tmpfs"]) {
+common::per_fs! {
+    /// kill -9 at random moments, at least 50 times on each of ext4, xfs,
+    /// btrfs and tmpfs (200+ kills per run).
+    fn kill_9_keeps_every_acknowledged_record(fs) on [ext4, xfs, btrfs, tmpfs] {
+        let kills: u64 = std::env::var("FSPACE_WAL_KILLS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(50);
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");

@@ -715,13 +715,12 @@ fn enospc_mid_copy_leaves_nothing() {
     }
 }
 
-/// The writer: content equals a byte model for any split of writes, skips
-/// and offsets; zero blocks become holes; writes are coalesced.
-#[test]
-fn sparse_writer_matches_a_model_and_makes_holes() {
-    use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestRunner};
-    for fs in common::only("sparse-writer", &common::EXPECTED) {
+common::per_fs! {
+    /// The writer: content equals a byte model for any split of writes, skips
+    /// and offsets; zero blocks become holes; writes are coalesced.
+    fn sparse_writer_matches_a_model_and_makes_holes(fs) {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
         let _g = fs.lock();
         let dir = fs.tempdir();
         let mut runner = TestRunner::new(Config {
