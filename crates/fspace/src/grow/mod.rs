@@ -281,7 +281,7 @@ fn create_grown(
 ) -> Result<GrowReport> {
     // open() said ENOENT: a dangling symbolic link would make the final
     // no-replace rename fail after all the work; refuse it now.
-    if sys::lstat(path).is_ok() {
+    if sys::lstat(path).is_ok_and(|st| st.is_symlink()) {
         return Err(Error::refused(
             "grow",
             path,
