@@ -196,7 +196,7 @@ pub(crate) struct ProbeArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print JSON (schema fspace-probe/1, docs/probe-json.md).
+    /// Print JSON (schema fspace-probe/2, docs/probe-json.md).
     #[arg(long)]
     pub json: bool,
 }

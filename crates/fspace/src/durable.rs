@@ -95,23 +95,25 @@ impl Namespace for Real<'_> {
 }
 
 /// Renames `from` to `to` in `dir` taking `steps`; `after_rename` runs right
-/// after the rename (a test hook). Returns the rename's note, or the error
-/// with whether the rename had already happened (the file is then at `to`).
+/// after the rename (a test hook). Errors before the rename name `named`:
+/// the name the caller knows the file by (the final name of a file being
+/// created, the live name of a log segment being renamed). Returns the
+/// rename's note, or the error with whether the rename had already happened
+/// (the file is then at `to`).
 pub(crate) fn publish(
     ns: &dyn Namespace,
-    from: &Path,
-    to: &Path,
+    (from, to, named): (&Path, &Path, &Path),
     dir: &Path,
     steps: Steps,
     after_rename: impl FnOnce(),
 ) -> std::result::Result<Option<String>, (Error, bool)> {
     if steps.fsync_before {
         ns.fsync_file()
-            .map_err(|e| (Error::io("fsync", to, None, e), false))?;
+            .map_err(|e| (Error::io("fsync", named, None, e), false))?;
     }
     let note = if steps.replace {
         ns.rename(from, to)
-            .map_err(|e| (Error::io("rename", to, None, e), false))?;
+            .map_err(|e| (Error::io("rename", named, None, e), false))?;
         None
     } else {
         ns.rename_noreplace(from, to).map_err(|e| (e, false))?
@@ -201,8 +203,7 @@ impl TempFile {
     pub fn publish(&mut self, steps: Steps) -> Result<Option<String>> {
         let r = publish(
             &Real(self.fd.as_fd()),
-            &self.tmp,
-            &self.path,
+            (&self.tmp, &self.path, &self.path),
             &self.dir,
             steps,
             || {},

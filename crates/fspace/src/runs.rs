@@ -81,10 +81,8 @@ impl<'a> DataRuns<'a> {
 
 /// Returns true if and only if `SEEK_HOLE` on `fd`'s filesystem may report
 /// every byte as data, so that a walk that found no hole proves nothing
-/// ([`FsKind::seek_hole_may_be_blind`]). True when the filesystem cannot be
-/// told.
+/// ([`FsKind::seek_hole_may_be_blind`]). False when the filesystem cannot be
+/// told (`fstatfs` failed): the walk's answer is taken as it is.
 pub(crate) fn seek_hole_may_be_blind(fd: BorrowedFd<'_>) -> bool {
-    sys::fstatfs(fd).map_or(true, |f| {
-        FsKind::from_magic(f.magic).seek_hole_may_be_blind()
-    })
+    sys::fstatfs(fd).is_ok_and(|f| FsKind::from_magic(f.magic).seek_hole_may_be_blind())
 }

@@ -374,8 +374,15 @@ fn grow_open<Fd: AsFd>(
     let prior = state_before(fd, &st);
     let (strategy, bytes_written, fallbacks) =
         climb(fd, path, &plan.ladder, old_len..target, opts, &prior)?;
-    settle(fd, path, strategy, old_len..target, opts, &prior)
-        .map_err(|e| with_fallbacks(e, &fallbacks))?;
+    settle(fd, path, strategy, old_len..target, opts, &prior).map_err(|e| {
+        // A cancel is the user's doing, reported bare as before; a failed
+        // sync lists the strategies abandoned before it.
+        if e.kind() == crate::ErrorKind::Interrupted {
+            e
+        } else {
+            with_fallbacks(e, &fallbacks)
+        }
+    })?;
     let new_len = sys::fstat(fd)
         .map_err(|e| Error::io("fstat", path, None, e))?
         .size;

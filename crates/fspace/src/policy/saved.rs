@@ -107,6 +107,37 @@ impl FsKey {
     }
 }
 
+/// The schema of measurements saved by earlier versions: the whole probe
+/// result (`fspace-probe/1`), read back for its key and recommendations so
+/// that an upgrade does not forget what was measured.
+const LEGACY_SCHEMA: &str = "fspace-probe/1";
+
+/// A measurement saved as a whole `fspace-probe/1` probe result.
+fn legacy(text: &str) -> serde_json::Result<SavedPolicy> {
+    #[derive(Deserialize)]
+    struct Legacy {
+        level: String,
+        started_utc: String,
+        key: FsKey,
+        recommendations: Vec<Recommendation>,
+    }
+    let l: Legacy = serde_json::from_str(text)?;
+    Ok(SavedPolicy {
+        schema: SCHEMA.to_string(),
+        measured_utc: l.started_utc,
+        measured_by: format!(
+            "fspace probe --save ({}), saved as {LEGACY_SCHEMA}",
+            l.level
+        ),
+        key: l.key,
+        recommendations: l
+            .recommendations
+            .into_iter()
+            .filter(|r| r.measured)
+            .collect(),
+    })
+}
+
 /// Returns the default directory saved measurements live in (see
 /// [`STATE_DIR_ENV`]), or `None` when no home is known.
 pub fn state_dir() -> Option<PathBuf> {
@@ -185,7 +216,7 @@ impl SavedProbe {
         self.policy
             .recommendations
             .iter()
-            .find(|r| r.intent == intent)
+            .find(|r| r.intent == intent && r.measured)
     }
 
     /// Returns the plan this measurement gives for `intent` on `info`'s
@@ -261,14 +292,15 @@ impl SavedResults {
         }
         let schema: Schema = serde_json::from_str(&text)
             .map_err(|e| bad(format!("not a saved probe result: {e}")))?;
-        if schema.schema != SCHEMA {
-            return Err(bad(format!(
-                "schema {:?}, this fspace reads {SCHEMA:?}; run `fspace probe --save` again",
-                schema.schema
-            )));
-        }
-        let policy: SavedPolicy = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not a saved probe result: {e}")))?;
+        let parsed = match schema.schema.as_str() {
+            SCHEMA => serde_json::from_str(&text),
+            LEGACY_SCHEMA => legacy(&text),
+            other => return Err(bad(format!(
+                "schema {other:?}, this fspace reads {SCHEMA:?}; run `fspace probe --save` again"
+            ))),
+        };
+        let policy: SavedPolicy =
+            parsed.map_err(|e| bad(format!("not a saved probe result: {e}")))?;
         if !policy.key.matches(&key) {
             // Another filesystem whose key hashes alike: not ours.
             return Ok(None);
@@ -297,5 +329,29 @@ impl SavedResults {
             ..Steps::DURABLE
         })?;
         Ok(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A measurement saved by an earlier fspace (a whole `fspace-probe/1`
+    /// result, as recorded in bench/results) still reads back: its key and
+    /// its measured recommendations.
+    #[test]
+    fn reads_measurements_saved_by_earlier_versions() {
+        let runs: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../../bench/results/2026-11-22-probe-quick.json"
+        ))
+        .expect("recorded results");
+        let doc = &runs["runs"][0]["doc"];
+        assert_eq!(doc["schema"], LEGACY_SCHEMA);
+        let p = legacy(&doc.to_string()).expect("legacy document");
+        assert_eq!(p.schema, SCHEMA);
+        assert_eq!(p.key.fs_type, doc["key"]["fs_type"].as_str().unwrap());
+        assert!(!p.recommendations.is_empty());
+        assert!(p.recommendations.iter().all(|r| r.measured));
+        assert!(p.measured_by.contains(LEGACY_SCHEMA), "{}", p.measured_by);
     }
 }

@@ -272,7 +272,13 @@ pub(crate) fn durable_rename(
         replace,
         ..Steps::DURABLE
     };
-    durable::publish(&Seam { io, file }, from, to, dir, steps, after_rename)
+    durable::publish(
+        &Seam { io, file },
+        (from, to, from),
+        dir,
+        steps,
+        after_rename,
+    )
 }
 
 /// The log's storage as [`durable::publish`] sees it.
@@ -308,7 +314,11 @@ impl durable::Namespace for Seam<'_> {
 fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<String> {
     // Measured (once per device, then cached), as the growth that follows
     // asks it: the same plan and reason.
-    let info = crate::fs_info::fs_info(dir)?;
+    let info = if choice.is_policy() {
+        crate::fs_info::fs_info(dir)?
+    } else {
+        crate::fs_info::identify(dir)?
+    };
     let plan = crate::policy::plan(&info, Intent::Log, choice);
     if plan.first() != Strategy::Sparse {
         return Ok(plan.reason);

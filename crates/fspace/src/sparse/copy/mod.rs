@@ -228,8 +228,8 @@ pub struct CopyReport {
     /// included).
     pub dst_allocated: u64,
     /// Syscalls the copy issued through fspace's counted wrappers (opens,
-    /// stats, seeks, reads, writes, syncs; not the final rename, the
-    /// directory scan for stale temporary files, or closes).
+    /// stats, seeks, reads, writes, syncs, the final rename, the directory
+    /// scan for stale temporary files; not closes).
     pub syscalls: u64,
     /// Of those, the write-type ones (`pwritev`, `fallocate`, `ftruncate`,
     /// `copy_file_range`, `FICLONE`).
