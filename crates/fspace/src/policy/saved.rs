@@ -295,9 +295,10 @@ impl SavedResults {
         let parsed = match schema.schema.as_str() {
             SCHEMA => serde_json::from_str(&text),
             LEGACY_SCHEMA => legacy(&text),
-            other => return Err(bad(format!(
-                "schema {other:?}, this fspace reads {SCHEMA:?}; run `fspace probe --save` again"
-            ))),
+            other => {
+                let why = format!("schema {other:?}, this fspace reads {SCHEMA:?}");
+                return Err(bad(format!("{why}; run `fspace probe --save` again")));
+            }
         };
         let policy: SavedPolicy =
             parsed.map_err(|e| bad(format!("not a saved probe result: {e}")))?;
