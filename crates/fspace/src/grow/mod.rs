@@ -377,7 +377,7 @@ fn grow_open<Fd: AsFd>(
     settle(fd, path, strategy, old_len..target, opts, &prior).map_err(|e| {
         // A cancel is the user's doing, reported bare as before; a failed
         // sync lists the strategies abandoned before it.
-        if e.kind() == crate::ErrorKind::Interrupted {
+        if e.kind() == crate::errno::ErrorKind::Interrupted {
             e
         } else {
             with_fallbacks(e, &fallbacks)
