@@ -295,9 +295,10 @@ typedef struct fspace_copy_summary {
   uint64_t hole_bytes;
   // Zero bytes of the source's data made holes.
   uint64_t zero_bytes_holed;
-  // Bytes allocated to the source.
+  // Bytes allocated to the source; `UINT64_MAX` where that cannot be
+  // known (FUSE and network filesystems, pipes).
   uint64_t src_allocated;
-  // Bytes allocated to the copy.
+  // Bytes allocated to the copy; `UINT64_MAX` where that cannot be known.
   uint64_t dst_allocated;
   // Syscalls issued.
   uint64_t syscalls;
@@ -486,6 +487,10 @@ typedef struct fspace_wal_release_info {
 
 // `pread` and the sparse writer.
 #define FSPACE_COPY_READ_WRITE 3
+
+// Read to the end (a pipe, a file in /proc) or written in order into a
+// pipe, FIFO or device.
+#define FSPACE_COPY_STREAM 4
 
 #ifdef __cplusplus
 extern "C" {

@@ -38,6 +38,9 @@ pub const FSPACE_COPY_CLONE: fspace_copy_method = 1;
 pub const FSPACE_COPY_COPY_FILE_RANGE: fspace_copy_method = 2;
 /// `pread` and the sparse writer.
 pub const FSPACE_COPY_READ_WRITE: fspace_copy_method = 3;
+/// Read to the end (a pipe, a file in /proc) or written in order into a
+/// pipe, FIFO or device.
+pub const FSPACE_COPY_STREAM: fspace_copy_method = 4;
 
 /// Options of `fspace_copy`. Always set the defaults with
 /// `fspace_copy_options_init` before changing fields: a zeroed struct is not
@@ -165,9 +168,10 @@ pub struct fspace_copy_summary {
     pub hole_bytes: u64,
     /// Zero bytes of the source's data made holes.
     pub zero_bytes_holed: u64,
-    /// Bytes allocated to the source.
+    /// Bytes allocated to the source; `UINT64_MAX` where that cannot be
+    /// known (FUSE and network filesystems, pipes).
     pub src_allocated: u64,
-    /// Bytes allocated to the copy.
+    /// Bytes allocated to the copy; `UINT64_MAX` where that cannot be known.
     pub dst_allocated: u64,
     /// Syscalls issued.
     pub syscalls: u64,
@@ -249,6 +253,7 @@ pub unsafe extern "C" fn fspace_copy_report_get(
                 CopyMethod::Clone => FSPACE_COPY_CLONE,
                 CopyMethod::CopyFileRange => FSPACE_COPY_COPY_FILE_RANGE,
                 CopyMethod::ReadWrite => FSPACE_COPY_READ_WRITE,
+                CopyMethod::Stream => FSPACE_COPY_STREAM,
             },
             fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
             len: r.len,
@@ -259,8 +264,8 @@ pub unsafe extern "C" fn fspace_copy_report_get(
             holes: r.holes,
             hole_bytes: r.hole_bytes,
             zero_bytes_holed: r.zero_bytes_holed,
-            src_allocated: r.src_allocated,
-            dst_allocated: r.dst_allocated,
+            src_allocated: r.src_allocated.unwrap_or(u64::MAX),
+            dst_allocated: r.dst_allocated.unwrap_or(u64::MAX),
             syscalls: r.syscalls,
             write_syscalls: r.write_syscalls,
             elapsed_ns: u64::try_from(r.elapsed.as_nanos()).unwrap_or(u64::MAX),

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 #[command(
     name = "fspace",
     version,
+    args_override_self = true,
     about = "Grow, map and measure file space the right way for each Linux filesystem",
     after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error, 130 interrupted\n\
                   (Ctrl-C, SIGTERM, SIGHUP: the work is undone or, for dig, stopped).\n\
@@ -65,6 +66,7 @@ pub(crate) enum Command {
     },
     /// Copy SRC to DST keeping holes: clone, kernel copy or sparse read/write, whichever is possible.
     #[command(
+        args_override_self = true,
         after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
         copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
         before anything was copied; the report says which ran and why others did not.\n\n\

@@ -25,10 +25,33 @@ pub(crate) fn run(a: CopyArgs) -> fspace::Result<()> {
     }
     let r = fspace::copy(&a.src, &a.dst, &opts)?;
     drop(bar);
+    if is_stdout(&a.dst) {
+        // The data went to standard output: the report goes to stderr.
+        let text = if a.json {
+            serde_json::to_string_pretty(&r).unwrap_or_default() + "\n"
+        } else {
+            copy_text(&r)
+        };
+        eprint!("{text}");
+        return Ok(());
+    }
     if a.json {
         return print_json(&r);
     }
     emit(&copy_text(&r))
+}
+
+/// Whether `path` is the file standard output writes to (`/dev/stdout`, or
+/// the pipe or terminal behind it by another name).
+fn is_stdout(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(out), Ok(dst)) = (
+        std::fs::metadata("/proc/self/fd/1"),
+        std::fs::metadata(path),
+    ) else {
+        return false;
+    };
+    out.dev() == dst.dev() && out.ino() == dst.ino()
 }
 
 fn rate(bytes: u64, secs: f64) -> String {
@@ -47,6 +70,7 @@ fn method_words(r: &CopyReport) -> &'static str {
             "read + sparse write (read for the zero scan; data runs moved by copy_file_range)"
         }
         CopyMethod::ReadWrite => "read + sparse write",
+        CopyMethod::Stream => "stream: read to the end, written in order",
         CopyMethod::None => "none: the source is empty",
     }
 }
@@ -81,7 +105,7 @@ fn copy_text(r: &CopyReport) -> String {
     }
     out!(
         o,
-        "data:         {} cloned, {} by copy_file_range, {} by pwritev, in {} source extent{}",
+        "data:         {} cloned, {} by copy_file_range, {} written, in {} source extent{}",
         format_human(r.bytes_cloned),
         format_human(r.bytes_offloaded),
         format_human(r.bytes_copied),
@@ -103,11 +127,12 @@ fn copy_text(r: &CopyReport) -> String {
             String::new()
         }
     );
+    let alloc = |a: Option<u64>| a.map_or("unknown".into(), format_human);
     out!(
         o,
         "allocated:    source {}, copy {}",
-        format_human(r.src_allocated),
-        format_human(r.dst_allocated)
+        alloc(r.src_allocated),
+        alloc(r.dst_allocated)
     );
     out!(
         o,

@@ -45,6 +45,50 @@ pub fn pread<Fd: AsFd>(fd: Fd, buf: &mut [u8], offset: u64) -> Result<usize, Err
     restart(Kind::Read, || rustix::io::pread(fd, &mut *buf, offset))
 }
 
+/// `read(fd, buf)` at the file position: one call; `Ok(0)` is end of file.
+pub fn read<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || rustix::io::read(fd, &mut *buf))
+}
+
+/// `write(fd, bytes)` at the file position (pipes, FIFOs, devices): one
+/// call; the caller handles short writes.
+pub fn write<Fd: AsFd>(fd: Fd, bytes: &[u8]) -> Result<usize, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Write, || rustix::io::write(fd, bytes))
+}
+
+/// `write` until all of `bytes` is written; on failure, the errno and how
+/// many bytes were written.
+pub fn write_all<Fd: AsFd>(fd: Fd, mut bytes: &[u8]) -> Result<(), (Errno, u64)> {
+    let fd = fd.as_fd();
+    let mut done = 0u64;
+    while !bytes.is_empty() {
+        match write(fd, bytes) {
+            Ok(0) => return Err((Errno::IO, done)),
+            Ok(n) => {
+                bytes = &bytes[n..];
+                done += n as u64;
+            }
+            Err(e) => return Err((e, done)),
+        }
+    }
+    Ok(())
+}
+
+/// Waits up to `timeout_ms` for `fd` to be readable (or at end of file):
+/// true when it is. For reading a pipe while staying cancellable.
+pub fn wait_readable<Fd: AsFd>(fd: Fd, timeout_ms: i32) -> Result<bool, Errno> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let fd = fd.as_fd();
+    let timeout = Timespec {
+        tv_sec: i64::from(timeout_ms / 1000),
+        tv_nsec: i64::from(timeout_ms % 1000) * 1_000_000,
+    };
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    restart(Kind::Read, || poll(&mut fds, Some(&timeout))).map(|n| n > 0)
+}
+
 /// `ftruncate(fd, len)`.
 pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> Result<(), Errno> {
     let fd = fd.as_fd();

@@ -120,6 +120,16 @@ impl Stat {
         self.mode & 0o170000 == 0o040000
     }
 
+    /// A pipe or FIFO.
+    pub fn is_fifo(&self) -> bool {
+        self.mode & 0o170000 == 0o010000
+    }
+
+    /// A character device.
+    pub fn is_char_device(&self) -> bool {
+        self.mode & 0o170000 == 0o020000
+    }
+
     /// Returns a word for the file type (`regular file`, `directory`, ...).
     pub fn type_name(&self) -> &'static str {
         match self.mode & 0o170000 {

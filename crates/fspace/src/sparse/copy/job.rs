@@ -12,6 +12,9 @@ pub(super) struct Job<'a> {
     pub(super) len: u64,
     pub(super) opts: &'a CopyOptions<'a>,
     pub(super) kind: std::cell::OnceCell<FsKind>,
+    /// Whether data is read for zero runs: sparse mode `always`, or `auto`
+    /// with a source that looks sparse ([`looks_sparse`]).
+    pub(super) scan_zeros: bool,
 }
 
 impl Job<'_> {
@@ -89,6 +92,13 @@ impl Job<'_> {
             reason,
             errno: None,
         };
+        if opts.sparse == SparseMode::Auto && self.scan_zeros {
+            report.fallbacks.push(not_used(
+                "not used: the source is sparse (fewer blocks allocated than its length), so its data is read for zero runs, as cp's default does"
+                    .into(),
+            ));
+            return Ok(false);
+        }
         if opts.sparse != SparseMode::Auto {
             report.fallbacks.push(not_used(format!(
                 "not used: sparse mode {} needs the data read and written",
@@ -339,7 +349,7 @@ impl Job<'_> {
     /// filesystem wants.
     fn writer(&self) -> Result<SparseWriter<'_>> {
         let wopts = SparseWriterOptions {
-            detect_zeros: self.opts.sparse == SparseMode::Always,
+            detect_zeros: self.scan_zeros,
             keep_holes: self.opts.sparse != SparseMode::Never,
             ..SparseWriterOptions::default()
         };

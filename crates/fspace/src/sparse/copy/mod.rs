@@ -2,6 +2,7 @@
 //! and only then reads and writes.
 
 mod job;
+mod stream;
 
 use super::writer::{
     speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER,
@@ -95,6 +96,9 @@ pub enum CopyMethod {
     CopyFileRange,
     /// `pread` + [`SparseWriter`].
     ReadWrite,
+    /// `read` to the end of a source whose size says nothing (a pipe, a
+    /// file in /proc), or in-order writes into a pipe, FIFO or device.
+    Stream,
     /// Nothing to move: the source is empty.
     None,
 }
@@ -106,6 +110,7 @@ impl CopyMethod {
             CopyMethod::Clone => "clone",
             CopyMethod::CopyFileRange => "copy_file_range",
             CopyMethod::ReadWrite => "read_write",
+            CopyMethod::Stream => "stream",
             CopyMethod::None => "none",
         }
     }
@@ -222,11 +227,17 @@ pub struct CopyReport {
     pub hole_bytes: u64,
     /// Of those, zeros found inside the source's data (`--sparse always`).
     pub zero_bytes_holed: u64,
-    /// Bytes the source has allocated (`st_blocks`).
-    pub src_allocated: u64,
+    /// Bytes the source has allocated (`st_blocks`); `None` (JSON `null`)
+    /// where `st_blocks` does not measure allocation (FUSE and network
+    /// filesystems, pipes).
+    pub src_allocated: Option<u64>,
     /// Bytes the copy has allocated (`st_blocks`, delayed allocations
-    /// included).
-    pub dst_allocated: u64,
+    /// included); `None` where that cannot be known.
+    pub dst_allocated: Option<u64>,
+    /// Whether the source's size could be trusted; false for pipes, FIFOs
+    /// and files read to their end because their size said nothing (see
+    /// the notes).
+    pub size_reliable: bool,
     /// Syscalls the copy issued through fspace's counted wrappers (opens,
     /// stats, seeks, reads, writes, syncs, the final rename, the directory
     /// scan for stale temporary files; not closes).
@@ -265,6 +276,15 @@ pub fn offload_may_share(kind: FsKind) -> bool {
     )
 }
 
+/// GNU cp's test for a sparse source (`st_blocks` below `st_size / 512`):
+/// in sparse mode `auto` such a source's data is also read for zero runs,
+/// so the default copy is at least as sparse as `cp`'s default. Where
+/// `st_blocks` does not measure allocation (sshfs reports `st_size / 512`)
+/// it says no, as it does for `cp`.
+pub fn looks_sparse(st: &sys::Stat) -> bool {
+    st.blocks < st.size / 512
+}
+
 /// Errnos that mean "this rung is not possible here" (fall to the next one
 /// when nothing has been copied yet) for `FICLONE` and `copy_file_range`.
 fn not_possible(e: Errno) -> bool {
@@ -282,6 +302,7 @@ fn blind_source_note(
     opts: &CopyOptions<'_>,
 ) -> Option<String> {
     if opts.sparse != SparseMode::Auto
+        || report.zero_bytes_holed > 0
         || report.holes > 0
         || report.len == 0
         || report.bytes_cloned > 0
@@ -326,32 +347,109 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
     opts.validate()
         .map_err(|m| Error::refused("copy", src, Errno::INVAL, m))?;
     let (sfd, sst) = open_source(src)?;
+    let stream = stream::stream_reason(sfd.as_fd(), &sst);
     let dst = resolve_destination(src, dst)?;
-    let replaced = check_destination(src, &sst, &dst, opts.force)?;
-    let mut tmp = TempFile::create("copy", &dst, sst.mode & 0o777)?;
-    let mut report = CopyReport::new(src, &dst, &sst, opts, replaced);
-    let tfd = tmp.fd.as_fd();
+    let mut report = match open_stream_destination(src, &sst, &dst)? {
+        Some(out) => copy_into_stream(src, &dst, (sfd.as_fd(), &sst), stream, out.as_fd(), opts)?,
+        None => copy_to_file(src, &dst, (sfd.as_fd(), &sst), stream, opts)?,
+    };
+    let cost = sys::counters().since(before);
+    report.syscalls = cost.total;
+    report.write_syscalls = cost.writes;
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// The copy into a new file under a temporary name, renamed into place.
+fn copy_to_file(
+    src: &Path,
+    dst: &Path,
+    (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
+    stream: Option<String>,
+    opts: &CopyOptions<'_>,
+) -> Result<CopyReport> {
+    let replaced = check_destination(src, sst, dst, opts.force)?;
+    let mut tmp = TempFile::create("copy", dst, sst.mode & 0o777)?;
+    let mut report = CopyReport::new(src, dst, sst, opts, replaced);
     let job = Job {
         src,
-        dst: &dst,
-        sfd: sfd.as_fd(),
-        tfd,
+        dst,
+        sfd,
+        tfd: tmp.fd.as_fd(),
         len: sst.size,
         opts,
         kind: std::cell::OnceCell::new(),
+        scan_zeros: opts.sparse == SparseMode::Always
+            || (opts.sparse == SparseMode::Auto && looks_sparse(sst)),
     };
-    job.run(&mut report)?;
-    finish_copy(&job, &sst, &mut report)?;
-    let steps = publish_steps(opts, replaced, &dst, &mut report);
+    match stream {
+        Some(why) => {
+            job.stream_to_file(sst.is_fifo(), &mut report)?;
+            report.size_reliable = false;
+            report.notes.push(why);
+        }
+        None => job.run(&mut report)?,
+    }
+    finish_copy(&job, sst, true, &mut report)?;
+    let steps = publish_steps(opts, replaced, dst, &mut report);
     // A cancellation that came in after the last chunk still counts: the
     // destination has not appeared yet.
     job.check_cancel()?;
     report.notes.extend(tmp.publish(steps)?);
     report.synced = opts.sync;
-    let cost = sys::counters().since(before);
-    report.syscalls = cost.total;
-    report.write_syscalls = cost.writes;
-    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// The copy into a pipe, FIFO or character device: written in order, holes
+/// as zeros; nothing to rename, no attributes to give.
+fn copy_into_stream(
+    src: &Path,
+    dst: &Path,
+    (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
+    stream: Option<String>,
+    out: BorrowedFd<'_>,
+    opts: &CopyOptions<'_>,
+) -> Result<CopyReport> {
+    let mut report = CopyReport::new(src, dst, sst, opts, false);
+    report.dst_allocated = None;
+    let job = Job {
+        src,
+        dst,
+        sfd,
+        tfd: out,
+        len: sst.size,
+        opts,
+        kind: std::cell::OnceCell::new(),
+        scan_zeros: false,
+    };
+    let mut sink = stream::StreamSink {
+        fd: out,
+        path: dst,
+        written: 0,
+        zeros_written: 0,
+    };
+    let fifo = stream.as_ref().map(|_| sst.is_fifo());
+    job.copy_to_stream(&mut sink, fifo, &mut report)?;
+    if let Some(why) = stream {
+        report.size_reliable = false;
+        report.notes.push(why);
+    } else {
+        finish_copy(&job, sst, false, &mut report)?;
+    }
+    if opts.preserve {
+        report
+            .notes
+            .push("mode, owner and times not preserved: the destination is not a file".into());
+    }
+    if opts.sync {
+        match sys::fsync(out) {
+            Ok(()) => report.synced = true,
+            Err(Errno::INVAL | Errno::ROFS) => report
+                .notes
+                .push("not synced: the destination (a pipe or device) cannot be synced".into()),
+            Err(e) => return Err(Error::io("fsync", dst, None, e)),
+        }
+    }
     Ok(report)
 }
 
@@ -379,8 +477,9 @@ impl CopyReport {
             holes: 0,
             hole_bytes: 0,
             zero_bytes_holed: 0,
-            src_allocated: sst.blocks * 512,
-            dst_allocated: 0,
+            src_allocated: None,
+            dst_allocated: None,
+            size_reliable: true,
             syscalls: 0,
             write_syscalls: 0,
             replaced,
@@ -392,29 +491,56 @@ impl CopyReport {
     }
 }
 
+/// Bytes allocated to the open file `fd` (`st_blocks`), or `None` where
+/// `st_blocks` does not measure allocation: pipes, and FUSE and network
+/// filesystems (sshfs reports `st_size / 512` whatever the file holds).
+fn allocation(fd: BorrowedFd<'_>, st: &sys::Stat) -> Option<u64> {
+    if !st.is_regular() {
+        return None;
+    }
+    let kind = FsKind::from_magic(sys::fstatfs(fd).ok()?.magic);
+    let measured = !matches!(
+        kind,
+        FsKind::Fuse | FsKind::Nfs | FsKind::Cifs | FsKind::Smb2 | FsKind::Ceph | FsKind::NineP
+    );
+    measured.then_some(st.blocks * 512)
+}
+
 /// After the data is in the copy: notes on what could not be seen, refuses a
 /// source that shrank, notes one that grew, preserves attributes when asked
 /// and records what the copy allocated.
-fn finish_copy(job: &Job<'_>, sst: &sys::Stat, report: &mut CopyReport) -> Result<()> {
+fn finish_copy(
+    job: &Job<'_>,
+    sst: &sys::Stat,
+    into_file: bool,
+    report: &mut CopyReport,
+) -> Result<()> {
     if let Some(note) = blind_source_note(job.sfd, report, job.opts) {
         report.notes.push(note);
     }
-    let now = sys::fstat(job.sfd).map_err(|e| Error::io("fstat", job.src, None, e))?;
-    if now.size < sst.size {
-        return Err(job.shrank(now.size, now.size));
+    if report.size_reliable {
+        let now = sys::fstat(job.sfd).map_err(|e| Error::io("fstat", job.src, None, e))?;
+        if now.size < sst.size {
+            return Err(job.shrank(now.size, now.size));
+        }
+        if now.size > sst.size {
+            report.notes.push(format!(
+                "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
+                now.size - sst.size,
+                sst.size
+            ));
+        }
     }
-    if now.size > sst.size {
-        report.notes.push(format!(
-            "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
-            now.size - sst.size,
-            sst.size
-        ));
+    if report.size_reliable {
+        report.src_allocated = allocation(job.sfd, sst);
     }
-    if job.opts.preserve {
-        preserve(job.tfd, job.dst, sst, report)?;
+    if into_file {
+        if job.opts.preserve {
+            preserve(job.tfd, job.dst, sst, report)?;
+        }
+        let dst_st = sys::fstat(job.tfd).map_err(|e| Error::io("fstat", job.dst, None, e))?;
+        report.dst_allocated = allocation(job.tfd, &dst_st);
     }
-    let dst_st = sys::fstat(job.tfd).map_err(|e| Error::io("fstat", job.dst, None, e))?;
-    report.dst_allocated = dst_st.blocks * 512;
     Ok(())
 }
 
@@ -453,28 +579,69 @@ fn publish_steps(
     }
 }
 
-/// Refuses special files before opening them (opening a device can have
-/// effects: a watchdog starts, a tape rewinds on close), opens the source
-/// and checks again what was opened.
+/// Refuses special files other than pipes and FIFOs before opening them
+/// (opening a device can have effects: a watchdog starts, a tape rewinds on
+/// close), opens the source and checks again what was opened.
 fn open_source(src: &Path) -> Result<(OwnedFd, sys::Stat)> {
+    let readable = |st: &sys::Stat| st.is_regular() || st.is_fifo();
     if let Ok(st) = sys::stat(src) {
-        if !st.is_regular() {
-            return Err(Error::not_regular("copy", src, &st, None));
+        if !readable(&st) {
+            return Err(not_copyable(src, &st));
         }
     }
     let sfd = open_source_fd(src)?;
     let sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
-    if !sst.is_regular() {
-        return Err(Error::not_regular("copy", src, &sst, None));
+    if !readable(&sst) {
+        return Err(not_copyable(src, &sst));
     }
     Ok((sfd, sst))
 }
 
-/// Opens the source for reading; `O_NONBLOCK` keeps `open` from hanging on
-/// a FIFO, which is then refused by type.
+fn not_copyable(src: &Path, st: &sys::Stat) -> Error {
+    if st.is_dir() {
+        return Error::not_regular("copy", src, st, None);
+    }
+    Error::refused(
+        "copy",
+        src,
+        Errno::INVAL,
+        format!(
+            "is a {}; fspace copy reads regular files, pipes and FIFOs",
+            st.type_name()
+        ),
+    )
+}
+
+/// Opens the source for reading. `O_NONBLOCK` keeps `open` from waiting
+/// for a FIFO's writer: the copy then waits in `poll`, where it stays
+/// cancellable.
 fn open_source_fd(src: &Path) -> Result<OwnedFd> {
     sys::open(src, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
         .map_err(|e| Error::io("open", src, None, e))
+}
+
+/// Opens a destination that is a pipe, FIFO or character device (such as
+/// `/dev/stdout` or `/dev/null`), which the copy writes into in order
+/// instead of replacing; `None` for anything else. Opening a FIFO waits for
+/// its reader, as it does for `cp`.
+fn open_stream_destination(src: &Path, sst: &sys::Stat, dst: &Path) -> Result<Option<OwnedFd>> {
+    let Ok(st) = sys::stat(dst) else {
+        return Ok(None);
+    };
+    if !st.is_fifo() && !st.is_char_device() {
+        return Ok(None);
+    }
+    if st.dev == sst.dev && st.ino == sst.ino {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::INVAL,
+            format!("is the same file as {}; nothing was copied", src.display()),
+        ));
+    }
+    sys::open(dst, OFlags::WRONLY | OFlags::NOCTTY, 0)
+        .map(Some)
+        .map_err(|e| Error::io("open", dst, None, e))
 }
 
 /// A destination that is a directory (or a symbolic link to one) means
