@@ -45,6 +45,8 @@ deps() {
     command -v make >/dev/null || missing+=(make)
     command -v pkg-config >/dev/null || missing+=(pkg-config)
     command -v valgrind >/dev/null || missing+=(valgrind)
+    # GNU coreutils' cp tests (crates/fspace-cli/tests/coreutils_cp/) use perl.
+    command -v perl >/dev/null || missing+=(perl)
     # The probe's HTML report is checked in a real headless browser.
     command -v chromium >/dev/null || missing+=(chromium)
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
