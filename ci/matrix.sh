@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Make, mount and tear down the filesystem matrix fspace is tested on:
 #   ext4, xfs, btrfs, ext4-noextents (an ext3 image: fallocate returns EOPNOTSUPP),
-#   tmpfs, and sshfs served by a private sshd on 127.0.0.1 (FUSE, no fallocate).
+#   tmpfs, and sshfs served by a private sshd on 127.0.0.1 (FUSE, no fallocate);
+#   and ext4-bigalloc (4 KiB blocks, 64 KiB clusters, 256 MB), exported on its
+#   own as FSPACE_TEST_BIGALLOC so that only the tests that ask for it use it.
 #
 # Usage (as root):
-#   ci/matrix.sh up      make and mount everything; prints FSPACE_TEST_MOUNTS=...
-#                        and writes it to $FSPACE_MATRIX_DIR/env
+#   ci/matrix.sh up      make and mount everything; prints FSPACE_TEST_BIGALLOC=...
+#                        then (last line) FSPACE_TEST_MOUNTS=..., and writes both
+#                        to $FSPACE_MATRIX_DIR/env
 #   ci/matrix.sh down    unmount everything, detach loops, stop sshd (by its PID)
 #   ci/matrix.sh deps    install the Debian packages the matrix needs, if missing
 #
@@ -17,6 +20,8 @@ BASE=${FSPACE_MATRIX_DIR:-/tmp/fspace-matrix}
 SIZE_MB=${FSPACE_MATRIX_SIZE_MB:-512}
 SSH_PORT=${FSPACE_MATRIX_SSH_PORT:-22722}
 LOOP_FS=(ext4 xfs btrfs ext4-noextents)
+# Mounted like LOOP_FS but not listed in FSPACE_TEST_MOUNTS.
+BIGALLOC_MB=256
 
 log() { echo "matrix: $*" >&2; }
 die() { echo "matrix: error: $*" >&2; exit 1; }
@@ -65,6 +70,8 @@ mkfs_for() { # name image
         btrfs) mkfs.btrfs -q -f "$2" >/dev/null ;;
         # ext3 layout: block-mapped files, so fallocate returns EOPNOTSUPP.
         ext4-noextents) mkfs.ext3 -q -F "$2" ;;
+        # Clusters of 16 blocks: the allocation unit is 64 KiB, not 4 KiB.
+        ext4-bigalloc) mkfs.ext4 -q -F -b 4096 -O bigalloc -C 65536 "$2" ;;
         *) die "unknown filesystem $1" ;;
     esac
 }
@@ -85,8 +92,23 @@ mount_options() { # name
 mount_type() {
     case "$1" in
         ext4-noextents) echo ext3 ;;
+        ext4-bigalloc) echo ext4 ;;
         *) echo "$1" ;;
     esac
+}
+
+loop_mount() { # name size_mb
+    local fs=$1 img="$BASE/img/$1.img" mnt="$BASE/mnt/$1"
+    mkdir -p "$mnt"
+    rm -f "$img"
+    truncate -s "${2}M" "$img"
+    mkfs_for "$fs" "$img"
+    local dev
+    dev=$(losetup --find --show --direct-io=on "$img")
+    echo "$dev" >"$BASE/img/$fs.loop"
+    mount -t "$(mount_type "$fs")" -o "$(mount_options "$fs")" "$dev" "$mnt"
+    chmod 1777 "$mnt"
+    log "$fs on $dev at $mnt"
 }
 
 up() {
@@ -100,19 +122,10 @@ up() {
     mkdir -p "$BASE/img" "$BASE/mnt"
     local mounts=()
     for fs in "${LOOP_FS[@]}"; do
-        local img="$BASE/img/$fs.img" mnt="$BASE/mnt/$fs"
-        mkdir -p "$mnt"
-        rm -f "$img"
-        truncate -s "${SIZE_MB}M" "$img"
-        mkfs_for "$fs" "$img"
-        local dev
-        dev=$(losetup --find --show --direct-io=on "$img")
-        echo "$dev" >"$BASE/img/$fs.loop"
-        mount -t "$(mount_type "$fs")" -o "$(mount_options "$fs")" "$dev" "$mnt"
-        chmod 1777 "$mnt"
-        mounts+=("$fs=$mnt")
-        log "$fs on $dev at $mnt"
+        loop_mount "$fs" "$SIZE_MB"
+        mounts+=("$fs=$BASE/mnt/$fs")
     done
+    loop_mount ext4-bigalloc "$BIGALLOC_MB"
 
     mkdir -p "$BASE/mnt/tmpfs"
     mount -t tmpfs -o "size=${SIZE_MB}m,mode=1777" fspace-tmpfs "$BASE/mnt/tmpfs"
@@ -151,7 +164,8 @@ CONF
     local joined
     joined=$(IFS=,; echo "${mounts[*]}")
     trap - ERR
-    echo "FSPACE_TEST_MOUNTS=$joined" >"$BASE/env"
+    printf 'FSPACE_TEST_BIGALLOC=%s\nFSPACE_TEST_MOUNTS=%s\n' "$BASE/mnt/ext4-bigalloc" "$joined" >"$BASE/env"
+    echo "FSPACE_TEST_BIGALLOC=$BASE/mnt/ext4-bigalloc"
     echo "FSPACE_TEST_MOUNTS=$joined"
 }
 
@@ -167,7 +181,7 @@ down() {
         kill "$pid" 2>/dev/null || true
         rm -f "$BASE/ssh/sshd.pid"
     fi
-    for fs in tmpfs "${LOOP_FS[@]}"; do
+    for fs in tmpfs "${LOOP_FS[@]}" ext4-bigalloc; do
         local mnt="$BASE/mnt/$fs"
         if mountpoint -q "$mnt" 2>/dev/null; then
             # Leftover immutable flags or busy files must not keep a mount alive.

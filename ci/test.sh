@@ -40,9 +40,11 @@ if [ "$(id -u)" = 0 ]; then
     trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2; rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
     trap 'exit 130' INT TERM
     echo "== filesystem matrix"
-    line=$(ci/matrix.sh up | tail -n 1)
-    export "${line?}"
-    echo "$line"
+    # The last two lines: FSPACE_TEST_BIGALLOC=..., FSPACE_TEST_MOUNTS=...
+    while read -r line; do
+        export "${line?}"
+        echo "$line"
+    done < <(ci/matrix.sh up | tail -n 2)
 else
     echo "test: not root: no filesystem matrix; testing on $(pwd)'s filesystem only" >&2
 fi

@@ -110,13 +110,15 @@ typedef struct fspace_extent {
 typedef struct fspace_extent_summary {
   // File length.
   uint64_t size;
-  // Bytes backed by blocks (or dirty data) within the length.
+  // Bytes backed by blocks (or dirty data) within the length
+  // (`UINT64_MAX` where `st_blocks` does not measure allocation).
   uint64_t allocated;
   // Written bytes.
   uint64_t written;
   // Unwritten bytes.
   uint64_t unwritten;
-  // Bytes in holes.
+  // Bytes in holes (`UINT64_MAX` where the filesystem cannot show them:
+  // FUSE, network filesystems).
   uint64_t holes;
   // Shared bytes.
   uint64_t shared;

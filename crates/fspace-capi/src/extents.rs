@@ -49,13 +49,15 @@ pub struct fspace_extent {
 pub struct fspace_extent_summary {
     /// File length.
     pub size: u64,
-    /// Bytes backed by blocks (or dirty data) within the length.
+    /// Bytes backed by blocks (or dirty data) within the length
+    /// (`UINT64_MAX` where `st_blocks` does not measure allocation).
     pub allocated: u64,
     /// Written bytes.
     pub written: u64,
     /// Unwritten bytes.
     pub unwritten: u64,
-    /// Bytes in holes.
+    /// Bytes in holes (`UINT64_MAX` where the filesystem cannot show them:
+    /// FUSE, network filesystems).
     pub holes: u64,
     /// Shared bytes.
     pub shared: u64,
@@ -212,7 +214,7 @@ pub unsafe extern "C" fn fspace_extent_map_summary(
             allocated: unknown(s.allocated),
             written: unknown(s.written),
             unwritten: unknown(s.unwritten),
-            holes: s.holes,
+            holes: unknown(s.holes),
             shared: unknown(s.shared),
             delalloc: unknown(s.delalloc),
             extents: s.extents,

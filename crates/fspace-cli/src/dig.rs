@@ -36,17 +36,36 @@ fn dig_text(r: &DigReport) -> String {
     );
     out!(
         o,
-        "punched:      {} in {} hole{}",
+        "unit:         {}",
+        match &r.allocation_unit {
+            Some(u) => format!("{} ({})", format_human(u.bytes), u.source.name()),
+            None => format!(
+                "unknown (punches aligned to {} blocks)",
+                format_human(r.block_size)
+            ),
+        }
+    );
+    out!(
+        o,
+        "punched:      {} in {} hole{} (whole units)",
         format_human(r.bytes_punched),
         r.holes_punched,
         if r.holes_punched == 1 { "" } else { "s" }
     );
+    if r.zero_bytes_kept > 0 {
+        out!(
+            o,
+            "kept:         {} of zeros in runs smaller than a unit",
+            format_human(r.zero_bytes_kept)
+        );
+    }
+    let opt = |v: Option<u64>| v.map_or_else(|| "unknown".to_string(), format_human);
     out!(
         o,
-        "allocated:    {} -> {} ({} freed)",
-        format_human(r.allocated_before),
-        format_human(r.allocated_after),
-        format_human(r.bytes_freed)
+        "allocated:    {} -> {} ({} freed, measured)",
+        opt(r.allocated_before),
+        opt(r.allocated_after),
+        opt(r.bytes_freed)
     );
     out!(o, "syscalls:     {}", r.syscalls);
     out!(o, "synced:       {}", yes_no(r.synced));

@@ -90,6 +90,17 @@ fn facts(info: &FsInfo) -> String {
         out!(o, "mount:         {} from {}", mp.display(), src);
     }
     out!(o, "block size:    {}", info.block_size);
+    match (&info.allocation_unit, &info.allocation_unit_note) {
+        (Some(u), _) => out!(o, "alloc unit:    {} ({})", u.bytes, u.source.name()),
+        (None, Some(why)) => out!(o, "alloc unit:    unknown ({why})"),
+        (None, None) => out!(o, "alloc unit:    unknown"),
+    }
+    if !info.st_blocks_measures_allocation {
+        out!(
+            o,
+            "allocation:    unknown here (st_blocks does not measure it)"
+        );
+    }
     out!(
         o,
         "space:         {} total, {} free{}",

@@ -79,7 +79,7 @@ fn text(m: &fspace::ExtentMap, summary_only: bool) -> String {
     out!(o, "allocated:  {}", opt(s.allocated));
     out!(o, "written:    {}", opt(s.written));
     out!(o, "unwritten:  {}", opt(s.unwritten));
-    out!(o, "holes:      {}", format_human(s.holes));
+    out!(o, "holes:      {}", opt(s.holes));
     if let Some(d) = s.delalloc.filter(|&d| d > 0) {
         out!(
             o,

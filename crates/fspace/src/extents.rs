@@ -97,8 +97,10 @@ pub struct Summary {
     pub written: Option<u64>,
     /// Unwritten bytes; `None` when unknown (seek method).
     pub unwritten: Option<u64>,
-    /// Bytes in holes.
-    pub holes: u64,
+    /// Bytes in holes; `None` when the filesystem cannot show them
+    /// (`SEEK_HOLE` found none where it may report every byte as data:
+    /// FUSE such as sshfs, network filesystems).
+    pub holes: Option<u64>,
     /// Shared (reflinked) bytes; `None` when unknown.
     pub shared: Option<u64>,
     /// Delayed-allocation bytes; `None` when unknown.
@@ -242,7 +244,7 @@ fn from_fiemap(raw: &[RawExtent], size: u64, blksize: u64) -> ExtentMap {
         allocated: Some(size - holes),
         written: Some(sum(ExtentState::Written) + shared + sum(ExtentState::Inline)),
         unwritten: Some(sum(ExtentState::Unwritten)),
-        holes,
+        holes: Some(holes),
         shared: Some(shared),
         delalloc: Some(sum(ExtentState::Delalloc)),
         extents: m
@@ -266,7 +268,8 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
     );
     // FUSE and network filesystems report st_blocks as they please (sshfs
     // derives it from the size), so their allocation is unknown.
-    let remote = kind == crate::fs_info::FsKind::Fuse || kind.is_network();
+    let remote = !kind.st_blocks_measures_allocation();
+    let blind = crate::runs::seek_hole_may_be_blind(fd);
     let mut extents = Vec::new();
     let mut pos = 0u64;
     let mut runs = DataRuns::new(fd, path, 0..size);
@@ -312,7 +315,8 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
             allocated: (!remote).then(|| blocks.saturating_mul(512).min(size)),
             written: None,
             unwritten: None,
-            holes,
+            // No hole found where SEEK_HOLE may be blind proves nothing.
+            holes: (holes > 0 || !blind).then_some(holes),
             shared: None,
             delalloc: None,
             extents: n,
@@ -365,7 +369,7 @@ mod tests {
         assert_eq!(m.summary.allocated, Some(8192));
         assert_eq!(m.summary.written, Some(4096));
         assert_eq!(m.summary.unwritten, Some(4096));
-        assert_eq!(m.summary.holes, 12288);
+        assert_eq!(m.summary.holes, Some(12288));
         assert_eq!(m.summary.beyond_eof, Some(4096));
         assert_eq!(m.summary.extents, 2);
         assert_eq!(m.bytes_in(ExtentState::Hole, 0..10000), 4096 + 1808);

@@ -330,6 +330,28 @@ pub fn for_test(test: &str, name: &str) -> Option<Fs> {
     only(test, &[name]).pop()
 }
 
+/// The ext4 filesystem with `bigalloc` (64 KiB clusters) that
+/// `ci/matrix.sh up` mounts and names in `FSPACE_TEST_BIGALLOC` (kept out of
+/// `FSPACE_TEST_MOUNTS`, so that only the tests that ask for it run there).
+/// `None` after reporting the test skipped when it is not set; a failure
+/// under `FSPACE_REQUIRE_MATRIX=1`.
+pub fn bigalloc(test: &str) -> Option<Fs> {
+    match std::env::var("FSPACE_TEST_BIGALLOC") {
+        Ok(p) if !p.trim().is_empty() => Some(Fs {
+            name: "ext4-bigalloc".into(),
+            root: PathBuf::from(p),
+        }),
+        _ => {
+            assert!(
+                !require_matrix(),
+                "{test}: FSPACE_REQUIRE_MATRIX=1 but FSPACE_TEST_BIGALLOC is not set"
+            );
+            skipped(test, "ext4-bigalloc", "FSPACE_TEST_BIGALLOC is not set");
+            None
+        }
+    }
+}
+
 /// Generates one `#[test]` per filesystem for a case:
 ///
 /// ```ignore

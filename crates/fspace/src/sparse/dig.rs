@@ -3,7 +3,9 @@
 
 use super::scan::{self, Run};
 use super::writer::{BLOCK_RANGE, SPARSE_BUFFER};
+use crate::durable::parent_dir;
 use crate::error::{Error, Result};
+use crate::fs_info::{allocation_unit, AllocUnit, FsKind};
 use crate::grow::Progress;
 use crate::runs::DataRuns;
 use crate::sys::{self, Errno, FallocMode};
@@ -48,18 +50,28 @@ pub struct DigReport {
     pub len: u64,
     /// The block size zero runs were looked for in.
     pub block_size: u64,
+    /// The filesystem's allocation unit, which every punch was aligned to
+    /// (`None`: unknown here, punches were aligned to `block_size`).
+    pub allocation_unit: Option<AllocUnit>,
     /// Data bytes read and scanned (holes are skipped unread).
     pub bytes_scanned: u64,
     /// Zero runs punched.
     pub holes_punched: u64,
-    /// Bytes in them.
+    /// Bytes of the file in the ranges punched (whole allocation units).
+    /// What that freed is `bytes_freed`, measured.
     pub bytes_punched: u64,
-    /// Bytes allocated before (`st_blocks`).
-    pub allocated_before: u64,
-    /// Bytes allocated after.
-    pub allocated_after: u64,
-    /// `allocated_before - allocated_after` (0 if allocation grew).
-    pub bytes_freed: u64,
+    /// Zero bytes found but left in place because they do not fill a whole
+    /// allocation unit (punching part of a unit frees nothing and may cost
+    /// metadata).
+    pub zero_bytes_kept: u64,
+    /// Bytes allocated before (`st_blocks`); `None` where `st_blocks` does
+    /// not measure allocation (FUSE, network filesystems).
+    pub allocated_before: Option<u64>,
+    /// Bytes allocated after; `None` as `allocated_before`.
+    pub allocated_after: Option<u64>,
+    /// `allocated_before - allocated_after`, measured (0 if allocation
+    /// grew; both figures are in the report); `None` when unknown.
+    pub bytes_freed: Option<u64>,
     /// Every syscall issued.
     pub syscalls: u64,
     /// Whether the result was made durable.
@@ -69,11 +81,13 @@ pub struct DigReport {
     pub elapsed: Duration,
 }
 
-/// Punches holes over every run of zero blocks (aligned, at least one
-/// filesystem block) inside the ranges of `path` that hold data
-/// (`SEEK_DATA`/`SEEK_HOLE`), so the file reads back the same but
-/// allocates less. A zero tail shorter than a block at the end of file is
-/// punched too.
+/// Punches holes over every run of zero blocks inside the ranges of `path`
+/// that hold data (`SEEK_DATA`/`SEEK_HOLE`), so the file reads back the
+/// same but allocates less. Each zero run is shrunk to whole allocation
+/// units ([`allocation_unit`]: the cluster on ext4 `bigalloc`) before it is
+/// punched, so a punch never splits a unit; a zero tail at the end of file
+/// is punched to its unit's end. The report's `bytes_freed` is measured
+/// (`st_blocks` before and after), not the sum of the punches.
 ///
 /// Refuses anything but a regular file, and filesystems that cannot punch
 /// holes (the first punch fails with `EOPNOTSUPP`; nothing was changed). No
@@ -92,23 +106,36 @@ pub fn dig(path: &Path, opts: &DigOptions<'_>) -> Result<DigReport> {
     if !st.is_regular() {
         return Err(Error::not_regular("dig", path, &st, None));
     }
-    let block = st.blksize.clamp(BLOCK_RANGE.start, BLOCK_RANGE.end - 1) as usize;
+    let block = st.blksize.clamp(BLOCK_RANGE.start, BLOCK_RANGE.end - 1);
+    let kind = FsKind::from_magic(
+        sys::fstatfs(&fd)
+            .map_err(|e| Error::io("fstatfs", path, None, e))?
+            .magic,
+    );
+    let measures = kind.st_blocks_measures_allocation();
+    let unit = allocation_unit(fd.as_fd(), path, &parent_dir(path), true)?;
+    // A unit is a multiple of the block on every filesystem we know; the
+    // larger of the two keeps punches whole on both counts.
+    let align = unit.map_or(block, |u| u.bytes.max(block));
     let mut d = Digger {
         fd: fd.as_fd(),
         path,
         len: st.size,
-        block,
+        block: block as usize,
+        align,
         pending: None,
         report: DigReport {
             path: path.to_path_buf(),
             len: st.size,
-            block_size: block as u64,
+            block_size: block,
+            allocation_unit: unit,
             bytes_scanned: 0,
             holes_punched: 0,
             bytes_punched: 0,
-            allocated_before: st.blocks * 512,
-            allocated_after: 0,
-            bytes_freed: 0,
+            zero_bytes_kept: 0,
+            allocated_before: measures.then(|| st.blocks * 512),
+            allocated_after: None,
+            bytes_freed: None,
             syscalls: 0,
             synced: false,
             elapsed: Duration::ZERO,
@@ -121,8 +148,11 @@ pub fn dig(path: &Path, opts: &DigOptions<'_>) -> Result<DigReport> {
     }
     let after = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let mut r = d.report;
-    r.allocated_after = after.blocks * 512;
-    r.bytes_freed = r.allocated_before.saturating_sub(r.allocated_after);
+    r.allocated_after = measures.then(|| after.blocks * 512);
+    r.bytes_freed = r
+        .allocated_before
+        .zip(r.allocated_after)
+        .map(|(b, a)| b.saturating_sub(a));
     r.syscalls = sys::counters().since(before).total;
     r.elapsed = start.elapsed();
     Ok(r)
@@ -133,6 +163,8 @@ struct Digger<'a> {
     path: &'a Path,
     len: u64,
     block: usize,
+    /// What punches are aligned to: the allocation unit (or the block).
+    align: u64,
     /// A zero run not yet punched (it may continue in the next chunk).
     pending: Option<Range<u64>>,
     report: DigReport,
@@ -220,17 +252,26 @@ impl Digger<'_> {
     }
 
     fn punch(&mut self, r: Range<u64>) -> Result<()> {
-        // A zero tail at end of file: punch to the block's end (reads the
-        // same, frees the block).
+        // Whole units only: round the start up and the end down. A zero
+        // tail at end of file is punched to its unit's end (reads the same,
+        // frees the unit).
+        let u = self.align;
+        let start = r.start.div_ceil(u) * u;
         let end = if r.end >= self.len {
-            r.end.div_ceil(self.block as u64) * self.block as u64
+            r.end.div_ceil(u) * u
         } else {
-            r.end
+            r.end / u * u
         };
-        match sys::fallocate(self.fd, FallocMode::PunchHole, r.start, end - r.start) {
+        if end <= start {
+            self.report.zero_bytes_kept += r.end - r.start;
+            return Ok(());
+        }
+        let in_file = end.min(self.len) - start;
+        match sys::fallocate(self.fd, FallocMode::PunchHole, start, end - start) {
             Ok(()) => {
                 self.report.holes_punched += 1;
-                self.report.bytes_punched += r.end - r.start;
+                self.report.bytes_punched += in_file;
+                self.report.zero_bytes_kept += (r.end - r.start) - in_file;
                 Ok(())
             }
             Err(e) => {
@@ -238,7 +279,7 @@ impl Digger<'_> {
                     "fallocate",
                     FallocMode::PunchHole.flag_names(),
                     self.path,
-                    Some(r.start..end),
+                    Some(start..end),
                     e,
                 );
                 if crate::errno::unsupported(crate::errno::Call::Punch, e) {

@@ -83,6 +83,8 @@ pub fn fs_uuid<Fd: AsFd>(fd: Fd) -> Result<Vec<u8>, Errno> {
 pub struct Stat {
     /// `st_dev`.
     pub dev: u64,
+    /// `st_rdev`: the device a device node stands for (0 for other files).
+    pub rdev: u64,
     /// `st_ino`.
     pub ino: u64,
     /// `st_mode`.
@@ -113,6 +115,11 @@ impl Stat {
     /// can say so).
     pub fn is_symlink(&self) -> bool {
         self.mode & 0o170000 == 0o120000
+    }
+
+    /// Returns true if and only if this is a block device.
+    pub fn is_block_device(&self) -> bool {
+        self.mode & 0o170000 == 0o060000
     }
 
     /// Returns true if and only if this is a directory.
@@ -160,6 +167,7 @@ pub fn stat(path: &std::path::Path) -> Result<Stat, Errno> {
 fn to_stat(s: rustix::fs::Stat) -> Stat {
     Stat {
         dev: s.st_dev,
+        rdev: s.st_rdev,
         ino: s.st_ino,
         mode: s.st_mode,
         size: s.st_size as u64,

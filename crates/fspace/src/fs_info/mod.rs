@@ -8,10 +8,16 @@
 //! SEEK_HOLE on FUSE depends on the daemon. Capabilities are cached per
 //! device (`st_dev`).
 
+pub mod alloc_unit;
+mod mountinfo;
+
+pub use alloc_unit::{allocation_unit, AllocUnit, AllocUnitSource};
+
 use crate::durable::parent_dir;
 use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
 use crate::sys::{self, Errno, FallocMode};
+use mountinfo::find_mount;
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
 use serde::Serialize;
@@ -123,6 +129,15 @@ impl FsKind {
     /// that finding no hole proves nothing.
     pub fn seek_hole_may_be_blind(self) -> bool {
         self == FsKind::Fuse || self.is_network()
+    }
+
+    /// Returns true if and only if `st_blocks` here counts the blocks a
+    /// file has allocated. False for FUSE (the daemon makes it up: sshfs
+    /// reports size/512 whatever the holes) and network filesystems (the
+    /// server's answer, if any, in its own units), where every allocation
+    /// figure is unknown.
+    pub fn st_blocks_measures_allocation(self) -> bool {
+        self != FsKind::Fuse && !self.is_network()
     }
 
     /// Returns true if and only if the data lives behind a network protocol.
@@ -285,6 +300,16 @@ pub struct FsInfo {
     pub copy_on_write: bool,
     /// Whether the data goes over a network protocol.
     pub network: bool,
+    /// Whether `st_blocks` measures allocation here
+    /// ([`FsKind::st_blocks_measures_allocation`]); where it does not,
+    /// allocation figures are reported as unknown.
+    pub st_blocks_measures_allocation: bool,
+    /// The allocation unit (cluster on ext4 `bigalloc`, block elsewhere),
+    /// when known ([`alloc_unit`]).
+    pub allocation_unit: Option<AllocUnit>,
+    /// Why the allocation unit is unknown, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation_unit_note: Option<String>,
     /// Measured capabilities, or why they could not be measured.
     #[serde(serialize_with = "ser_caps")]
     pub capabilities: std::result::Result<Arc<Capabilities>, String>,
@@ -383,6 +408,8 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     } else {
         parent_dir(path)
     };
+    let (allocation_unit, allocation_unit_note) =
+        unit_of(&fd, path, &dir, probe != Probe::CachedOnly && !read_only);
     let capabilities = if read_only {
         Err("read-only filesystem: capabilities cannot be measured".to_string())
     } else {
@@ -407,8 +434,35 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         read_only,
         copy_on_write: kind.is_copy_on_write(),
         network,
+        st_blocks_measures_allocation: kind.st_blocks_measures_allocation(),
+        allocation_unit,
+        allocation_unit_note,
         capabilities,
     })
+}
+
+/// The allocation unit for [`FsInfo`], or why it is unknown.
+fn unit_of(
+    fd: &OwnedFd,
+    path: &Path,
+    dir: &Path,
+    measure: bool,
+) -> (Option<AllocUnit>, Option<String>) {
+    use rustix::fd::AsFd;
+    match allocation_unit(fd.as_fd(), path, dir, measure) {
+        Ok(Some(u)) => (Some(u), None),
+        Ok(None)
+            if !FsKind::from_magic(sys::fstatfs(fd).map_or(0, |f| f.magic))
+                .st_blocks_measures_allocation() =>
+        {
+            (
+                None,
+                Some("st_blocks does not measure allocation on this filesystem".into()),
+            )
+        }
+        Ok(None) => (None, Some("not measured".into())),
+        Err(e) => (None, Some(e.to_string())),
+    }
 }
 
 /// The filesystem's UUID in hex (`FS_IOC_GETFSUUID`), where it has one.
@@ -460,85 +514,6 @@ fn capabilities_of(
             Err(e) => Err(e.to_string()),
         },
     }
-}
-
-struct Mount {
-    mount_point: PathBuf,
-    fs_type: String,
-    source: String,
-    read_only: bool,
-    options: String,
-}
-
-/// Finds the mountinfo entry for device `dev`, preferring the mount point
-/// that is the longest prefix of `path` (bind mounts share a device). When no
-/// entry carries `dev` (btrfs reports an anonymous device per subvolume that
-/// mountinfo does not show), falls back to the longest mount-point prefix.
-fn find_mount(path: &Path, dev: u64) -> Option<Mount> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
-    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    // (device matches, prefix length) orders candidates.
-    let mut best: Option<((bool, usize), Mount)> = None;
-    for line in text.lines() {
-        let Some((pre, post)) = line.split_once(" - ") else {
-            continue;
-        };
-        let f: Vec<&str> = pre.split(' ').collect();
-        if f.len() < 6 {
-            continue;
-        }
-        let mp = PathBuf::from(unescape_mountinfo(f[4]));
-        let dev_match = f[2] == want;
-        let prefix = if abs.starts_with(&mp) {
-            mp.as_os_str().len() + 1
-        } else {
-            0
-        };
-        if !dev_match && prefix == 0 {
-            continue;
-        }
-        let score = (dev_match, prefix);
-        if best.as_ref().is_some_and(|(s, _)| *s >= score) {
-            continue;
-        }
-        let ro = f[5].split(',').any(|o| o == "ro");
-        let mut p = post.split(' ');
-        let fs_type = p.next().unwrap_or("").to_string();
-        let source = unescape_mountinfo(p.next().unwrap_or(""));
-        let super_opts = p.next().unwrap_or("");
-        best = Some((
-            score,
-            Mount {
-                mount_point: mp,
-                fs_type,
-                source,
-                read_only: ro,
-                options: format!("{} | {super_opts}", f[5]),
-            },
-        ));
-    }
-    best.map(|(_, m)| m)
-}
-
-fn unescape_mountinfo(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A scratch file removed when dropped.
@@ -677,10 +652,14 @@ mod tests {
         assert!(FsKind::Btrfs.is_copy_on_write());
         assert!(!FsKind::Xfs.is_copy_on_write());
         assert!(FsKind::Nfs.is_network());
+        assert!(FsKind::Ext4.st_blocks_measures_allocation());
+        assert!(!FsKind::Fuse.st_blocks_measures_allocation());
+        assert!(!FsKind::Nfs.st_blocks_measures_allocation());
     }
 
     #[test]
     fn mountinfo_unescape() {
+        use mountinfo::unescape_mountinfo;
         assert_eq!(unescape_mountinfo("/mnt/a\\040b"), "/mnt/a b");
         assert_eq!(unescape_mountinfo("plain"), "plain");
     }
