@@ -499,10 +499,7 @@ fn allocation(fd: BorrowedFd<'_>, st: &sys::Stat) -> Option<u64> {
         return None;
     }
     let kind = FsKind::from_magic(sys::fstatfs(fd).ok()?.magic);
-    let measured = !matches!(
-        kind,
-        FsKind::Fuse | FsKind::Nfs | FsKind::Cifs | FsKind::Smb2 | FsKind::Ceph | FsKind::NineP
-    );
+    let measured = kind.st_blocks_measures_allocation();
     measured.then_some(st.blocks * 512)
 }
 
