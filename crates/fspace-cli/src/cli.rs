@@ -75,7 +75,9 @@ pub(crate) enum Command {
         --sparse never   write holes as zeros: the copy ends fully allocated\n\
         --reflink auto   share blocks when possible and --sparse is auto (default)\n\
         --reflink always share blocks or fail\n\
-        --reflink never  every block of the copy is its own\n\n\
+        --reflink never  every block of the copy is its own\n\
+        --keep-allocation  fallocated, never-written space stays reserved in the copy (default: \
+        it becomes holes, as with cp)\n\n\
         The copy is written under a temporary name beside DST and renamed into place when \
         complete: DST never holds a partial copy, and an error or Ctrl-C removes the temporary \
         file. A DST that is a directory receives the copy under SRC's name. The copy holds \
@@ -260,6 +262,9 @@ pub(crate) struct CopyArgs {
     /// Replace DST if it exists (never SRC itself).
     #[arg(long, short)]
     pub force: bool,
+    /// Keep SRC's allocation: its unwritten (fallocated, never written) extents become unwritten extents of the copy instead of holes. Only with --sparse auto.
+    #[arg(long)]
+    pub keep_allocation: bool,
     /// Copy mode, owner (when permitted) and timestamps.
     #[arg(long, short)]
     pub preserve: bool,

@@ -17,6 +17,7 @@ pub(crate) fn run(a: CopyArgs) -> fspace::Result<()> {
         force: a.force,
         preserve: a.preserve,
         sync: a.sync,
+        keep_allocation: a.keep_allocation,
         progress: Some(&show),
         cancel: Some(&cancel),
     };
@@ -127,6 +128,13 @@ fn copy_text(r: &CopyReport) -> String {
             String::new()
         }
     );
+    if r.bytes_kept_allocated > 0 {
+        out!(
+            o,
+            "kept:         {} of unwritten (fallocated) extents reserved in the copy",
+            format_human(r.bytes_kept_allocated)
+        );
+    }
     let alloc = |a: Option<u64>| a.map_or("unknown".into(), format_human);
     out!(
         o,

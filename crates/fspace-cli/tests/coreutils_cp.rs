@@ -27,6 +27,17 @@ const EXPECTED_SKIPS: &[(&str, &str, &str)] = &[
         "ext4-noextents",
         "ext4 without extents has no fallocate",
     ),
+    ("fiemap-empty", "sshfs", "no fallocate over sshfs"),
+    (
+        "fiemap-empty",
+        "ext4-noextents",
+        "ext4 without extents has no fallocate",
+    ),
+    (
+        "fiemap-empty",
+        "tmpfs",
+        "tmpfs has no FIEMAP: filefrag cannot see unwritten extents",
+    ),
     (
         "sparse-perf",
         "sshfs",
@@ -106,6 +117,7 @@ ported! {
     sparse_to_pipe => "sparse-to-pipe",
     copy_fmr => "copy-FMR",
     fiemap_fmr => "fiemap-FMR",
+    fiemap_empty => "fiemap-empty",
     reflink_auto => "reflink-auto",
     proc_zero_len => "proc-zero-len",
     proc_short_read => "proc-short-read",

@@ -1,6 +1,7 @@
 //! [`copy()`]: a file copy that keeps holes, shares or offloads where it can,
 //! and only then reads and writes.
 
+mod alloc;
 mod job;
 mod stream;
 
@@ -156,6 +157,14 @@ pub struct CopyOptions<'a> {
     /// (the copy is fsynced before it replaces a file even without `sync`,
     /// and the report notes it).
     pub sync: bool,
+    /// Keep the source's allocation: its unwritten extents (allocated by
+    /// `fallocate`, never written) become unwritten extents of the copy,
+    /// inside and past its end, instead of holes; holes stay holes. Not the
+    /// default: the default copy is at least as sparse as `cp`'s, and a
+    /// backup target should not have space reserved that nobody asked for.
+    /// Only with sparse mode `auto`. Where the copy's filesystem cannot
+    /// allocate without writing (ext3, sshfs) the report says so.
+    pub keep_allocation: bool,
     /// Checked between chunks: when it becomes true the copy stops, the
     /// temporary file is removed and the call fails with `ECANCELED`.
     pub cancel: Option<&'a AtomicBool>,
@@ -168,6 +177,13 @@ impl CopyOptions<'_> {
     /// (the CLI prints it as a usage error, the C API returns `-EINVAL`
     /// with it, [`copy()`] refuses with `EINVAL`).
     pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.keep_allocation && self.sparse != SparseMode::Auto {
+            return Err(format!(
+                "keep allocation copies unwritten extents as unwritten, and sparse mode {} would make them {}; use sparse mode auto with it",
+                self.sparse,
+                if self.sparse == SparseMode::Always { "holes" } else { "written zeros" }
+            ));
+        }
         if self.reflink == ReflinkMode::Always && self.sparse != SparseMode::Auto {
             return Err(format!(
                 "reflink always shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
@@ -186,6 +202,7 @@ impl fmt::Debug for CopyOptions<'_> {
             .field("force", &self.force)
             .field("preserve", &self.preserve)
             .field("sync", &self.sync)
+            .field("keep_allocation", &self.keep_allocation)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
@@ -227,6 +244,9 @@ pub struct CopyReport {
     pub hole_bytes: u64,
     /// Of those, zeros found inside the source's data (`--sparse always`).
     pub zero_bytes_holed: u64,
+    /// Bytes of the source's unwritten extents reserved as unwritten in the
+    /// copy (`keep_allocation`), counted by the ranges reserved.
+    pub bytes_kept_allocated: u64,
     /// Bytes the source has allocated (`st_blocks`); `None` (JSON `null`)
     /// where `st_blocks` does not measure allocation (FUSE and network
     /// filesystems, pipes).
@@ -390,6 +410,9 @@ fn copy_to_file(
         }
         None => job.run(&mut report)?,
     }
+    if opts.keep_allocation {
+        job.keep_allocation(&mut report)?;
+    }
     finish_copy(&job, sst, true, &mut report)?;
     let steps = publish_steps(opts, replaced, dst, &mut report);
     // A cancellation that came in after the last chunk still counts: the
@@ -477,6 +500,7 @@ impl CopyReport {
             holes: 0,
             hole_bytes: 0,
             zero_bytes_holed: 0,
+            bytes_kept_allocated: 0,
             src_allocated: None,
             dst_allocated: None,
             size_reliable: true,
