@@ -494,6 +494,9 @@ typedef struct fspace_wal_release_info {
 // pipe, FIFO or device.
 #define FSPACE_COPY_STREAM 4
 
+// Onto a block device: data written, zero ranges zeroed.
+#define FSPACE_COPY_DEVICE 5
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

@@ -41,6 +41,8 @@ pub const FSPACE_COPY_READ_WRITE: fspace_copy_method = 3;
 /// Read to the end (a pipe, a file in /proc) or written in order into a
 /// pipe, FIFO or device.
 pub const FSPACE_COPY_STREAM: fspace_copy_method = 4;
+/// Onto a block device: data written, zero ranges zeroed.
+pub const FSPACE_COPY_DEVICE: fspace_copy_method = 5;
 
 /// Options of `fspace_copy`. Always set the defaults with
 /// `fspace_copy_options_init` before changing fields: a zeroed struct is not
@@ -254,6 +256,7 @@ pub unsafe extern "C" fn fspace_copy_report_get(
                 CopyMethod::CopyFileRange => FSPACE_COPY_COPY_FILE_RANGE,
                 CopyMethod::ReadWrite => FSPACE_COPY_READ_WRITE,
                 CopyMethod::Stream => FSPACE_COPY_STREAM,
+                CopyMethod::Device => FSPACE_COPY_DEVICE,
             },
             fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
             len: r.len,

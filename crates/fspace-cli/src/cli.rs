@@ -78,6 +78,10 @@ pub(crate) enum Command {
         --reflink never  every block of the copy is its own\n\
         --keep-allocation  fallocated, never-written space stays reserved in the copy (default: \
         it becomes holes, as with cp)\n\n\
+        DST may be a pipe, FIFO or character device (written in order, holes as zeros) or, with \
+        --force, a block device: only the data is written, zero ranges are zeroed with BLKZEROOUT \
+        (write-zeroes or unmap where the device has them) or skipped with --target-is-zero. SRC \
+        may be a pipe, FIFO or block device (read to its end; zero blocks become holes).\n\n\
         The copy is written under a temporary name beside DST and renamed into place when \
         complete: DST never holds a partial copy, and an error or Ctrl-C removes the temporary \
         file. A DST that is a directory receives the copy under SRC's name. The copy holds \
@@ -265,6 +269,9 @@ pub(crate) struct CopyArgs {
     /// Keep SRC's allocation: its unwritten (fallocated, never written) extents become unwritten extents of the copy instead of holes. Only with --sparse auto.
     #[arg(long)]
     pub keep_allocation: bool,
+    /// DST is a block device that reads zeros everywhere (freshly discarded, a new thin volume): skip zero ranges instead of zeroing them.
+    #[arg(long)]
+    pub target_is_zero: bool,
     /// Copy mode, owner (when permitted) and timestamps.
     #[arg(long, short)]
     pub preserve: bool,

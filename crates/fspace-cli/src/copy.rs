@@ -18,6 +18,7 @@ pub(crate) fn run(a: CopyArgs) -> fspace::Result<()> {
         preserve: a.preserve,
         sync: a.sync,
         keep_allocation: a.keep_allocation,
+        target_is_zero: a.target_is_zero,
         progress: Some(&show),
         cancel: Some(&cancel),
     };
@@ -72,6 +73,7 @@ fn method_words(r: &CopyReport) -> &'static str {
         }
         CopyMethod::ReadWrite => "read + sparse write",
         CopyMethod::Stream => "stream: read to the end, written in order",
+        CopyMethod::Device => "onto a block device: data written, zero ranges zeroed",
         CopyMethod::None => "none: the source is empty",
     }
 }
@@ -128,6 +130,13 @@ fn copy_text(r: &CopyReport) -> String {
             String::new()
         }
     );
+    if r.method == CopyMethod::Device {
+        out!(
+            o,
+            "zeroed:       {} by write-zeroes (fallocate PUNCH_HOLE, else BLKZEROOUT)",
+            format_human(r.bytes_zeroed)
+        );
+    }
     if r.bytes_kept_allocated > 0 {
         out!(
             o,

@@ -7,6 +7,8 @@
 //! - a walk always makes progress: a `SEEK_HOLE` answer at or before the
 //!   data it was asked from (a FUSE daemon answering nonsense) counts the
 //!   rest of the range as data rather than loop;
+//! - where `SEEK_DATA` is refused (`EINVAL`, `EOPNOTSUPP`: block devices,
+//!   some FUSE filesystems) the whole range is data;
 //! - finding no hole may prove nothing: where `SEEK_HOLE` may be the
 //!   kernel's generic one, which reports every byte as data (FUSE without
 //!   an `lseek` handler, as sshfs; network filesystems before NFS 4.2),
@@ -46,8 +48,16 @@ impl<'a> DataRuns<'a> {
             return Ok(None);
         }
         let (pos, end) = (self.pos, self.end);
-        let data = sys::seek_data(self.fd, pos)
-            .map_err(|e| Error::io("lseek(SEEK_DATA)", self.path, Some(pos..end), e))?;
+        let data = match sys::seek_data(self.fd, pos) {
+            Ok(d) => d,
+            // No SEEK_DATA here (block devices, some FUSE filesystems): all
+            // of the range is data, as GNU cp takes it.
+            Err(e) if crate::errno::unsupported(crate::errno::Call::SeekHole, e) => {
+                self.pos = end;
+                return Ok(Some(pos..end));
+            }
+            Err(e) => return Err(Error::io("lseek(SEEK_DATA)", self.path, Some(pos..end), e)),
+        };
         let Some(data) = data.filter(|&d| d < end) else {
             self.pos = end;
             return Ok(None);

@@ -11,11 +11,13 @@ use std::cell::Cell;
 
 pub use rustix::io::Errno;
 
+mod blockdev;
 mod fallocate;
 mod fiemap;
 mod file;
 mod statfs;
 
+pub use blockdev::*;
 pub use fallocate::*;
 pub use fiemap::*;
 pub use file::*;

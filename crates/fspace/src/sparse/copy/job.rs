@@ -242,7 +242,10 @@ impl Job<'_> {
 
     /// The source's current length, for telling "shrank" from "ended early".
     pub(super) fn current_len(&self, fallback: u64) -> u64 {
-        sys::fstat(self.sfd).map_or(fallback, |st| st.size)
+        sys::fstat(self.sfd)
+            .ok()
+            .and_then(|st| length_now(self.sfd, &st).ok())
+            .unwrap_or(fallback)
     }
 
     /// `copy_file_range` over each data extent. Returns the errno that

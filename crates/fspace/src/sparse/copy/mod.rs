@@ -2,6 +2,7 @@
 //! and only then reads and writes.
 
 mod alloc;
+mod device;
 mod job;
 mod stream;
 
@@ -100,6 +101,9 @@ pub enum CopyMethod {
     /// `read` to the end of a source whose size says nothing (a pipe, a
     /// file in /proc), or in-order writes into a pipe, FIFO or device.
     Stream,
+    /// Onto a block device: data written, zero ranges zeroed by
+    /// `BLKZEROOUT` (or skipped with `target_is_zero`).
+    Device,
     /// Nothing to move: the source is empty.
     None,
 }
@@ -112,6 +116,7 @@ impl CopyMethod {
             CopyMethod::CopyFileRange => "copy_file_range",
             CopyMethod::ReadWrite => "read_write",
             CopyMethod::Stream => "stream",
+            CopyMethod::Device => "device",
             CopyMethod::None => "none",
         }
     }
@@ -165,6 +170,10 @@ pub struct CopyOptions<'a> {
     /// Only with sparse mode `auto`. Where the copy's filesystem cannot
     /// allocate without writing (ext3, sshfs) the report says so.
     pub keep_allocation: bool,
+    /// The destination is a block device known to read zeros everywhere
+    /// (freshly discarded, or a new thin volume): zero ranges are skipped
+    /// instead of zeroed. Ignored for files, which start empty.
+    pub target_is_zero: bool,
     /// Checked between chunks: when it becomes true the copy stops, the
     /// temporary file is removed and the call fails with `ECANCELED`.
     pub cancel: Option<&'a AtomicBool>,
@@ -203,6 +212,7 @@ impl fmt::Debug for CopyOptions<'_> {
             .field("preserve", &self.preserve)
             .field("sync", &self.sync)
             .field("keep_allocation", &self.keep_allocation)
+            .field("target_is_zero", &self.target_is_zero)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
@@ -247,6 +257,9 @@ pub struct CopyReport {
     /// Bytes of the source's unwritten extents reserved as unwritten in the
     /// copy (`keep_allocation`), counted by the ranges reserved.
     pub bytes_kept_allocated: u64,
+    /// Bytes a block device destination was made to read as zeros by
+    /// `BLKZEROOUT` (method `device`).
+    pub bytes_zeroed: u64,
     /// Bytes the source has allocated (`st_blocks`); `None` (JSON `null`)
     /// where `st_blocks` does not measure allocation (FUSE and network
     /// filesystems, pipes).
@@ -369,9 +382,11 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
     let (sfd, sst) = open_source(src)?;
     let stream = stream::stream_reason(sfd.as_fd(), &sst);
     let dst = resolve_destination(src, dst)?;
-    let mut report = match open_stream_destination(src, &sst, &dst)? {
-        Some(out) => copy_into_stream(src, &dst, (sfd.as_fd(), &sst), stream, out.as_fd(), opts)?,
-        None => copy_to_file(src, &dst, (sfd.as_fd(), &sst), stream, opts)?,
+    let source = (sfd.as_fd(), &sst);
+    let mut report = match open_special_destination(src, &sst, &dst, opts)? {
+        Some((out, true)) => copy_onto_device(src, &dst, source, stream, out.as_fd(), opts)?,
+        Some((out, false)) => copy_into_stream(src, &dst, source, stream, out.as_fd(), opts)?,
+        None => copy_to_file(src, &dst, source, stream, opts)?,
     };
     let cost = sys::counters().since(before);
     report.syscalls = cost.total;
@@ -501,6 +516,7 @@ impl CopyReport {
             hole_bytes: 0,
             zero_bytes_holed: 0,
             bytes_kept_allocated: 0,
+            bytes_zeroed: 0,
             src_allocated: None,
             dst_allocated: None,
             size_reliable: true,
@@ -540,14 +556,14 @@ fn finish_copy(
         report.notes.push(note);
     }
     if report.size_reliable {
-        let now = sys::fstat(job.sfd).map_err(|e| Error::io("fstat", job.src, None, e))?;
-        if now.size < sst.size {
-            return Err(job.shrank(now.size, now.size));
+        let now = job.current_len(sst.size);
+        if now < sst.size {
+            return Err(job.shrank(now, now));
         }
-        if now.size > sst.size {
+        if now > sst.size {
             report.notes.push(format!(
                 "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
-                now.size - sst.size,
+                now - sst.size,
                 sst.size
             ));
         }
@@ -604,18 +620,29 @@ fn publish_steps(
 /// (opening a device can have effects: a watchdog starts, a tape rewinds on
 /// close), opens the source and checks again what was opened.
 fn open_source(src: &Path) -> Result<(OwnedFd, sys::Stat)> {
-    let readable = |st: &sys::Stat| st.is_regular() || st.is_fifo();
+    let readable = |st: &sys::Stat| st.is_regular() || st.is_fifo() || st.is_block_device();
     if let Ok(st) = sys::stat(src) {
         if !readable(&st) {
             return Err(not_copyable(src, &st));
         }
     }
     let sfd = open_source_fd(src)?;
-    let sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
+    let mut sst = sys::fstat(&sfd).map_err(|e| Error::io("fstat", src, None, e))?;
     if !readable(&sst) {
         return Err(not_copyable(src, &sst));
     }
+    sst.size = length_now(sfd.as_fd(), &sst)
+        .map_err(|e| Error::io("ioctl(BLKGETSIZE64)", src, None, e))?;
     Ok((sfd, sst))
+}
+
+/// The length of the open file `fd` now: `st_size`, or the size of a block
+/// device (whose `st_size` is 0).
+pub(super) fn length_now(fd: BorrowedFd<'_>, st: &sys::Stat) -> std::result::Result<u64, Errno> {
+    if st.is_block_device() {
+        return sys::block_device_size(fd);
+    }
+    Ok(st.size)
 }
 
 fn not_copyable(src: &Path, st: &sys::Stat) -> Error {
@@ -627,7 +654,7 @@ fn not_copyable(src: &Path, st: &sys::Stat) -> Error {
         src,
         Errno::INVAL,
         format!(
-            "is a {}; fspace copy reads regular files, pipes and FIFOs",
+            "is a {}; fspace copy reads regular files, block devices, pipes and FIFOs",
             st.type_name()
         ),
     )
@@ -641,18 +668,28 @@ fn open_source_fd(src: &Path) -> Result<OwnedFd> {
         .map_err(|e| Error::io("open", src, None, e))
 }
 
-/// Opens a destination that is a pipe, FIFO or character device (such as
-/// `/dev/stdout` or `/dev/null`), which the copy writes into in order
-/// instead of replacing; `None` for anything else. Opening a FIFO waits for
-/// its reader, as it does for `cp`.
-fn open_stream_destination(src: &Path, sst: &sys::Stat, dst: &Path) -> Result<Option<OwnedFd>> {
+/// Opens a destination that is not a file to replace: a pipe, FIFO or
+/// character device (such as `/dev/stdout` or `/dev/null`), which the copy
+/// writes into in order, or a block device (`true`), which it writes at
+/// offsets. `None` for anything else. Opening a FIFO waits for its reader,
+/// as it does for `cp`. A block device needs `force` (its contents are
+/// overwritten) and is opened `O_EXCL`, so one that is mounted or in use
+/// is refused (`EBUSY`).
+fn open_special_destination(
+    src: &Path,
+    sst: &sys::Stat,
+    dst: &Path,
+    opts: &CopyOptions<'_>,
+) -> Result<Option<(OwnedFd, bool)>> {
     let Ok(st) = sys::stat(dst) else {
         return Ok(None);
     };
-    if !st.is_fifo() && !st.is_char_device() {
+    let device = st.is_block_device();
+    if !st.is_fifo() && !st.is_char_device() && !device {
         return Ok(None);
     }
-    if st.dev == sst.dev && st.ino == sst.ino {
+    let same_device = device && sst.is_block_device() && st.rdev == sst.rdev;
+    if same_device || (st.dev == sst.dev && st.ino == sst.ino) {
         return Err(Error::refused(
             "copy",
             dst,
@@ -660,9 +697,80 @@ fn open_stream_destination(src: &Path, sst: &sys::Stat, dst: &Path) -> Result<Op
             format!("is the same file as {}; nothing was copied", src.display()),
         ));
     }
-    sys::open(dst, OFlags::WRONLY | OFlags::NOCTTY, 0)
-        .map(Some)
-        .map_err(|e| Error::io("open", dst, None, e))
+    if device && !opts.force {
+        return Err(Error::refused(
+            "copy",
+            dst,
+            Errno::EXIST,
+            "is a block device: the copy would overwrite its contents; nothing was written (add the force option, CLI: --force)",
+        ));
+    }
+    let flags = if device {
+        OFlags::WRONLY | OFlags::EXCL
+    } else {
+        OFlags::WRONLY | OFlags::NOCTTY
+    };
+    let fd = sys::open(dst, flags, 0).map_err(|e| Error::io("open", dst, None, e))?;
+    if device {
+        let size = sys::block_device_size(&fd)
+            .map_err(|e| Error::io("ioctl(BLKGETSIZE64)", dst, None, e))?;
+        if sst.size > size && !sst.is_fifo() {
+            return Err(Error::refused(
+                "copy",
+                dst,
+                Errno::NOSPC,
+                format!(
+                    "is a block device of {size} bytes, too small for the {} bytes of {}; nothing was written",
+                    sst.size,
+                    src.display()
+                ),
+            ));
+        }
+    }
+    Ok(Some((fd, device)))
+}
+
+/// The copy onto a block device (see `device.rs`): data written at its
+/// offsets, zero ranges zeroed or skipped, the device synced with `sync`.
+fn copy_onto_device(
+    src: &Path,
+    dst: &Path,
+    (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
+    stream: Option<String>,
+    out: BorrowedFd<'_>,
+    opts: &CopyOptions<'_>,
+) -> Result<CopyReport> {
+    let mut report = CopyReport::new(src, dst, sst, opts, true);
+    let job = Job {
+        src,
+        dst,
+        sfd,
+        tfd: out,
+        len: sst.size,
+        opts,
+        kind: std::cell::OnceCell::new(),
+        scan_zeros: opts.sparse != SparseMode::Never,
+    };
+    let mut sink = device::DeviceSink::new(
+        out,
+        dst,
+        opts.target_is_zero,
+        opts.sparse != SparseMode::Never,
+    );
+    let fifo = stream.as_ref().map(|_| sst.is_fifo());
+    job.copy_onto_device(&mut sink, fifo, &mut report)?;
+    match stream {
+        Some(why) => {
+            report.size_reliable = false;
+            report.notes.push(why);
+        }
+        None => finish_copy(&job, sst, false, &mut report)?,
+    }
+    if opts.sync {
+        sys::fsync(out).map_err(|e| Error::io("fsync", dst, None, e))?;
+        report.synced = true;
+    }
+    Ok(report)
 }
 
 /// A destination that is a directory (or a symbolic link to one) means
