@@ -501,9 +501,11 @@ impl<'fd> SparseWriter<'fd> {
         if !self.fresh {
             return true;
         }
-        self.written
-            .iter()
-            .any(|w| w.start < r.end && r.start < w.end)
+        // `written` is sorted and merged: the first range ending after
+        // `r.start` is the only one that can overlap. (A linear scan here
+        // made a copy of 20,000 extents quadratic: half its time.)
+        let i = self.written.partition_point(|w| w.end <= r.start);
+        self.written.get(i).is_some_and(|w| w.start < r.end)
     }
 
     /// Makes `r` a hole, merged with an adjacent pending one so that a long
