@@ -316,7 +316,7 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
             written: None,
             unwritten: None,
             // No hole found where SEEK_HOLE may be blind proves nothing.
-            holes: (holes > 0 || !blind).then_some(holes),
+            holes: (holes > 0 || !blind || size == 0).then_some(holes),
             shared: None,
             delalloc: None,
             extents: n,

@@ -115,7 +115,7 @@ static void check_copy_report(fspace_copy_report *r, fspace_copy_summary *s)
     const char *json = NULL, *again = NULL;
     memset(s, 0xA5, sizeof *s);
     CHECK_OK(fspace_copy_report_get(r, s));
-    CHECK(s->method <= FSPACE_COPY_READ_WRITE);
+    CHECK(s->method <= FSPACE_COPY_DEVICE);
     CHECK(s->write_syscalls <= s->syscalls);
     CHECK(s->hole_bytes <= s->len);
     CHECK(s->bytes_cloned <= s->len);

@@ -420,8 +420,7 @@ fn copy_to_file(
     match stream {
         Some(why) => {
             job.stream_to_file(sst.is_fifo(), &mut report)?;
-            report.size_reliable = false;
-            report.notes.push(why);
+            read_to_end(&mut report, sst, why);
         }
         None => job.run(&mut report)?,
     }
@@ -436,6 +435,18 @@ fn copy_to_file(
     report.notes.extend(tmp.publish(steps)?);
     report.synced = opts.sync;
     Ok(report)
+}
+
+/// Records that the source was read to its end because `why`; an empty
+/// file that read as empty is just an empty file (method `none`, its size
+/// confirmed).
+fn read_to_end(report: &mut CopyReport, sst: &sys::Stat, why: String) {
+    if report.len == 0 && sst.is_regular() && sst.size == 0 {
+        report.method = CopyMethod::None;
+        return;
+    }
+    report.size_reliable = false;
+    report.notes.push(why);
 }
 
 /// The copy into a pipe, FIFO or character device: written in order, holes
@@ -469,8 +480,7 @@ fn copy_into_stream(
     let fifo = stream.as_ref().map(|_| sst.is_fifo());
     job.copy_to_stream(&mut sink, fifo, &mut report)?;
     if let Some(why) = stream {
-        report.size_reliable = false;
-        report.notes.push(why);
+        read_to_end(&mut report, sst, why);
     } else {
         finish_copy(&job, sst, false, &mut report)?;
     }
@@ -760,10 +770,7 @@ fn copy_onto_device(
     let fifo = stream.as_ref().map(|_| sst.is_fifo());
     job.copy_onto_device(&mut sink, fifo, &mut report)?;
     match stream {
-        Some(why) => {
-            report.size_reliable = false;
-            report.notes.push(why);
-        }
+        Some(why) => read_to_end(&mut report, sst, why),
         None => finish_copy(&job, sst, false, &mut report)?,
     }
     if opts.sync {
