@@ -14,8 +14,9 @@ def mounts():
     if not env:
         path = os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env"
         try:
-            env = open(path).read().strip().split("=", 1)[1]
-        except OSError:
+            lines = open(path).read().splitlines()
+            env = next(l for l in lines if l.startswith("FSPACE_TEST_MOUNTS=")).split("=", 1)[1]
+        except (OSError, StopIteration):
             sys.exit("bench: no FSPACE_TEST_MOUNTS and no matrix env file; run ci/matrix.sh up")
     return dict(kv.split("=", 1) for kv in env.split(",") if kv)
 

@@ -310,13 +310,15 @@ impl Job<'_> {
         let mut w = self.writer()?;
         // With a source the buffer only feeds the zero scan: 128 KiB stays in
         // the CPU's L2 cache (pread into 1 MiB ran 1.3x slower here), and the
-        // writer still moves data in runs of 1 MiB or more.
+        // writer still moves data in runs of 1 MiB or more. Without, reads
+        // are the size of the writes (COPY_WRITE_SIZE), so each read's data
+        // goes out from the caller's buffer in one call.
         let mut buf = vec![
             0u8;
             if w.has_source() {
                 SCAN_READ
             } else {
-                SPARSE_BUFFER
+                COPY_WRITE_SIZE
             }
         ];
         let mut pos = 0;
@@ -351,13 +353,27 @@ impl Job<'_> {
     /// The sparse writer of the copy, sized and fed as the destination's
     /// filesystem wants.
     fn writer(&self) -> Result<SparseWriter<'_>> {
+        let kind = self.dst_kind()?;
+        // On one filesystem where copy_file_range cannot share blocks, data
+        // runs move by copy_file_range (1 MiB or more per call); the buffer
+        // only feeds the zero scan. Elsewhere the writer writes its buffer:
+        // COPY_WRITE_SIZE per call.
+        let same_fs = match (sys::fstat(self.sfd), sys::fstat(self.tfd)) {
+            (Ok(a), Ok(b)) => a.dev == b.dev,
+            _ => false,
+        };
+        let offload_runs = same_fs && !offload_may_share(kind);
         let wopts = SparseWriterOptions {
             detect_zeros: self.scan_zeros,
             keep_holes: self.opts.sparse != SparseMode::Never,
+            buffer_size: if offload_runs {
+                SPARSE_BUFFER
+            } else {
+                COPY_WRITE_SIZE
+            },
             ..SparseWriterOptions::default()
         };
         let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
-        let kind = self.dst_kind()?;
         if speculative_preallocation(kind) {
             // Holes are punched as they are made (see there); setting the
             // length first would make each punch fall inside the file.
@@ -366,13 +382,7 @@ impl Job<'_> {
             // Writes never extend the file: no allocation past its end.
             w.set_len(self.len)?;
         }
-        // On one filesystem where copy_file_range cannot share blocks, data
-        // runs move by copy_file_range; the buffer only feeds the zero scan.
-        let same_fs = match (sys::fstat(self.sfd), sys::fstat(self.tfd)) {
-            (Ok(a), Ok(b)) => a.dev == b.dev,
-            _ => false,
-        };
-        if same_fs && !offload_may_share(kind) {
+        if offload_runs {
             w.copy_source(self.sfd);
         }
         Ok(w)
