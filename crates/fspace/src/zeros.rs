@@ -94,6 +94,41 @@ pub(crate) fn fill(
 /// rejected after reading 256 bytes of it.
 const CHUNK: usize = 256;
 
+/// A zeroed byte buffer whose first byte is page-aligned (4 KiB). A plain
+/// `vec![0u8; 128 << 10]` comes from `mmap` through malloc with a 16-byte
+/// header, so every `read` into it and `write` from it copies to and from
+/// memory 16 bytes off the page: on this project's VM a copy through such a
+/// buffer took 10-15% more CPU than GNU cp's, whose buffer is page-aligned
+/// (perf stat, tmpfs, 512 MiB: 275-290 against 247-258 ms).
+pub struct PageBuf {
+    mem: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl PageBuf {
+    /// A buffer of `len` zero bytes starting on a page boundary.
+    pub fn new(len: usize) -> PageBuf {
+        const PAGE: usize = 4096;
+        let mem = vec![0u8; len + PAGE];
+        let off = mem.as_ptr().align_offset(PAGE).min(PAGE);
+        PageBuf { mem, off, len }
+    }
+}
+
+impl std::ops::Deref for PageBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.mem[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for PageBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.off..self.off + self.len]
+    }
+}
+
 /// Returns true if and only if every byte of `buf` is zero.
 #[inline]
 pub fn is_zero(buf: &[u8]) -> bool {
@@ -125,6 +160,18 @@ fn or_chunk(c: &[u8]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_buf_is_page_aligned_zeroed_and_sized() {
+        for len in [1usize, 4096, 128 << 10, (512 << 10) + 7] {
+            let mut b = PageBuf::new(len);
+            assert_eq!(b.len(), len);
+            assert_eq!(b.as_ptr() as usize % 4096, 0);
+            assert!(b.iter().all(|&x| x == 0));
+            b[len - 1] = 1;
+            assert_eq!(b[len - 1], 1);
+        }
+    }
 
     #[test]
     fn is_zero_finds_a_single_set_byte_anywhere() {

@@ -89,6 +89,16 @@ pub fn wait_readable<Fd: AsFd>(fd: Fd, timeout_ms: i32) -> Result<bool, Errno> {
     restart(Kind::Read, || poll(&mut fds, Some(&timeout))).map(|n| n > 0)
 }
 
+/// `posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)`: the whole file will be
+/// read in order, so the kernel may read ahead further (Linux doubles the
+/// window), as GNU cp asks before it reads a file.
+pub fn fadvise_sequential<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Read, || {
+        rustix::fs::fadvise(fd, 0, None, rustix::fs::Advice::Sequential)
+    })
+}
+
 /// `ftruncate(fd, len)`.
 pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> Result<(), Errno> {
     let fd = fd.as_fd();

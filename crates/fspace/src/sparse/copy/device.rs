@@ -200,6 +200,7 @@ impl Job<'_> {
         stream: Option<bool>,
         report: &mut CopyReport,
     ) -> Result<()> {
+        self.advise_sequential();
         if let Some(fifo) = stream {
             let mut pos = 0u64;
             report.len = stream::read_to_end(self, fifo, |b| {
@@ -208,7 +209,7 @@ impl Job<'_> {
                 Ok(())
             })?;
         } else {
-            let mut buf = vec![0u8; SPARSE_BUFFER];
+            let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
             let mut pos = 0;
             while pos < self.len {
                 self.check_cancel()?;

@@ -69,7 +69,7 @@ pub(super) fn read_to_end(
     fifo: bool,
     mut sink: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<u64> {
-    let mut buf = vec![0u8; SPARSE_BUFFER];
+    let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
     let mut total = 0u64;
     loop {
         if fifo {
@@ -169,10 +169,11 @@ impl Job<'_> {
         report: &mut CopyReport,
     ) -> Result<()> {
         report.method = CopyMethod::Stream;
+        self.advise_sequential();
         if let Some(fifo) = stream {
             report.len = read_to_end(self, fifo, |b| sink.write(b))?;
         } else {
-            let mut buf = vec![0u8; SPARSE_BUFFER];
+            let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
             let mut pos = 0;
             while pos < self.len {
                 self.check_cancel()?;
