@@ -259,11 +259,6 @@ impl<'fd> SparseWriter<'fd> {
         self.source = Some(src);
     }
 
-    /// Whether data runs are moved from a source (see `copy_source`).
-    pub(crate) fn has_source(&self) -> bool {
-        self.source.is_some()
-    }
-
     /// Makes `len` the least length [`finish`](Self::finish) leaves, without
     /// setting it now (for filesystems where setting it first does not pay:
     /// see `speculative_preallocation`).
