@@ -27,7 +27,7 @@ each copy's allocation (st_blocks after fsync) and bytes (cmp) are checked.
 Needs root, the matrix at 3072 MB (`FSPACE_MATRIX_SIZE_MB=3072 ci/matrix.sh
 up`), a release build (`cargo build --release`), strace and rsync (installed
 with apt-get if missing). Writes bench/results/DATE-copy-vs-cp.{json,txt}.
-Usage: [REPEAT=3] [SIZE_MIB=512] [CACHE=warm,cold] [SOURCES=random,holes,vm,extents]
+Usage: [REPEAT=3] [SIZE_MIB=512] [CACHE=warm,cold] [SOURCES=random,holes,vm,extents] [TAG=name]
        bench/copy.py [fs ...]
 """
 import json, os, random, shutil, statistics, subprocess, sys, time
@@ -215,7 +215,8 @@ def main():
             raw["filesystems"][fs] = {name: bench_source(fs, d, name, lines) for name in SOURCES}
         finally:
             shutil.rmtree(d, ignore_errors=True)
-    base = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-copy-vs-cp-" + "-".join(fss))
+    tag = os.environ.get("TAG", "")
+    base = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-copy-vs-cp-" + (tag + "-" if tag else "") + "-".join(fss))
     with open(base + ".json", "w") as f:
         json.dump(raw, f, indent=1)
     with open(base + ".txt", "w") as f:
