@@ -130,41 +130,47 @@ fn copy_text(r: &CopyReport) -> String {
             String::new()
         }
     );
+    space_lines(&mut o, r);
+    for n in &r.notes {
+        out!(o, "note:         {n}");
+    }
+    o
+}
+
+/// The lines on space: zeroed (devices), kept allocation, allocation,
+/// syscalls, attributes.
+fn space_lines(o: &mut String, r: &CopyReport) {
     if r.method == CopyMethod::Device {
         out!(
-            o,
+            *o,
             "zeroed:       {} by write-zeroes (fallocate PUNCH_HOLE, else BLKZEROOUT)",
             format_human(r.bytes_zeroed)
         );
     }
     if r.bytes_kept_allocated > 0 {
         out!(
-            o,
+            *o,
             "kept:         {} of unwritten (fallocated) extents reserved in the copy",
             format_human(r.bytes_kept_allocated)
         );
     }
     let alloc = |a: Option<u64>| a.map_or("unknown".into(), format_human);
     out!(
-        o,
+        *o,
         "allocated:    source {}, copy {}",
         alloc(r.src_allocated),
         alloc(r.dst_allocated)
     );
     out!(
-        o,
+        *o,
         "syscalls:     {} ({} write-type)",
         r.syscalls,
         r.write_syscalls
     );
     out!(
-        o,
+        *o,
         "preserved:    {}   synced: {}",
         yes_no(r.preserved),
         yes_no(r.synced)
     );
-    for n in &r.notes {
-        out!(o, "note:         {n}");
-    }
-    o
 }
