@@ -176,9 +176,13 @@ fn copies_are_byte_identical_on_and_across_filesystems() {
                         "{label}: no clone across filesystems"
                     );
                 }
-                // The report's syscall count bounds the writes: one per MiB
-                // at most, plus one per extent, hole and setup call.
-                let bound = len / MIB + 2 * r.data_extents + 2 * r.holes + 8;
+                // The report's syscall count bounds the writes: one per
+                // COPY_WRITE_SIZE (512 KiB; cp writes 128 KiB) at most, plus
+                // one per extent, hole and setup call.
+                let bound = len / fspace::sparse::COPY_WRITE_SIZE as u64
+                    + 2 * r.data_extents
+                    + 2 * r.holes
+                    + 8;
                 if r.method == CopyMethod::ReadWrite && sparse != SparseMode::Always {
                     assert!(
                         r.write_syscalls <= bound,

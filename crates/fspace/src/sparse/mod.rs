@@ -16,7 +16,7 @@ mod writer;
 pub use crate::zeros::is_zero;
 pub use copy::{
     copy, offload_may_share, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode,
-    SparseMode, OFFLOAD_CHUNK, SCAN_READ,
+    SparseMode, COPY_WRITE_SIZE, OFFLOAD_CHUNK, SCAN_READ,
 };
 pub use dig::{dig, DigOptions, DigReport};
 pub use writer::{

@@ -237,28 +237,4 @@ impl Job<'_> {
         }
         Ok(())
     }
-
-    /// Reads `run` of the source through `buf`, handing each piece to
-    /// `take` with its offset.
-    pub(super) fn read_run(
-        &self,
-        run: Range<u64>,
-        buf: &mut [u8],
-        mut take: impl FnMut(u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let mut off = run.start;
-        while off < run.end {
-            self.check_cancel()?;
-            let want = (run.end - off).min(buf.len() as u64) as usize;
-            let n = sys::pread(self.sfd, &mut buf[..want], off)
-                .map_err(|e| Error::io("pread", self.src, Some(off..off + want as u64), e))?;
-            if n == 0 {
-                return Err(self.shrank(self.current_len(off), off));
-            }
-            take(off, &buf[..n])?;
-            off += n as u64;
-            self.tick(off);
-        }
-        Ok(())
-    }
 }

@@ -17,6 +17,29 @@ pub(super) struct Job<'a> {
     pub(super) scan_zeros: bool,
 }
 
+impl<'a> Job<'a> {
+    /// A copy of `src` (open as `sfd`) of `len` bytes into `tfd`, named
+    /// `dst`; `scan_zeros` turns on the zero scan.
+    pub(super) fn new(
+        (src, sfd): (&'a Path, BorrowedFd<'a>),
+        (dst, tfd): (&'a Path, BorrowedFd<'a>),
+        len: u64,
+        opts: &'a CopyOptions<'a>,
+        scan_zeros: bool,
+    ) -> Self {
+        Job {
+            src,
+            dst,
+            sfd,
+            tfd,
+            len,
+            opts,
+            kind: std::cell::OnceCell::new(),
+            scan_zeros,
+        }
+    }
+}
+
 impl Job<'_> {
     /// Copies the data by the first rung that can: clone, offload, or read
     /// and sparse write. A rung falls to the next only before anything was
@@ -356,7 +379,7 @@ impl Job<'_> {
             if data < end {
                 extents += 1;
             }
-            self.copy_run(&mut w, &mut buf, data..end)?;
+            self.read_run(data..end, &mut buf, |_, b| w.write(b))?;
             pos = end;
         }
         let s: SparseStats = w.finish()?;
@@ -434,12 +457,13 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// Reads the data run `run` through `buf` into the writer.
-    fn copy_run(
+    /// Reads `run` of the source through `buf`, handing each piece to
+    /// `take` with its offset.
+    pub(super) fn read_run(
         &self,
-        w: &mut SparseWriter<'_>,
-        buf: &mut [u8],
         run: std::ops::Range<u64>,
+        buf: &mut [u8],
+        mut take: impl FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut off = run.start;
         while off < run.end {
@@ -450,7 +474,7 @@ impl Job<'_> {
             if n == 0 {
                 return Err(self.shrank(self.current_len(off), off));
             }
-            w.write(&buf[..n])?;
+            take(off, &buf[..n])?;
             off += n as u64;
             self.tick(off);
         }

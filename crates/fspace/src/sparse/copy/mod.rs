@@ -162,17 +162,9 @@ fn copy_to_file(
     let replaced = check_destination(src, sst, dst, opts.force)?;
     let mut tmp = TempFile::create("copy", dst, sst.mode & 0o777)?;
     let mut report = CopyReport::new(src, dst, sst, opts, replaced);
-    let job = Job {
-        src,
-        dst,
-        sfd,
-        tfd: tmp.fd.as_fd(),
-        len: sst.size,
-        opts,
-        kind: std::cell::OnceCell::new(),
-        scan_zeros: opts.sparse == SparseMode::Always
-            || (opts.sparse == SparseMode::Auto && looks_sparse(sst)),
-    };
+    let scan =
+        opts.sparse == SparseMode::Always || (opts.sparse == SparseMode::Auto && looks_sparse(sst));
+    let job = Job::new((src, sfd), (dst, tmp.fd.as_fd()), sst.size, opts, scan);
     match stream {
         Some(why) => {
             job.stream_to_file(sst.is_fifo(), &mut report)?;
@@ -217,16 +209,7 @@ fn copy_into_stream(
 ) -> Result<CopyReport> {
     let mut report = CopyReport::new(src, dst, sst, opts, false);
     report.dst_allocated = None;
-    let job = Job {
-        src,
-        dst,
-        sfd,
-        tfd: out,
-        len: sst.size,
-        opts,
-        kind: std::cell::OnceCell::new(),
-        scan_zeros: false,
-    };
+    let job = Job::new((src, sfd), (dst, out), sst.size, opts, false);
     let mut sink = stream::StreamSink {
         fd: out,
         path: dst,
@@ -507,16 +490,8 @@ fn copy_onto_device(
     opts: &CopyOptions<'_>,
 ) -> Result<CopyReport> {
     let mut report = CopyReport::new(src, dst, sst, opts, true);
-    let job = Job {
-        src,
-        dst,
-        sfd,
-        tfd: out,
-        len: sst.size,
-        opts,
-        kind: std::cell::OnceCell::new(),
-        scan_zeros: opts.sparse != SparseMode::Never,
-    };
+    let scan = opts.sparse != SparseMode::Never;
+    let job = Job::new((src, sfd), (dst, out), sst.size, opts, scan);
     let mut sink = device::DeviceSink::new(
         out,
         dst,

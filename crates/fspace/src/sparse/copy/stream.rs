@@ -182,20 +182,7 @@ impl Job<'_> {
                 if data < end {
                     report.data_extents += 1;
                 }
-                let mut off = data;
-                while off < end {
-                    self.check_cancel()?;
-                    let want = (end - off).min(buf.len() as u64) as usize;
-                    let n = sys::pread(self.sfd, &mut buf[..want], off).map_err(|e| {
-                        Error::io("pread", self.src, Some(off..off + want as u64), e)
-                    })?;
-                    if n == 0 {
-                        return Err(self.shrank(self.current_len(off), off));
-                    }
-                    sink.write(&buf[..n])?;
-                    off += n as u64;
-                    self.tick(off);
-                }
+                self.read_run(data..end, &mut buf, |_, b| sink.write(b))?;
                 pos = end;
             }
         }
