@@ -61,7 +61,7 @@ impl<'a> DeviceSink<'a> {
 
     /// `bytes` belong at `off`: zero blocks (aligned to the device) join
     /// the zero ranges, the rest is written.
-    pub(super) fn data(&mut self, off: u64, bytes: &[u8]) -> Result<()> {
+    fn put(&mut self, off: u64, bytes: &[u8]) -> Result<()> {
         if !self.scan {
             return self.write(off, bytes);
         }
@@ -86,7 +86,7 @@ impl<'a> DeviceSink<'a> {
 
     /// `r` must read as zeros: merged with the pending zero range, zeroed
     /// when data follows or at the end.
-    pub(super) fn zero(&mut self, r: Range<u64>) -> Result<()> {
+    fn zero(&mut self, r: Range<u64>) -> Result<()> {
         if r.is_empty() {
             return Ok(());
         }
@@ -190,6 +190,15 @@ impl<'a> DeviceSink<'a> {
     }
 }
 
+impl job::RunSink for DeviceSink<'_> {
+    fn hole(&mut self, r: Range<u64>) -> Result<()> {
+        self.zero(r)
+    }
+    fn data(&mut self, off: u64, bytes: &[u8]) -> Result<()> {
+        self.put(off, bytes)
+    }
+}
+
 impl Job<'_> {
     /// Copies the source onto the block device behind `sink`: data runs
     /// read and written (zero blocks in them zeroed instead), holes zeroed;
@@ -204,23 +213,12 @@ impl Job<'_> {
         if let Some(fifo) = stream {
             let mut pos = 0u64;
             report.len = stream::read_to_end(self, fifo, |b| {
-                sink.data(pos, b)?;
+                sink.put(pos, b)?;
                 pos += b.len() as u64;
                 Ok(())
             })?;
         } else {
-            let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
-            let mut pos = 0;
-            while pos < self.len {
-                self.check_cancel()?;
-                let (data, end) = self.next_extent(pos)?;
-                sink.zero(pos..data)?;
-                if data < end {
-                    report.data_extents += 1;
-                }
-                self.read_run(data..end, &mut buf, |off, b| sink.data(off, b))?;
-                pos = end;
-            }
+            report.data_extents = self.walk_runs(sink)?;
         }
         sink.finish()?;
         report.method = CopyMethod::Device;

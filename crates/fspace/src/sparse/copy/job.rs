@@ -17,6 +17,13 @@ pub(super) struct Job<'a> {
     pub(super) scan_zeros: bool,
 }
 
+/// Where a walk over the source's data runs puts them: the holes as
+/// ranges, the data as bytes at their offsets.
+pub(super) trait RunSink {
+    fn hole(&mut self, r: std::ops::Range<u64>) -> Result<()>;
+    fn data(&mut self, off: u64, bytes: &[u8]) -> Result<()>;
+}
+
 impl<'a> Job<'a> {
     /// A copy of `src` (open as `sfd`) of `len` bytes into `tfd`, named
     /// `dst`; `scan_zeros` turns on the zero scan.
@@ -479,5 +486,24 @@ impl Job<'_> {
             self.tick(off);
         }
         Ok(())
+    }
+
+    /// Walks the source's data runs up to the copy's length, reading each
+    /// through a `COPY_WRITE_SIZE` buffer into `sink` and handing it the
+    /// holes between; returns the number of data runs.
+    pub(super) fn walk_runs(&self, sink: &mut impl RunSink) -> Result<u64> {
+        let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
+        let (mut pos, mut runs) = (0, 0);
+        while pos < self.len {
+            self.check_cancel()?;
+            let (data, end) = self.next_extent(pos)?;
+            sink.hole(pos..data)?;
+            if data < end {
+                runs += 1;
+            }
+            self.read_run(data..end, &mut buf, |off, b| sink.data(off, b))?;
+            pos = end;
+        }
+        Ok(runs)
     }
 }

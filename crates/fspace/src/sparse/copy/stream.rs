@@ -158,6 +158,15 @@ impl StreamSink<'_> {
     }
 }
 
+impl super::job::RunSink for StreamSink<'_> {
+    fn hole(&mut self, r: std::ops::Range<u64>) -> Result<()> {
+        self.zeros(r.end - r.start)
+    }
+    fn data(&mut self, _off: u64, bytes: &[u8]) -> Result<()> {
+        self.write(bytes)
+    }
+}
+
 impl Job<'_> {
     /// Copies the source into the pipe, FIFO or character device `sink`:
     /// a stream source is read to its end; a file is read over its data
@@ -173,18 +182,7 @@ impl Job<'_> {
         if let Some(fifo) = stream {
             report.len = read_to_end(self, fifo, |b| sink.write(b))?;
         } else {
-            let mut buf = crate::zeros::PageBuf::new(COPY_WRITE_SIZE);
-            let mut pos = 0;
-            while pos < self.len {
-                self.check_cancel()?;
-                let (data, end) = self.next_extent(pos)?;
-                sink.zeros(data - pos)?;
-                if data < end {
-                    report.data_extents += 1;
-                }
-                self.read_run(data..end, &mut buf, |_, b| sink.write(b))?;
-                pos = end;
-            }
+            report.data_extents = self.walk_runs(sink)?;
         }
         report.bytes_copied = sink.written;
         if sink.zeros_written > 0 {
