@@ -338,6 +338,9 @@ typedef struct fspace_sparse_stats {
   bool fresh;
 } fspace_sparse_stats;
 
+// How a commit is made durable (`fspace_wal_options.sync_method`).
+typedef uint8_t fspace_sync_method;
+
 // Options of `fspace_wal_open`. Always set the defaults with
 // `fspace_wal_options_init` before changing fields: a zeroed struct is not
 // the defaults (it is refused: a segment size of 0).
@@ -358,6 +361,10 @@ typedef struct fspace_wal_options {
   // Let `auto` preparation follow a result saved by `fspace probe
   // --save` (default true).
   bool use_saved;
+  // How a commit is made durable: `FSPACE_SYNC_*`; default
+  // `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem). It sits
+  // in what was the struct's tail padding: the size is unchanged.
+  fspace_sync_method sync_method;
 } fspace_wal_options;
 
 // What opening a log found, from `fspace_wal_recovery`.
@@ -496,6 +503,19 @@ typedef struct fspace_wal_release_info {
 
 // Onto a block device: data written, zero ranges zeroed.
 #define FSPACE_COPY_DEVICE 5
+
+// The policy's choice: O_DIRECT + RWF_DSYNC on ext4 and xfs, fdatasync
+// elsewhere.
+#define FSPACE_SYNC_AUTO 0
+
+// Buffered writes, one `fdatasync` per commit group.
+#define FSPACE_SYNC_FDATASYNC 1
+
+// `pwritev2(RWF_DSYNC)`: each write durable when it returns.
+#define FSPACE_SYNC_DSYNC 2
+
+// `O_DIRECT` + `RWF_DSYNC` (FUA where the device has it).
+#define FSPACE_SYNC_DIRECT_DSYNC 3
 
 #ifdef __cplusplus
 extern "C" {

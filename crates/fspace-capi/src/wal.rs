@@ -28,7 +28,23 @@ pub struct fspace_wal_options {
     /// Let `auto` preparation follow a result saved by `fspace probe
     /// --save` (default true).
     pub use_saved: bool,
+    /// How a commit is made durable: `FSPACE_SYNC_*`; default
+    /// `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem). It sits
+    /// in what was the struct's tail padding: the size is unchanged.
+    pub sync_method: fspace_sync_method,
 }
+
+/// How a commit is made durable (`fspace_wal_options.sync_method`).
+pub type fspace_sync_method = u8;
+/// The policy's choice: O_DIRECT + RWF_DSYNC on ext4 and xfs, fdatasync
+/// elsewhere.
+pub const FSPACE_SYNC_AUTO: fspace_sync_method = 0;
+/// Buffered writes, one `fdatasync` per commit group.
+pub const FSPACE_SYNC_FDATASYNC: fspace_sync_method = 1;
+/// `pwritev2(RWF_DSYNC)`: each write durable when it returns.
+pub const FSPACE_SYNC_DSYNC: fspace_sync_method = 2;
+/// `O_DIRECT` + `RWF_DSYNC` (FUA where the device has it).
+pub const FSPACE_SYNC_DIRECT_DSYNC: fspace_sync_method = 3;
 
 /// Sets `*options` to the defaults.
 ///
@@ -50,6 +66,7 @@ pub unsafe extern "C" fn fspace_wal_options_init(options: *mut fspace_wal_option
             prepare_strategy: crate::info::FSPACE_STRATEGY_AUTO,
             direct_io: -1,
             use_saved: true,
+            sync_method: FSPACE_SYNC_AUTO,
         });
         Ok(0)
     })
@@ -65,6 +82,7 @@ struct WalOptionsRaw {
     prepare_strategy: fspace_strategy,
     direct_io: i32,
     use_saved: u8,
+    sync_method: u8,
 }
 
 // Same layout as the public struct, field by field.
@@ -83,12 +101,29 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_wal_options, direct_io)
         && std::mem::offset_of!(WalOptionsRaw, use_saved)
             == std::mem::offset_of!(fspace_wal_options, use_saved)
+        && std::mem::offset_of!(WalOptionsRaw, sync_method)
+            == std::mem::offset_of!(fspace_wal_options, sync_method)
+        && std::mem::size_of::<fspace_wal_options>() == 32
 );
 
 fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
-    let mut w = WalOptions::default();
-    w.prepare = StrategyChoice::auto_from_state_dir();
+    let mut w = WalOptions {
+        prepare: StrategyChoice::auto_from_state_dir(),
+        ..Default::default()
+    };
     if let Some(o) = o {
+        w.sync_method = match o.sync_method {
+            FSPACE_SYNC_AUTO => None,
+            FSPACE_SYNC_FDATASYNC => Some(fspace::SyncMethod::Fdatasync),
+            FSPACE_SYNC_DSYNC => Some(fspace::SyncMethod::Dsync),
+            FSPACE_SYNC_DIRECT_DSYNC => Some(fspace::SyncMethod::DirectDsync),
+            v => {
+                return Err(Failure::invalid(
+                    func,
+                    format!("sync_method {v} is not one of FSPACE_SYNC_*"),
+                ))
+            }
+        };
         w.segment_size = o.segment_size;
         w.prepare_ahead = o.prepare_ahead as usize;
         w.recycle_pool = o.recycle_pool as usize;

@@ -4,28 +4,37 @@
 
 use crate::cli::CommitArgs;
 use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
-use fspace::bench::{check_suite, run_suite, CommitBenchOptions, SpaceState, SuiteReport};
+use fspace::bench::{
+    check_suite, run_suite, suite_runs, CommitBenchOptions, SpaceState, SuiteReport,
+};
 use fspace::units::format_human;
 use fspace::StrategyChoice;
 use std::sync::atomic::Ordering;
 
 /// `fspace bench commit`.
 pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
-    let mut o = CommitBenchOptions::default();
-    o.record_size = a.record as usize;
-    o.writers = a.writers as usize;
-    o.duration = std::time::Duration::from_secs_f64(a.seconds);
-    o.file_size = a.file_size;
-    o.segment_size = a.segment_size;
-    o.prepare = match a.prepare.0 {
-        Some(s) => StrategyChoice::with_fallbacks(s),
-        None => StrategyChoice::auto_from_state_dir(),
+    let mut o = CommitBenchOptions {
+        record_size: a.record as usize,
+        writers: a.writers as usize,
+        duration: std::time::Duration::from_secs_f64(a.seconds),
+        file_size: a.file_size,
+        segment_size: a.segment_size,
+        prepare: match a.prepare.0 {
+            Some(s) => StrategyChoice::with_fallbacks(s),
+            None => StrategyChoice::auto_from_state_dir(),
+        },
+        direct_io: match a.direct_io.as_str() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        },
+        ..Default::default()
     };
-    o.direct_io = match a.direct_io.as_str() {
-        "on" => Some(true),
-        "off" => Some(false),
-        _ => None,
-    };
+    for m in a.sync_method.into_iter().flatten() {
+        if !o.sync_methods.contains(&m) {
+            o.sync_methods.push(m);
+        }
+    }
     let modes = if a.mode.is_empty() || a.mode.iter().any(|m| m.is_none()) {
         SpaceState::ALL.to_vec()
     } else {
@@ -36,11 +45,12 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     }
     let cancel = cancel_on_signals();
     let spinner = Progress::spinner();
-    let started = |i: usize, m: SpaceState| {
+    let runs = suite_runs(&modes, &o).len();
+    let started = |i: usize, (m, s): (SpaceState, Option<fspace::SyncMethod>)| {
         spinner.message(format!(
-            "measuring {m} ({}/{}), {} s",
+            "measuring {} ({}/{runs}), {} s",
+            label(m, s),
             i + 1,
-            modes.len(),
             o.duration.as_secs_f64()
         ))
     };
@@ -57,6 +67,14 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// A run's name: the mode, with its sync method when one was named.
+fn label(m: SpaceState, s: Option<fspace::SyncMethod>) -> String {
+    match s {
+        Some(s) => format!("{m}/{s}"),
+        None => m.to_string(),
     }
 }
 
@@ -91,9 +109,50 @@ fn table(r: &SuiteReport) -> String {
         out!(o, "note: {} is memory: fdatasync makes nothing durable here, so these figures say little about disks", r.filesystem);
     }
     out!(o);
+    o.push_str(&rows(r));
+    let methods = !r.sync_methods.is_empty();
+    let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    for row in &r.results {
+        if let Some(w) = &row.result.wal {
+            o.push_str(&wal_lines(&name(&row.result), &row.result, w));
+        }
+    }
+    for row in &r.results {
+        for n in &row.result.notes {
+            out!(o, "note ({}): {n}", name(&row.result));
+        }
+    }
+    if let Some(rss) = r.peak_rss_kib {
+        out!(
+            o,
+            "peak memory of this run (VmHWM): {}",
+            format_human(rss * 1024)
+        );
+    }
+    o
+}
+
+/// The table's rows: one per run, with the ratios of the same run (and to
+/// `fdatasync` when several sync methods ran).
+fn rows(r: &SuiteReport) -> String {
+    let mut o = String::new();
+    let methods = !r.sync_methods.is_empty();
+    let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    let w = r
+        .results
+        .iter()
+        .map(|x| name(&x.result).len())
+        .max()
+        .unwrap_or(5)
+        .max(14);
+    let extra = if r.sync_methods.len() > 1 {
+        format!(" {:>9}", "÷ fdatas.")
+    } else {
+        String::new()
+    };
     out!(
         o,
-        "{:<14} {:>10} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}",
+        "{:<w$} {:>10} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}{extra}",
         "state",
         "commits/s",
         "MiB/s",
@@ -107,14 +166,19 @@ fn table(r: &SuiteReport) -> String {
     for row in &r.results {
         let x = &row.result;
         if let Some(why) = &x.unsupported {
-            out!(o, "{:<14} unsupported here: {why}", x.state.name());
+            out!(o, "{:<w$} unsupported here: {why}", name(x));
             continue;
         }
         let l = x.latency.clone().unwrap_or_default();
+        let extra = if r.sync_methods.len() > 1 {
+            format!(" {:>9}", x_of(row.vs_fdatasync))
+        } else {
+            String::new()
+        };
         out!(
             o,
-            "{:<14} {:>10.0} {:>9.1} {:>9} {:>9} {:>9}  {:>9} {:>9}",
-            x.state.name(),
+            "{:<w$} {:>10.0} {:>9.1} {:>9} {:>9} {:>9}  {:>9} {:>9}{extra}",
+            name(x),
             x.commits_per_sec,
             x.mib_per_sec,
             time(l.p50_us),
@@ -124,36 +188,26 @@ fn table(r: &SuiteReport) -> String {
             x_of(row.vs_overwrite)
         );
     }
-    for row in &r.results {
-        if let Some(w) = &row.result.wal {
-            o.push_str(&wal_lines(&row.result, w));
-        }
-    }
-    for row in &r.results {
-        for n in &row.result.notes {
-            out!(o, "note ({}): {n}", row.result.state);
-        }
-    }
-    if let Some(rss) = r.peak_rss_kib {
-        out!(
-            o,
-            "peak memory of this run (VmHWM): {}",
-            format_human(rss * 1024)
-        );
-    }
     o
 }
 
 /// What the log did during its mode.
-fn wal_lines(x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
+fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
     let mut o = String::new();
     out!(o);
+    let syncs = if w.syncs == 0 {
+        "no fdatasync (each write was durable when it returned)".to_string()
+    } else {
+        format!(
+            "{} fdatasyncs ({:.1} commits per sync)",
+            w.syncs,
+            x.commits as f64 / w.syncs as f64
+        )
+    };
     out!(
         o,
-        "wal: {} commits, {} fdatasyncs ({:.1} commits per sync), {} segment switches ({} waited for the preparer)",
+        "{name}: {} commits, {syncs}, {} segment switches ({} waited for the preparer)",
         x.commits,
-        w.syncs,
-        x.commits as f64 / w.syncs.max(1) as f64,
         w.switches,
         w.switch_waits
     );
@@ -181,5 +235,6 @@ fn wal_lines(x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> 
         out!(o, "     why: {why}");
     }
     out!(o, "     O_DIRECT writes: {}", w.direct_io);
+    out!(o, "     sync method: {}", w.sync_method);
     o
 }

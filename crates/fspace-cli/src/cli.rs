@@ -105,6 +105,62 @@ pub(crate) enum Command {
     Dig(DigArgs),
     /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
     Map(MapArgs),
+    /// Look into a log made by the library's Wal: stat, verify, dump (read-only).
+    #[command(
+        after_help = "Read-only: nothing in DIR is created, changed or removed, the log's LOCK is not         taken, so a live log can be looked at while its writer runs (records it wrote but has not         synced yet may show), on a read-only mount too. Every live segment is read and each         record's CRC checked before anything is printed.
+
+        Exit status: 0 the log is intact (a torn tail after a crash is normal: the log ends         before it), 1 damage (the message names the segment file and the offset of the first bad         byte) or another failure, 2 usage error.
+
+        Examples:
+  fspace wal stat db/wal
+  fspace wal verify --json db/wal
+          fspace wal dump --from 1000 --limit 10 db/wal
+  fspace wal dump --json db/wal | jq .len"
+    )]
+    Wal(WalArgs),
+}
+
+/// Arguments of `fspace wal`.
+#[derive(Args)]
+pub(crate) struct WalArgs {
+    #[command(subcommand)]
+    pub command: WalCommand,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum WalCommand {
+    /// Segments, LSN range, each segment's allocation, where the log ends, pool and leftovers.
+    Stat(WalDirArgs),
+    /// Read every record and check every CRC; exit 1 with the offset of the first bad byte.
+    Verify(WalDirArgs),
+    /// Print the records (LSN, segment, offset, length, payload in hex), as lines or JSON lines.
+    Dump(WalDumpArgs),
+}
+
+/// A log directory, and `--json`.
+#[derive(Args)]
+pub(crate) struct WalDirArgs {
+    /// The log's directory.
+    pub dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace wal dump`.
+#[derive(Args)]
+pub(crate) struct WalDumpArgs {
+    /// The log's directory.
+    pub dir: PathBuf,
+    /// First LSN to print (default: the oldest kept).
+    #[arg(long)]
+    pub from: Option<u64>,
+    /// Print at most this many records.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// One JSON object per line: lsn, segment, offset, len, data (the whole payload in hex).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Subcommand)]
@@ -123,6 +179,7 @@ pub(crate) enum BenchCommand {
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
         fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \
+        fspace bench commit --mode recycled,wal --sync-method all /var/lib/db\n  \
         fspace bench commit --record 1MiB --mode wal,appended --json /mnt/data"
     )]
     Commit(CommitArgs),
@@ -144,6 +201,15 @@ fn seconds_arg(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{s:?} is not a number of seconds between 0 and 86400"
         )),
+    }
+}
+
+/// A sync method, or `all` (every one).
+fn sync_method_arg(s: &str) -> Result<Vec<fspace::SyncMethod>, String> {
+    if s == "all" {
+        Ok(fspace::SyncMethod::ALL.to_vec())
+    } else {
+        s.parse().map(|m| vec![m])
     }
 }
 
@@ -341,6 +407,11 @@ pub(crate) struct CommitArgs {
     /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub direct_io: String,
+    /// How commits are made durable, comma-separated or repeated; each mode runs once per
+    /// method: fdatasync, dsync (pwritev2 RWF_DSYNC), direct-dsync (O_DIRECT + RWF_DSYNC), or all.
+    /// Default: fdatasync for the file modes, the log's own choice for wal.
+    #[arg(long, value_delimiter = ',', value_parser = sync_method_arg)]
+    pub sync_method: Vec<Vec<fspace::SyncMethod>>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -28,6 +28,7 @@ pub(crate) enum Cmd {
     Dig,
     Map,
     Bench,
+    Wal,
 }
 
 /// Returns advice for errors whose message alone leaves the user guessing.
@@ -68,6 +69,12 @@ pub(crate) fn hint(cmd: Cmd, kind: K) -> Option<&'static str> {
             "punching a hole needed metadata space; the file reads back the same, holes punched so far stay"
         }
         (Cmd::Dig, K::Unsupported) => "this filesystem has no hole punching (sshfs, NFS before 4.2)",
+        (Cmd::Wal, K::NotFound) => {
+            "give the directory of a log (the one the program passed to Wal::open)"
+        }
+        (Cmd::Wal, K::Corrupt) => {
+            "the log is damaged at that offset; a writable open refuses it too (nothing was changed)"
+        }
         (Cmd::Bench, K::NoSpace) => "lower --file-size or measure on a filesystem with more free space",
         _ => return None,
     })

@@ -30,6 +30,7 @@ mod map;
 mod output;
 mod probe;
 mod report;
+mod wal;
 
 fn main() -> ExitCode {
     let cli = parse();
@@ -40,6 +41,13 @@ fn main() -> ExitCode {
         Command::Copy(a) => (Cmd::Copy, a.json),
         Command::Dig(a) => (Cmd::Dig, a.json),
         Command::Map(a) => (Cmd::Map, a.json),
+        Command::Wal(a) => (
+            Cmd::Wal,
+            match &a.command {
+                cli::WalCommand::Stat(x) | cli::WalCommand::Verify(x) => x.json,
+                cli::WalCommand::Dump(x) => x.json,
+            },
+        ),
         Command::Bench {
             what: BenchCommand::Commit(a),
         } => (Cmd::Bench, a.json),
@@ -51,6 +59,7 @@ fn main() -> ExitCode {
         Command::Copy(a) => copy::run(a),
         Command::Dig(a) => dig::run(a),
         Command::Map(a) => map::run(a),
+        Command::Wal(a) => wal::run(a),
         Command::Bench {
             what: BenchCommand::Commit(a),
         } => bench::run(a),

@@ -553,7 +553,16 @@ common::per_fs! {
             );
         }
         let wal = &results[6]["wal"];
-        assert!(wal["syncs"].as_u64().unwrap() > 0, "{}: {wal}", fs.name);
+        // fdatasync per commit group, or none when each write is durable
+        // (the auto choice on ext4 and xfs: O_DIRECT + RWF_DSYNC).
+        let method = wal["sync_method"].as_str().unwrap();
+        if method.starts_with("fdatasync") {
+            assert!(wal["syncs"].as_u64().unwrap() > 0, "{}: {wal}", fs.name);
+        } else {
+            assert!(fs.is(&["ext4", "xfs", "ext4-noextents"]), "{}: {wal}", fs.name);
+            assert!(method.starts_with("direct-dsync (auto"), "{}: {wal}", fs.name);
+            assert_eq!(wal["syncs"].as_u64().unwrap(), 0, "{}: {wal}", fs.name);
+        }
         assert_eq!(
             listing(dir.path()),
             before,
@@ -1063,4 +1072,52 @@ fn json_with_a_non_utf8_name() {
         .unwrap();
     assert!(o.status.code().is_some(), "{}", text(&o));
     serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("JSON either way");
+}
+
+common::per_fs! {
+    /// `bench commit --sync-method all` runs each mode once per method, in
+    /// order, names the method of each row, gives the ratio to fdatasync of
+    /// the same mode, and leaves nothing behind; a bad method is a usage
+    /// error.
+    fn bench_commit_measures_each_sync_method(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().to_str().unwrap();
+        let before = listing(dir.path());
+        let o = fspace(&[
+            "bench", "commit", "--json", "--seconds", "0.2", "--mode", "recycled,wal",
+            "--file-size", "2MiB", "--segment-size", "256KiB", "--sync-method", "all", d,
+        ]);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v = json(&o);
+        let rows: Vec<(String, String)> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["state"].as_str().unwrap().to_string(), r["sync_method"].as_str().unwrap().to_string()))
+            .collect();
+        let want: Vec<(String, String)> = ["recycled", "wal"]
+            .iter()
+            .flat_map(|m| ["fdatasync", "dsync", "direct-dsync"].map(|s| (m.to_string(), s.to_string())))
+            .collect();
+        assert_eq!(rows, want, "{}", fs.name);
+        assert_eq!(v["sync_methods"], serde_json::json!(["fdatasync", "dsync", "direct-dsync"]));
+        for r in v["results"].as_array().unwrap() {
+            if !r["unsupported"].is_null() {
+                // O_DIRECT refused (FUSE): said so, in the row.
+                assert!(fs.is(&["sshfs"]), "{}: {r}", fs.name);
+                assert_eq!(r["sync_method"], "direct-dsync", "{}: {r}", fs.name);
+                continue;
+            }
+            assert!(r["commits"].as_u64().unwrap() > 0, "{}: {r}", fs.name);
+            assert!(r["vs_fdatasync"].as_f64().unwrap() > 0.0, "{}: {r}", fs.name);
+            if r["state"] == "wal" && r["sync_method"] != "fdatasync" {
+                assert_eq!(r["wal"]["syncs"], 0, "{}: {r}", fs.name);
+            }
+        }
+        assert_eq!(listing(dir.path()), before, "{}: scratch files left", fs.name);
+        let o = fspace(&["bench", "commit", "--sync-method", "osync", d]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("unknown sync method"), "{}", text(&o));
+    }
 }

@@ -130,10 +130,12 @@ fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> String {
 /// The strategy the log's preparer grew its first segment with, following
 /// the same saved measurements.
 fn from_wal(dir: &Path, n: &str) -> String {
-    let mut o = WalOptions::default();
-    o.segment_size = 1 << 20;
-    o.prepare_ahead = 1;
-    o.prepare = StrategyChoice::auto(SavedResults::in_dir(state_dir()));
+    let o = WalOptions {
+        segment_size: 1 << 20,
+        prepare_ahead: 1,
+        prepare: StrategyChoice::auto(SavedResults::in_dir(state_dir())),
+        ..Default::default()
+    };
     let wal = Wal::open(dir.join(format!("wal-{n}")), o).expect("open log");
     wal.wait_prepared().expect("prepared");
     let what = wal.stats().last_prepare.expect("a segment was created");

@@ -61,5 +61,5 @@ pub use policy::{SavedResults, StrategyChoice};
 /// The errno type of [`Error::raw_os_error`] and [`Error::refused`].
 pub use rustix::io::Errno;
 pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
-pub use strategy::{Fallback, Intent, Strategy};
+pub use strategy::{Fallback, Intent, Strategy, SyncMethod};
 pub use wal::{Lsn, Wal, WalOptions};

@@ -1,5 +1,6 @@
 //! The words every layer shares: the [`Strategy`] that gives a file more
-//! bytes, the [`Intent`] the space is for, and the [`Fallback`] a growth
+//! bytes, the [`Intent`] the space is for, the [`SyncMethod`] that makes a
+//! write durable, and the [`Fallback`] a growth
 //! records when it abandons one strategy for the next. They sit below the
 //! error type (which lists fallbacks), the policy (which orders strategies)
 //! and every mechanism that uses them.
@@ -64,6 +65,70 @@ impl FromStr for Strategy {
                     "unknown strategy {s:?} (sparse, reserve, allocate, write-zeroes, zero-fill)"
                 )
             })
+    }
+}
+
+/// How a write is made durable: what a log commit (and the commit
+/// benchmark's file modes) issues. Each makes the written bytes durable
+/// before the commit returns; they differ in how many requests reach the
+/// device and where the kernel waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncMethod {
+    /// Buffered `pwritev`, then one `fdatasync` of the file: any number of
+    /// writes (a whole commit group) share one flush.
+    Fdatasync,
+    /// `pwritev2(RWF_DSYNC)`: each write is durable when it returns, with
+    /// no separate sync call (`O_DSYNC` for one write).
+    Dsync,
+    /// `O_DIRECT` + `RWF_DSYNC` on written, page-aligned space: the write
+    /// bypasses the page cache, and on a device with a volatile cache the
+    /// kernel can send it as one FUA write instead of a write and a cache
+    /// flush.
+    DirectDsync,
+}
+
+impl SyncMethod {
+    /// All methods, in the order of the documentation.
+    pub const ALL: [SyncMethod; 3] = [
+        SyncMethod::Fdatasync,
+        SyncMethod::Dsync,
+        SyncMethod::DirectDsync,
+    ];
+
+    /// Returns the name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMethod::Fdatasync => "fdatasync",
+            SyncMethod::Dsync => "dsync",
+            SyncMethod::DirectDsync => "direct-dsync",
+        }
+    }
+
+    /// Whether writes go out with `O_DIRECT`.
+    pub fn direct(self) -> bool {
+        self == SyncMethod::DirectDsync
+    }
+
+    /// Whether each write carries `RWF_DSYNC` (no separate sync call).
+    pub fn per_write(self) -> bool {
+        self != SyncMethod::Fdatasync
+    }
+}
+
+impl fmt::Display for SyncMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SyncMethod {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        SyncMethod::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| format!("unknown sync method {s:?} (fdatasync, dsync, direct-dsync)"))
     }
 }
 

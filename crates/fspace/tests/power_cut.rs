@@ -45,10 +45,11 @@ const SEG: u64 = 256 << 10;
 const RECORDS: u64 = 20;
 
 fn opts() -> WalOptions {
-    let mut o = WalOptions::default();
-    o.segment_size = SEG;
-    o.prepare_ahead = 1;
-    o
+    WalOptions {
+        segment_size: SEG,
+        prepare_ahead: 1,
+        ..Default::default()
+    }
 }
 
 fn payload(child: u64, n: u64) -> Vec<u8> {

@@ -4,7 +4,7 @@
 use fspace_test_kit as common;
 
 use fspace::wal::{Faults, Record, Wal, WalOptions};
-use fspace::{Error, Lsn};
+use fspace::{Error, Lsn, SyncMethod};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader};
@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 const SEG: u64 = 256 << 10;
 
 fn opts() -> WalOptions {
-    let mut o = WalOptions::default();
-    o.segment_size = SEG;
-    o
+    WalOptions {
+        segment_size: SEG,
+        ..Default::default()
+    }
 }
 
 /// xorshift64*: deterministic test randomness.
@@ -532,9 +533,14 @@ fn bad_input_is_refused() {
     let e = Wal::open(dir.path().join("other"), o).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
     assert!(!dir.path().join("other").exists() || seg_files(&dir.path().join("other")).is_empty());
-    let e = Wal::open(dir.path().join("no/such/parent"), opts()).unwrap_err();
-    assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{e}");
-    assert!(e.to_string().contains("no/such/parent"), "{e}");
+    // Missing parents are created; a parent that is a file is refused.
+    let wal = Wal::open(dir.path().join("new/parents/wal"), opts()).unwrap();
+    wal.close().unwrap();
+    assert!(dir.path().join("new/parents/wal").is_dir());
+    let e = Wal::open(f.join("below/wal"), opts()).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOTDIR), "{e}");
+    assert!(e.to_string().contains("file"), "{e}");
+    assert_eq!(std::fs::read(&f).unwrap(), b"data");
 }
 
 common::per_fs! {
@@ -547,6 +553,7 @@ common::per_fs! {
         let faults = Arc::new(Faults::default());
         let mut o = opts();
         o.faults = Some(faults.clone());
+        o.sync_method = Some(SyncMethod::Fdatasync);
         let wal = Wal::open(&d, o).unwrap();
         let a = wal.commit(b"acknowledged").unwrap();
         faults.fdatasync.store(libc::EIO, Ordering::SeqCst);
@@ -570,6 +577,35 @@ common::per_fs! {
         assert_eq!(got[0].lsn, a);
         assert_eq!(got[0].data, b"acknowledged");
         wal.close().unwrap();
+    }
+}
+
+common::per_fs! {
+    /// With a per-write sync method a failed write poisons the log the same
+    /// way: the commit fails with the errno, later calls are refused, and a
+    /// reopen finds everything acknowledged.
+    fn dsync_write_failure_poisons(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        for method in [SyncMethod::Dsync, SyncMethod::DirectDsync] {
+            let d = dir.path().join(method.name());
+            let faults = Arc::new(Faults::default());
+            let o = WalOptions { faults: Some(faults.clone()), sync_method: Some(method), ..opts() };
+            let wal = Wal::open(&d, o).unwrap();
+            let a = wal.commit(b"acknowledged").unwrap();
+            faults.write.store(libc::EIO, Ordering::SeqCst);
+            let e = wal.commit(b"lost").unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EIO), "{}: {e}", fs.name);
+            assert!(e.to_string().starts_with("pwritev2(RWF_DSYNC)"), "{}: {e}", fs.name);
+            let e = wal.commit(b"after").unwrap_err();
+            assert!(matches!(e, Error::Poisoned { .. }), "{}: {e}", fs.name);
+            assert!(wal.close().is_err());
+            let wal = Wal::open(&d, opts()).unwrap();
+            let got = read_all(&wal);
+            assert_eq!(got[0].lsn, a);
+            assert_eq!(got[0].data, b"acknowledged");
+            wal.close().unwrap();
+        }
     }
 }
 
@@ -821,6 +857,7 @@ fn wal_kill_child() {
     );
     let mut o = opts();
     o.recycle_pool = 2;
+    o.sync_method = parts.get(4).map(|m| m.parse().unwrap());
     let wal = Wal::open(&dir, o).unwrap();
     let start = wal.recovery().next_lsn;
     // Keep the log short: release what earlier runs wrote.
@@ -873,6 +910,17 @@ struct Model {
 }
 
 fn spawn_child(dir: &Path, run: u64, threads: u64, mode: &str) -> std::process::Child {
+    spawn_child_with(dir, run, threads, mode, SyncMethod::Fdatasync)
+}
+
+/// A child that commits with sync method `method`.
+fn spawn_child_with(
+    dir: &Path,
+    run: u64,
+    threads: u64,
+    mode: &str,
+    method: SyncMethod,
+) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -882,7 +930,7 @@ fn spawn_child(dir: &Path, run: u64, threads: u64, mode: &str) -> std::process::
         ])
         .env(
             "FSPACE_WAL_CHILD",
-            format!("{},{run},{threads},{mode}", dir.display()),
+            format!("{},{run},{threads},{mode},{method}", dir.display()),
         )
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -957,7 +1005,8 @@ fn verify_after_kill(d: &Path, model: &mut Model, fsname: &str, iter: u64) {
 
 common::per_fs! {
     /// kill -9 at random moments, at least 50 times on each of ext4, xfs,
-    /// btrfs and tmpfs (200+ kills per run).
+    /// btrfs and tmpfs (200+ kills per run), the children taking the sync
+    /// methods in turn.
     fn kill_9_keeps_every_acknowledged_record(fs) on [ext4, xfs, btrfs, tmpfs] {
         let kills: u64 = std::env::var("FSPACE_WAL_KILLS")
             .ok()
@@ -976,7 +1025,8 @@ common::per_fs! {
         for iter in 0..kills {
             let run = 1000 + iter;
             let threads = 1 + rng.below(3);
-            let mut child = spawn_child(&d, run, threads, "commit");
+            let method = SyncMethod::ALL[(iter % 3) as usize];
+            let mut child = spawn_child_with(&d, run, threads, "commit", method);
             let rx = ack_lines(&mut child);
             // Half the kills land during open/recovery or right after.
             let delay = if rng.below(2) == 0 {
@@ -1054,6 +1104,50 @@ common::per_fs! {
             );
         }
         wal.close().unwrap();
+    }
+}
+
+common::per_fs! {
+    /// Each sync method commits, reads back, and survives a reopen; the
+    /// per-write methods issue no `fdatasync` for commits (each write is
+    /// durable when it returns), `fdatasync` one per commit; the stats say
+    /// which method ran and why.
+    fn each_sync_method_commits_and_reads_back(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        for method in SyncMethod::ALL {
+            let d = dir.path().join(method.name());
+            let o = WalOptions { sync_method: Some(method), ..opts() };
+            let wal = Wal::open(&d, o.clone()).unwrap();
+            let stats = wal.stats();
+            let used = if method == SyncMethod::DirectDsync && stats.direct_io != "yes" {
+                // O_DIRECT refused (FUSE): the writes still carry RWF_DSYNC.
+                assert!(stats.sync_method.starts_with("dsync (direct-dsync asked for"), "{}: {}", fs.name, stats.sync_method);
+                SyncMethod::Dsync
+            } else {
+                assert!(stats.sync_method.starts_with(&format!("{method} (asked for")), "{}: {}", fs.name, stats.sync_method);
+                method
+            };
+            let before = wal.stats().syncs;
+            let mut want = vec![];
+            for n in 0..60 {
+                let p = payload(11, 0, n);
+                wal.commit(&p).unwrap();
+                want.push(p);
+            }
+            let syncs = wal.stats().syncs - before;
+            if used.per_write() {
+                assert_eq!(syncs, 0, "{} {method}: fdatasync calls", fs.name);
+            } else {
+                assert!(syncs >= 60, "{} {method}: {syncs} fdatasync calls for 60 commits", fs.name);
+            }
+            assert!(wal.stats().switches >= 3, "{}", fs.name);
+            wal.close().unwrap();
+            let wal = Wal::open(&d, o).unwrap();
+            let got: Vec<Vec<u8>> = read_all(&wal).into_iter().map(|r| r.data).collect();
+            assert_eq!(got, want, "{} {method}: after reopen", fs.name);
+            wal.close().unwrap();
+        }
     }
 }
 

@@ -6,13 +6,17 @@
 //! Every mode works in a scratch file or directory inside the directory
 //! given, removed afterwards (also after an error or a cancel).
 
+mod file_mode;
 mod suite;
 
-pub use suite::{check_suite, needs_file, run_suite, with_ratios, SuiteReport, SuiteRow};
+pub use suite::{
+    check_suite, needs_file, run_suite, suite_runs, with_ratios, SuiteReport, SuiteRow,
+};
 
 use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
 use crate::policy::StrategyChoice;
+use crate::strategy::SyncMethod;
 use crate::sys::{self, Errno};
 use crate::wal::{Lsn, Wal, WalOptions};
 use rustix::fs::OFlags;
@@ -124,7 +128,6 @@ impl std::str::FromStr for SpaceState {
 
 /// How to run the commit benchmark.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct CommitBenchOptions {
     /// Bytes per record.
     pub record_size: usize,
@@ -142,6 +145,11 @@ pub struct CommitBenchOptions {
     /// How the log prepares new segments in `wal` mode
     /// ([`WalOptions::prepare`]).
     pub prepare: StrategyChoice,
+    /// Sync methods to measure ([`SyncMethod`]). [`run_commit`] uses the
+    /// first; [`run_suite`] runs each mode once per method, in this order.
+    /// Empty: `fdatasync` for the file modes, the log's own choice
+    /// ([`WalOptions::sync_method`] `None`) for `wal`.
+    pub sync_methods: Vec<SyncMethod>,
     /// Stop a file mode when its prepared space is used up (one pass
     /// through `file_size`) instead of wrapping around: later passes would
     /// overwrite written blocks and measure another state. The probe sets
@@ -159,6 +167,7 @@ impl Default for CommitBenchOptions {
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
             direct_io: None,
             prepare: StrategyChoice::built_in(),
+            sync_methods: vec![],
             stop_at_end: false,
         }
     }
@@ -201,6 +210,8 @@ pub struct WalFigures {
     pub prepare_reason: Option<String>,
     /// Whether records went out with `O_DIRECT`, and why.
     pub direct_io: String,
+    /// How commits were made durable, and why that way.
+    pub sync_method: String,
 }
 
 /// The result of one mode.
@@ -208,6 +219,9 @@ pub struct WalFigures {
 pub struct CommitResult {
     /// The mode.
     pub state: SpaceState,
+    /// The sync method measured; `None` for the log's own choice (its
+    /// [`WalFigures::sync_method`] says which it made).
+    pub sync_method: Option<SyncMethod>,
     /// Commits completed.
     pub commits: u64,
     /// Measured time in seconds.
@@ -264,7 +278,7 @@ pub fn run_commit(
     crate::stale::remove_stale(dir, BENCH_MARKER);
     let r = match mode {
         SpaceState::Wal => run_wal(&scratch, opts, cancel),
-        _ => run_file(&scratch, mode, opts, cancel),
+        _ => file_mode::run_file(&scratch, mode, opts, cancel),
     };
     remove_scratch(&scratch);
     r
@@ -283,7 +297,7 @@ fn remove_scratch(p: &Path) {
     }
 }
 
-fn record(size: usize) -> Vec<u8> {
+pub(super) fn record(size: usize) -> Vec<u8> {
     // Non-zero, incompressible-looking content.
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     (0..size)
@@ -296,12 +310,12 @@ fn record(size: usize) -> Vec<u8> {
         .collect()
 }
 
-fn file_io_err(op: &'static str, p: &Path, e: Errno) -> Error {
+pub(super) fn file_io_err(op: &'static str, p: &Path, e: Errno) -> Error {
     Error::io(op, p, None, e)
 }
 
 /// Prepares the file for an overwrite mode; returns notes.
-fn prepare_file(
+pub(super) fn prepare_file(
     p: &Path,
     mode: SpaceState,
     size: u64,
@@ -358,7 +372,7 @@ struct Samples {
     lat: Vec<u64>,
 }
 
-fn run_threads(
+pub(super) fn run_threads(
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
     op: &(dyn Fn(&[u8]) -> Result<Option<u64>> + Sync),
@@ -430,7 +444,7 @@ fn latency(samples: &mut Samples) -> Latency {
     }
 }
 
-fn result(
+pub(super) fn result(
     mode: SpaceState,
     opts: &CommitBenchOptions,
     lat_tags: &[(u64, u64)],
@@ -444,6 +458,15 @@ fn result(
     let n = s.lat.len() as u64;
     CommitResult {
         state: mode,
+        sync_method: match mode {
+            SpaceState::Wal => opts.sync_methods.first().copied(),
+            _ => Some(
+                opts.sync_methods
+                    .first()
+                    .copied()
+                    .unwrap_or(SyncMethod::Fdatasync),
+            ),
+        },
         commits: n,
         seconds: secs,
         commits_per_sec: n as f64 / secs,
@@ -456,93 +479,19 @@ fn result(
     }
 }
 
-fn run_file(
-    p: &Path,
-    mode: SpaceState,
-    opts: &CommitBenchOptions,
-    cancel: Option<&AtomicBool>,
-) -> Result<CommitResult> {
-    let t0 = Instant::now();
-    let mut notes = match prepare_file(p, mode, opts.file_size, cancel) {
-        Ok(n) => n,
-        Err(e)
-            if crate::errno::unsupported_raw(crate::errno::Call::Fallocate, e.raw_os_error()) =>
-        {
-            // The space state this mode needs cannot be made here (no
-            // fallocate on ext3 or sshfs): say so instead of failing the run.
-            let mut r = result(mode, opts, &[], 0.0, 0.0, vec![]);
-            r.seconds = 0.0;
-            r.commits_per_sec = 0.0;
-            r.mib_per_sec = 0.0;
-            r.unsupported = Some(e.to_string());
-            return Ok(r);
-        }
-        Err(e) => return Err(e),
-    };
-    let setup = t0.elapsed().as_secs_f64();
-    let flags = if mode == SpaceState::Appended {
-        OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC
-    } else {
-        OFlags::WRONLY | OFlags::CLOEXEC
-    };
-    let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("open", p, e))?;
-    let rec = opts.record_size as u64;
-    let slots = (opts.file_size / rec).max(1);
-    let next = AtomicU64::new(0);
-    let truncations = AtomicU64::new(0);
-    let op = |buf: &[u8]| -> Result<Option<u64>> {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if opts.stop_at_end && i >= slots {
-            return Ok(None);
-        }
-        if mode == SpaceState::Appended {
-            if i > 0 && i % slots == 0 {
-                // Keep the file within --file-size: start again from empty.
-                sys::ftruncate(&fd, 0).map_err(|e| file_io_err("ftruncate", p, e))?;
-                truncations.fetch_add(1, Ordering::Relaxed);
-            }
-            // O_APPEND: Linux appends whatever the offset says.
-            write_at(&fd, p, buf, 0)?;
-        } else {
-            write_at(&fd, p, buf, (i % slots) * rec)?;
-        }
-        sys::fdatasync(&fd).map_err(|e| file_io_err("fdatasync", p, e))?;
-        Ok(Some(0))
-    };
-    let (lat, secs) = run_threads(opts, cancel, &op)?;
-    few_samples(&mut notes, lat.len());
-    let wraps = lat.len() as u64 / slots;
-    if opts.stop_at_end && lat.len() as u64 >= slots {
-        notes.push(format!(
-            "stopped after one pass through the {} file ({} commits): the space it was prepared with was used up",
-            crate::units::format_human(opts.file_size),
-            lat.len()
-        ));
-    } else if mode != SpaceState::Appended && wraps > 0 {
-        notes.push(format!(
-            "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
-            crate::units::format_human(opts.file_size)
-        ));
-    }
-    let t = truncations.load(Ordering::Relaxed);
-    if t > 0 {
-        notes.push(format!(
-            "the append file was truncated to empty {t} time(s) to stay within --file-size"
-        ));
-    }
-    Ok(result(mode, opts, &lat, secs, setup, notes))
-}
-
 fn run_wal(
     dir: &Path,
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     let t0 = Instant::now();
-    let mut wo = WalOptions::default();
-    wo.segment_size = opts.segment_size;
-    wo.direct_io = opts.direct_io;
-    wo.prepare = opts.prepare.clone();
+    let wo = WalOptions {
+        segment_size: opts.segment_size,
+        direct_io: opts.direct_io,
+        prepare: opts.prepare.clone(),
+        sync_method: opts.sync_methods.first().copied(),
+        ..Default::default()
+    };
     let wal = Wal::open(dir, wo)?;
     wal.wait_prepared()?;
     let setup = t0.elapsed().as_secs_f64();
@@ -603,6 +552,7 @@ fn run_wal(
         prepare_strategy: after.last_prepare.clone(),
         prepare_reason: after.last_prepare_reason.clone(),
         direct_io: after.direct_io.clone(),
+        sync_method: after.sync_method.clone(),
     });
     wal.close()?;
     Ok(r)
@@ -611,7 +561,7 @@ fn run_wal(
 /// Fewer commits than this make the percentiles rough: say so.
 const FEW_SAMPLES: usize = 100;
 
-fn few_samples(notes: &mut Vec<String>, n: usize) {
+pub(super) fn few_samples(notes: &mut Vec<String>, n: usize) {
     if n < FEW_SAMPLES {
         notes.push(format!(
             "only {n} commits: the percentiles are rough (a longer run gives more)"
@@ -627,7 +577,12 @@ pub fn peak_rss_kib() -> Option<u64> {
 }
 
 /// Writes all of `bytes` at `offset` of `fd`.
-fn write_at(fd: &rustix::fd::OwnedFd, path: &Path, bytes: &[u8], offset: u64) -> Result<()> {
+pub(super) fn write_at(
+    fd: &rustix::fd::OwnedFd,
+    path: &Path,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
     sys::pwrite_all(fd, bytes, offset)
         .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
 }

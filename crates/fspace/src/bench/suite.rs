@@ -6,6 +6,7 @@
 
 use super::{peak_rss_kib, run_commit, CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
+use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use crate::units::format_human;
 use serde::Serialize;
@@ -22,6 +23,9 @@ pub struct SuiteRow {
     pub vs_append: Option<f64>,
     /// commits/s ÷ `overwrite`'s, when both ran.
     pub vs_overwrite: Option<f64>,
+    /// commits/s ÷ the same mode's with `fdatasync`, when several sync
+    /// methods ran.
+    pub vs_fdatasync: Option<f64>,
 }
 
 /// What a suite measured (the JSON of `fspace bench commit --json`).
@@ -50,6 +54,8 @@ pub struct SuiteReport {
     pub segment_size: u64,
     /// `O_DIRECT` for the log: `auto`, `on` or `off`.
     pub direct_io: &'static str,
+    /// The sync methods measured, in order (empty: each mode's default).
+    pub sync_methods: Vec<SyncMethod>,
     /// One row per mode measured, in order.
     pub results: Vec<SuiteRow>,
     /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
@@ -73,8 +79,10 @@ pub fn check_suite(
         ));
     }
     if modes.contains(&SpaceState::Wal) {
-        let mut wal = crate::wal::WalOptions::default();
-        wal.segment_size = o.segment_size;
+        let wal = crate::wal::WalOptions {
+            segment_size: o.segment_size,
+            ..Default::default()
+        };
         if let Err(m) = wal.validate() {
             return Err(format!(
                 "--segment-size {}: {m}",
@@ -105,8 +113,27 @@ pub fn needs_file(mode: SpaceState) -> bool {
     )
 }
 
-/// Runs `modes` in `dir`, one after the other, and returns the report with
-/// the ratios; `started(i, mode)` is called before each. Refuses before
+/// The runs of a suite: each mode once per sync method (methods inner, so
+/// that the methods of one mode run back to back), or once when no method
+/// is named.
+pub fn suite_runs(
+    modes: &[SpaceState],
+    o: &CommitBenchOptions,
+) -> Vec<(SpaceState, Option<SyncMethod>)> {
+    let methods: Vec<Option<SyncMethod>> = if o.sync_methods.is_empty() {
+        vec![None]
+    } else {
+        o.sync_methods.iter().copied().map(Some).collect()
+    };
+    modes
+        .iter()
+        .flat_map(|m| methods.iter().map(move |s| (*m, *s)))
+        .collect()
+}
+
+/// Runs `modes` in `dir`, one after the other (each once per sync method
+/// of `o`, see [`suite_runs`]), and returns the report with the ratios;
+/// `started(i, run)` is called before each run. Refuses before
 /// measuring anything when the modes that need a file cannot fit it. A mode
 /// that fails, or a cancel, ends the run: the report holds the modes
 /// finished, and the error is returned beside it.
@@ -115,7 +142,7 @@ pub fn run_suite(
     modes: &[SpaceState],
     o: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
-    started: &dyn Fn(usize, SpaceState),
+    started: &dyn Fn(usize, (SpaceState, Option<SyncMethod>)),
 ) -> Result<(SuiteReport, Option<Error>)> {
     let fs = crate::fs_info::fs_info(dir)?;
     let needs = if modes.iter().any(|m| needs_file(*m)) {
@@ -138,9 +165,13 @@ pub fn run_suite(
     }
     let mut results = vec![];
     let mut failure = None;
-    for (i, m) in modes.iter().enumerate() {
-        started(i, *m);
-        let r = run_commit(dir, *m, o, cancel);
+    for (i, (m, method)) in suite_runs(modes, o).into_iter().enumerate() {
+        started(i, (m, method));
+        let one = CommitBenchOptions {
+            sync_methods: method.into_iter().collect(),
+            ..o.clone()
+        };
+        let r = run_commit(dir, m, &one, cancel);
         if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             let done = if results.is_empty() {
                 ""
@@ -179,6 +210,7 @@ pub fn run_suite(
             Some(true) => "on",
             Some(false) => "off",
         },
+        sync_methods: o.sync_methods.clone(),
         results: with_ratios(&results),
         peak_rss_kib: peak_rss_kib(),
         error: failure.as_ref().map(|e| e.to_string()),
@@ -188,16 +220,33 @@ pub fn run_suite(
 
 /// Each result with its ratios to the run's `append` and `overwrite`.
 pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
-    let ratio = |r: &CommitResult, base: SpaceState| -> Option<f64> {
-        let b = results.iter().find(|x| x.state == base)?;
+    let of = |b: &CommitResult, r: &CommitResult| -> Option<f64> {
         (b.unsupported.is_none() && r.unsupported.is_none() && b.commits > 0)
             .then(|| r.commits_per_sec / b.commits_per_sec)
+    };
+    // The baseline with the same sync method, else the first one that ran.
+    let ratio = |r: &CommitResult, base: SpaceState| -> Option<f64> {
+        let b = results
+            .iter()
+            .find(|x| x.state == base && x.sync_method == r.sync_method)
+            .or_else(|| results.iter().find(|x| x.state == base))?;
+        of(b, r)
+    };
+    let several = results
+        .iter()
+        .any(|x| x.sync_method != results[0].sync_method);
+    let vs_fdatasync = |r: &CommitResult| -> Option<f64> {
+        let b = results.iter().find(|x| {
+            several && x.state == r.state && x.sync_method == Some(SyncMethod::Fdatasync)
+        })?;
+        of(b, r)
     };
     results
         .iter()
         .map(|r| SuiteRow {
             vs_append: ratio(r, SpaceState::Appended),
             vs_overwrite: ratio(r, SpaceState::Recycled),
+            vs_fdatasync: vs_fdatasync(r),
             result: r.clone(),
         })
         .collect()

@@ -39,6 +39,16 @@ pub fn pwritev<Fd: AsFd>(fd: Fd, bufs: &[IoSlice<'_>], offset: u64) -> Result<us
     restart(Kind::Write, || rustix::io::pwritev(fd, bufs, offset))
 }
 
+/// `pwritev2(fd, bufs, offset, RWF_DSYNC)`: one call, durable (data and
+/// the metadata needed to read it back) when it returns; the caller
+/// handles short writes.
+pub fn pwritev_dsync<Fd: AsFd>(fd: Fd, bufs: &[IoSlice<'_>], offset: u64) -> Result<usize, Errno> {
+    let fd = fd.as_fd();
+    restart(Kind::Write, || {
+        rustix::io::pwritev2(fd, bufs, offset, rustix::io::ReadWriteFlags::DSYNC)
+    })
+}
+
 /// `pread(fd, buf, offset)`: one call; the caller handles short reads.
 pub fn pread<Fd: AsFd>(fd: Fd, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
     let fd = fd.as_fd();

@@ -37,6 +37,11 @@ impl FlushIo {
                 self.datasync(&d)?;
             }
             self.writes += 1;
+            // With a per-write sync method, a synced flush's writes are
+            // durable when they return: no fdatasync for them. Pages an
+            // earlier unsynced flush left dirty stay in `dirty` (RWF_DSYNC
+            // flushes only its own range) and get their fdatasync.
+            let durable_write = sync && c.dsync;
             let bytes: &[u8] = if c.direct {
                 // O_DIRECT wants a page-aligned buffer: stage the pages.
                 let slice = aligned(&mut self.staging, c.bytes.len());
@@ -45,16 +50,38 @@ impl FlushIo {
             } else {
                 &c.bytes
             };
-            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset) {
+            let injected = self.faults.as_ref().and_then(|f| Faults::take(&f.write));
+            let written = match injected {
+                Some(errno) => Err(Error::io(
+                    if durable_write {
+                        "pwritev2(RWF_DSYNC)"
+                    } else {
+                        "pwritev"
+                    },
+                    &c.path,
+                    Some(c.offset..c.offset + bytes.len() as u64),
+                    errno,
+                )),
+                None => write_all_to(&*c.fd, &c.path, bytes, c.offset, durable_write),
+            };
+            if let Err(e) = written {
                 let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
                 let p = Poison {
-                    op: "pwritev",
+                    op: if durable_write {
+                        "pwritev2(RWF_DSYNC)"
+                    } else {
+                        "pwritev"
+                    },
                     path: c.path.to_path_buf(),
                     errno,
                 };
                 return Err(Box::new((e, p)));
             }
-            self.dirty = Some((c.seq, c.fd.clone(), c.path.clone()));
+            if durable_write {
+                self.synced_seq = self.synced_seq.max(c.seq);
+            } else {
+                self.dirty = Some((c.seq, c.fd.clone(), c.path.clone()));
+            }
         }
         if sync {
             if let Some(d) = self.dirty.take() {
@@ -95,6 +122,9 @@ pub(super) struct Chunk {
     pub(super) seq: u64,
     /// Its descriptor has `O_DIRECT`: write from a page-aligned buffer.
     pub(super) direct: bool,
+    /// Written with `RWF_DSYNC` when the flush syncs (the sync method is
+    /// per write).
+    pub(super) dsync: bool,
     pub(super) fd: Arc<dyn SegmentFile>,
     pub(super) path: Arc<PathBuf>,
     pub(super) offset: u64,
@@ -122,13 +152,21 @@ pub(super) fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
     )
 }
 
-/// Writes all of `bytes` at `offset` of a segment file.
+/// Writes all of `bytes` at `offset` of a segment file, each call with
+/// `RWF_DSYNC` when `dsync`.
 pub(super) fn write_all_to(
     fd: &dyn SegmentFile,
     path: &Path,
     bytes: &[u8],
     offset: u64,
+    dsync: bool,
 ) -> Result<()> {
-    crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
-        .map_err(|e| Error::pwrite(path, offset + bytes.len() as u64, e))
+    let end = offset + bytes.len() as u64;
+    if dsync {
+        crate::sys::pwrite_all_with(|b, o| fd.write_at_dsync(b, o), bytes, offset)
+            .map_err(|(errno, at)| Error::io("pwritev2(RWF_DSYNC)", path, Some(at..end), errno))
+    } else {
+        crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
+            .map_err(|e| Error::pwrite(path, end, e))
+    }
 }

@@ -46,6 +46,7 @@ mod reader;
 mod recovery;
 mod scan;
 mod storage;
+mod view;
 mod writer;
 
 #[cfg(test)]
@@ -56,6 +57,7 @@ mod power_cut;
 pub use options::*;
 pub use reader::{Record, WalReader};
 pub use recovery::{RecoveryReport, TailReport};
+pub use view::{WalFollower, WalView};
 use writer::{poisoned, prepare_error, Shared};
 
 use crate::error::Result;
@@ -124,6 +126,9 @@ pub struct WalStats {
     pub last_prepare_error: Option<String>,
     /// Whether records are written with `O_DIRECT`, and why (or why not).
     pub direct_io: String,
+    /// How commits are made durable ([`SyncMethod`](crate::SyncMethod)),
+    /// and why this one.
+    pub sync_method: String,
 }
 
 /// What [`Wal::release_before`] did.
@@ -222,6 +227,32 @@ impl Wal {
             from.0,
             end,
         )
+    }
+
+    /// Returns a follower of the durable records from `from` on: each
+    /// returned once its commit is durable, waiting for new ones (see
+    /// [`WalFollower::next_timeout`]). `Lsn(0)` starts at the oldest
+    /// record kept.
+    pub fn follow(&self, from: Lsn) -> Result<WalFollower> {
+        let st = self.shared.lock();
+        if let Some(p) = &st.poison {
+            return Err(poisoned(p));
+        }
+        let first = st.live.front().map_or(st.next_lsn, |s| s.first_lsn.0);
+        drop(st);
+        if from.0 != 0 && from.0 < first {
+            return Err(crate::error::Error::refused(
+                "follow",
+                &self.shared.dir,
+                crate::sys::Errno::RANGE,
+                format!("LSN {from} was released; the log starts at LSN {first}"),
+            ));
+        }
+        Ok(WalFollower {
+            shared: self.shared.clone(),
+            next: from.0.max(first),
+            reader: None,
+        })
     }
 
     /// Returns the live segments, oldest first.

@@ -4,7 +4,8 @@
 //! **durable** one (what the device holds).
 //!
 //! - File data and size become durable only at `fdatasync`/`fsync` of that
-//!   file (written through any name, or none).
+//!   file (written through any name, or none); the bytes of one write also at
+//!   its `pwritev2(RWF_DSYNC)`, and only those.
 //! - Directory entries (create, rename, unlink, mkdir) become durable only
 //!   at `fsync` of that directory. A file `fsync` does not make its name
 //!   durable, nor does a directory `fsync` make the directory's own entry
@@ -353,6 +354,38 @@ impl Inner {
         f.pending.push((off, data.to_vec()));
     }
 
+    /// A write that is durable when it returns (`RWF_DSYNC`): these bytes
+    /// only. Older unsynced writes over the same bytes are dropped from the
+    /// pending list (the device holds the newer bytes there; a cut must not
+    /// bring the older ones back); elsewhere they stay pending.
+    fn write_durable(&mut self, ino: usize, off: u64, data: &[u8]) {
+        let f = &mut self.inodes[ino];
+        let (start, end) = (off as usize, off as usize + data.len());
+        if f.live.len() < end {
+            f.live.resize(end, 0);
+        }
+        f.live[start..end].copy_from_slice(data);
+        let mut kept = Vec::with_capacity(f.pending.len());
+        for (o, d) in std::mem::take(&mut f.pending) {
+            let (ps, pe) = (o as usize, o as usize + d.len());
+            if pe <= start || ps >= end {
+                kept.push((o, d));
+                continue;
+            }
+            if ps < start {
+                kept.push((o, d[..start - ps].to_vec()));
+            }
+            if pe > end {
+                kept.push((end as u64, d[end - ps..].to_vec()));
+            }
+        }
+        f.pending = kept;
+        if f.durable.len() < end {
+            f.durable.resize(end, 0);
+        }
+        f.durable[start..end].copy_from_slice(data);
+    }
+
     fn sync(&mut self, ino: usize) {
         let f = &mut self.inodes[ino];
         f.durable = f.live.clone();
@@ -515,6 +548,10 @@ impl Storage for Proc {
         Ok(())
     }
 
+    fn fs_kind(&self, _dir: &Path) -> Option<crate::fs_info::FsKind> {
+        None
+    }
+
     fn is_network(&self, _dir: &Path) -> bool {
         false
     }
@@ -551,6 +588,25 @@ impl SegmentFile for File {
         let mut off = offset;
         for b in bufs {
             m.write(self.ino, off, b);
+            off += b.len() as u64;
+        }
+        Ok((off - offset) as usize)
+    }
+
+    fn write_at_dsync(
+        &self,
+        bufs: &[IoSlice<'_>],
+        offset: u64,
+    ) -> std::result::Result<usize, Errno> {
+        let mut m = self.m.lock();
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        m.count(
+            self.gen,
+            format_args!("pwritev2(RWF_DSYNC) inode {} {}+{len}", self.ino, offset),
+        )?;
+        let mut off = offset;
+        for b in bufs {
+            m.write_durable(self.ino, off, b);
             off += b.len() as u64;
         }
         Ok((off - offset) as usize)

@@ -8,6 +8,7 @@ use super::storage::{self, OpenMode, Storage};
 use super::writer::*;
 use super::*;
 use crate::error::{Error, Result};
+use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex};
 
 impl Wal {
-    /// Opens the log in `dir`, creating the directory (not its parents)
-    /// and a new log if there is none, and recovers it (see
+    /// Opens the log in `dir`, creating the directory (and its missing
+    /// parents, each made durable) and a new log if there is none, and recovers it (see
     /// [`RecoveryReport`]). Takes an exclusive lock on `dir/LOCK`: a second
     /// opener gets `EWOULDBLOCK`.
     ///
@@ -27,15 +28,22 @@ impl Wal {
     /// `recovery().next_lsn` once older records were applied) to recycle the
     /// older ones.
     pub fn open(dir: impl AsRef<Path>, opts: WalOptions) -> Result<Wal> {
-        let dir = dir.as_ref();
+        Self::open_on(dir.as_ref(), opts, Arc::new(storage::Real))
+    }
+
+    /// [`Wal::open`] with its I/O going to `io`: the real filesystem, or
+    /// the power-cut model in tests.
+    pub(crate) fn open_on(dir: &Path, opts: WalOptions, io: Arc<dyn Storage>) -> Result<Wal> {
         check_options(dir, &opts)?;
-        let io: Arc<dyn Storage> = opts
-            .storage
-            .clone()
-            .unwrap_or_else(|| Arc::new(storage::Real));
         make_dir(&*io, dir)?;
         let lock_file = lock_exclusive(&*io, dir, &dir.join(LOCK_NAME))?;
-        let rec = recovery::recover(&*io, dir, opts.segment_size)?;
+        let rec = recovery::recover(
+            &*io,
+            dir,
+            recovery::Access::Write {
+                segment_size: opts.segment_size,
+            },
+        )?;
         make_durable(&*io, dir, &rec)?;
         let log_id = match rec.log_id {
             Some(id) => id,
@@ -59,7 +67,8 @@ impl Wal {
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
-        choose_direct_io(&mut state, &opts, io.is_network(dir));
+        let network = io.is_network(dir);
+        choose_io(&mut state, &opts, network, io.fs_kind(dir));
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             log_id,
@@ -158,6 +167,7 @@ pub(super) fn lock_exclusive(
 /// this one created it: a process that created it may have died before its
 /// sync.
 fn make_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
+    make_parents(io, dir)?;
     io.create_dir(dir)
         .map_err(|e| Error::io("mkdir", dir, None, e))?;
     let kind = io
@@ -174,6 +184,38 @@ fn make_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
     let parent = crate::durable::parent_dir(dir);
     io.sync_dir(&parent)
         .map_err(|(op, e)| Error::io(op, &parent, None, e))
+}
+
+/// Creates the missing ancestors of `dir`, oldest first, each made durable
+/// (its parent `fsync`ed after the `mkdir`), as `mkdir -p` would but
+/// crash-safe; an ancestor that exists but is not a directory is refused.
+fn make_parents(io: &dyn Storage, dir: &Path) -> Result<()> {
+    let mut missing = vec![];
+    let mut at = dir.parent();
+    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
+        match io.dir_kind(p) {
+            Ok(None) => break,
+            Ok(Some(kind)) => {
+                return Err(Error::refused(
+                    "open log",
+                    p,
+                    Errno::NOTDIR,
+                    format!("is a {kind}, not a directory"),
+                ))
+            }
+            Err(e) if e == Errno::NOENT => missing.push(p),
+            Err(e) => return Err(Error::io("stat", p, None, e)),
+        }
+        at = p.parent();
+    }
+    for p in missing.into_iter().rev() {
+        io.create_dir(p)
+            .map_err(|e| Error::io("mkdir", p, None, e))?;
+        let parent = crate::durable::parent_dir(p);
+        io.sync_dir(&parent)
+            .map_err(|(op, e)| Error::io(op, &parent, None, e))?;
+    }
+    Ok(())
 }
 
 /// Random bytes from the kernel (a new log's id, an open's nonce base).
@@ -272,7 +314,7 @@ fn seal(first: &Prepared, log_id: [u8; 16], next_lsn: u64, nonce: u32) -> Result
     };
     let mut page = vec![0u8; WRITE_PAGE];
     page[..SEGMENT_HEADER_LEN].copy_from_slice(&header.encode());
-    write_all_to(&*first.fd, &first.path, &page, 0)?;
+    write_all_to(&*first.fd, &first.path, &page, 0, false)?;
     first
         .fd
         .fdatasync()
@@ -318,6 +360,7 @@ fn initial_state(
         peak_since: std::time::Instant::now(),
         flushes: 0,
         direct: false,
+        dsync: false,
         staging: Vec::new(),
         dirty: None,
         live,
@@ -333,20 +376,45 @@ fn initial_state(
     }
 }
 
-/// Turns `O_DIRECT` on for records when asked (or by
-/// [`DIRECT_IO_ON_LOCAL_FS`]), and records why it is on or off.
-fn choose_direct_io(state: &mut State, opts: &WalOptions, network: bool) {
-    let want = opts.direct_io.unwrap_or(DIRECT_IO_ON_LOCAL_FS && !network);
+/// Chooses how records go out: the sync method (asked for, or the
+/// policy's for the filesystem, [`crate::policy::rules::log_sync_method`])
+/// and `O_DIRECT` (asked for, implied by `direct-dsync`, or by
+/// [`DIRECT_IO_ON_LOCAL_FS`]); records why in the stats. Where the
+/// filesystem refuses `O_DIRECT`, writes stay buffered (and `direct-dsync`
+/// becomes `dsync`).
+fn choose_io(
+    state: &mut State,
+    opts: &WalOptions,
+    network: bool,
+    kind: Option<crate::fs_info::FsKind>,
+) {
+    let (mut auto, mut reason) = crate::policy::rules::log_sync_method(kind, network);
+    if auto.direct() && opts.direct_io == Some(false) {
+        (auto, reason) = (
+            crate::strategy::SyncMethod::Fdatasync,
+            "O_DIRECT turned off by the caller",
+        );
+    }
+    let method = opts.sync_method.unwrap_or(auto);
+    let want = opts
+        .direct_io
+        .unwrap_or(method.direct() || (DIRECT_IO_ON_LOCAL_FS && !network));
+    let mut used = method;
     state.stats.direct_io = if want {
         match state.cur.fd.set_direct() {
             Ok(()) => {
                 state.direct = true;
                 "yes".into()
             }
-            Err(e) => format!(
-                "no: the filesystem refused O_DIRECT ({})",
-                std::io::Error::from_raw_os_error(e.raw_os_error())
-            ),
+            Err(e) => {
+                if used == SyncMethod::DirectDsync {
+                    used = SyncMethod::Dsync;
+                }
+                format!(
+                    "no: the filesystem refused O_DIRECT ({})",
+                    std::io::Error::from_raw_os_error(e.raw_os_error())
+                )
+            }
         }
     } else {
         match opts.direct_io {
@@ -355,4 +423,12 @@ fn choose_direct_io(state: &mut State, opts: &WalOptions, network: bool) {
             _ => "no: off by default (DIRECT_IO_ON_LOCAL_FS: no gain measured at 8 KiB, slower at 1 MiB)".into(),
         }
     };
+    state.dsync = used.per_write();
+    let why = match (opts.sync_method, used == method) {
+        (Some(_), true) => "asked for".to_string(),
+        (Some(_), false) => format!("{method} asked for, but O_DIRECT was refused"),
+        (None, true) => format!("auto: {reason}"),
+        (None, false) => format!("auto chose {method}, but O_DIRECT was refused: {reason}"),
+    };
+    state.stats.sync_method = format!("{used} ({why})");
 }

@@ -1,9 +1,9 @@
 //! How a log is laid out and prepared: [`WalOptions`], its defaults (each a
 //! named constant with its evidence) and their checks.
 
-use super::storage::Storage;
 use crate::error::{Error, Result};
 use crate::policy::StrategyChoice;
+use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -79,9 +79,16 @@ pub const MAX_WRITE_BUFFER: usize = 1 << 30;
 /// Name of the lock file that keeps two processes from opening one log.
 pub const LOCK_NAME: &str = "LOCK";
 
-/// How a [`Wal`](super::Wal) is laid out and prepared.
+/// How a [`Wal`](super::Wal) is laid out, prepared and synced. Every field
+/// is public; build it as the other options structs of the library:
+///
+/// ```
+/// use fspace::wal::WalOptions;
+/// use fspace::SyncMethod;
+/// let opts = WalOptions { segment_size: 64 << 20, sync_method: Some(SyncMethod::Dsync), ..Default::default() };
+/// assert!(opts.validate().is_ok());
+/// ```
 #[derive(Clone)]
-#[non_exhaustive]
 pub struct WalOptions {
     /// Size of new segments in bytes: a multiple of 4 KiB, at least 64 KiB.
     /// Existing segments keep their size. Default [`DEFAULT_SEGMENT_SIZE`].
@@ -107,12 +114,18 @@ pub struct WalOptions {
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
     /// stay buffered and [`WalStats::direct_io`](super::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
+    /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:
+    /// the policy's choice for the filesystem
+    /// ([`crate::policy::rules::LOG_DIRECT_DSYNC_ON`]: `direct-dsync` on ext4
+    /// and xfs, `fdatasync` elsewhere). A log of large records (hundreds of
+    /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`
+    /// (so `direct_io` must not be `Some(false)`); where the filesystem
+    /// refuses it, records go out with `dsync` and
+    /// [`WalStats::sync_method`](super::WalStats::sync_method) says why.
+    pub sync_method: Option<SyncMethod>,
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]
     pub faults: Option<Arc<Faults>>,
-    /// Where the log's I/O goes: the real filesystem unless a test puts
-    /// its power-cut model here.
-    pub(super) storage: Option<Arc<dyn Storage>>,
 }
 
 impl Default for WalOptions {
@@ -125,8 +138,8 @@ impl Default for WalOptions {
             prepare_duty_cycle: DEFAULT_PREPARE_DUTY_CYCLE,
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
+            sync_method: None,
             faults: None,
-            storage: None,
         }
     }
 }
@@ -141,6 +154,7 @@ impl std::fmt::Debug for WalOptions {
             .field("prepare_duty_cycle", &self.prepare_duty_cycle)
             .field("write_buffer", &self.write_buffer)
             .field("direct_io", &self.direct_io)
+            .field("sync_method", &self.sync_method)
             .finish()
     }
 }
@@ -152,6 +166,8 @@ impl std::fmt::Debug for WalOptions {
 pub struct Faults {
     /// Fails the writer's `fdatasync` calls.
     pub fdatasync: AtomicI32,
+    /// Fails the writer's record writes (`pwritev`, `pwritev2`).
+    pub write: AtomicI32,
     /// Fails segment preparation.
     pub prepare: AtomicI32,
     /// When non-zero, aborts the process right after a segment file was
@@ -206,6 +222,11 @@ impl WalOptions {
                 "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
                 o.write_buffer
             ));
+        }
+        if o.sync_method == Some(SyncMethod::DirectDsync) && o.direct_io == Some(false) {
+            return Err(
+                "sync method direct-dsync writes with O_DIRECT, but direct_io is off".into(),
+            );
         }
         Ok(())
     }

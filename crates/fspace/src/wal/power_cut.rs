@@ -18,6 +18,7 @@
 
 use super::model::{CrashAt, Event, Model};
 use super::{Lsn, Wal, WalOptions};
+use crate::strategy::SyncMethod;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
@@ -54,6 +55,10 @@ struct Shape {
     /// Growing a segment takes this long (as a real zero-fill takes
     /// milliseconds), so that commits run while the preparer works.
     grow_ms: u64,
+    /// How commits are made durable: each seed family in turn (the
+    /// writer count follows the seed's parity, so every method runs with
+    /// one writer and with four).
+    sync: SyncMethod,
 }
 
 fn shape(seed: u64, rng: &mut Rng) -> Shape {
@@ -72,7 +77,12 @@ fn shape(seed: u64, rng: &mut Rng) -> Shape {
         write_buffer: [8 << 10, 16 << 10, 64 << 10][rng.below(3) as usize],
         crash,
         grow_ms: rng.below(3),
+        sync: sync_method_of(seed),
     }
+}
+
+fn sync_method_of(seed: u64) -> SyncMethod {
+    SyncMethod::ALL[(seed / 2 % 3) as usize]
 }
 
 fn payload(seed: u64, writer: usize, n: usize, rng: &mut Rng) -> Vec<u8> {
@@ -124,14 +134,14 @@ impl Verdict {
     }
 }
 
-fn opts(model: &Model, s: &Shape) -> WalOptions {
+fn opts(s: &Shape) -> WalOptions {
     WalOptions {
         segment_size: 64 << 10,
         prepare_ahead: s.prepare_ahead,
         recycle_pool: s.recycle_pool,
         write_buffer: s.write_buffer,
         prepare_duty_cycle: 1.0,
-        storage: Some(model.storage()),
+        sync_method: Some(s.sync),
         ..Default::default()
     }
 }
@@ -243,7 +253,7 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
             v.other.push("the log did not open after 12 tries".into());
             break;
         }
-        let wal = match Wal::open(DIR, opts(&model, &s)) {
+        let wal = match Wal::open_on(Path::new(DIR), opts(&s), model.storage()) {
             Ok(w) => w,
             Err(e) => match model.event() {
                 Some(ev) => {
@@ -327,7 +337,11 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     let mut cuts_taken = 0u64;
     let mut failures = vec![];
     let mut seed = first;
+    let mut per_method = std::collections::BTreeMap::new();
     while points < want {
+        *per_method
+            .entry(sync_method_of(seed).name())
+            .or_insert(0u64) += 1;
         let (v, total, _) = run(seed, None);
         assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
         for n in 1..=total + 1 {
@@ -344,9 +358,16 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
         seed += 1;
     }
     eprintln!(
-        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed), {} failed",
+        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}), {} failed",
         failures.len()
     );
+    if want >= 1000 {
+        assert_eq!(
+            per_method.len(),
+            SyncMethod::ALL.len(),
+            "every sync method must be cut: {per_method:?}"
+        );
+    }
     assert!(
         failures.is_empty(),
         "{} of {points} cut points failed; first ones:\n{}",

@@ -14,6 +14,10 @@ pub struct Record {
     pub lsn: Lsn,
     /// Its payload.
     pub data: Vec<u8>,
+    /// The sequence number of the segment holding it.
+    pub segment: u64,
+    /// Where its header starts in that segment's file.
+    pub offset: u64,
 }
 
 /// Iterates the durable records of a [`Wal`](super::Wal) from an LSN on,
@@ -134,12 +138,18 @@ impl Iterator for WalReader {
                 }
             };
             match step {
-                Step::Record { lsn, payload, .. } => {
+                Step::Record {
+                    lsn,
+                    payload,
+                    offset,
+                } => {
                     self.next = lsn + 1;
                     if lsn >= self.from {
                         return Some(Ok(Record {
                             lsn: Lsn(lsn),
                             data: payload.to_vec(),
+                            segment: scan.header.seq,
+                            offset,
                         }));
                     }
                 }

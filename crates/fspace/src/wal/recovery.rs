@@ -42,7 +42,12 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct RecoveryReport {
-    /// True if the directory held no live segment: a new log was started.
+    /// A read-only look ([`WalView`](super::WalView)): nothing was changed,
+    /// and the fields that say what was removed or set aside say what a
+    /// writable open would remove or set aside.
+    pub read_only: bool,
+    /// True if the directory held no live segment: a new log was started
+    /// (by a read-only look: the directory holds no log).
     pub created: bool,
     /// Live segments verified.
     pub segments: usize,
@@ -124,13 +129,27 @@ enum Found {
 /// Suffix of a newest segment set aside because its header was torn.
 pub(crate) const TORN_SUFFIX: &str = ".torn-header";
 
+/// How [`recover`] may treat the directory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Access {
+    /// A writable open holding the lock: leftovers are removed, a torn
+    /// newest segment is set aside; prepared segments must have this size.
+    Write { segment_size: u64 },
+    /// A read-only look ([`WalView`](super::WalView)): nothing is changed;
+    /// the report says what a writable open would do.
+    ReadOnly,
+}
+
 /// Recovers the log in `dir`: lists it, reads every segment's header,
 /// checks the live chain, reads the live segments to their end, and sorts
 /// out the segments after the last live one (prepared, torn, leftovers).
-pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result<Recovered> {
+pub(crate) fn recover(io: &dyn Storage, dir: &Path, access: Access) -> Result<Recovered> {
     let start = Instant::now();
-    let mut report = RecoveryReport::default();
-    let (segs, pool) = list(io, dir, &mut report)?;
+    let mut report = RecoveryReport {
+        read_only: matches!(access, Access::ReadOnly),
+        ..Default::default()
+    };
+    let (segs, pool) = list(io, dir, access, &mut report)?;
     let found = segs
         .iter()
         .map(|(seq, path)| read_found(io, *seq, path))
@@ -155,7 +174,7 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, segment_size: u64) -> Result
         segs: &segs[after..],
         found: &found[after..],
         expect_seq,
-        segment_size,
+        access,
     };
     let prepared = settle_tail(io, tail, &mut report)?;
     report.created = live.is_empty();
@@ -181,7 +200,12 @@ type Listing = (Vec<(u64, PathBuf)>, Vec<PathBuf>);
 /// Lists `dir`: segments by sequence and pooled segments, in order; removes
 /// temporary files (we hold the directory's lock: no live process is
 /// creating) and notes foreign ones.
-fn list(io: &dyn Storage, dir: &Path, report: &mut RecoveryReport) -> Result<Listing> {
+fn list(
+    io: &dyn Storage,
+    dir: &Path,
+    access: Access,
+    report: &mut RecoveryReport,
+) -> Result<Listing> {
     let mut segs: Vec<(u64, PathBuf)> = vec![];
     let mut pool = vec![];
     let entries = io
@@ -197,9 +221,12 @@ fn list(io: &dyn Storage, dir: &Path, report: &mut RecoveryReport) -> Result<Lis
         if is_file && name.contains(TEMP_MARKER) {
             // Durable with open's directory fsync (`make_durable`); a cut
             // before it brings the file back, and the next open removes
-            // it again.
-            io.unlink(&path)
-                .map_err(|e| Error::io("unlink", &path, None, e))?;
+            // it again. A read-only look counts it (a live writer may be
+            // creating it right now).
+            if let Access::Write { .. } = access {
+                io.unlink(&path)
+                    .map_err(|e| Error::io("unlink", &path, None, e))?;
+            }
             report.removed_temp_files += 1;
         } else if let (true, Some(seq)) = (is_file, parse_segment_name(&name)) {
             segs.push((seq, path));
@@ -389,7 +416,7 @@ struct Tail<'a> {
     found: &'a [Found],
     /// The sequence the first of them must have to be the next segment.
     expect_seq: u64,
-    segment_size: u64,
+    access: Access,
 }
 
 /// Sorts out the segments after the last live one (never written by the
@@ -407,7 +434,7 @@ fn settle_tail(
         if let Found::Damaged(p) = &tail.found[i] {
             let torn = matches!(p, HeaderProblem::Checksum | HeaderProblem::NoMagic);
             if torn && i == 0 && *seq == expect_seq {
-                set_aside_torn(io, path, p, report)?;
+                set_aside_torn(io, path, p, tail.access, report)?;
                 continue;
             }
             return Err(corrupt(
@@ -417,15 +444,21 @@ fn settle_tail(
             ));
         }
         let (_, size) = open_segment(io, path)?;
-        if *seq == expect_seq && size == tail.segment_size {
+        let size_ok = match tail.access {
+            Access::Write { segment_size } => size == segment_size,
+            Access::ReadOnly => true,
+        };
+        if *seq == expect_seq && size_ok {
             prepared.push((*seq, path.clone()));
             expect_seq += 1;
         } else {
             // Never written by the writer (not live), so it holds no
             // record; durable with open's directory fsync, and removed
             // again by the next open if a cut brings it back.
-            io.unlink(path)
-                .map_err(|e| Error::io("unlink", path, None, e))?;
+            if let Access::Write { .. } = tail.access {
+                io.unlink(path)
+                    .map_err(|e| Error::io("unlink", path, None, e))?;
+            }
             report.removed_files.push(path.clone());
         }
     }
@@ -443,9 +476,14 @@ fn set_aside_torn(
     io: &dyn Storage,
     path: &Path,
     p: &HeaderProblem,
+    access: Access,
     report: &mut RecoveryReport,
 ) -> Result<()> {
-    let aside = set_aside(io, path)?;
+    let aside = match access {
+        Access::Write { .. } => set_aside(io, path)?,
+        // A read-only look names the segment itself.
+        Access::ReadOnly => path.to_path_buf(),
+    };
     report.tail.get_or_insert_with(|| TailReport {
         segment: path.to_path_buf(),
         offset: 0,

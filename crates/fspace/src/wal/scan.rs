@@ -58,7 +58,11 @@ pub(crate) fn read_header(
 #[derive(Debug)]
 pub(crate) enum Step<'a> {
     /// A verified record at `offset`.
-    Record { lsn: u64, payload: &'a [u8] },
+    Record {
+        lsn: u64,
+        payload: &'a [u8],
+        offset: u64,
+    },
     /// No record at `offset`.
     End { reason: EndReason, offset: u64 },
 }
@@ -152,7 +156,11 @@ impl Scan {
                     let plen = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
                     let payload = &b
                         [super::format::RECORD_HEADER_LEN..super::format::RECORD_HEADER_LEN + plen];
-                    return Ok(Step::Record { lsn, payload });
+                    return Ok(Step::Record {
+                        lsn,
+                        payload,
+                        offset,
+                    });
                 }
             }
         }

@@ -48,6 +48,14 @@ pub(crate) trait SegmentFile: Send + Sync {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::result::Result<usize, Errno>;
     /// `pwritev` of `bufs` at `offset`; may write fewer bytes.
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno>;
+    /// `pwritev2(RWF_DSYNC)` of `bufs` at `offset`: these bytes (and the
+    /// size, if they extend the file) are durable when it returns; earlier
+    /// unsynced writes elsewhere in the file are not. May write fewer bytes.
+    fn write_at_dsync(
+        &self,
+        bufs: &[IoSlice<'_>],
+        offset: u64,
+    ) -> std::result::Result<usize, Errno>;
     /// `fdatasync`: the data written so far, and the size, are durable.
     fn fdatasync(&self) -> std::result::Result<(), Errno>;
     /// `fsync`: as `fdatasync`, and the rest of the inode.
@@ -94,6 +102,8 @@ pub(crate) trait Storage: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
     /// Whether `dir` is on a network or FUSE filesystem (true when unknown).
     fn is_network(&self, dir: &Path) -> bool;
+    /// The kind of filesystem `dir` is on, when known.
+    fn fs_kind(&self, dir: &Path) -> Option<crate::fs_info::FsKind>;
     /// Asks the policy how a segment of `size` bytes is prepared here and
     /// returns its reason; checks, before the segment is grown in steps,
     /// that the space is free when the plan prepares it with holes (which
@@ -127,6 +137,14 @@ impl SegmentFile for RealFile {
 
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno> {
         sys::pwritev(&self.0, bufs, offset)
+    }
+
+    fn write_at_dsync(
+        &self,
+        bufs: &[IoSlice<'_>],
+        offset: u64,
+    ) -> std::result::Result<usize, Errno> {
+        sys::pwritev_dsync(&self.0, bufs, offset)
     }
 
     fn fdatasync(&self) -> std::result::Result<(), Errno> {
@@ -225,6 +243,10 @@ impl Storage for Real {
 
     fn is_network(&self, dir: &Path) -> bool {
         crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network())
+    }
+
+    fn fs_kind(&self, dir: &Path) -> Option<crate::fs_info::FsKind> {
+        crate::fs_info::identify(dir).ok().map(|i| i.kind)
     }
 
     fn segment_plan(

@@ -85,6 +85,9 @@ pub(super) struct State {
     pub(super) flushes: u64,
     /// Records go out with `O_DIRECT` (through `staging`, page-aligned).
     pub(super) direct: bool,
+    /// Synced flushes write with `RWF_DSYNC` instead of calling
+    /// `fdatasync` (the sync method is per write).
+    pub(super) dsync: bool,
     pub(super) staging: Vec<u8>,
     /// A segment written but not yet `fdatasync`ed.
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
@@ -108,6 +111,7 @@ impl State {
         Chunk {
             seq: self.cur.seq,
             direct: self.direct,
+            dsync: self.dsync,
             fd: self.cur.fd.clone(),
             path: self.cur.path.clone(),
             offset: self.buf_start,

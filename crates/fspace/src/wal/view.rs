@@ -1,0 +1,247 @@
+//! Looking into a log without changing it ([`WalView`]), and following
+//! a log's new durable records as they are committed ([`WalFollower`]).
+
+use super::reader::{Record, WalReader};
+use super::recovery::{self, RecoveryReport};
+use super::storage::{self, Storage};
+use super::writer::{poisoned, Shared};
+use super::{Lsn, SegmentInfo};
+use crate::error::{Error, Result};
+use crate::sys::Errno;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A read-only look at the log in a directory, for tools (`fspace wal
+/// stat`, `verify`, `dump`) and for processes that only read.
+///
+/// Opening one never writes: no file is created, removed or renamed, no
+/// segment is added, the `LOCK` is not taken, so it works on a read-only
+/// mount and beside a live writer in another process. It verifies every
+/// live segment as [`Wal::open`](super::Wal::open) does (each record's
+/// CRC, the LSN sequence, the segment chain) and stops the last segment at
+/// its first invalid record. Beside a live writer that is the end of what
+/// is readable *now*, which may include records whose commit has not
+/// returned yet (written, not yet synced); in-process, [`Wal::follow`](super::Wal::follow)
+/// returns only durable records.
+///
+/// ```no_run
+/// use fspace::wal::WalView;
+/// # fn main() -> fspace::Result<()> {
+/// let view = WalView::open("db/wal")?;
+/// println!("LSN {} to {}", view.first_lsn(), view.next_lsn());
+/// for rec in view.read_from(view.first_lsn())? {
+///     let rec = rec?;
+///     println!("{} in segment {} at {}: {} bytes", rec.lsn, rec.segment, rec.offset, rec.data.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct WalView {
+    dir: PathBuf,
+    io: Arc<dyn Storage>,
+    log_id: [u8; 16],
+    live: Vec<SegmentInfo>,
+    prepared: Vec<PathBuf>,
+    pool: Vec<PathBuf>,
+    next_lsn: u64,
+    report: RecoveryReport,
+}
+
+impl std::fmt::Debug for WalView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalView")
+            .field("dir", &self.dir)
+            .field("segments", &self.live.len())
+            .field("next_lsn", &self.next_lsn)
+            .finish()
+    }
+}
+
+impl WalView {
+    /// Opens the log in `dir` read-only. Fails with `ENOENT` when `dir`
+    /// does not exist or holds no log, and with [`Error::Corrupt`] (naming
+    /// the segment and the offset) where the log is damaged.
+    pub fn open(dir: impl AsRef<Path>) -> Result<WalView> {
+        Self::open_on(dir.as_ref(), Arc::new(storage::Real))
+    }
+
+    pub(crate) fn open_on(dir: &Path, io: Arc<dyn Storage>) -> Result<WalView> {
+        match io.dir_kind(dir) {
+            Ok(None) => {}
+            Ok(Some(kind)) => {
+                return Err(Error::refused(
+                    "open log",
+                    dir,
+                    Errno::NOTDIR,
+                    format!("is a {kind}, not a directory"),
+                ))
+            }
+            Err(e) => return Err(Error::io("stat", dir, None, e)),
+        }
+        let rec = recovery::recover(&*io, dir, recovery::Access::ReadOnly)?;
+        let Some(log_id) = rec.log_id.filter(|_| !rec.live.is_empty()) else {
+            return Err(Error::refused(
+                "open log",
+                dir,
+                Errno::NOENT,
+                "holds no log (no segment with a valid header)",
+            ));
+        };
+        let mut report = rec.report;
+        report.next_lsn = Lsn(rec.next_lsn);
+        Ok(WalView {
+            dir: dir.to_path_buf(),
+            io,
+            log_id,
+            live: rec.live,
+            prepared: rec.prepared.into_iter().map(|(_, p)| p).collect(),
+            pool: rec.pool,
+            next_lsn: rec.next_lsn,
+            report,
+        })
+    }
+
+    /// Returns the log's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Returns the log's id (random, chosen when the log was created).
+    pub fn log_id(&self) -> [u8; 16] {
+        self.log_id
+    }
+
+    /// Returns what the look found: records verified, where the last
+    /// segment ends and why, and what a writable open would clean up
+    /// ([`RecoveryReport::read_only`] is set).
+    pub fn recovery(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// Returns the live segments, oldest first.
+    pub fn segments(&self) -> &[SegmentInfo] {
+        &self.live
+    }
+
+    /// Returns the segments prepared for later use (no records yet).
+    pub fn prepared(&self) -> &[PathBuf] {
+        &self.prepared
+    }
+
+    /// Returns the released segments kept for recycling.
+    pub fn pool(&self) -> &[PathBuf] {
+        &self.pool
+    }
+
+    /// Returns the LSN of the oldest record kept.
+    pub fn first_lsn(&self) -> Lsn {
+        Lsn(self.live.first().map_or(self.next_lsn, |s| s.first_lsn.0))
+    }
+
+    /// Returns the LSN after the last readable record.
+    pub fn next_lsn(&self) -> Lsn {
+        Lsn(self.next_lsn)
+    }
+
+    /// Returns a reader of the records from `from` to the end found when
+    /// the view was opened, verified again as they are read.
+    pub fn read_from(&self, from: Lsn) -> Result<WalReader> {
+        WalReader::new(
+            self.io.clone(),
+            self.log_id,
+            self.live.clone(),
+            from.0,
+            self.next_lsn - 1,
+        )
+    }
+}
+
+/// Follows a [`Wal`](super::Wal)'s durable records as they are committed
+/// (for replication or change capture): [`next_timeout`](Self::next_timeout)
+/// returns the next record once it is durable, waiting for it if needed.
+/// Made by [`Wal::follow`](super::Wal::follow); it keeps the log's state
+/// alive, not its segments: release only what every follower has read.
+pub struct WalFollower {
+    pub(super) shared: Arc<Shared>,
+    pub(super) next: u64,
+    pub(super) reader: Option<WalReader>,
+}
+
+impl std::fmt::Debug for WalFollower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalFollower")
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+impl WalFollower {
+    /// Returns the LSN of the next record this follower returns.
+    pub fn next_lsn(&self) -> Lsn {
+        Lsn(self.next)
+    }
+
+    /// Returns the next durable record, waiting at most `timeout` for one
+    /// to be committed; `Ok(None)` when none was in time. Fails when the
+    /// log is closed or poisoned, when the next record was released
+    /// (`ERANGE`), or on damage ([`Error::Corrupt`]).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Record>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(r) = self.reader.as_mut() {
+                match r.next() {
+                    Some(Ok(rec)) => {
+                        self.next = rec.lsn.0 + 1;
+                        return Ok(Some(rec));
+                    }
+                    Some(Err(e)) => {
+                        self.reader = None;
+                        return Err(e);
+                    }
+                    None => self.reader = None,
+                }
+            }
+            let Some((segments, end)) = self.wait_durable(deadline)? else {
+                return Ok(None);
+            };
+            self.reader = Some(WalReader::new(
+                self.shared.io.clone(),
+                self.shared.log_id,
+                segments,
+                self.next,
+                end,
+            )?);
+        }
+    }
+
+    /// Waits until the record `next` is durable (or `deadline`); returns
+    /// the live segments and the durable end then.
+    fn wait_durable(&self, deadline: Instant) -> Result<Option<(Vec<SegmentInfo>, u64)>> {
+        let sh = &self.shared;
+        let mut st = sh.lock();
+        loop {
+            if let Some(p) = &st.poison {
+                return Err(poisoned(p));
+            }
+            if st.durable_lsn >= self.next {
+                return Ok(Some((st.live.iter().cloned().collect(), st.durable_lsn)));
+            }
+            if st.closed {
+                return Err(Error::refused(
+                    "follow",
+                    &sh.dir,
+                    Errno::BADF,
+                    "log is closed",
+                ));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            st = match sh.cv.wait_timeout(st, left) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+}
