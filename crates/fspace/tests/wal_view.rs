@@ -242,5 +242,46 @@ common::per_fs! {
         wal.close().unwrap();
         let e = f.next_timeout(Duration::from_millis(10)).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::EBADF), "{e}");
+        // A follower left alive holds neither the log's lock nor the log.
+        let again = Wal::open(&d, opts()).unwrap();
+        again.close().unwrap();
+        drop(f);
+    }
+}
+
+common::per_fs! {
+    /// Views opened again and again beside a writer that commits, switches
+    /// segments and releases them all the time: every open succeeds (no
+    /// false damage from a segment going live or away between two reads)
+    /// and sees a growing log.
+    fn views_beside_a_busy_writer_open(fs) on [ext4, xfs, tmpfs] {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let wal = Wal::open(&d, opts()).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for n in 0..3000u64 {
+                    let l = wal.commit(&payload(n)).unwrap();
+                    if n % 40 == 39 {
+                        wal.release_before(Lsn(l.0.saturating_sub(20))).unwrap();
+                    }
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let mut last = Lsn(0);
+            let mut opened = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let v = WalView::open(&d).unwrap_or_else(|e| panic!("{}: view {opened}: {e}", fs.name));
+                assert!(v.next_lsn() >= last, "{}", fs.name);
+                assert!(v.first_lsn() <= v.next_lsn());
+                last = v.next_lsn();
+                opened += 1;
+            }
+            eprintln!("{}: {opened} views beside the writer", fs.name);
+        });
+        assert!(wal.stats().switches > 20, "{}", fs.name);
+        wal.close().unwrap();
     }
 }

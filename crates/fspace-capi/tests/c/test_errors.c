@@ -665,7 +665,7 @@ static void test_wal_errors(void)
 
     join(dir, sizeof dir, g_work, "wal");
     join(file, sizeof file, g_work, "wal-file");
-    join(nodir, sizeof nodir, g_work, "no-such-dir/wal");
+    join(nodir, sizeof nodir, g_work, "wal-file/wal");
 
     section("wal_options_init(NULL)");
     FAIL(fspace_wal_options_init(NULL), -EINVAL, "fspace_wal_options_init");
@@ -697,14 +697,21 @@ static void test_wal_errors(void)
     o.direct_io = -2;
     FAIL(fspace_wal_open(dir, &o, &wal), -EINVAL, "fspace_wal_open");
     o.direct_io = -1;
+    o.sync_method = 4;
+    FAIL(fspace_wal_open(dir, &o, &wal), -EINVAL, "sync_method");
+    o.sync_method = FSPACE_SYNC_DIRECT_DSYNC;
+    o.direct_io = 0;
+    FAIL(fspace_wal_open(dir, &o, &wal), -EINVAL, "wal");
+    o.direct_io = -1;
+    o.sync_method = FSPACE_SYNC_AUTO;
     CHECK(wal == BAD_PTR(fspace_wal));
     CHECK(file_size(dir) == -1); /* nothing created */
 
-    section("wal_open: not a directory, missing parent");
+    section("wal_open: not a directory, a parent that is a file");
     make_file(file, 1000, 7);
     FAIL(fspace_wal_open(file, &o, &wal), -ENOTDIR, "wal-file");
     CHECK(file_is(file, 1000, 7));
-    FAIL(fspace_wal_open(nodir, &o, &wal), -ENOENT, "no-such-dir");
+    FAIL(fspace_wal_open(nodir, &o, &wal), -ENOTDIR, "wal-file");
     CHECK(wal == BAD_PTR(fspace_wal));
     unlink(file);
     CHECK_ENTRIES(g_work, 0);

@@ -249,7 +249,10 @@ impl Wal {
             ));
         }
         Ok(WalFollower {
-            shared: self.shared.clone(),
+            shared: Arc::downgrade(&self.shared),
+            io: self.shared.io.clone(),
+            log_id: self.shared.log_id,
+            dir: self.shared.dir.clone(),
             next: from.0.max(first),
             reader: None,
         })

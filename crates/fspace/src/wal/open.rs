@@ -69,6 +69,7 @@ impl Wal {
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
         let network = io.is_network(dir);
         choose_io(&mut state, &opts, network, io.fs_kind(dir));
+        confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             log_id,
@@ -376,6 +377,62 @@ fn initial_state(
     }
 }
 
+/// Tries the chosen way of writing on the new segment's header page
+/// (written and synced by [`seal`]; the same bytes again): a kernel without
+/// `pwritev2`/`RWF_DSYNC` (`ENOSYS`, `EOPNOTSUPP`, `EINVAL`), or a
+/// filesystem that accepts `O_DIRECT` at `fcntl` but refuses the write
+/// (`EINVAL`), falls back here (to buffered writes, then to `fdatasync`),
+/// said in the stats, instead of poisoning the first commit.
+fn confirm_io(state: &mut State) -> Result<()> {
+    if !state.direct && !state.dsync {
+        return Ok(());
+    }
+    let mut page = vec![0u8; WRITE_PAGE];
+    page[..SEGMENT_HEADER_LEN].copy_from_slice(&state.buf[..SEGMENT_HEADER_LEN]);
+    let mut staging = Vec::new();
+    loop {
+        let fd = state.cur.fd.clone();
+        let bytes: &[u8] = if state.direct {
+            let slice = super::flush::aligned(&mut staging, WRITE_PAGE);
+            slice.copy_from_slice(&page);
+            slice
+        } else {
+            &page
+        };
+        let r = if state.dsync {
+            crate::sys::pwrite_all_with(|b, o| fd.write_at_dsync(b, o), bytes, 0)
+        } else {
+            crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, 0)
+        };
+        let errno = match r {
+            Ok(()) => return Ok(()),
+            Err((e, _)) => e,
+        };
+        let why = std::io::Error::from_raw_os_error(errno.raw_os_error());
+        if state.direct && errno == Errno::INVAL {
+            state.direct = false;
+            let _ = fd.set_direct(false);
+            state.stats.direct_io = format!("no: an O_DIRECT write was refused ({why})");
+            state.stats.sync_method =
+                format!("{} without O_DIRECT: {why}", state.stats.sync_method);
+        } else if state.dsync && [Errno::NOSYS, Errno::OPNOTSUPP, Errno::INVAL].contains(&errno) {
+            state.dsync = false;
+            state.stats.sync_method = format!("fdatasync (pwritev2 with RWF_DSYNC refused: {why})");
+        } else {
+            return Err(Error::io(
+                if state.dsync {
+                    "pwritev2(RWF_DSYNC)"
+                } else {
+                    "pwritev"
+                },
+                &state.cur.path,
+                Some(0..WRITE_PAGE as u64),
+                errno,
+            ));
+        }
+    }
+}
+
 /// Chooses how records go out: the sync method (asked for, or the
 /// policy's for the filesystem, [`crate::policy::rules::log_sync_method`])
 /// and `O_DIRECT` (asked for, implied by `direct-dsync`, or by
@@ -401,7 +458,7 @@ fn choose_io(
         .unwrap_or(method.direct() || (DIRECT_IO_ON_LOCAL_FS && !network));
     let mut used = method;
     state.stats.direct_io = if want {
-        match state.cur.fd.set_direct() {
+        match state.cur.fd.set_direct(true) {
             Ok(()) => {
                 state.direct = true;
                 "yes".into()
@@ -423,12 +480,18 @@ fn choose_io(
             _ => "no: off by default (DIRECT_IO_ON_LOCAL_FS: no gain measured at 8 KiB, slower at 1 MiB)".into(),
         }
     };
-    state.dsync = used.per_write();
-    let why = match (opts.sync_method, used == method) {
-        (Some(_), true) => "asked for".to_string(),
-        (Some(_), false) => format!("{method} asked for, but O_DIRECT was refused"),
-        (None, true) => format!("auto: {reason}"),
-        (None, false) => format!("auto chose {method}, but O_DIRECT was refused: {reason}"),
+    let refused = method.direct() && !state.direct;
+    let why = match (opts.sync_method, refused) {
+        (Some(_), false) if used == SyncMethod::Dsync && state.direct => {
+            // dsync with O_DIRECT asked for: that is direct-dsync.
+            used = SyncMethod::DirectDsync;
+            "dsync asked for, with O_DIRECT".to_string()
+        }
+        (Some(_), false) => "asked for".to_string(),
+        (Some(_), true) => format!("{method} asked for, but O_DIRECT was refused"),
+        (None, false) => format!("auto: {reason}"),
+        (None, true) => format!("auto chose {method}, but O_DIRECT was refused: {reason}"),
     };
+    state.dsync = used.per_write();
     state.stats.sync_method = format!("{used} ({why})");
 }

@@ -82,6 +82,23 @@ impl WalReader {
         })
     }
 
+    /// Lets the reader go on to `end` (records made durable since), with
+    /// the segments added since it was made; reading resumes where it
+    /// stopped, without reading the earlier records again.
+    pub(crate) fn extend(&mut self, segments: &[SegmentInfo], end: u64) {
+        let last = self.segments.last().map(|s| s.seq);
+        self.segments.extend(
+            segments
+                .iter()
+                .filter(|s| last.is_none_or(|l| s.seq > l))
+                .cloned(),
+        );
+        self.end = self.end.max(end);
+        if let Some(scan) = self.scan.as_mut() {
+            scan.forget_buffer();
+        }
+    }
+
     fn corrupt(&mut self, path: &std::path::Path, offset: u64, message: String) -> Error {
         self.done = true;
         Error::Corrupt {

@@ -98,6 +98,14 @@ impl Scan {
         }
     }
 
+    /// Drops the bytes read ahead: the next step reads the file again (a
+    /// follower continuing after the writer added records where the
+    /// read-ahead saw zeros).
+    pub(crate) fn forget_buffer(&mut self) {
+        self.buf.clear();
+        self.buf_off = self.pos;
+    }
+
     /// Makes the buffer hold `need` bytes from `pos` if the file has them;
     /// returns how many it holds.
     fn fill(&mut self, need: usize) -> Result<usize> {

@@ -62,8 +62,8 @@ pub(crate) trait SegmentFile: Send + Sync {
     fn fsync(&self) -> std::result::Result<(), Errno>;
     /// `fstat`: the file's type if it is not a regular file, and its size.
     fn stat(&self) -> std::result::Result<(Option<&'static str>, u64), Errno>;
-    /// Turns on `O_DIRECT` for later reads and writes.
-    fn set_direct(&self) -> std::result::Result<(), Errno>;
+    /// Turns `O_DIRECT` on (or off) for later reads and writes.
+    fn set_direct(&self, on: bool) -> std::result::Result<(), Errno>;
     /// Grows the file to `target` bytes with the library's growth (`path`
     /// names it in errors, `probe_path` is where it is now); returns the
     /// strategy used, with the fallbacks tried before it.
@@ -160,9 +160,14 @@ impl SegmentFile for RealFile {
         Ok(((!st.is_regular()).then(|| st.type_name()), st.size))
     }
 
-    fn set_direct(&self) -> std::result::Result<(), Errno> {
+    fn set_direct(&self, on: bool) -> std::result::Result<(), Errno> {
         let flags = sys::status_flags(&self.0)?;
-        sys::set_status_flags(&self.0, flags | OFlags::DIRECT)
+        let flags = if on {
+            flags | OFlags::DIRECT
+        } else {
+            flags - OFlags::DIRECT
+        };
+        sys::set_status_flags(&self.0, flags)
     }
 
     fn grow(

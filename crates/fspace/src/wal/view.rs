@@ -78,7 +78,7 @@ impl WalView {
             }
             Err(e) => return Err(Error::io("stat", dir, None, e)),
         }
-        let rec = recovery::recover(&*io, dir, recovery::Access::ReadOnly)?;
+        let rec = recover_settled(&*io, dir)?;
         let Some(log_id) = rec.log_id.filter(|_| !rec.live.is_empty()) else {
             return Err(Error::refused(
                 "open log",
@@ -156,14 +156,43 @@ impl WalView {
     }
 }
 
+/// Recovery of a directory a live writer may be changing: segments are
+/// read one after the other, so a release, a recycle or a segment going
+/// live between two reads can look like damage or a missing file. Such an
+/// error is retried (up to 5 reads, 20 ms apart); one that comes back the
+/// same twice in a row is the log's state and is returned.
+fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> {
+    let mut last: Option<String> = None;
+    for _ in 0..4 {
+        match recovery::recover(io, dir, recovery::Access::ReadOnly) {
+            Ok(r) => return Ok(r),
+            Err(e) => {
+                let now = e.to_string();
+                if last.as_deref() == Some(now.as_str()) {
+                    return Err(e);
+                }
+                last = Some(now);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    recovery::recover(io, dir, recovery::Access::ReadOnly)
+}
+
 /// Follows a [`Wal`](super::Wal)'s durable records as they are committed
 /// (for replication or change capture): [`next_timeout`](Self::next_timeout)
 /// returns the next record once it is durable, waiting for it if needed.
 /// Made by [`Wal::follow`](super::Wal::follow); it keeps the log's state
 /// alive, not its segments: release only what every follower has read.
 pub struct WalFollower {
-    pub(super) shared: Arc<Shared>,
+    /// The log's state; weak, so that a follower left alive keeps neither
+    /// the log's lock nor its descriptors once the `Wal` is gone.
+    pub(super) shared: std::sync::Weak<Shared>,
+    pub(super) io: Arc<dyn Storage>,
+    pub(super) log_id: [u8; 16],
+    pub(super) dir: PathBuf,
     pub(super) next: u64,
+    /// Kept across waits: it resumes where it stopped.
     pub(super) reader: Option<WalReader>,
 }
 
@@ -198,26 +227,38 @@ impl WalFollower {
                         self.reader = None;
                         return Err(e);
                     }
-                    None => self.reader = None,
+                    None => {}
                 }
             }
             let Some((segments, end)) = self.wait_durable(deadline)? else {
                 return Ok(None);
             };
-            self.reader = Some(WalReader::new(
-                self.shared.io.clone(),
-                self.shared.log_id,
-                segments,
-                self.next,
-                end,
-            )?);
+            match self.reader.as_mut() {
+                Some(r) => r.extend(&segments, end),
+                None => {
+                    self.reader = Some(WalReader::new(
+                        self.io.clone(),
+                        self.log_id,
+                        segments,
+                        self.next,
+                        end,
+                    )?)
+                }
+            }
         }
     }
 
     /// Waits until the record `next` is durable (or `deadline`); returns
     /// the live segments and the durable end then.
     fn wait_durable(&self, deadline: Instant) -> Result<Option<(Vec<SegmentInfo>, u64)>> {
-        let sh = &self.shared;
+        let Some(sh) = self.shared.upgrade() else {
+            return Err(Error::refused(
+                "follow",
+                &self.dir,
+                Errno::BADF,
+                "log is closed",
+            ));
+        };
         let mut st = sh.lock();
         loop {
             if let Some(p) = &st.poison {

@@ -345,8 +345,15 @@ impl Shared {
             size,
         });
         if st.direct {
-            if let Err(e) = next.fd.set_direct() {
+            if let Err(e) = next.fd.set_direct(true) {
                 st.direct = false;
+                if st.dsync {
+                    st.stats.sync_method = format!(
+                        "dsync (O_DIRECT refused on {}; was: {})",
+                        next.path.display(),
+                        st.stats.sync_method
+                    );
+                }
                 st.stats.direct_io = format!(
                     "no: the filesystem refused O_DIRECT on {} ({})",
                     next.path.display(),
@@ -456,7 +463,6 @@ impl Shared {
         }
         st.stats.writes += io.writes;
         st.stats.syncs += io.syncs;
-        st.header_synced_seq = st.header_synced_seq.max(io.synced_seq);
         // Recycle the largest buffer for the next hand-over.
         if let Some(c) = chunks.into_iter().max_by_key(|c| c.bytes.capacity()) {
             if c.bytes.capacity() > st.spare.capacity() && c.bytes.capacity() <= keep {
@@ -476,6 +482,10 @@ impl Shared {
                 Err(e)
             }
             None => {
+                // Only a flush that succeeded says which headers are
+                // durable (a per-write sync may have reached one before a
+                // later step failed; the poison stops releases anyway).
+                st.header_synced_seq = st.header_synced_seq.max(io.synced_seq);
                 st.dirty = io.dirty;
                 if sync {
                     st.durable_lsn = st.durable_lsn.max(target);
