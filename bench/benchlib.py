@@ -34,3 +34,14 @@ def scratch_dirs(m, names):
         with contextlib.ExitStack() as stack:
             stack.callback(shutil.rmtree, d, ignore_errors=True)
             yield fs, d
+
+
+def save_raw(kind, raw):
+    """Writes `raw` to bench/results/DATE-KIND[-TAG].json ($TAG names a
+    run) and prints where."""
+    import json, time
+    tag = os.environ.get("TAG", "")
+    name = time.strftime("%Y-%m-%d") + "-" + kind + (f"-{tag}" if tag else "") + ".json"
+    with open(os.path.join(ROOT, "bench", "results", name), "w") as f:
+        json.dump(raw, f, indent=1)
+    print(f"# raw: bench/results/{name}")

@@ -21,7 +21,7 @@ Needs root (to run PostgreSQL as `postgres`), the matrix (`ci/matrix.sh up`;
 Usage: [REPEAT=3] [SECONDS=8] [TAG=name] bench/postgres.py [fs ...]
 """
 import glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
-from benchlib import mounts, FSPACE, ROOT
+from benchlib import mounts, save_raw, FSPACE, ROOT
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = int(os.environ.get("SECONDS", "8"))
@@ -121,11 +121,7 @@ def main():
             if cluster:
                 cluster.stop()
             shutil.rmtree(base, ignore_errors=True)
-    tag = os.environ.get("TAG", "")
-    name = time.strftime("%Y-%m-%d") + "-postgres" + (f"-{tag}" if tag else "") + ".json"
-    with open(os.path.join(ROOT, "bench", "results", name), "w") as f:
-        json.dump(raw, f, indent=1)
-    print(f"# raw: bench/results/{name}")
+    save_raw("postgres", raw)
 
 
 if __name__ == "__main__":

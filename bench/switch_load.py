@@ -14,7 +14,7 @@ Needs the matrix (`ci/matrix.sh up`) and a release build.
 Usage: [REPEAT=3] [SECONDS=6] [METHODS=fdatasync,direct-dsync] [TAG=name] bench/switch_load.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts, FSPACE, ROOT
+from benchlib import mounts, save_raw, FSPACE, ROOT
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = os.environ.get("SECONDS", "6")
@@ -61,11 +61,7 @@ def main():
             if rs:
                 print(f"{fs:6} {meth:13} mean ÷ p99 {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
                       f"  target <= 1.5: {'met' if max(rs) <= 1.5 else 'not met'}", flush=True)
-    tag = os.environ.get("TAG", "")
-    name = time.strftime("%Y-%m-%d") + "-switch-load" + (f"-{tag}" if tag else "") + ".json"
-    with open(os.path.join(ROOT, "bench", "results", name), "w") as f:
-        json.dump(raw, f, indent=1)
-    print(f"# raw: bench/results/{name}")
+    save_raw("switch-load", raw)
 
 
 if __name__ == "__main__":

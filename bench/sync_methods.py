@@ -14,7 +14,7 @@ Needs the matrix (`ci/matrix.sh up`) and a release build.
 Usage: [REPEAT=5] [SECONDS=3] [WRITERS=1,8] [TAG=name] bench/sync_methods.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts
+from benchlib import mounts, save_raw
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -68,12 +68,7 @@ def main():
                     cells.append(f"{meth} {statistics.median(v):7.0f}/s {statistics.median(rs):.2f}x"
                                  f" ({min(rs):.2f}-{max(rs):.2f})")
                 print(f"{fs:6} {mode:8} {w:2} writer{'s' if w > 1 else ' '}  " + "  ".join(cells), flush=True)
-    tag = os.environ.get("TAG", "")
-    name = time.strftime("%Y-%m-%d") + "-sync-methods" + (f"-{tag}" if tag else "") + ".json"
-    path = os.path.join(ROOT, "bench", "results", name)
-    with open(path, "w") as f:
-        json.dump(raw, f, indent=1)
-    print(f"# raw: bench/results/{name}")
+    save_raw("sync-methods", raw)
 
 
 if __name__ == "__main__":
