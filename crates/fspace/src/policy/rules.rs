@@ -67,7 +67,7 @@ pub const COW_EXCLUDES_ZERO_FILL: bool = true;
 /// (0.98-2.45); dsync alone (buffered) 0.98-1.08x with rounds on both sides
 /// of 1.0. A bare overwrite with 8 writers gains 2.4x (each writer's write
 /// is durable on its own, no shared fdatasync). The cost: 1 MiB records
-/// (alternating, 3 rounds) ext4 0.83-1.11x, xfs 0.80-0.96x: each large
+/// (alternating, 3 rounds, `bench/results/2026-11-25-sync-methods-1mib.txt`) ext4 0.83-1.11x, xfs 0.80-0.96x: each large
 /// direct write waits for the device, where the page cache would absorb
 /// it. A log of large records should ask for `fdatasync`. On btrfs nothing
 /// was gained (copy-on-write allocates on every write either way); network

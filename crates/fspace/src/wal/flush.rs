@@ -53,11 +53,7 @@ impl FlushIo {
             let injected = self.faults.as_ref().and_then(|f| Faults::take(&f.write));
             let written = match injected {
                 Some(errno) => Err(Error::io(
-                    if durable_write {
-                        "pwritev2(RWF_DSYNC)"
-                    } else {
-                        "pwritev"
-                    },
+                    write_op(durable_write),
                     &c.path,
                     Some(c.offset..c.offset + bytes.len() as u64),
                     errno,
@@ -67,11 +63,7 @@ impl FlushIo {
             if let Err(e) = written {
                 let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
                 let p = Poison {
-                    op: if durable_write {
-                        "pwritev2(RWF_DSYNC)"
-                    } else {
-                        "pwritev"
-                    },
+                    op: write_op(durable_write),
                     path: c.path.to_path_buf(),
                     errno,
                 };
@@ -162,11 +154,20 @@ pub(super) fn write_all_to(
     dsync: bool,
 ) -> Result<()> {
     let end = offset + bytes.len() as u64;
-    if dsync {
+    let r = if dsync {
         crate::sys::pwrite_all_with(|b, o| fd.write_at_dsync(b, o), bytes, offset)
-            .map_err(|(errno, at)| Error::io("pwritev2(RWF_DSYNC)", path, Some(at..end), errno))
     } else {
         crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, offset)
-            .map_err(|e| Error::pwrite(path, end, e))
+    };
+    r.map_err(|(errno, at)| Error::io(write_op(dsync), path, Some(at..end), errno))
+}
+
+/// The name of the call that writes a segment's pages: `pwritev`, or
+/// `pwritev2(RWF_DSYNC)` when each write is durable.
+pub(super) fn write_op(dsync: bool) -> &'static str {
+    if dsync {
+        "pwritev2(RWF_DSYNC)"
+    } else {
+        "pwritev"
     }
 }

@@ -399,15 +399,11 @@ fn confirm_io(state: &mut State) -> Result<()> {
         } else {
             &page
         };
-        let r = if state.dsync {
-            crate::sys::pwrite_all_with(|b, o| fd.write_at_dsync(b, o), bytes, 0)
-        } else {
-            crate::sys::pwrite_all_with(|b, o| fd.write_at(b, o), bytes, 0)
-        };
-        let errno = match r {
+        let e = match write_all_to(&*fd, &state.cur.path, bytes, 0, state.dsync) {
             Ok(()) => return Ok(()),
-            Err((e, _)) => e,
+            Err(e) => e,
         };
+        let errno = Errno::from_raw_os_error(e.raw_os_error().unwrap_or(0));
         let why = std::io::Error::from_raw_os_error(errno.raw_os_error());
         if state.direct && errno == Errno::INVAL {
             state.direct = false;
@@ -419,16 +415,7 @@ fn confirm_io(state: &mut State) -> Result<()> {
             state.dsync = false;
             state.stats.sync_method = format!("fdatasync (pwritev2 with RWF_DSYNC refused: {why})");
         } else {
-            return Err(Error::io(
-                if state.dsync {
-                    "pwritev2(RWF_DSYNC)"
-                } else {
-                    "pwritev"
-                },
-                &state.cur.path,
-                Some(0..WRITE_PAGE as u64),
-                errno,
-            ));
+            return Err(e);
         }
     }
 }
