@@ -289,11 +289,12 @@ typedef struct fspace_copy_summary {
   uint64_t bytes_offloaded;
   // Bytes read and written.
   uint64_t bytes_copied;
-  // Data ranges copied.
+  // Data ranges copied; `UINT64_MAX` after a clone (`FSPACE_COPY_CLONE`),
+  // which shares the source's extents without visiting them.
   uint64_t data_extents;
-  // Holes in the copy.
+  // Holes in the copy; `UINT64_MAX` after a clone.
   uint64_t holes;
-  // Bytes in those holes.
+  // Bytes in those holes; `UINT64_MAX` after a clone.
   uint64_t hole_bytes;
   // Zero bytes of the source's data made holes.
   uint64_t zero_bytes_holed;

@@ -162,11 +162,12 @@ pub struct fspace_copy_summary {
     pub bytes_offloaded: u64,
     /// Bytes read and written.
     pub bytes_copied: u64,
-    /// Data ranges copied.
+    /// Data ranges copied; `UINT64_MAX` after a clone (`FSPACE_COPY_CLONE`),
+    /// which shares the source's extents without visiting them.
     pub data_extents: u64,
-    /// Holes in the copy.
+    /// Holes in the copy; `UINT64_MAX` after a clone.
     pub holes: u64,
-    /// Bytes in those holes.
+    /// Bytes in those holes; `UINT64_MAX` after a clone.
     pub hole_bytes: u64,
     /// Zero bytes of the source's data made holes.
     pub zero_bytes_holed: u64,
@@ -263,9 +264,9 @@ pub unsafe extern "C" fn fspace_copy_report_get(
             bytes_cloned: r.bytes_cloned,
             bytes_offloaded: r.bytes_offloaded,
             bytes_copied: r.bytes_copied,
-            data_extents: r.data_extents,
-            holes: r.holes,
-            hole_bytes: r.hole_bytes,
+            data_extents: r.data_extents.unwrap_or(u64::MAX),
+            holes: r.holes.unwrap_or(u64::MAX),
+            hole_bytes: r.hole_bytes.unwrap_or(u64::MAX),
             zero_bytes_holed: r.zero_bytes_holed,
             src_allocated: r.src_allocated.unwrap_or(u64::MAX),
             dst_allocated: r.dst_allocated.unwrap_or(u64::MAX),

@@ -68,9 +68,6 @@ fn method_words(r: &CopyReport) -> &'static str {
     match r.method {
         CopyMethod::Clone => "clone: blocks shared with the source (FICLONE)",
         CopyMethod::CopyFileRange => "copy_file_range per data extent (kernel copy)",
-        CopyMethod::ReadWrite if r.bytes_offloaded > 0 => {
-            "read + sparse write (read for the zero scan; data runs moved by copy_file_range)"
-        }
         CopyMethod::ReadWrite => "read + sparse write",
         CopyMethod::Stream => "stream: read to the end, written in order",
         CopyMethod::Device => "onto a block device: data written, zero ranges zeroed",
@@ -108,19 +105,27 @@ fn copy_text(r: &CopyReport) -> String {
     }
     out!(
         o,
-        "data:         {} cloned, {} by copy_file_range, {} written, in {} source extent{}",
+        "data:         {} cloned, {} by copy_file_range, {} written{}",
         format_human(r.bytes_cloned),
         format_human(r.bytes_offloaded),
         format_human(r.bytes_copied),
-        r.data_extents,
-        if r.data_extents == 1 { "" } else { "s" }
+        r.data_extents.map_or(String::new(), |n| format!(
+            ", in {n} source extent{}",
+            if n == 1 { "" } else { "s" }
+        ))
     );
+    let holes = match (r.hole_bytes, r.holes) {
+        (Some(bytes), Some(n)) => format!(
+            "{} in {n} range{}",
+            format_human(bytes),
+            if n == 1 { "" } else { "s" }
+        ),
+        // A clone shares the extents without visiting them.
+        _ => "kept as the source has them, not counted (`fspace map` counts them)".into(),
+    };
     out!(
         o,
-        "holes:        {} in {} range{}{}",
-        format_human(r.hole_bytes),
-        r.holes,
-        if r.holes == 1 { "" } else { "s" },
+        "holes:        {holes}{}",
         if r.zero_bytes_holed > 0 {
             format!(
                 " ({} of zeros found in data)",

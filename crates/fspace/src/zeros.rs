@@ -129,6 +129,77 @@ impl std::ops::DerefMut for PageBuf {
     }
 }
 
+/// A page-aligned buffer of fixed capacity whose first `len` bytes are in
+/// use: what a `SparseWriter` gathers data in and reads a copy's source
+/// into. Aligned for the same reason as [`PageBuf`]: a `pread` of 128 KiB
+/// on tmpfs into memory 16 bytes off a page took 42-46 ms per 256 MiB,
+/// into a page-aligned buffer 35-36 ms (3 rounds each, interleaved).
+pub struct PageVec {
+    mem: PageBuf,
+    len: usize,
+}
+
+impl PageVec {
+    /// An empty buffer that can hold `cap` bytes.
+    pub fn with_capacity(cap: usize) -> PageVec {
+        PageVec {
+            mem: PageBuf::new(cap),
+            len: 0,
+        }
+    }
+
+    /// A buffer of capacity 0 that allocates nothing (a placeholder).
+    pub fn empty() -> PageVec {
+        PageVec {
+            mem: PageBuf {
+                mem: Vec::new(),
+                off: 0,
+                len: 0,
+            },
+            len: 0,
+        }
+    }
+
+    /// Bytes it can hold.
+    pub fn capacity(&self) -> usize {
+        self.mem.len()
+    }
+
+    /// Appends `data`, which must fit.
+    pub fn extend_from_slice(&mut self, data: &[u8]) {
+        self.mem[self.len..self.len + data.len()].copy_from_slice(data);
+        self.len += data.len();
+    }
+
+    /// The unused space after the bytes in use, to be filled and then
+    /// counted with [`grow`](Self::grow).
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.len..]
+    }
+
+    /// Counts `n` more bytes of the spare space as in use.
+    pub fn grow(&mut self, n: usize) {
+        assert!(
+            n <= self.capacity() - self.len,
+            "PageVec::grow past capacity"
+        );
+        self.len += n;
+    }
+
+    /// Drops the first `n` bytes in use, moving the rest to the front.
+    pub fn consume(&mut self, n: usize) {
+        self.mem.copy_within(n..self.len, 0);
+        self.len -= n;
+    }
+}
+
+impl std::ops::Deref for PageVec {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.mem[..self.len]
+    }
+}
+
 /// Returns true if and only if every byte of `buf` is zero.
 #[inline]
 pub fn is_zero(buf: &[u8]) -> bool {

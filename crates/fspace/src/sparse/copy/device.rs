@@ -218,14 +218,14 @@ impl Job<'_> {
                 Ok(())
             })?;
         } else {
-            report.data_extents = self.walk_runs(sink)?;
+            report.data_extents = Some(self.walk_runs(sink)?);
         }
         sink.finish()?;
         report.method = CopyMethod::Device;
         report.bytes_copied = sink.written;
         report.bytes_zeroed = sink.zeroed;
-        report.holes = sink.zero_ranges;
-        report.hole_bytes = sink.zeroed + sink.skipped;
+        report.holes = Some(sink.zero_ranges);
+        report.hole_bytes = Some(sink.zeroed + sink.skipped);
         report.zero_bytes_holed = sink.found_in_data;
         if sink.skipped > 0 {
             report.notes.push(format!(

@@ -186,57 +186,11 @@ impl Job<'_> {
         }
         report.method = CopyMethod::Clone;
         report.bytes_cloned = self.len;
-        self.count_holes(report)?;
+        // Not counted: the clone kept the holes without visiting them.
+        report.data_extents = None;
+        report.holes = None;
+        report.hole_bytes = None;
         self.tick(self.len);
-        Ok(())
-    }
-
-    /// Counts the source's holes (what the clone kept) for the report: from
-    /// one `FIEMAP` where the filesystem has it (a walk with `SEEK_DATA` and
-    /// `SEEK_HOLE` made a clone of 20,000 extents on btrfs 1.34x cp's time),
-    /// else with the walk.
-    pub(super) fn count_holes(&self, report: &mut CopyReport) -> Result<()> {
-        if let Ok(raw) = sys::fiemap(self.sfd, 0, self.len, false) {
-            // Data runs as SEEK_DATA sees them: written extents (unwritten
-            // ones read as zeros and count as holes), adjacent ones merged.
-            let mut pos = 0u64;
-            for r in raw
-                .iter()
-                .filter(|r| r.flags & sys::FIEMAP_EXTENT_UNWRITTEN == 0)
-            {
-                let start = r.logical.min(self.len);
-                let end = r.logical.saturating_add(r.length).min(self.len);
-                if end <= pos {
-                    continue;
-                }
-                let start = start.max(pos);
-                if start > pos {
-                    report.holes += 1;
-                    report.hole_bytes += start - pos;
-                    report.data_extents += 1;
-                } else if pos == 0 {
-                    report.data_extents += 1;
-                }
-                pos = end;
-            }
-            if pos < self.len {
-                report.holes += 1;
-                report.hole_bytes += self.len - pos;
-            }
-            return Ok(());
-        }
-        let mut pos = 0;
-        while pos < self.len {
-            let (data, end) = self.next_extent(pos)?;
-            if data > pos {
-                report.holes += 1;
-                report.hole_bytes += data - pos;
-            }
-            if data < end {
-                report.data_extents += 1;
-            }
-            pos = end;
-        }
         Ok(())
     }
 
@@ -360,23 +314,17 @@ impl Job<'_> {
         }
         report.method = CopyMethod::CopyFileRange;
         report.bytes_offloaded = moved;
-        report.holes = holes.0;
-        report.hole_bytes = holes.1;
-        report.data_extents = extents;
+        report.holes = Some(holes.0);
+        report.hole_bytes = Some(holes.1);
+        report.data_extents = Some(extents);
         Ok(None)
     }
 
-    /// Rung 3: `pread` each data extent into a buffer and hand it to a
+    /// Rung 3: `pread` each data extent straight into the buffer of a
     /// [`SparseWriter`]; holes are skipped (or written as zeros).
     pub(super) fn read_write(&self, report: &mut CopyReport) -> Result<()> {
         let mut w = self.writer()?;
         self.advise_sequential();
-        // Reads of 128 KiB (SCAN_READ), whatever the writes: with a source
-        // the buffer only feeds the zero scan and stays in the CPU's L2
-        // cache; without, the writer gathers them into COPY_WRITE_SIZE
-        // writes. Reading 512 KiB at a time ran 1.13-1.18x cp's time from a
-        // cold cache on xfs, 128 KiB 0.86-0.88x (docs/copy.md).
-        let mut buf = crate::zeros::PageBuf::new(SCAN_READ);
         let mut pos = 0;
         let mut extents = 0;
         while pos < self.len {
@@ -386,17 +334,30 @@ impl Job<'_> {
             if data < end {
                 extents += 1;
             }
-            self.read_run(data..end, &mut buf, |_, b| w.write(b))?;
+            // Reads of 128 KiB (SCAN_READ) into the writer's buffer, written
+            // COPY_WRITE_SIZE at a time: reading 512 KiB at a time ran
+            // 1.13-1.18x cp's time from a cold cache on xfs, 128 KiB
+            // 0.86-0.88x (docs/copy.md).
+            let mut off = data;
+            while off < end {
+                self.check_cancel()?;
+                let want = (end - off).min(SCAN_READ as u64) as usize;
+                let n = w.read_from((self.sfd, self.src), want)?;
+                if n == 0 {
+                    return Err(self.shrank(self.current_len(off), off));
+                }
+                off += n as u64;
+                self.tick(off);
+            }
             pos = end;
         }
         let s: SparseStats = w.finish()?;
         report.method = CopyMethod::ReadWrite;
         report.bytes_copied = s.bytes_written;
-        report.bytes_offloaded = s.bytes_offloaded;
-        report.holes = s.holes;
-        report.hole_bytes = s.hole_bytes;
+        report.holes = Some(s.holes);
+        report.hole_bytes = Some(s.hole_bytes);
         report.zero_bytes_holed = s.zero_bytes_found;
-        report.data_extents = extents;
+        report.data_extents = Some(extents);
         if s.zeros_written > 0 && self.opts.sparse != SparseMode::Never {
             report.notes.push(format!(
                 "this filesystem cannot punch holes: {} bytes of zeros were written as data",
@@ -412,27 +373,21 @@ impl Job<'_> {
         let _ = sys::fadvise_sequential(self.sfd);
     }
 
-    /// The sparse writer of the copy, sized and fed as the destination's
-    /// filesystem wants.
+    /// The sparse writer of the copy, writing `COPY_WRITE_SIZE` per call.
+    ///
+    /// Data runs are written from the buffer the source was read into, on
+    /// every filesystem. Moving them by `copy_file_range` from the source
+    /// instead (on one filesystem where it cannot share blocks) was measured
+    /// and dropped: the bytes are already in memory for the zero scan, and
+    /// a copy of 20,000 4 KiB extents on tmpfs ran 1.15x cp's time that way
+    /// (1.10-1.31, 5 rounds) and 1.00x (0.94-1.08) writing them; elsewhere
+    /// the two were level within the rounds' spread (docs/copy.md).
     fn writer(&self) -> Result<SparseWriter<'_>> {
         let kind = self.dst_kind()?;
-        // On one filesystem where copy_file_range cannot share blocks, data
-        // runs move by copy_file_range (1 MiB or more per call); the buffer
-        // only feeds the zero scan. Elsewhere the writer writes its buffer:
-        // COPY_WRITE_SIZE per call.
-        let same_fs = match (sys::fstat(self.sfd), sys::fstat(self.tfd)) {
-            (Ok(a), Ok(b)) => a.dev == b.dev,
-            _ => false,
-        };
-        let offload_runs = same_fs && !offload_may_share(kind);
         let wopts = SparseWriterOptions {
             detect_zeros: self.scan_zeros,
             keep_holes: self.opts.sparse != SparseMode::Never,
-            buffer_size: if offload_runs {
-                SPARSE_BUFFER
-            } else {
-                COPY_WRITE_SIZE
-            },
+            buffer_size: COPY_WRITE_SIZE,
             ..SparseWriterOptions::default()
         };
         let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
@@ -443,9 +398,6 @@ impl Job<'_> {
         } else {
             // Writes never extend the file: no allocation past its end.
             w.set_len(self.len)?;
-        }
-        if offload_runs {
-            w.copy_source(self.sfd);
         }
         Ok(w)
     }

@@ -9,9 +9,7 @@ mod types;
 
 pub use types::*;
 
-use super::writer::{
-    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, SPARSE_BUFFER,
-};
+use super::writer::{speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions};
 use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
@@ -92,7 +90,7 @@ fn blind_source_note(
 ) -> Option<String> {
     if opts.sparse != SparseMode::Auto
         || report.zero_bytes_holed > 0
-        || report.holes > 0
+        || report.holes.is_some_and(|h| h > 0)
         || report.len == 0
         || report.bytes_cloned > 0
     {
@@ -260,9 +258,9 @@ impl CopyReport {
             bytes_cloned: 0,
             bytes_offloaded: 0,
             bytes_copied: 0,
-            data_extents: 0,
-            holes: 0,
-            hole_bytes: 0,
+            data_extents: Some(0),
+            holes: Some(0),
+            hole_bytes: Some(0),
             zero_bytes_holed: 0,
             bytes_kept_allocated: 0,
             bytes_zeroed: 0,

@@ -114,10 +114,10 @@ impl Job<'_> {
         report.method = CopyMethod::Stream;
         report.len = len;
         report.bytes_copied = s.bytes_written;
-        report.holes = s.holes;
-        report.hole_bytes = s.hole_bytes;
+        report.holes = Some(s.holes);
+        report.hole_bytes = Some(s.hole_bytes);
         report.zero_bytes_holed = s.zero_bytes_found;
-        report.data_extents = u64::from(len > 0);
+        report.data_extents = Some(u64::from(len > 0));
         Ok(())
     }
 }
@@ -182,7 +182,7 @@ impl Job<'_> {
         if let Some(fifo) = stream {
             report.len = read_to_end(self, fifo, |b| sink.write(b))?;
         } else {
-            report.data_extents = self.walk_runs(sink)?;
+            report.data_extents = Some(self.walk_runs(sink)?);
         }
         report.bytes_copied = sink.written;
         if sink.zeros_written > 0 {

@@ -1,8 +1,6 @@
 //! [`SparseWriter`]: writes a file's contents so that zero blocks become
 //! holes, with few large writes.
 
-mod source;
-
 use super::scan::{self, Run};
 use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
@@ -14,9 +12,6 @@ use rustix::io::IoSlice;
 use serde::Serialize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-
-/// Bytes per `copy_file_range` call when moving a data run from a source.
-const OFFLOAD_STEP: u64 = 64 << 20;
 
 /// Default size of the writer's buffer: data is sent in writes of up to
 /// this many bytes (the floor is 1 MiB; docs/design.md, source S4: rsync's 1 KiB
@@ -73,11 +68,6 @@ impl Default for SparseWriterOptions {
 pub struct SparseStats {
     /// Data bytes written (by `pwritev`), zeros written as data included.
     pub bytes_written: u64,
-    /// Data bytes moved by `copy_file_range` from the copy's source instead
-    /// (only inside [`copy()`](super::copy())).
-    pub bytes_offloaded: u64,
-    /// `copy_file_range` calls.
-    pub offload_calls: u64,
     /// Of those, zeros written for ranges that could not or must not be
     /// holes (`keep_holes` false, or punching unsupported).
     pub zeros_written: u64,
@@ -130,7 +120,7 @@ pub struct SparseWriter<'fd> {
     path: PathBuf,
     opts: SparseWriterOptions,
     block: usize,
-    buf: Vec<u8>,
+    buf: zeros::PageVec,
     /// File offset of `buf[0]`.
     buf_off: u64,
     /// Where the next sequential byte goes.
@@ -149,15 +139,6 @@ pub struct SparseWriter<'fd> {
     punch_unsupported: bool,
     /// A hole not yet made: adjacent holes merge into it.
     pending: Option<Range<u64>>,
-    /// A file whose byte at each offset equals the one given to the writer
-    /// for that offset (a copy's source): data runs are moved from it by
-    /// `copy_file_range`.
-    source: Option<BorrowedFd<'fd>>,
-    /// With a source: the data run found so far and not yet moved.
-    run: Option<Range<u64>>,
-    /// `copy_file_range` from the source was refused: runs are read back
-    /// and written instead.
-    offload_refused: bool,
     stats: SparseStats,
 }
 
@@ -201,7 +182,7 @@ impl<'fd> SparseWriter<'fd> {
             path: path.to_path_buf(),
             opts,
             block,
-            buf: Vec::with_capacity(cap),
+            buf: zeros::PageVec::with_capacity(cap),
             buf_off: 0,
             pos: 0,
             end: 0,
@@ -212,9 +193,6 @@ impl<'fd> SparseWriter<'fd> {
             prealloc: speculative_preallocation(kind),
             punch_unsupported: false,
             pending: None,
-            source: None,
-            run: None,
-            offload_refused: false,
             stats: SparseStats {
                 block_size: block as u64,
                 fresh,
@@ -242,23 +220,6 @@ impl<'fd> SparseWriter<'fd> {
         Ok(())
     }
 
-    /// Declares that every byte given to this writer equals `src`'s byte at
-    /// the same offset (the writer serves a copy of `src`): the caller's
-    /// bytes are then only scanned, never buffered, and each data run (merged
-    /// across calls up to the buffer size, so still one call per MiB) is moved
-    /// by `copy_file_range` from `src`, an in-kernel copy. Only for
-    /// filesystems where `copy_file_range` cannot share blocks. Where the
-    /// call is refused (EXDEV, EOPNOTSUPP, EINVAL, ENOSYS) the writer reads
-    /// each run back from `src` and writes it with `pwritev` instead.
-    ///
-    /// Why: on ext4 (Linux 6.18, this project's VM) 1 MiB buffered writes ran
-    /// 3x slower than 128 KiB ones (copy into large folios), while
-    /// `copy_file_range` of 1 MiB runs at the 128 KiB write speed: see
-    /// docs/copy.md.
-    pub(crate) fn copy_source(&mut self, src: BorrowedFd<'fd>) {
-        self.source = Some(src);
-    }
-
     /// Makes `len` the least length [`finish`](Self::finish) leaves, without
     /// setting it now (for filesystems where setting it first does not pay:
     /// see `speculative_preallocation`).
@@ -284,9 +245,6 @@ impl<'fd> SparseWriter<'fd> {
     /// Writes `data` at the current position and advances it.
     pub fn write(&mut self, mut data: &[u8]) -> Result<()> {
         self.offset_after(self.pos, data.len() as u64)?;
-        if self.source.is_some() {
-            return self.write_sourced(data);
-        }
         let cap = self.buf.capacity();
         while !data.is_empty() {
             if self.buf.is_empty() && data.len() >= cap {
@@ -315,6 +273,38 @@ impl<'fd> SparseWriter<'fd> {
             }
         }
         Ok(())
+    }
+
+    /// Like [`write`](Self::write) with the next bytes of `src` (named
+    /// `src_path` in errors) at the current position, read straight into
+    /// the writer's buffer: one `pread` of up to `max` bytes, and no copy
+    /// from a caller's buffer. Returns the bytes read; 0 is the source's
+    /// end. A copy of 256 MiB into tmpfs spent 4-9% of its time in that
+    /// copy (docs/copy.md).
+    pub(crate) fn read_from(
+        &mut self,
+        (src, src_path): (BorrowedFd<'_>, &Path),
+        max: usize,
+    ) -> Result<usize> {
+        let cap = self.buf.capacity();
+        if self.buf.len() == cap {
+            // Leaves less than one block: room for at least one byte.
+            self.drain(false)?;
+        }
+        if self.buf.is_empty() {
+            self.buf_off = self.pos;
+        }
+        let want = max.min(cap - self.buf.len());
+        self.offset_after(self.pos, want as u64)?;
+        let n = sys::pread(src, &mut self.buf.spare_mut()[..want], self.pos)
+            .map_err(|e| Error::io("pread", src_path, Some(self.pos..self.pos + want as u64), e))?;
+        self.buf.grow(n);
+        self.pos += n as u64;
+        self.end = self.end.max(self.pos);
+        if self.buf.len() == cap {
+            self.drain(false)?;
+        }
+        Ok(n)
     }
 
     /// Writes `data` at `offset`, which becomes the current position. Bytes
@@ -383,7 +373,7 @@ impl<'fd> SparseWriter<'fd> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let buf = std::mem::take(&mut self.buf);
+        let buf = std::mem::replace(&mut self.buf, zeros::PageVec::empty());
         let off = self.buf_off;
         let end = off + buf.len() as u64;
         let upto = if all {
@@ -398,15 +388,14 @@ impl<'fd> SparseWriter<'fd> {
             Ok(())
         };
         let mut buf = buf;
-        buf.drain(..upto);
+        buf.consume(upto);
         self.buf = buf;
         self.buf_off = off + upto as u64;
         r
     }
 
-    /// Writes out everything buffered (and the pending run, with a source).
+    /// Writes out everything buffered.
     fn flush(&mut self) -> Result<()> {
-        self.move_run()?;
         self.drain(true)
     }
 
@@ -627,41 +616,33 @@ mod tests {
         v
     }
 
-    /// With a source, the result equals the source whatever the chunking,
-    /// on one filesystem (copy_file_range) and across two (refused: the
-    /// writer reads the run back and writes it).
+    /// `read_from` leaves the same file as `write` of the same bytes,
+    /// whatever the read size, holes included.
     #[test]
-    fn source_mode_copies_exactly() {
+    fn read_from_equals_write() {
         let data = pattern(5 << 20);
-        let here = tempfile::tempdir_in(".").unwrap();
-        let shm = std::path::Path::new("/dev/shm");
-        let mut dirs = vec![tempfile::tempdir_in(".").unwrap()];
-        if shm.is_dir() {
-            dirs.push(tempfile::tempdir_in(shm).unwrap());
-        }
-        let src = here.path().join("src");
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let src = dir.path().join("src");
         std::fs::write(&src, &data).unwrap();
         let sfile = std::fs::File::open(&src).unwrap();
-        for (i, dir) in dirs.iter().enumerate() {
-            for chunk in [4096usize, 100_000, 1 << 20, 3 << 20] {
-                let dst = dir.path().join(format!("dst{i}-{chunk}"));
-                let f = std::fs::File::create(&dst).unwrap();
-                let mut w =
-                    SparseWriter::new(f.as_fd(), &dst, SparseWriterOptions::default()).unwrap();
-                w.set_len(data.len() as u64).unwrap();
-                w.copy_source(sfile.as_fd());
-                for c in data.chunks(chunk) {
-                    w.write(c).unwrap();
-                }
-                let s = w.finish().unwrap();
-                assert!(std::fs::read(&dst).unwrap() == data, "{dst:?}");
-                assert!(s.holes > 0, "{s:?}");
-                assert_eq!(
-                    s.bytes_offloaded + s.bytes_written + s.zero_bytes_found,
-                    data.len() as u64,
-                    "{s:?}"
-                );
-            }
+        for max in [4096usize, 100_000, 128 << 10, 3 << 20] {
+            let dst = dir.path().join(format!("dst-{max}"));
+            let f = std::fs::File::create(&dst).unwrap();
+            let opts = SparseWriterOptions {
+                buffer_size: 512 << 10,
+                ..SparseWriterOptions::default()
+            };
+            let mut w = SparseWriter::new(f.as_fd(), &dst, opts).unwrap();
+            w.set_len(data.len() as u64).unwrap();
+            while w.read_from((sfile.as_fd(), &src), max).unwrap() > 0 {}
+            let s = w.finish().unwrap();
+            assert!(std::fs::read(&dst).unwrap() == data, "{dst:?}");
+            assert!(s.holes > 0 && s.zero_bytes_found > 0, "{s:?}");
+            assert_eq!(
+                s.bytes_written + s.zero_bytes_found,
+                data.len() as u64,
+                "{s:?}"
+            );
         }
     }
 }
