@@ -165,8 +165,15 @@ impl PageVec {
         self.mem.len()
     }
 
-    /// Appends `data`, which must fit.
+    /// Appends `data`.
+    ///
+    /// # Panics
+    /// If `data` does not fit in the spare space.
     pub fn extend_from_slice(&mut self, data: &[u8]) {
+        assert!(
+            data.len() <= self.capacity() - self.len,
+            "PageVec::extend_from_slice past capacity"
+        );
         self.mem[self.len..self.len + data.len()].copy_from_slice(data);
         self.len += data.len();
     }
@@ -178,6 +185,9 @@ impl PageVec {
     }
 
     /// Counts `n` more bytes of the spare space as in use.
+    ///
+    /// # Panics
+    /// If `n` is more than the spare space.
     pub fn grow(&mut self, n: usize) {
         assert!(
             n <= self.capacity() - self.len,
@@ -187,7 +197,11 @@ impl PageVec {
     }
 
     /// Drops the first `n` bytes in use, moving the rest to the front.
+    ///
+    /// # Panics
+    /// If `n` is more than the bytes in use.
     pub fn consume(&mut self, n: usize) {
+        assert!(n <= self.len, "PageVec::consume past the bytes in use");
         self.mem.copy_within(n..self.len, 0);
         self.len -= n;
     }

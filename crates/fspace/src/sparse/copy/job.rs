@@ -379,9 +379,10 @@ impl Job<'_> {
     /// every filesystem. Moving them by `copy_file_range` from the source
     /// instead (on one filesystem where it cannot share blocks) was measured
     /// and dropped: the bytes are already in memory for the zero scan, and
-    /// a copy of 20,000 4 KiB extents on tmpfs ran 1.15x cp's time that way
-    /// (1.10-1.31, 5 rounds) and 1.00x (0.94-1.08) writing them; elsewhere
-    /// the two were level within the rounds' spread (docs/copy.md).
+    /// a copy of 20,000 4 KiB extents on tmpfs ran 1.07x cp's time that way
+    /// (1.04-1.18, 5 rounds) and 0.95x (0.90-1.05) writing them; elsewhere
+    /// the two were level within the rounds' spread (docs/copy.md, "Closing
+    /// the gaps to cp").
     fn writer(&self) -> Result<SparseWriter<'_>> {
         let kind = self.dst_kind()?;
         let wopts = SparseWriterOptions {

@@ -23,16 +23,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Bytes per `pread` of a copy that reads its source (GNU cp's size): small
-/// enough to stay in a core's L2 cache while it feeds the zero scan, and
+/// Bytes per `pread` of a copy that reads its source (GNU cp's size):
 /// read-ahead friendly from a cold cache, where 512 KiB reads ran
 /// 1.13-1.18x cp's time on xfs and 128 KiB ones 0.86-0.88x (3 alternating
 /// rounds, 512 MiB, `--sparse always`; docs/copy.md).
 pub const SCAN_READ: usize = 128 << 10;
 
-/// Bytes per `pwritev` when a copy writes its data itself (across
-/// filesystems, and on xfs and btrfs with `--reflink never`); the writer
-/// gathers 128 KiB reads ([`SCAN_READ`]) into writes of this size. Chosen by measurement on every filesystem of
+/// Bytes per `pwritev` of every copy that reads and writes its data (the
+/// third rung): 128 KiB reads ([`SCAN_READ`]) land in the writer's buffer,
+/// which goes out this much at a time. Chosen by measurement on every filesystem of
 /// the matrix (`bench/write_size.py`, bench/results/2026-11-25-write-size.txt:
 /// 1 GiB from the page cache, `dd` with that block size until on disk, five
 /// alternating rounds; time ÷ 128 KiB's, median and range of the rounds):
