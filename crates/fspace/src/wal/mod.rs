@@ -50,6 +50,8 @@ mod view;
 mod writer;
 
 #[cfg(test)]
+mod fallback_tests;
+#[cfg(test)]
 mod model;
 #[cfg(test)]
 mod power_cut;
@@ -283,7 +285,7 @@ impl Wal {
             if st.prep_failures > epoch {
                 return Err(prepare_error(&st));
             }
-            st = sh.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = sh.wait(st);
         }
     }
 

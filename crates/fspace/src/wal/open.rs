@@ -372,6 +372,7 @@ fn initial_state(
         prep_blocked: false,
         prep_failures: 0,
         prep_error: None,
+        cv_waiters: 0,
         spare: Vec::new(),
         stats: WalStats::default(),
     }

@@ -279,10 +279,7 @@ impl WalFollower {
             if left.is_zero() {
                 return Ok(None);
             }
-            st = match sh.cv.wait_timeout(st, left) {
-                Ok((g, _)) => g,
-                Err(e) => e.into_inner().0,
-            };
+            st = sh.wait_timeout(st, left);
         }
     }
 }

@@ -75,6 +75,10 @@ pub(super) struct State {
     pub(super) sealed: VecDeque<Chunk>,
     pub(super) sealed_bytes: usize,
     pub(super) flushing: bool,
+    /// Threads waiting on `cv` ([`Shared::wait`]): a flush wakes them only
+    /// when there are some, since a futex wake is a syscall, one per commit
+    /// for a lone committer otherwise.
+    pub(super) cv_waiters: usize,
     /// A flush is waiting for its group to gather (see [`GROUP_COMMIT_WAIT`]).
     pub(super) gathering: bool,
     /// Last LSN handed to a flush.
@@ -164,8 +168,27 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.cv.wait(g).unwrap_or_else(|e| e.into_inner())
+    /// Waits on `cv` (counted in `cv_waiters`).
+    pub(super) fn wait<'a>(&self, mut g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        g.cv_waiters += 1;
+        let mut g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        g.cv_waiters -= 1;
+        g
+    }
+
+    /// Waits on `cv` for at most `left` (counted in `cv_waiters`).
+    pub(super) fn wait_timeout<'a>(
+        &self,
+        mut g: MutexGuard<'a, State>,
+        left: std::time::Duration,
+    ) -> MutexGuard<'a, State> {
+        g.cv_waiters += 1;
+        let mut g = match self.cv.wait_timeout(g, left) {
+            Ok((g, _)) => g,
+            Err(e) => e.into_inner().0,
+        };
+        g.cv_waiters -= 1;
+        g
     }
 
     /// Refuses work on a poisoned or closed log.
@@ -400,6 +423,12 @@ impl Shared {
     /// them all instead of two alternating half-groups.
     pub(super) fn gather<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         let now = self.committers.load(Ordering::SeqCst);
+        if now <= 1 {
+            // Nobody else is committing right now: no group to wait for,
+            // and no clock read (the peak is updated by the next commit
+            // that has company, with the same outcome).
+            return st;
+        }
         let t = std::time::Instant::now();
         // The peak decays: it is the most committers seen within the last
         // PEAK_WINDOW, so a past burst does not slow a lone committer.
@@ -409,8 +438,7 @@ impl Shared {
         } else {
             st.peak_committers = st.peak_committers.max(now);
         }
-        // Nobody else is committing right now: there is no group to wait for.
-        if now <= 1 || st.peak_committers <= 1 {
+        if st.peak_committers <= 1 {
             return st;
         }
         st.flushing = true; // others wait as followers meanwhile
@@ -493,7 +521,9 @@ impl Shared {
                 Ok(())
             }
         };
-        self.cv.notify_all();
+        if st.cv_waiters > 0 {
+            self.cv.notify_all();
+        }
         (st, result)
     }
 
