@@ -101,6 +101,14 @@ fn facts(info: &FsInfo) -> String {
             "allocation:    unknown here (st_blocks does not measure it)"
         );
     }
+    match &info.block_devices {
+        Ok(devs) => {
+            for d in devs {
+                device_lines(&mut o, d, 0);
+            }
+        }
+        Err(why) => out!(o, "device:        {why}"),
+    }
     out!(
         o,
         "space:         {} total, {} free{}",
@@ -150,4 +158,55 @@ fn policy_text(info: &FsInfo) -> String {
         out!(o, "          {reason}");
     }
     o
+}
+
+/// One line per block device, the ones under it indented.
+fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, depth: usize) {
+    let yes_no = |v: Option<bool>| match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    };
+    let bytes = |v: Option<u64>| match v {
+        Some(0) => "no".to_string(),
+        Some(n) => format_human(n),
+        None => "?".to_string(),
+    };
+    let label = if depth == 0 { "device:" } else { "  on:" };
+    let name = match &d.disk {
+        Some(disk) => format!("{} ({}, partition of {disk})", d.name, d.dev),
+        None => format!("{} ({})", d.name, d.dev),
+    };
+    out!(
+        o,
+        "{:<15}{}{name}: cache {}, FUA {}, rotational {}",
+        label,
+        "  ".repeat(depth.saturating_sub(1)),
+        d.write_cache.as_deref().unwrap_or("?"),
+        yes_no(d.fua),
+        yes_no(d.rotational)
+    );
+    out!(
+        o,
+        "{:<15}{}  discard {}, write-zeroes {} (unmap {}), blocks {}/{}",
+        "",
+        "  ".repeat(depth.saturating_sub(1)),
+        bytes(d.discard_max_bytes),
+        bytes(d.write_zeroes_max_bytes),
+        bytes(d.write_zeroes_unmap_max_bytes),
+        d.logical_block_size.map_or("?".into(), |b| b.to_string()),
+        d.physical_block_size.map_or("?".into(), |b| b.to_string())
+    );
+    if let Some(f) = &d.backing_file {
+        out!(
+            o,
+            "{:<15}{}  backing file {}",
+            "",
+            "  ".repeat(depth.saturating_sub(1)),
+            f.display()
+        );
+    }
+    for l in &d.lower {
+        device_lines(o, l, depth + 1);
+    }
 }

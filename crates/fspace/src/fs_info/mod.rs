@@ -9,9 +9,11 @@
 //! device (`st_dev`).
 
 pub mod alloc_unit;
+pub mod device;
 mod mountinfo;
 
 pub use alloc_unit::{allocation_unit, AllocUnit, AllocUnitSource};
+pub use device::{block_devices, BlockDevice};
 
 use crate::durable::parent_dir;
 use crate::errno::{unsupported, Call};
@@ -310,6 +312,10 @@ pub struct FsInfo {
     /// Why the allocation unit is unknown, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation_unit_note: Option<String>,
+    /// The block devices under the filesystem ([`block_devices`]), or why
+    /// there are none.
+    #[serde(serialize_with = "ser_devices")]
+    pub block_devices: std::result::Result<Vec<BlockDevice>, String>,
     /// Measured capabilities, or why they could not be measured.
     #[serde(serialize_with = "ser_caps")]
     pub capabilities: std::result::Result<Arc<Capabilities>, String>,
@@ -317,6 +323,20 @@ pub struct FsInfo {
 
 fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&format!("0x{v:x}"))
+}
+
+fn ser_devices<S: serde::Serializer>(
+    v: &std::result::Result<Vec<BlockDevice>, String>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct None<'a> {
+        none: &'a str,
+    }
+    match v {
+        Ok(d) => d.serialize(s),
+        Err(e) => None { none: e }.serialize(s),
+    }
 }
 
 fn ser_caps<S: serde::Serializer>(
@@ -437,6 +457,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         st_blocks_measures_allocation: kind.st_blocks_measures_allocation(),
         allocation_unit,
         allocation_unit_note,
+        block_devices: block_devices(path),
         capabilities,
     })
 }

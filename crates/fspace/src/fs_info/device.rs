@@ -1,0 +1,189 @@
+//! The block devices under a filesystem, as sysfs describes them: the
+//! device the filesystem is mounted on, then what that device sits on
+//! (a partition's disk, a loop device's backing file's device, a
+//! device-mapper or md device's slaves), each with its queue's facts:
+//! write cache, FUA, rotational, discard and write-zeroes limits, block
+//! sizes. These decide what a flush costs (a volatile write cache makes
+//! every `fdatasync` a cache flush; FUA lets `O_DIRECT` + `O_DSYNC` skip it)
+//! and whether `FALLOC_FL_WRITE_ZEROES` can unmap instead of writing.
+
+use super::mountinfo::find_mount;
+use crate::sys;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Deepest chain of devices followed (a loop on a file on a loop ...).
+const MAX_DEPTH: usize = 8;
+
+/// One block device and the ones under it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockDevice {
+    /// The kernel's name (`loop0`, `vda`, `sda1`, `dm-0`).
+    pub name: String,
+    /// `MAJOR:MINOR`.
+    pub dev: String,
+    /// For a partition: the disk whose queue the facts below are read
+    /// from.
+    pub disk: Option<String>,
+    /// `queue/write_cache`: `write back` (a volatile cache: flushes are
+    /// sent) or `write through`.
+    pub write_cache: Option<String>,
+    /// `queue/fua`: writes can bypass the cache (Force Unit Access); else
+    /// the kernel follows a durable write with a flush.
+    pub fua: Option<bool>,
+    /// `queue/rotational` (a driver's default; virtio disks say 1).
+    pub rotational: Option<bool>,
+    /// `queue/discard_max_bytes`: largest discard; 0 is no discard.
+    pub discard_max_bytes: Option<u64>,
+    /// `queue/discard_granularity`.
+    pub discard_granularity: Option<u64>,
+    /// `queue/write_zeroes_max_bytes`: largest write-zeroes command; 0 is
+    /// none (zeroing then writes zero pages).
+    pub write_zeroes_max_bytes: Option<u64>,
+    /// `queue/write_zeroes_unmap_max_bytes` (Linux 6.17+): nonzero when the
+    /// device zeroes by unmapping, what `FALLOC_FL_WRITE_ZEROES` needs.
+    pub write_zeroes_unmap_max_bytes: Option<u64>,
+    /// `queue/logical_block_size`.
+    pub logical_block_size: Option<u64>,
+    /// `queue/physical_block_size`.
+    pub physical_block_size: Option<u64>,
+    /// For a loop device: its backing file.
+    pub backing_file: Option<PathBuf>,
+    /// The devices this one sits on: a loop device's backing file's
+    /// device, a device-mapper or md device's slaves.
+    pub lower: Vec<BlockDevice>,
+}
+
+/// The block devices the filesystem holding `path` is on (several for a
+/// multi-device btrfs seen through its mount source: only the mounted one),
+/// or why there are none (tmpfs, FUSE, network filesystems).
+pub fn block_devices(path: &Path) -> std::result::Result<Vec<BlockDevice>, String> {
+    let dev = devices_of(path)?;
+    let mut seen = Vec::new();
+    dev.into_iter()
+        .map(|d| describe(&sysfs_dir(d)?, 0, &mut seen))
+        .collect()
+}
+
+/// The device number(s) of the filesystem holding `path`: `st_dev` where
+/// sysfs knows it as a block device, else the mount source's (btrfs
+/// reports an anonymous `st_dev` per subvolume).
+fn devices_of(path: &Path) -> std::result::Result<Vec<u64>, String> {
+    let st = sys::stat(path).map_err(|e| format!("stat {}: {e}", path.display()))?;
+    if Path::new(&format!("/sys/dev/block/{}", majmin(st.dev))).exists() {
+        return Ok(vec![st.dev]);
+    }
+    let Some(mount) = find_mount(path, st.dev) else {
+        return Err("no block device (the mount was not found in /proc/self/mountinfo)".into());
+    };
+    if !mount.source.starts_with('/') {
+        return Err(format!(
+            "no block device: {} is mounted from \"{}\"",
+            mount.fs_type, mount.source
+        ));
+    }
+    match sys::stat(Path::new(&mount.source)) {
+        Ok(s) if s.is_block_device() => Ok(vec![s.rdev]),
+        Ok(_) => Err(format!(
+            "no block device: the mount source {} is not one",
+            mount.source
+        )),
+        Err(e) => Err(format!("stat {}: {e}", mount.source)),
+    }
+}
+
+fn majmin(dev: u64) -> String {
+    format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev))
+}
+
+/// The sysfs directory of device `dev`.
+fn sysfs_dir(dev: u64) -> std::result::Result<PathBuf, String> {
+    let link = format!("/sys/dev/block/{}", majmin(dev));
+    std::fs::canonicalize(&link).map_err(|e| format!("{link}: {e}"))
+}
+
+/// Reads one sysfs attribute, trimmed.
+fn attr(dir: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn number(dir: &Path, name: &str) -> Option<u64> {
+    attr(dir, name)?.parse().ok()
+}
+
+fn flag(dir: &Path, name: &str) -> Option<bool> {
+    number(dir, name).map(|n| n != 0)
+}
+
+/// Describes the device whose sysfs directory is `dir`, and what it sits
+/// on; `seen` stops cycles.
+fn describe(
+    dir: &Path,
+    depth: usize,
+    seen: &mut Vec<PathBuf>,
+) -> std::result::Result<BlockDevice, String> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| format!("{}: not a device directory", dir.display()))?;
+    seen.push(dir.to_path_buf());
+    // A partition has no queue of its own: its disk's is the one I/O meets.
+    let (disk, qdir) = if dir.join("partition").exists() {
+        let parent = dir.parent().unwrap_or(dir);
+        let disk = parent.file_name().map(|n| n.to_string_lossy().into_owned());
+        (disk, parent.join("queue"))
+    } else {
+        (None, dir.join("queue"))
+    };
+    let whole = qdir.parent().unwrap_or(dir).to_path_buf();
+    let backing_file = attr(&whole, "loop/backing_file").map(PathBuf::from);
+    let mut lower = Vec::new();
+    if depth < MAX_DEPTH {
+        if let Some(file) = &backing_file {
+            // A loop device: what its backing file is on (a file on a
+            // filesystem, or a block device itself).
+            let devs = match sys::stat(file) {
+                Ok(s) if s.is_block_device() => Ok(vec![s.rdev]),
+                Ok(_) => devices_of(file),
+                Err(e) => Err(format!("stat {}: {e}", file.display())),
+            };
+            for d in devs.unwrap_or_default() {
+                if let Ok(sub) = sysfs_dir(d) {
+                    if !seen.contains(&sub) {
+                        lower.push(describe(&sub, depth + 1, seen)?);
+                    }
+                }
+            }
+        }
+        // device-mapper and md: one entry per device underneath.
+        if let Ok(entries) = std::fs::read_dir(whole.join("slaves")) {
+            let mut subs: Vec<PathBuf> = entries
+                .filter_map(|e| std::fs::canonicalize(e.ok()?.path()).ok())
+                .collect();
+            subs.sort();
+            for sub in subs {
+                if !seen.contains(&sub) {
+                    lower.push(describe(&sub, depth + 1, seen)?);
+                }
+            }
+        }
+    }
+    Ok(BlockDevice {
+        name,
+        dev: attr(dir, "dev").unwrap_or_default(),
+        disk,
+        write_cache: attr(&qdir, "write_cache"),
+        fua: flag(&qdir, "fua"),
+        rotational: flag(&qdir, "rotational"),
+        discard_max_bytes: number(&qdir, "discard_max_bytes"),
+        discard_granularity: number(&qdir, "discard_granularity"),
+        write_zeroes_max_bytes: number(&qdir, "write_zeroes_max_bytes"),
+        write_zeroes_unmap_max_bytes: number(&qdir, "write_zeroes_unmap_max_bytes"),
+        logical_block_size: number(&qdir, "logical_block_size"),
+        physical_block_size: number(&qdir, "physical_block_size"),
+        backing_file,
+        lower,
+    })
+}

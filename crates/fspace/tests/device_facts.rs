@@ -1,0 +1,145 @@
+//! The block devices under each filesystem of the matrix: the loop device
+//! a filesystem is mounted from (`findmnt`), its queue's facts exactly as
+//! sysfs has them, its backing file, and the device that file is on;
+//! none for tmpfs and sshfs, with the reason.
+
+use fspace_test_kit as common;
+
+use fspace::fs_info::{block_devices, BlockDevice};
+use std::path::{Path, PathBuf};
+
+use std::process::Command;
+
+/// `findmnt -n -o SOURCE --target path`: the device a path's filesystem
+/// is mounted from.
+fn mount_source(path: &Path) -> String {
+    let out = Command::new("findmnt")
+        .args(["-n", "-o", "SOURCE", "--target"])
+        .arg(path)
+        .output()
+        .expect("findmnt");
+    assert!(out.status.success(), "findmnt {}", path.display());
+    // btrfs shows `/dev/loop2[/subvolume]`.
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    s.split('[').next().unwrap_or("").to_string()
+}
+
+fn sysfs(dev: &str, name: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/sys/class/block/{dev}/{name}"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The device whose `queue/` serves `dev`: its disk for a partition.
+fn queue_owner(dev: &str) -> String {
+    if sysfs(dev, "partition").is_none() {
+        return dev.to_string();
+    }
+    std::fs::canonicalize(format!("/sys/class/block/{dev}/.."))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dev.to_string())
+}
+
+fn num(dev: &str, name: &str) -> Option<u64> {
+    sysfs(&queue_owner(dev), &format!("queue/{name}")).map(|s| s.parse().unwrap())
+}
+
+/// Every fact of `d` equals sysfs's for the device named `name`.
+fn check_against_sysfs(d: &BlockDevice, name: &str, label: &str) {
+    assert_eq!(d.name, name, "{label}");
+    assert_eq!(Some(d.dev.clone()), sysfs(name, "dev"), "{label}");
+    assert_eq!(
+        d.write_cache,
+        sysfs(&queue_owner(name), "queue/write_cache"),
+        "{label}"
+    );
+    assert!(
+        matches!(
+            d.write_cache.as_deref(),
+            Some("write back" | "write through")
+        ),
+        "{label}: {d:?}"
+    );
+    assert_eq!(d.fua, num(name, "fua").map(|n| n != 0), "{label}");
+    assert_eq!(
+        d.rotational,
+        num(name, "rotational").map(|n| n != 0),
+        "{label}"
+    );
+    assert_eq!(
+        d.discard_max_bytes,
+        num(name, "discard_max_bytes"),
+        "{label}"
+    );
+    assert_eq!(
+        d.discard_granularity,
+        num(name, "discard_granularity"),
+        "{label}"
+    );
+    assert_eq!(
+        d.write_zeroes_max_bytes,
+        num(name, "write_zeroes_max_bytes"),
+        "{label}"
+    );
+    assert_eq!(
+        d.write_zeroes_unmap_max_bytes,
+        num(name, "write_zeroes_unmap_max_bytes"),
+        "{label}"
+    );
+    assert_eq!(
+        d.logical_block_size,
+        num(name, "logical_block_size"),
+        "{label}"
+    );
+    assert_eq!(
+        d.physical_block_size,
+        num(name, "physical_block_size"),
+        "{label}"
+    );
+    assert!(
+        d.logical_block_size.is_some_and(|b| b >= 512),
+        "{label}: {d:?}"
+    );
+}
+
+#[test]
+fn block_devices_match_sysfs() {
+    for fs in common::all() {
+        let label = fs.name.clone();
+        let devs = block_devices(&fs.root);
+        if fs.is(&["tmpfs", "sshfs"]) {
+            let why = devs.expect_err(&label);
+            assert!(why.starts_with("no block device"), "{label}: {why}");
+            continue;
+        }
+        let source = mount_source(&fs.root);
+        let Some(loop_name) = source.strip_prefix("/dev/") else {
+            panic!("{label}: mounted from {source}, not a device");
+        };
+        let devs = devs.unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(devs.len(), 1, "{label}: {devs:?}");
+        let d = &devs[0];
+        check_against_sysfs(d, loop_name, &label);
+        if loop_name.starts_with("loop") {
+            // The matrix's filesystems are loop devices over image files:
+            // the backing file, then the device that file is on.
+            let backing = sysfs(loop_name, "loop/backing_file").map(PathBuf::from);
+            assert_eq!(d.backing_file, backing, "{label}");
+            // The device the image file is on, by its st_dev (where that
+            // is a block device: not for an image on tmpfs or btrfs).
+            let dev =
+                std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(backing.unwrap()).unwrap());
+            let link = format!(
+                "/sys/dev/block/{}:{}",
+                rustix::fs::major(dev),
+                rustix::fs::minor(dev)
+            );
+            if let Ok(p) = std::fs::canonicalize(&link) {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                assert_eq!(d.lower.len(), 1, "{label}: {d:?}");
+                check_against_sysfs(&d.lower[0], &name, &format!("{label}, under its image"));
+            }
+        }
+    }
+}
