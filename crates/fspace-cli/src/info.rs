@@ -161,7 +161,7 @@ fn policy_text(info: &FsInfo) -> String {
 }
 
 /// One line per block device, the ones under it indented.
-fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, depth: usize) {
+pub(crate) fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, depth: usize) {
     let yes_no = |v: Option<bool>| match v {
         Some(true) => "yes",
         Some(false) => "no",
@@ -188,7 +188,7 @@ fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, depth: usize) 
     );
     out!(
         o,
-        "{:<15}{}  discard {}, write-zeroes {} (unmap {}), blocks {}/{}",
+        "{:<15}{}  discard {}, zeroes {} (unmap {}), blocks {}/{}",
         "",
         "  ".repeat(depth.saturating_sub(1)),
         bytes(d.discard_max_bytes),

@@ -212,6 +212,14 @@ fn head(r: &ProbeResult) -> String {
             .collect();
         out!(o, "  capabilities: {}", list.join(", "));
     }
+    match &f.block_devices {
+        Ok(devs) => {
+            for d in devs {
+                crate::info::device_lines(&mut o, d, 0);
+            }
+        }
+        Err(why) => out!(o, "device:        {why}"),
+    }
     o
 }
 
