@@ -31,7 +31,7 @@ fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
 /// `fspace info`: the filesystem, its capabilities and the policy's answer
 /// per intent.
 pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
-    let info = fspace::fs_info(&a.path)?;
+    let info = fspace::fs_info(&a.path)?.with_block_devices();
     if a.json {
         return print_json(&json(&info));
     }
@@ -104,7 +104,7 @@ fn facts(info: &FsInfo) -> String {
     match &info.block_devices {
         Ok(devs) => {
             for d in devs {
-                device_lines(&mut o, d, 0);
+                device_lines(&mut o, d, 0, "");
             }
         }
         Err(why) => out!(o, "device:        {why}"),
@@ -160,8 +160,14 @@ fn policy_text(info: &FsInfo) -> String {
     o
 }
 
-/// One line per block device, the ones under it indented.
-pub(crate) fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, depth: usize) {
+/// Two lines per block device (the ones under it indented), within 80
+/// columns; `indent` starts every line.
+pub(crate) fn device_lines(
+    o: &mut String,
+    d: &fspace::fs_info::BlockDevice,
+    depth: usize,
+    indent: &str,
+) {
     let yes_no = |v: Option<bool>| match v {
         Some(true) => "yes",
         Some(false) => "no",
@@ -172,25 +178,28 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, dep
         Some(n) => format_human(n),
         None => "?".to_string(),
     };
-    let label = if depth == 0 { "device:" } else { "  on:" };
+    let (label, pad) = if depth == 0 {
+        ("device:", String::new())
+    } else {
+        ("  on:", "  ".repeat(depth - 1))
+    };
     let name = match &d.disk {
-        Some(disk) => format!("{} ({}, partition of {disk})", d.name, d.dev),
+        Some(disk) => format!("{} ({}) on {disk}", d.name, d.dev),
         None => format!("{} ({})", d.name, d.dev),
     };
+    out!(o, "{indent}{label:<15}{pad}{name}");
     out!(
         o,
-        "{:<15}{}{name}: cache {}, FUA {}, rotational {}",
-        label,
-        "  ".repeat(depth.saturating_sub(1)),
+        "{indent}{:<15}{pad}  cache {}, FUA {}, rotational {}",
+        "",
         d.write_cache.as_deref().unwrap_or("?"),
         yes_no(d.fua),
         yes_no(d.rotational)
     );
     out!(
         o,
-        "{:<15}{}  discard {}, zeroes {} (unmap {}), blocks {}/{}",
+        "{indent}{:<15}{pad}  discard {}, zeroes {} (unmap {}), blocks {}/{}",
         "",
-        "  ".repeat(depth.saturating_sub(1)),
         bytes(d.discard_max_bytes),
         bytes(d.write_zeroes_max_bytes),
         bytes(d.write_zeroes_unmap_max_bytes),
@@ -198,15 +207,12 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::fs_info::BlockDevice, dep
         d.physical_block_size.map_or("?".into(), |b| b.to_string())
     );
     if let Some(f) = &d.backing_file {
-        out!(
-            o,
-            "{:<15}{}  backing file {}",
-            "",
-            "  ".repeat(depth.saturating_sub(1)),
-            f.display()
-        );
+        out!(o, "{indent}{:<15}{pad}  backing file {}", "", f.display());
+    }
+    if let Some(why) = &d.lower_note {
+        out!(o, "{indent}{:<15}{pad}  under it: {why}", "");
     }
     for l in &d.lower {
-        device_lines(o, l, depth + 1);
+        device_lines(o, l, depth + 1, indent);
     }
 }

@@ -215,10 +215,10 @@ fn head(r: &ProbeResult) -> String {
     match &f.block_devices {
         Ok(devs) => {
             for d in devs {
-                crate::info::device_lines(&mut o, d, 0);
+                crate::info::device_lines(&mut o, d, 0, "  ");
             }
         }
-        Err(why) => out!(o, "device:        {why}"),
+        Err(why) => out!(o, "  device:        {why}"),
     }
     o
 }

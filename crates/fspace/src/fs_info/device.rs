@@ -52,6 +52,9 @@ pub struct BlockDevice {
     /// The devices this one sits on: a loop device's backing file's
     /// device, a device-mapper or md device's slaves.
     pub lower: Vec<BlockDevice>,
+    /// Why a loop device's backing file has no device listed under it
+    /// (a file on tmpfs, a deleted file).
+    pub lower_note: Option<String>,
 }
 
 /// The block devices the filesystem holding `path` is on (several for a
@@ -76,19 +79,15 @@ fn devices_of(path: &Path) -> std::result::Result<Vec<u64>, String> {
     let Some(mount) = find_mount(path, st.dev) else {
         return Err("no block device (the mount was not found in /proc/self/mountinfo)".into());
     };
-    if !mount.source.starts_with('/') {
-        return Err(format!(
-            "no block device: {} is mounted from \"{}\"",
-            mount.fs_type, mount.source
-        ));
+    // tmpfs, FUSE (`host:/dir`), NFS, CIFS (`//server/share`): no device.
+    let none = || format!("no block device under {}", mount.fs_type);
+    if !mount.source.starts_with("/dev/") {
+        return Err(none());
     }
     match sys::stat(Path::new(&mount.source)) {
         Ok(s) if s.is_block_device() => Ok(vec![s.rdev]),
-        Ok(_) => Err(format!(
-            "no block device: the mount source {} is not one",
-            mount.source
-        )),
-        Err(e) => Err(format!("stat {}: {e}", mount.source)),
+        Ok(_) => Err(none()),
+        Err(e) => Err(format!("{}: {e}", mount.source)),
     }
 }
 
@@ -140,6 +139,7 @@ fn describe(
     let whole = qdir.parent().unwrap_or(dir).to_path_buf();
     let backing_file = attr(&whole, "loop/backing_file").map(PathBuf::from);
     let mut lower = Vec::new();
+    let mut lower_note = None;
     if depth < MAX_DEPTH {
         if let Some(file) = &backing_file {
             // A loop device: what its backing file is on (a file on a
@@ -149,12 +149,19 @@ fn describe(
                 Ok(_) => devices_of(file),
                 Err(e) => Err(format!("stat {}: {e}", file.display())),
             };
-            for d in devs.unwrap_or_default() {
-                if let Ok(sub) = sysfs_dir(d) {
-                    if !seen.contains(&sub) {
-                        lower.push(describe(&sub, depth + 1, seen)?);
+            match devs {
+                Ok(devs) => {
+                    for d in devs {
+                        match sysfs_dir(d) {
+                            Ok(sub) if !seen.contains(&sub) => {
+                                lower.push(describe(&sub, depth + 1, seen)?)
+                            }
+                            Ok(_) => {}
+                            Err(e) => lower_note = Some(e),
+                        }
                     }
                 }
+                Err(e) => lower_note = Some(e),
             }
         }
         // device-mapper and md: one entry per device underneath.
@@ -185,5 +192,6 @@ fn describe(
         physical_block_size: number(&qdir, "physical_block_size"),
         backing_file,
         lower,
+        lower_note,
     })
 }

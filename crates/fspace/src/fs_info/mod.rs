@@ -313,7 +313,9 @@ pub struct FsInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation_unit_note: Option<String>,
     /// The block devices under the filesystem ([`block_devices`]), or why
-    /// there are none.
+    /// there are none; looked up only by [`FsInfo::with_block_devices`]
+    /// (`fspace info` and the probe): a walk of sysfs, and a `stat` of a
+    /// loop device's backing file, have no place in every growth.
     #[serde(serialize_with = "ser_devices")]
     pub block_devices: std::result::Result<Vec<BlockDevice>, String>,
     /// Measured capabilities, or why they could not be measured.
@@ -358,6 +360,13 @@ impl FsInfo {
     /// (`fuse.sshfs`, `ext3`) over the magic's family name.
     pub fn display_name(&self) -> String {
         self.fs_type.clone().unwrap_or_else(|| self.kind.name())
+    }
+
+    /// Looks up the block devices under the filesystem
+    /// ([`FsInfo::block_devices`]).
+    pub fn with_block_devices(mut self) -> Self {
+        self.block_devices = block_devices(&self.path);
+        self
     }
 
     /// Returns the measured capabilities, if they could be measured.
@@ -457,7 +466,7 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         st_blocks_measures_allocation: kind.st_blocks_measures_allocation(),
         allocation_unit,
         allocation_unit_note,
-        block_devices: block_devices(path),
+        block_devices: Err("not looked up".into()),
         capabilities,
     })
 }

@@ -508,7 +508,7 @@ impl Run<'_> {
         let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
         self.steps = 1 + Strategy::ALL.len() + b.rounds * SpaceState::ALL.len() + sweep_steps;
         self.begin("filesystem facts and capabilities".into())?;
-        let info = fs_info_uncached(self.dir)?;
+        let info = fs_info_uncached(self.dir)?.with_block_devices();
         let growth = self.growth(growth_size)?;
         let commit = self.commit(&info, &growth, notes)?;
         let sweep = if b.sweep {
