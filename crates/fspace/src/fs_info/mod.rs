@@ -327,32 +327,39 @@ fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S:
     s.serialize_str(&format!("0x{v:x}"))
 }
 
+/// Serializes `Ok(v)` as `v` and `Err(why)` as `{key: why}`.
+fn ser_result<T: Serialize, S: serde::Serializer>(
+    v: &std::result::Result<T, String>,
+    s: S,
+    key: &'static str,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match v {
+        Ok(x) => x.serialize(s),
+        Err(why) => {
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry(key, why)?;
+            m.end()
+        }
+    }
+}
+
 fn ser_devices<S: serde::Serializer>(
     v: &std::result::Result<Vec<BlockDevice>, String>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct None<'a> {
-        none: &'a str,
-    }
-    match v {
-        Ok(d) => d.serialize(s),
-        Err(e) => None { none: e }.serialize(s),
-    }
+    ser_result(v, s, "none")
 }
 
 fn ser_caps<S: serde::Serializer>(
     v: &std::result::Result<Arc<Capabilities>, String>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct Unknown<'a> {
-        error: &'a str,
-    }
-    match v {
-        Ok(c) => c.serialize(s),
-        Err(e) => Unknown { error: e }.serialize(s),
-    }
+    ser_result(
+        &v.as_ref().map(Arc::as_ref).map_err(String::clone),
+        s,
+        "error",
+    )
 }
 
 impl FsInfo {
