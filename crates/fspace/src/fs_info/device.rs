@@ -195,3 +195,84 @@ fn describe(
         lower_note,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A device directory in a fake sysfs tree: `dev`, and a `queue/` with
+    /// the facts unless it is a partition.
+    fn device(dir: &Path, dev: &str, partition: bool, cache: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("dev"), format!("{dev}\n")).unwrap();
+        if partition {
+            std::fs::write(dir.join("partition"), "1\n").unwrap();
+            return;
+        }
+        let q = dir.join("queue");
+        std::fs::create_dir_all(&q).unwrap();
+        for (name, value) in [
+            ("write_cache", cache),
+            ("fua", "1"),
+            ("rotational", "0"),
+            ("discard_max_bytes", "2199023255040"),
+            ("discard_granularity", "4096"),
+            ("write_zeroes_max_bytes", "0"),
+            ("logical_block_size", "512"),
+            ("physical_block_size", "4096"),
+        ] {
+            std::fs::write(q.join(name), format!("{value}\n")).unwrap();
+        }
+    }
+
+    /// A partition reports its own name and number with its disk's queue;
+    /// a device-mapper device lists its slaves (a partition here), and a
+    /// cycle of slaves ends instead of recursing forever.
+    #[test]
+    fn partitions_and_slaves_in_a_fake_tree() {
+        let t = tempfile::tempdir().unwrap();
+        // As sysfs_dir gives them: canonical paths.
+        let root = &std::fs::canonicalize(t.path()).unwrap();
+        let sda = root.join("devices/pci/block/sda");
+        device(&sda, "8:0", false, "write back");
+        device(&sda.join("sda1"), "8:1", true, "");
+        let d = describe(&sda.join("sda1"), 0, &mut Vec::new()).unwrap();
+        assert_eq!((d.name.as_str(), d.dev.as_str()), ("sda1", "8:1"));
+        assert_eq!(d.disk.as_deref(), Some("sda"));
+        assert_eq!(d.write_cache.as_deref(), Some("write back"));
+        assert_eq!((d.fua, d.rotational), (Some(true), Some(false)));
+        assert_eq!(d.discard_max_bytes, Some(2199023255040));
+        assert_eq!(d.write_zeroes_max_bytes, Some(0));
+        // Missing on kernels before 6.17: unknown, not zero.
+        assert_eq!(d.write_zeroes_unmap_max_bytes, None);
+        assert_eq!(
+            (d.logical_block_size, d.physical_block_size),
+            (Some(512), Some(4096))
+        );
+
+        let dm0 = root.join("devices/virtual/block/dm-0");
+        device(&dm0, "253:0", false, "write through");
+        std::fs::create_dir_all(dm0.join("slaves")).unwrap();
+        symlink(sda.join("sda1"), dm0.join("slaves/sda1")).unwrap();
+        let d = describe(&dm0, 0, &mut Vec::new()).unwrap();
+        assert_eq!(d.write_cache.as_deref(), Some("write through"));
+        assert_eq!(d.lower.len(), 1, "{d:?}");
+        assert_eq!(d.lower[0].name, "sda1");
+        assert_eq!(d.lower[0].disk.as_deref(), Some("sda"));
+
+        // dm-1 and dm-2 each list the other.
+        let dm1 = root.join("devices/virtual/block/dm-1");
+        let dm2 = root.join("devices/virtual/block/dm-2");
+        device(&dm1, "253:1", false, "write back");
+        device(&dm2, "253:2", false, "write back");
+        std::fs::create_dir_all(dm1.join("slaves")).unwrap();
+        std::fs::create_dir_all(dm2.join("slaves")).unwrap();
+        symlink(&dm2, dm1.join("slaves/dm-2")).unwrap();
+        symlink(&dm1, dm2.join("slaves/dm-1")).unwrap();
+        let d = describe(&dm1, 0, &mut Vec::new()).unwrap();
+        assert_eq!(d.lower.len(), 1);
+        assert_eq!(d.lower[0].name, "dm-2");
+        assert!(d.lower[0].lower.is_empty(), "{d:?}");
+    }
+}
