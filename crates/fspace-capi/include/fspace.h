@@ -505,8 +505,9 @@ typedef struct fspace_wal_release_info {
 // Onto a block device: data written, zero ranges zeroed.
 #define FSPACE_COPY_DEVICE 5
 
-// The policy's choice: O_DIRECT + RWF_DSYNC on ext4 and xfs, fdatasync
-// elsewhere.
+// The method a saved probe measured fastest on the filesystem (with
+// `use_saved`), else the policy's choice: O_DIRECT + RWF_DSYNC on ext4
+// and xfs, fdatasync elsewhere.
 #define FSPACE_SYNC_AUTO 0
 
 // Buffered writes, one `fdatasync` per commit group.
@@ -517,6 +518,10 @@ typedef struct fspace_wal_release_info {
 
 // `O_DIRECT` + `RWF_DSYNC` (FUA where the device has it).
 #define FSPACE_SYNC_DIRECT_DSYNC 3
+
+// Buffered writes, one `fsync` per commit group (as fdatasync, and the
+// inode's times too; for comparison, a log never needs it).
+#define FSPACE_SYNC_FSYNC 4
 
 #ifdef __cplusplus
 extern "C" {

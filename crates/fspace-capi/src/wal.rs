@@ -36,8 +36,9 @@ pub struct fspace_wal_options {
 
 /// How a commit is made durable (`fspace_wal_options.sync_method`).
 pub type fspace_sync_method = u8;
-/// The policy's choice: O_DIRECT + RWF_DSYNC on ext4 and xfs, fdatasync
-/// elsewhere.
+/// The method a saved probe measured fastest on the filesystem (with
+/// `use_saved`), else the policy's choice: O_DIRECT + RWF_DSYNC on ext4
+/// and xfs, fdatasync elsewhere.
 pub const FSPACE_SYNC_AUTO: fspace_sync_method = 0;
 /// Buffered writes, one `fdatasync` per commit group.
 pub const FSPACE_SYNC_FDATASYNC: fspace_sync_method = 1;
@@ -45,6 +46,9 @@ pub const FSPACE_SYNC_FDATASYNC: fspace_sync_method = 1;
 pub const FSPACE_SYNC_DSYNC: fspace_sync_method = 2;
 /// `O_DIRECT` + `RWF_DSYNC` (FUA where the device has it).
 pub const FSPACE_SYNC_DIRECT_DSYNC: fspace_sync_method = 3;
+/// Buffered writes, one `fsync` per commit group (as fdatasync, and the
+/// inode's times too; for comparison, a log never needs it).
+pub const FSPACE_SYNC_FSYNC: fspace_sync_method = 4;
 
 /// Sets `*options` to the defaults.
 ///
@@ -117,6 +121,7 @@ fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
             FSPACE_SYNC_FDATASYNC => Some(fspace::SyncMethod::Fdatasync),
             FSPACE_SYNC_DSYNC => Some(fspace::SyncMethod::Dsync),
             FSPACE_SYNC_DIRECT_DSYNC => Some(fspace::SyncMethod::DirectDsync),
+            FSPACE_SYNC_FSYNC => Some(fspace::SyncMethod::Fsync),
             v => {
                 return Err(Failure::invalid(
                     func,

@@ -255,15 +255,20 @@ pub(crate) struct ProbeArgs {
     /// A directory on the filesystem to measure (default: the current directory).
     #[arg(default_value = ".")]
     pub dir: PathBuf,
-    /// A shorter run (at most about 10 s): one round, smaller files.
+    /// A shorter run (at most about 10 s): three short rounds, smaller files.
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
-    /// A longer run: three rounds, larger files and a record-size sweep.
+    /// A longer run: five rounds, larger files and a record-size sweep.
     #[arg(long)]
     pub full: bool,
-    /// Keep the result so that auto policies follow it on this filesystem.
+    /// Keep the result so that auto policies follow it on this filesystem
+    /// (a recommendation too noisy to decide is left out).
     #[arg(long)]
     pub save: bool,
+    /// With --save: keep also the recommendations too noisy to decide
+    /// (they repeat the built-in choice).
+    #[arg(long, requires = "save")]
+    pub force: bool,
     /// Also write a self-contained HTML page with charts to this file.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,

@@ -16,6 +16,7 @@ struct Args<'a> {
     json: bool,
     report: Option<&'a Path>,
     save: bool,
+    force: bool,
     quiet: bool,
 }
 
@@ -34,6 +35,7 @@ pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
         json: a.json,
         report: a.report.as_deref(),
         save: a.save,
+        force: a.force,
         quiet: a.quiet,
     })
 }
@@ -85,7 +87,7 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         write_report(path, &crate::report::html(&r))?;
     }
     let saved = if a.save {
-        Some(fspace::probe::save(&r, &saved_results()?)?)
+        Some(fspace::probe::save(&r, &saved_results()?, a.force)?)
     } else {
         None
     };
@@ -93,19 +95,39 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         return print_json(&r);
     }
     let mut o = text(&r);
-    match &saved {
-        Some(p) => out!(
-            o,
-            "\nSaved to {}: `fspace grow --strategy auto`, `fspace info`, the C API and library callers that\n\
-             name the state directory now follow these recommendations on this filesystem ({} at {}).",
+    let undecided = r.undecided();
+    if a.save && !a.force && !undecided.is_empty() {
+        let names: Vec<String> = undecided
+            .iter()
+            .map(|x| {
+                if x.too_noisy {
+                    x.intent.name().to_string()
+                } else {
+                    format!("the {} sync method", x.intent.name())
+                }
+            })
+            .collect();
+        let text = format!(
+            "Not saved for {}: too noisy to decide (see above), so the built-in choice stays. Run again on a quieter machine, or add --force to keep the result anyway.",
+            names.join(", ")
+        );
+        o.push('\n');
+        for line in wrap(&text, 78) {
+            out!(o, "{line}");
+        }
+    }
+    let after = match &saved {
+        Some(p) => format!(
+            "Saved to {}: `fspace grow --strategy auto`, `fspace info`, the C API and library callers that name the state directory now follow these recommendations on this filesystem ({} at {}).",
             p.display(),
             r.key.source,
             r.key.mount_point
         ),
-        None => out!(
-            o,
-            "\nNot saved: add --save so that `fspace grow --strategy auto` and the C API follow it here."
-        ),
+        None => "Not saved: add --save so that `fspace grow --strategy auto` and the C API follow it here.".into(),
+    };
+    o.push('\n');
+    for line in wrap(&after, 78) {
+        out!(o, "{line}");
     }
     if let Some(p) = a.report {
         out!(o, "Report: {}", p.display());
@@ -135,14 +157,6 @@ fn check_report_path(p: &Path) -> fspace::Result<()> {
 
 fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
     std::fs::write(p, html).map_err(|e| fspace::Error::from_io("write report", p, None, e))
-}
-
-fn bar(v: f64, max: f64, width: usize) -> String {
-    if max <= 0.0 || v <= 0.0 {
-        return String::new();
-    }
-    let n = ((v / max) * width as f64).round().max(1.0) as usize;
-    "█".repeat(n.min(width))
 }
 
 /// Splits `s` into lines of at most `width` characters at spaces (a longer
@@ -178,19 +192,18 @@ fn text(r: &ProbeResult) -> String {
 fn head(r: &ProbeResult) -> String {
     let mut o = String::new();
     let f = &r.filesystem;
+    out!(o, "fspace probe: {}", r.directory.display());
     out!(
         o,
-        "fspace probe: {} — {}{}",
-        r.directory.display(),
+        "  {}{}",
         f.display_name(),
         match (&f.source, &f.mount_point) {
             (Some(s), Some(m)) => format!(" from {s} at {}", m.display()),
             _ => String::new(),
         }
     );
-    out!(
-        o,
-        "  {} run in {:.1} s (budget {:.0} s); {} free of {}; block size {}{}{}",
+    let run = format!(
+        "{} run in {:.1} s (budget {:.0} s); {} free of {}; block size {}{}{}",
         r.level.name(),
         r.elapsed.as_secs_f64(),
         r.budget_seconds,
@@ -204,13 +217,14 @@ fn head(r: &ProbeResult) -> String {
         },
         if f.network { "; network" } else { "" }
     );
+    indented(&mut o, &run);
     if let Some(c) = f.caps() {
         let list: Vec<String> = c
             .named()
             .iter()
             .map(|(n, c)| format!("{n} {}", if c.supported { "yes" } else { "no" }))
             .collect();
-        out!(o, "  capabilities: {}", list.join(", "));
+        indented(&mut o, &format!("capabilities: {}", list.join(", ")));
     }
     match &f.block_devices {
         Ok(devs) => {
@@ -223,57 +237,86 @@ fn head(r: &ProbeResult) -> String {
     o
 }
 
-/// The commit rate per space state.
+/// `text` wrapped to 80 columns: two spaces in, four on later lines.
+fn indented(o: &mut String, text: &str) {
+    for (i, line) in wrap(text, 76).iter().enumerate() {
+        out!(o, "{}{line}", if i == 0 { "  " } else { "    " });
+    }
+}
+
+/// `lo-hi` of a state's runs (the median alone for one run).
+fn runs_range(s: &fspace::probe::StateResult) -> String {
+    let lo = s.runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = s.runs.iter().copied().fold(0.0, f64::max);
+    if s.runs.len() < 2 {
+        commas(s.commits_per_sec)
+    } else {
+        format!("{}-{}", commas(lo), commas(hi))
+    }
+}
+
+/// One row of the commit tables (76 columns).
+fn commit_row(o: &mut String, label: &str, s: &fspace::probe::StateResult) {
+    if let Some(u) = &s.unsupported {
+        for (i, line) in wrap(&format!("not supported here: {}", why(u)), 50)
+            .iter()
+            .enumerate()
+        {
+            out!(o, "  {:<25} {line}", if i == 0 { label } else { "" });
+        }
+        return;
+    }
+    out!(
+        o,
+        "  {:<25} {:>9} {:>14} {:>7} {:>7} {:>7}",
+        label,
+        commas(s.commits_per_sec),
+        runs_range(s),
+        s.vs_append.map_or("-".into(), |v| format!("{v:.2}x")),
+        commas(s.p50_us),
+        commas(s.p99_us)
+    );
+}
+
+/// The commit rate per space state and per sync method.
 fn commits_text(r: &ProbeResult) -> String {
     let mut o = String::new();
     let c = &r.commit;
     out!(
         o,
-        "\nCommits: {} pwrite + fdatasync, one writer, median of {} round{} of up to {:.2} s per state",
+        "\nCommits: {} pwrite + fdatasync, one writer; {} alternating round{}",
         format_human(c.record_size as u64),
         c.rounds,
         if c.rounds == 1 { "" } else { "s" },
-        c.seconds_per_mode
     );
     out!(
         o,
-        "  {:<27} {:>10} {:>9} {:>9} {:>9}",
-        "space",
-        "commits/s",
-        "vs append",
-        "p50 µs",
-        "p99 µs"
+        "of up to {:.2} s per state; median and range of the runs",
+        c.seconds_per_mode
     );
-    let max = c
-        .states
-        .iter()
-        .map(|s| s.commits_per_sec)
-        .fold(0.0, f64::max);
-    for s in &c.states {
-        if let Some(u) = &s.unsupported {
-            out!(
-                o,
-                "  {:<27} not supported here: {}",
-                s.state.label(),
-                why(u)
-            );
-            continue;
-        }
+    let header = |o: &mut String, first: &str| {
         out!(
             o,
-            "  {:<27} {:>10} {:>9} {:>9} {:>9}  {}",
-            s.state.label(),
-            commas(s.commits_per_sec),
-            s.vs_append.map_or("-".into(), |v| format!("{v:.2}x")),
-            commas(s.p50_us),
-            commas(s.p99_us),
-            bar(s.commits_per_sec, max, 24)
+            "  {:<25} {:>9} {:>14} {:>7} {:>7} {:>7}",
+            first,
+            "commits/s",
+            "runs",
+            "vs app.",
+            "p50 µs",
+            "p99 µs"
         );
+    };
+    indented(
+        &mut o,
+        &format!("machine while measuring: {}", r.machine.summary()),
+    );
+    header(&mut o, "space");
+    for s in &c.states {
+        commit_row(&mut o, s.state.label(), s);
     }
     if let Some(w) = r.state(SpaceState::Wal).and_then(|s| s.wal.as_ref()) {
-        out!(
-            o,
-            "  (fspace wal: {} fdatasync{}, {} segment switch{}, {} wait{} for a segment; new segments by {})",
+        let text = format!(
+            "(fspace wal: {} fdatasync{}, {} segment switch{}, {} wait{} for a segment; new segments by {})",
             commas(w.syncs as f64),
             if w.syncs == 1 { "" } else { "s" },
             w.switches,
@@ -282,6 +325,23 @@ fn commits_text(r: &ProbeResult) -> String {
             if w.switch_waits == 1 { "" } else { "s" },
             w.prepare_strategy.as_deref().unwrap_or("none during the run")
         );
+        indented(&mut o, &text);
+    }
+    if c.sync_methods.len() > 1 {
+        out!(
+            o,
+            "\nSync methods: 8 KiB commits into written (recycled) space, same rounds"
+        );
+        header(&mut o, "method");
+        for m in &c.sync_methods {
+            let label = match m.method {
+                fspace::SyncMethod::Fdatasync => "pwrite + fdatasync",
+                fspace::SyncMethod::Fsync => "pwrite + fsync",
+                fspace::SyncMethod::Dsync => "pwritev2(RWF_DSYNC)",
+                fspace::SyncMethod::DirectDsync => "O_DIRECT + RWF_DSYNC",
+            };
+            commit_row(&mut o, label, &m.figures);
+        }
     }
     o
 }
@@ -385,8 +445,20 @@ fn recommendations_text(r: &ProbeResult) -> String {
     out!(o, "\nRecommendations");
     for rec in &r.recommendations {
         out!(o, "  {:<7} {}", rec.intent.name(), rec.summary);
-        for line in wrap(&rec.reason, 90) {
+        if rec.too_noisy {
+            out!(o, "          (too noisy to decide: the built-in choice)");
+        }
+        for line in wrap(&rec.reason, 70) {
             out!(o, "          {line}");
+        }
+        if let (Some(m), Some(why)) = (rec.sync_method, &rec.sync_reason) {
+            out!(o, "          commits made durable by {m}");
+            if rec.sync_too_noisy {
+                out!(o, "          (too noisy to decide: the built-in choice)");
+            }
+            for line in wrap(why, 70) {
+                out!(o, "          {line}");
+            }
         }
     }
     let notes: Vec<String> = r
@@ -403,7 +475,9 @@ fn recommendations_text(r: &ProbeResult) -> String {
     if !notes.is_empty() {
         out!(o, "\nNotes");
         for n in notes {
-            out!(o, "  - {n}");
+            for (i, line) in wrap(&n, 74).iter().enumerate() {
+                out!(o, "  {} {line}", if i == 0 { "-" } else { " " });
+            }
         }
     }
     o

@@ -164,7 +164,7 @@ fn agree(fs: &common::Fs) {
     let auto = StrategyChoice::auto(store.clone());
 
     // No saved measurement: the built-in rules, everywhere.
-    let probe = fspace::probe::recommend(&info, &[], &[]);
+    let probe = fspace::probe::recommend(&info, &[], &[], &[]);
     let mut saved = vec![];
     for intent in INTENTS {
         let want = plan(&info, intent, &auto);
@@ -199,6 +199,10 @@ fn agree(fs: &common::Fs) {
             baseline: None,
             baseline_label: None,
             measured: true,
+            too_noisy: false,
+            sync_method: None,
+            sync_reason: None,
+            sync_too_noisy: false,
         });
     }
 

@@ -154,6 +154,7 @@ fn check_document(fs: &str, v: &Value) -> String {
     }
     assert_eq!(rec(v, "sparse")["strategy"], "sparse");
     assert!(rec(v, "bulk")["strategy"].is_string());
+    check_rounds(fs, v);
     format!(
         "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s); bulk {}",
         v["elapsed_ms"].as_f64().unwrap() / 1e3,
@@ -163,6 +164,160 @@ fn check_document(fs: &str, v: &Value) -> String {
         rate(v, "wal").unwrap_or(0.0),
         rec(v, "bulk")["strategy"]
     )
+}
+
+/// Every state and sync method has one latency per run, the methods are all
+/// there, the machine was observed, and the log recommendation names its
+/// sync method with the words of its decision.
+fn check_rounds(fs: &str, v: &Value) {
+    let all = |k: &str| v["commit"][k].as_array().unwrap().clone();
+    for s in all("states").iter().chain(all("sync_methods").iter()) {
+        assert_eq!(
+            s["runs"].as_array().map(Vec::len),
+            s["runs_p50_us"].as_array().map(Vec::len),
+            "{fs}: {s}"
+        );
+    }
+    let methods: Vec<&str> = v["commit"]["sync_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        ["fdatasync", "fsync", "dsync", "direct-dsync"],
+        "{fs}"
+    );
+    assert!(
+        v["machine"]["cpus"].as_u64() >= Some(1),
+        "{fs}: {}",
+        v["machine"]
+    );
+    let log = rec(v, "log");
+    let method = log["sync_method"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{fs}: {log}"));
+    assert_ne!(method, "fsync", "{fs}: fsync is never chosen");
+    let why = log["sync_reason"].as_str().unwrap();
+    assert!(why.starts_with(&format!("{method}: ")), "{fs}: {why}");
+    if log["too_noisy"] == true {
+        assert!(
+            log["reason"]
+                .as_str()
+                .unwrap()
+                .contains("too noisy to decide between"),
+            "{fs}: {log}"
+        );
+    }
+    if log["sync_too_noisy"] == true {
+        assert!(why.contains("too noisy to decide between"), "{fs}: {why}");
+    }
+}
+
+/// Noise while a probe runs: two threads spinning (CPU) and one writing
+/// 32 MiB with `fdatasync` over and over into `dir` (the device), until
+/// dropped; then the threads stop and the file is removed.
+struct Noise {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    file: PathBuf,
+}
+
+impl Noise {
+    fn start(dir: &Path) -> Noise {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut threads = vec![];
+        for _ in 0..2 {
+            let stop = stop.clone();
+            threads.push(std::thread::spawn(move || {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..100_000 {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                }
+            }));
+        }
+        let file = dir.join("noise");
+        let (stop2, path) = (stop.clone(), file.clone());
+        threads.push(std::thread::spawn(move || {
+            use std::io::Write;
+            let buf = vec![0x5au8; 1 << 20];
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok(mut f) = std::fs::File::create(&path) else {
+                    return;
+                };
+                for _ in 0..32 {
+                    if stop2.load(Ordering::Relaxed) || f.write_all(&buf).is_err() {
+                        break;
+                    }
+                }
+                let _ = f.sync_data();
+            }
+        }));
+        Noise {
+            stop,
+            threads,
+            file,
+        }
+    }
+}
+
+impl Drop for Noise {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+common::per_fs! {
+    /// Quick probes under noise (CPU hogs and a concurrent fdatasync'ing
+    /// writer on the same device): the machine is reported busy, and no
+    /// recommendation leaves the built-in policy without the words of a
+    /// significant difference ("beat ... across the runs"); btrfs never
+    /// gets zero-fill, ext4 without extents never fallocate. Three probes
+    /// on ext4, one elsewhere.
+    fn probe_under_noise_keeps_the_policy(fs) on [ext4, btrfs, ext4_noextents] {
+        let _m = measuring();
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let runs = if fs.name == "ext4" { 3 } else { 1 };
+        for i in 0..runs {
+            let noise = Noise::start(dir.path());
+            let o = probe(&["--quick", "--json", "--quiet"], dir.path(), None);
+            drop(noise);
+            assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            let line = check_document(&fs.name, &v);
+            let log = rec(&v, "log");
+            let reason = log["reason"].as_str().unwrap();
+            let built_in = match fs.name.as_str() {
+                "btrfs" => "sparse",
+                _ => "zero-fill",
+            };
+            if log["strategy"] != built_in {
+                assert!(reason.contains("across the runs"), "{}: {reason}", fs.name);
+            }
+            if fs.name != "btrfs" && log["recycle"] == false {
+                assert!(reason.contains("rank test"), "{}: {reason}", fs.name);
+            }
+            let sync_built_in = if fs.name == "btrfs" { "fdatasync" } else { "direct-dsync" };
+            if log["sync_method"] != sync_built_in {
+                let why = log["sync_reason"].as_str().unwrap();
+                assert!(why.contains("across the runs"), "{}: {why}", fs.name);
+            }
+            assert_eq!(v["machine"]["busy"], true, "{}: noise not seen: {}", fs.name, v["machine"]);
+            eprintln!("noisy {} {i}: {line}; {}", fs.name, v["machine"]["reasons"]);
+            assert!(scratch_left(dir.path()).is_empty());
+        }
+    }
 }
 
 common::per_fs! {
@@ -318,7 +473,12 @@ common::per_fs! {
         assert!(o.status.success(), "{}", text(&o));
         let out = String::from_utf8_lossy(&o.stdout);
         for want in [
-            "Commits: 8 KiB pwrite + fdatasync, one writer, median of 2 rounds",
+            "Commits: 8 KiB pwrite + fdatasync, one writer; 4 alternating rounds",
+            "machine while measuring: ",
+            "Sync methods: 8 KiB commits into written (recycled) space",
+            "pwrite + fsync",
+            "O_DIRECT + RWF_DSYNC",
+            "commits made durable by ",
             "appended (no preparation)",
             "allocated (unwritten)",
             "write-zeroed",
@@ -334,6 +494,11 @@ common::per_fs! {
             "Report: ",
         ] {
             assert!(out.contains(want), "output lacks {want:?}:\n{out}");
+        }
+        // 80 columns, but for lines that quote a path (the directory, the
+        // device's backing file, the report), which may be any length.
+        for line in out.lines().filter(|l| !l.contains('/')) {
+            assert!(line.chars().count() <= 80, "wider than 80 columns: {line:?}");
         }
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
@@ -360,7 +525,7 @@ common::per_fs! {
         assert!(o.status.success(), "{}", text(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["level"], "full");
-        assert_eq!(v["commit"]["rounds"], 3);
+        assert_eq!(v["commit"]["rounds"], 5);
         let sweep = v["sweep"].as_array().unwrap();
         let mut seen: Vec<(u64, &str)> = sweep
             .iter()

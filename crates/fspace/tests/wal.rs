@@ -1025,7 +1025,7 @@ common::per_fs! {
         for iter in 0..kills {
             let run = 1000 + iter;
             let threads = 1 + rng.below(3);
-            let method = SyncMethod::ALL[(iter % 3) as usize];
+            let method = SyncMethod::ALL[iter as usize % SyncMethod::ALL.len()];
             let mut child = spawn_child_with(&d, run, threads, "commit", method);
             let rx = ack_lines(&mut child);
             // Half the kills land during open/recovery or right after.
@@ -1351,4 +1351,58 @@ fn lone_committer_after_a_burst_and_odd_options() {
     o.write_buffer = usize::MAX;
     let e = Wal::open(dir.path().join("other"), o).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+}
+
+common::per_fs! {
+    /// A saved probe that measured the sync methods decides the log's
+    /// `auto` method when the log follows saved measurements (and only
+    /// then); a method asked for still wins.
+    fn saved_probe_chooses_the_sync_method(fs) on [ext4, btrfs] {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let state = tempfile::tempdir().unwrap();
+        let store = fspace::SavedResults::in_dir(state.path());
+        let info = fspace::fs_info(dir.path()).unwrap();
+        let rec = fspace::policy::Recommendation {
+            intent: fspace::Intent::Log,
+            strategy: fspace::policy::built_in(&info, fspace::Intent::Log).first(),
+            recycle: Some(false),
+            summary: "test".into(),
+            reason: "test".into(),
+            figure: 1.0,
+            baseline: None,
+            baseline_label: None,
+            measured: true,
+            too_noisy: false,
+            sync_method: Some(SyncMethod::Dsync),
+            sync_reason: Some("dsync: test".into()),
+            sync_too_noisy: false,
+        };
+        store
+            .save(&fspace::policy::SavedPolicy {
+                schema: fspace::policy::SCHEMA.into(),
+                measured_utc: "2026-11-26 00:00:00 UTC".into(),
+                measured_by: "test".into(),
+                key: fspace::policy::FsKey::of(&info),
+                recommendations: vec![rec],
+            })
+            .unwrap();
+        let auto = WalOptions {
+            prepare: fspace::StrategyChoice::auto(store.clone()),
+            ..opts()
+        };
+        let wal = Wal::open(dir.path().join("a"), auto.clone()).unwrap();
+        let m = wal.stats().sync_method;
+        assert!(m.starts_with("dsync (auto: measured fastest by `fspace probe --save`"), "{}: {m}", fs.name);
+        wal.commit(b"x").unwrap();
+        wal.close().unwrap();
+        let built_in = Wal::open(dir.path().join("b"), opts()).unwrap();
+        let m = built_in.stats().sync_method;
+        assert!(!m.contains("fspace probe"), "{}: {m}", fs.name);
+        built_in.close().unwrap();
+        let asked = WalOptions { sync_method: Some(SyncMethod::Fdatasync), ..auto };
+        let wal = Wal::open(dir.path().join("c"), asked).unwrap();
+        assert!(wal.stats().sync_method.starts_with("fdatasync (asked for"), "{}", wal.stats().sync_method);
+        wal.close().unwrap();
+    }
 }

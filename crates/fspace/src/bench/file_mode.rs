@@ -26,7 +26,11 @@ impl Committer<'_> {
             )
         } else {
             write_at(&self.fd, self.path, bytes, offset)?;
-            sys::fdatasync(&self.fd).map_err(|e| file_io_err("fdatasync", self.path, e))
+            if self.method == SyncMethod::Fsync {
+                sys::fsync(&self.fd).map_err(|e| file_io_err("fsync", self.path, e))
+            } else {
+                sys::fdatasync(&self.fd).map_err(|e| file_io_err("fdatasync", self.path, e))
+            }
         }
     }
 }

@@ -183,6 +183,24 @@ pub struct Recommendation {
     /// Whether a measurement decided (false: nothing could be measured and
     /// the built-in policy's choice is repeated).
     pub measured: bool,
+    /// True when the measurement could not separate the built-in strategy
+    /// from a faster-looking one (the runs overlapped): the built-in
+    /// choice stands, and `fspace probe --save` keeps the recommendation
+    /// only with `--force`.
+    #[serde(default)]
+    pub too_noisy: bool,
+    /// For intent log: how commits are made durable, when the probe
+    /// measured the sync methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_method: Option<crate::strategy::SyncMethod>,
+    /// Why that sync method, with the figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_reason: Option<String>,
+    /// True when the sync methods could not be told apart (as
+    /// `too_noisy`, for `sync_method`): the built-in method stands, and
+    /// `fspace probe --save` keeps it only with `--force`.
+    #[serde(default)]
+    pub sync_too_noisy: bool,
 }
 
 /// What is saved for one filesystem.

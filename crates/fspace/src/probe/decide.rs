@@ -19,7 +19,8 @@
 //! - **sparse**: `ftruncate` (the intent is that the space may stay
 //!   empty); the reason says what it cost and whether holes are kept.
 
-use super::{GrowthResult, StateResult};
+use super::verdict::{spread, sync_choice, verdict, verdict_words, Verdict};
+use super::{GrowthResult, StateResult, SyncMethodResult};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{
@@ -49,13 +50,23 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-/// Returns the recommendations for log, bulk and sparse.
+/// Returns the recommendations for log (with its sync method, when the
+/// methods were measured), bulk and sparse.
 pub fn recommend(
     info: &FsInfo,
     states: &[StateResult],
+    methods: &[SyncMethodResult],
     growth: &[GrowthResult],
 ) -> Vec<Recommendation> {
-    vec![log(info, states), bulk(info, growth), sparse(info, growth)]
+    let mut log = log(info, states);
+    if log.measured {
+        if let Some(c) = sync_choice(info, methods) {
+            log.sync_method = Some(c.method);
+            log.sync_reason = Some(c.reason);
+            log.sync_too_noisy = c.too_noisy;
+        }
+    }
+    vec![log, bulk(info, growth), sparse(info, growth)]
 }
 
 fn rate(states: &[StateResult], s: SpaceState) -> Option<f64> {
@@ -84,48 +95,39 @@ pub(crate) fn fastest_preparation(states: &[StateResult]) -> Option<(Strategy, f
 }
 
 /// The log recommendation alone (see [`recommend`]).
+///
+/// The built-in policy's choice stands unless the fastest allowed
+/// preparation beat it ([`verdict`]); when the medians differ by more than
+/// the margin but the runs cannot tell them apart, the recommendation says
+/// so and is marked [`Recommendation::too_noisy`].
 pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
-    let cow = info.copy_on_write;
-    let rate_of = |s: Strategy| SpaceState::of_strategy(s).and_then(|st| rate(states, st));
-    let order: &[Strategy] = if cow {
-        &LOG_PREFERENCE_COW
-    } else {
-        &LOG_PREFERENCE
-    };
-    let cands: Vec<(Strategy, f64)> = order
-        .iter()
-        .filter(|s| log_excluded(info, **s).is_none())
-        .filter_map(|&s| rate_of(s).map(|r| (s, r)))
-        .collect();
     let append = rate(states, SpaceState::Appended);
-    // The fastest preparation measured, candidate or not: a tie must be
-    // within the margin of it.
-    let Some(fastest) = fastest_preparation(states).filter(|_| !cands.is_empty()) else {
+    let Some(c) = log_contest(info, states) else {
         return log_not_measured(info, append);
     };
-    // The first in preference within the margin of the fastest measured;
-    // if none is (the fastest is ruled out), the first within the margin
-    // of the fastest candidate.
-    let best_cand = cands.iter().map(|c| c.1).fold(0.0, f64::max);
-    let (strategy, figure) = cands
-        .iter()
-        .copied()
-        .find(|c| c.1 >= (1.0 - TIE_MARGIN) * fastest.1)
-        .or_else(|| {
-            cands
-                .iter()
-                .copied()
-                .find(|c| c.1 >= (1.0 - TIE_MARGIN) * best_cand)
-        })
-        .unwrap_or(cands[0]);
+    let chosen = if matches!(c.verdict, Verdict::Faster { .. }) {
+        c.challenger
+    } else {
+        c.standing
+    };
+    let (strategy, figure) = (chosen.0, chosen.1.commits_per_sec);
     let d = LogDecision {
         info,
         states,
         strategy,
         figure,
-        fastest,
+        fastest: c.fastest,
     };
-    let mut why = d.choice_notes(&cands);
+    let mut why: Vec<String> = verdict_words(
+        c.verdict,
+        c.challenger.0.name(),
+        c.challenger.1,
+        c.standing.0.name(),
+        c.standing.1,
+    )
+    .into_iter()
+    .collect();
+    why.extend(d.choice_notes(&c.cands));
     why.extend(d.state_notes());
     let (recycle, note) = d.recycle();
     why.extend(note);
@@ -157,7 +159,65 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
         baseline: append,
         baseline_label: Some("appending".into()),
         measured: true,
+        too_noisy: matches!(c.verdict, Verdict::TooNoisy { .. }),
+        sync_method: None,
+        sync_reason: None,
+        sync_too_noisy: false,
     }
+}
+
+/// The log decision: the candidates, the standing (built-in) choice, its
+/// fastest challenger and the verdict between them.
+pub(crate) struct LogContest<'a> {
+    pub(crate) cands: Vec<(Strategy, &'a StateResult)>,
+    pub(crate) standing: (Strategy, &'a StateResult),
+    pub(crate) challenger: (Strategy, &'a StateResult),
+    pub(crate) verdict: Verdict,
+    /// The fastest preparation measured, ruled out or not.
+    pub(crate) fastest: (Strategy, f64),
+}
+
+/// The log decision on `states`; `None` when no candidate was measured.
+pub(crate) fn log_contest<'a>(info: &FsInfo, states: &'a [StateResult]) -> Option<LogContest<'a>> {
+    let cow = info.copy_on_write;
+    let state_of = |s: Strategy| {
+        SpaceState::of_strategy(s)
+            .and_then(|st| states.iter().find(|x| x.state == st && x.measured()))
+    };
+    let order: &[Strategy] = if cow {
+        &LOG_PREFERENCE_COW
+    } else {
+        &LOG_PREFERENCE
+    };
+    let cands: Vec<(Strategy, &StateResult)> = order
+        .iter()
+        .filter(|s| log_excluded(info, **s).is_none())
+        .filter_map(|&s| state_of(s).map(|r| (s, r)))
+        .collect();
+    let fastest = fastest_preparation(states).filter(|_| !cands.is_empty())?;
+    let built_in = crate::policy::built_in(info, Intent::Log).first();
+    let standing = cands
+        .iter()
+        .find(|c| c.0 == built_in)
+        .copied()
+        .unwrap_or(cands[0]);
+    let challenger = cands
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.commits_per_sec.total_cmp(&b.1.commits_per_sec))
+        .unwrap_or(standing);
+    let verdict = if challenger.0 == standing.0 {
+        Verdict::Tie
+    } else {
+        verdict(challenger.1, standing.1)
+    };
+    Some(LogContest {
+        cands,
+        standing,
+        challenger,
+        verdict,
+        fastest,
+    })
 }
 
 /// The log recommendation when no preparation could be measured: the
@@ -179,6 +239,10 @@ fn log_not_measured(info: &FsInfo, append: Option<f64>) -> Recommendation {
         baseline: append,
         baseline_label: Some("appending".into()),
         measured: false,
+        too_noisy: false,
+        sync_method: None,
+        sync_reason: None,
+        sync_too_noisy: false,
     }
 }
 
@@ -194,24 +258,25 @@ struct LogDecision<'a> {
 
 impl LogDecision<'_> {
     /// Why the choice beat the fastest preparation and the ties.
-    fn choice_notes(&self, cands: &[(Strategy, f64)]) -> Vec<String> {
+    fn choice_notes(&self, cands: &[(Strategy, &StateResult)]) -> Vec<String> {
         let (info, strategy, figure, fastest) =
             (self.info, self.strategy, self.figure, self.fastest);
         let mut why = vec![];
+        let within = |r: f64| figure >= (1.0 - TIE_MARGIN) * r;
         if fastest.0 != strategy {
-            let within = figure >= (1.0 - TIE_MARGIN) * fastest.1;
             match log_excluded(info, fastest.0) {
                 Some(ex) => why.push(format!(
                     "{} measured {} commits/s{} but is ruled out: {ex}",
                     fastest.0,
                     commas(fastest.1),
-                    if within {
+                    if within(fastest.1) {
                         format!(" ({strategy} is within {:.0}%)", TIE_MARGIN * 100.0)
                     } else {
                         String::new()
                     }
                 )),
-                None => why.push(format!(
+                // Not within the margin: the verdict's words said it.
+                None if within(fastest.1) => why.push(format!(
                     "{} measured {} commits/s, within {:.0}%, and {strategy} {}",
                     fastest.0,
                     commas(fastest.1),
@@ -224,13 +289,15 @@ impl LogDecision<'_> {
                         _ => "reserves the space before the commits",
                     }
                 )),
+                None => {}
             }
         }
         for (other, r) in cands {
-            if *other != strategy && *other != fastest.0 && *r >= (1.0 - TIE_MARGIN) * figure {
+            let r = r.commits_per_sec;
+            if *other != strategy && *other != fastest.0 && r >= (1.0 - TIE_MARGIN) * figure {
                 why.push(format!(
-                    "{other} measured {} commits/s, a tie, and {strategy} comes first ({})",
-                    commas(*r),
+                    "{other} measured {} commits/s, a tie, and {strategy} is the built-in choice ({})",
+                    commas(r),
                     if info.copy_on_write {
                         "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
                     } else {
@@ -289,27 +356,40 @@ impl LogDecision<'_> {
     }
 
     /// Whether recycling written segments pays (never on copy-on-write),
-    /// and what the recycled state measured.
+    /// and what the recycled state measured. Recycled segments are written
+    /// blocks, as zero-filled ones are: they are recycled unless the chosen
+    /// preparation beat them across the runs ([`verdict`]), so noise alone
+    /// never turns recycling off.
     fn recycle(&self) -> (bool, Option<String>) {
         let cow = self.info.copy_on_write;
-        let recycled = rate(self.states, SpaceState::Recycled);
-        let recycle = !cow && recycled.is_some_and(|r| r >= (1.0 - TIE_MARGIN) * self.figure);
-        let note = match recycled {
-            Some(r) if cow => Some(format!(
+        let find = |st: SpaceState| self.states.iter().find(|x| x.state == st && x.measured());
+        let Some(recycled) = find(SpaceState::Recycled) else {
+            return (false, None);
+        };
+        let r = recycled.commits_per_sec;
+        if cow {
+            return (false, Some(format!(
                 "recycled segments: {} commits/s, but on copy-on-write recycling saves nothing (every overwrite allocates)",
                 commas(r)
-            )),
-            Some(r) if recycle => Some(format!(
+            )));
+        }
+        let chosen = SpaceState::of_strategy(self.strategy).and_then(find);
+        let beaten = chosen.map(|c| (c, verdict(c, recycled)));
+        match beaten {
+            Some((c, Verdict::Faster { p })) => (false, Some(format!(
+                "recycled segments measured slower ({} against {} commits/s, rank test p = {p:.3}), so prepare new ones",
+                spread(recycled),
+                spread(c)
+            ))),
+            Some((_, Verdict::TooNoisy { .. })) => (true, Some(format!(
+                "recycled (written) segments: {} commits/s, slower in the medians but not across the runs, and written blocks are written blocks: recycle them",
+                spread(recycled)
+            ))),
+            _ => (true, Some(format!(
                 "recycled (written) segments: {} commits/s with no preparation, so recycle them",
                 commas(r)
-            )),
-            Some(r) => Some(format!(
-                "recycled segments measured slower ({} commits/s), so prepare new ones",
-                commas(r)
-            )),
-            None => None,
-        };
-        (recycle, note)
+            ))),
+        }
     }
 
     /// The log's own rate, and what memory filesystems' figures mean.
@@ -368,6 +448,10 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
             baseline: None,
             baseline_label: None,
             measured: false,
+            too_noisy: false,
+            sync_method: None,
+            sync_reason: None,
+            sync_too_noisy: false,
         };
     };
     let g = cands
@@ -392,6 +476,10 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         baseline: zf.map(|z| z.bytes_per_sec),
         baseline_label: zf.map(|_| "zero-fill".into()),
         measured: true,
+        too_noisy: false,
+        sync_method: None,
+        sync_reason: None,
+        sync_too_noisy: false,
     }
 }
 
@@ -446,6 +534,10 @@ fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
             baseline: None,
             baseline_label: None,
             measured: false,
+            too_noisy: false,
+            sync_method: None,
+            sync_reason: None,
+            sync_too_noisy: false,
         };
     };
     let mut reason = format!(
@@ -483,165 +575,13 @@ fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         baseline: None,
         baseline_label: None,
         measured: true,
+        too_noisy: false,
+        sync_method: None,
+        sync_reason: None,
+        sync_too_noisy: false,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bench::SpaceState;
-
-    fn st(state: SpaceState, rate: f64) -> StateResult {
-        StateResult {
-            state,
-            unsupported: if rate < 0.0 {
-                Some("fallocate(x): Operation not supported (os error 95)".into())
-            } else {
-                None
-            },
-            commits_per_sec: rate.max(0.0),
-            runs: vec![rate],
-            p50_us: 1.0,
-            p99_us: 2.0,
-            commits: if rate > 0.0 { 100 } else { 0 },
-            vs_append: None,
-            wal: None,
-            notes: vec![],
-        }
-    }
-
-    fn info(kind: crate::fs_info::FsKind) -> FsInfo {
-        let mut i = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
-        i.kind = kind;
-        i.fs_type = Some(kind.name());
-        i.copy_on_write = kind.is_copy_on_write();
-        i
-    }
-
-    fn states(r: [f64; 7]) -> Vec<StateResult> {
-        SpaceState::ALL
-            .iter()
-            .zip(r)
-            .map(|(&s, r)| st(s, r))
-            .collect()
-    }
-
-    #[test]
-    fn ext4_like_picks_zero_fill_and_says_why() {
-        // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
-        let s = states([1830.0, 1900.0, 3100.0, -1.0, 7034.0, 7100.0, 6900.0]);
-        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
-        assert_eq!(r.strategy, Strategy::ZeroFill);
-        assert_eq!(r.recycle, Some(true));
-        assert!(
-            r.reason
-                .starts_with("7,034 commits/s vs 1,830 appending (3.8x)"),
-            "{}",
-            r.reason
-        );
-        assert!(r.reason.contains("journal commit"), "{}", r.reason);
-    }
-
-    #[test]
-    fn ties_prefer_cheaper_preparation() {
-        let s = states([
-            50_000.0, 52_000.0, 50_500.0, -1.0, 53_000.0, 52_000.0, 40_000.0,
-        ]);
-        let r = log(&info(crate::fs_info::FsKind::Tmpfs), &s);
-        assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
-        assert!(r.reason.contains("memory-copy rates"), "{}", r.reason);
-    }
-
-    #[test]
-    fn cow_never_zero_fill() {
-        let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
-        let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
-        assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
-        assert_eq!(r.recycle, Some(false));
-        assert!(
-            r.reason.contains("ruled out: copy-on-write"),
-            "{}",
-            r.reason
-        );
-        // Allocate wins on copy-on-write only when clearly faster.
-        let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
-        assert_eq!(
-            log(&info(crate::fs_info::FsKind::Btrfs), &s).strategy,
-            Strategy::Allocate
-        );
-    }
-
-    #[test]
-    fn cow_preference_holds_when_the_fastest_is_ruled_out() {
-        // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
-        // as allocate is not more than the margin faster than it.
-        let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
-        let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
-        assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
-        assert!(r.reason.contains("ruled out"), "{}", r.reason);
-    }
-
-    #[test]
-    fn holes_are_no_log_preparation_in_place() {
-        // Sparse measured fastest on an in-place filesystem: not chosen.
-        let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
-        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
-        assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
-        assert!(r.reason.contains("sparse measured 5,000"), "{}", r.reason);
-    }
-
-    #[test]
-    fn remote_never_fallocate() {
-        let mut i = info(crate::fs_info::FsKind::Fuse);
-        i.network = true;
-        let s = states([1000.0, 1000.0, 3000.0, -1.0, 1500.0, 1500.0, 1500.0]);
-        let r = log(&i, &s);
-        assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
-        assert!(r.reason.contains("network/FUSE"), "{}", r.reason);
-    }
-
-    #[test]
-    fn no_fallocate_never_picks_it() {
-        let s = states([800.0, 820.0, -1.0, -1.0, 2500.0, 2600.0, 2400.0]);
-        let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
-        assert_eq!(r.strategy, Strategy::ZeroFill);
-        assert!(
-            r.reason.contains("fallocate is not supported"),
-            "{}",
-            r.reason
-        );
-    }
-
-    #[test]
-    fn chosen_is_within_margin_of_fastest_candidate() {
-        use proptest::prelude::{any, prop_assert, proptest};
-        proptest!(|(r in proptest::collection::vec(-1.0f64..1e5, 7), cow in any::<bool>())| {
-            let s = states([r[0], r[1], r[2], r[3], r[4], r[5], r[6]]);
-            let kind = if cow { crate::fs_info::FsKind::Btrfs } else { crate::fs_info::FsKind::Xfs };
-            let rec = log(&info(kind), &s);
-            let allowed_states: &[SpaceState] = if cow {
-                &[SpaceState::Sparse, SpaceState::Allocated]
-            } else {
-                &[SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
-            };
-            let allowed: Vec<f64> = allowed_states.iter().filter_map(|x| rate(&s, *x)).collect();
-            let all: Vec<f64> = [SpaceState::Sparse, SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
-                .iter()
-                .filter_map(|x| rate(&s, *x))
-                .collect();
-            if let Some(best) = allowed.iter().copied().reduce(f64::max) {
-                let best_all = all.iter().copied().fold(0.0, f64::max);
-                prop_assert!(rec.measured);
-                prop_assert!(allowed_states.contains(&SpaceState::of_strategy(rec.strategy).unwrap()));
-                // Within the margin of the fastest measured at all whenever
-                // an allowed one is.
-                if best >= (1.0 - TIE_MARGIN) * best_all {
-                    prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best_all);
-                }
-                prop_assert!(rec.figure >= (1.0 - TIE_MARGIN) * best);
-            } else {
-                prop_assert!(!rec.measured);
-            }
-        });
-    }
-}
+#[path = "decide_tests.rs"]
+mod tests;

@@ -21,15 +21,19 @@
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.
 
+pub mod busy;
 pub mod decide;
 mod rounds;
 mod run;
 mod schema;
 mod stats;
+pub(crate) mod verdict;
 
 pub use crate::bench::SpaceState;
 pub use crate::policy::FsKey;
 pub use crate::policy::Recommendation;
+pub use busy::Busy;
 pub use decide::{recommend, TIE_MARGIN};
 pub use run::*;
 pub use schema::*;
+pub use stats::{p_greater, ALPHA, EXACT_SPLITS};

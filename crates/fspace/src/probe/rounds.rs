@@ -10,8 +10,54 @@ use crate::bench::{run_commit, CommitBenchOptions, CommitResult};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::Strategy;
+use crate::strategy::SyncMethod;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
+
+/// One measurement of the rounds: a space state, or commits into written
+/// (recycled) space made durable by a sync method other than `fdatasync`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Case {
+    pub(super) state: SpaceState,
+    /// `None`: `fdatasync` (the log: its own choice).
+    pub(super) method: Option<SyncMethod>,
+}
+
+impl Case {
+    /// Every case, in order: the states in [`SpaceState::ALL`] order, then
+    /// recycled space with each sync method but `fdatasync` (which is the
+    /// recycled state itself).
+    pub(super) fn all() -> Vec<Case> {
+        let states = SpaceState::ALL.iter().map(|&state| Case {
+            state,
+            method: None,
+        });
+        let methods = SyncMethod::ALL
+            .iter()
+            .filter(|&&m| m != SyncMethod::Fdatasync)
+            .map(|&m| Case {
+                state: SpaceState::Recycled,
+                method: Some(m),
+            });
+        states.chain(methods).collect()
+    }
+
+    /// The state, or the method, in a few words.
+    fn name(self) -> String {
+        match self.method {
+            None => format!("{} space", self.state.name()),
+            Some(m) => m.name().to_string(),
+        }
+    }
+
+    pub(super) fn label(self) -> String {
+        match (self.state, self.method) {
+            (SpaceState::Wal, _) => "through fspace's log".into(),
+            (st, None) => format!("into {} space", st.name()),
+            (st, Some(m)) => format!("into {} space with {m}", st.name()),
+        }
+    }
+}
 
 impl Run<'_> {
     /// The rate zeros were written at in the growth step (bytes/s), or a
@@ -51,10 +97,12 @@ impl Run<'_> {
     /// lasts: more samples, never a wrap into written blocks.
     pub(super) fn run_state(
         &self,
-        state: SpaceState,
+        case: Case,
         bopts: &mut CommitBenchOptions,
         per_state: Duration,
     ) -> Result<Vec<crate::bench::CommitResult>> {
+        let state = case.state;
+        bopts.sync_methods = case.method.into_iter().collect();
         let slots = bopts.file_size / bopts.record_size as u64;
         let t0 = Instant::now();
         let mut out = vec![];
@@ -88,10 +136,11 @@ impl Run<'_> {
             stop_at_end: true,
             ..Default::default()
         };
-        let mut runs: Vec<Vec<CommitResult>> = vec![vec![]; SpaceState::ALL.len()];
+        let mut runs: Vec<Vec<CommitResult>> = vec![vec![]; Case::all().len()];
         let (shortest, longest) = self.main_rounds(&plan, &mut bopts, &mut runs)?;
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
         let mut states = plan.summarize_all(&runs);
+        let sync_methods = plan.summarize_methods(&runs);
         let append = states
             .iter()
             .find(|s| s.state == SpaceState::Appended && s.measured())
@@ -115,6 +164,7 @@ impl Run<'_> {
             seconds_per_mode: longest.as_secs_f64(),
             file_size: plan.file_size,
             states,
+            sync_methods,
         })
     }
 
@@ -129,7 +179,8 @@ impl Run<'_> {
         runs: &mut [Vec<CommitResult>],
     ) -> Result<(Duration, Duration)> {
         let b = self.budget;
-        let n = SpaceState::ALL.len();
+        let cases = Case::all();
+        let n = cases.len();
         let mut shortest = b.max_mode;
         let mut longest = Duration::ZERO;
         let running = (0..n).filter(|&i| plan.unsupported[i].is_none()).count();
@@ -137,37 +188,31 @@ impl Run<'_> {
         for round in 0..b.rounds {
             for k in 0..n {
                 let i = (k + round * 3) % n;
-                let state = SpaceState::ALL[i];
-                let into = if state == SpaceState::Wal {
-                    "through fspace's log".to_string()
-                } else {
-                    format!("into {} space", state.name())
-                };
+                let case = cases[i];
                 self.begin(format!(
-                    "8 KiB commits {into} (round {} of {})",
+                    "8 KiB commits {} (round {} of {})",
+                    case.label(),
                     round + 1,
                     b.rounds
                 ))?;
                 if plan.unsupported[i].is_some() {
                     continue;
                 }
-                let per_state = self.state_time(to_run, plan.setup_of(state), plan.reserve);
+                let per_state = self.state_time(to_run, plan.setup_of(case.state), plan.reserve);
                 to_run = to_run.saturating_sub(1);
                 shortest = shortest.min(per_state);
                 longest = longest.max(per_state);
-                let rs = self.run_state(state, bopts, per_state)?;
+                let rs = self.run_state(case, bopts, per_state)?;
                 runs[i].extend(rs);
             }
         }
         Ok((shortest, longest))
     }
 
-    /// A close call: when the log recommendation is not within the margin
-    /// of the fastest preparation measured (noise, most often on a
-    /// copy-on-write filesystem where the fastest is ruled out), the two
-    /// are measured again, alternating, while the budget lasts, and the
-    /// decision is made on the medians of all their runs. A note says what
-    /// happened.
+    /// A decision too noisy to make (the log's preparation or its sync
+    /// method, [`undecided`]): the two contenders are measured again,
+    /// alternating, while the budget lasts or until the runs decide, and
+    /// the decision is made on all their runs. A note says what happened.
     fn close_call_rounds(
         &mut self,
         info: &FsInfo,
@@ -177,58 +222,74 @@ impl Run<'_> {
         notes: &mut Vec<String>,
     ) -> Result<()> {
         let b = self.budget;
+        let cases = Case::all();
         let mut extra = 0;
         let mut pair = None;
         while extra < MAX_EXTRA_ROUNDS {
-            let Some((fast, chosen)) = close_call(info, &plan.summarize_all(runs)) else {
+            let undecided = undecided(
+                info,
+                &plan.summarize_all(runs),
+                &plan.summarize_methods(runs),
+            );
+            let Some((fast, standing)) = undecided.filter(|p| pair.is_none_or(|q| q == *p)) else {
                 break;
             };
-            pair = Some((fast, chosen));
+            pair = Some((fast, standing));
             let left = b
                 .total
                 .saturating_sub(self.start.elapsed())
                 .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
-            let setup = plan.setup_of(fast).max(plan.setup_of(chosen));
+            let setup = plan.setup_of(fast.state).max(plan.setup_of(standing.state));
             let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
             if per_state < MIN_MODE {
                 break;
             }
             let order = if extra % 2 == 0 {
-                [chosen, fast]
+                [standing, fast]
             } else {
-                [fast, chosen]
+                [fast, standing]
             };
-            for st in order {
+            for case in order {
                 self.steps += 1;
                 self.begin(format!(
-                    "close call: 8 KiB commits into {} space again",
-                    st.name()
+                    "too close to call: 8 KiB commits {} again",
+                    case.label()
                 ))?;
-                let i = SpaceState::ALL.iter().position(|x| *x == st).unwrap_or(0);
-                let rs = self.run_state(st, bopts, per_state)?;
+                let i = cases.iter().position(|x| *x == case).unwrap_or(0);
+                let rs = self.run_state(case, bopts, per_state)?;
                 runs[i].extend(rs);
             }
             extra += 1;
         }
-        let Some((fast, chosen)) = pair else {
+        let Some((fast, standing)) = pair else {
             return Ok(());
         };
-        let outcome = if close_call(info, &plan.summarize_all(runs)).is_some() {
-            "the gap stayed above the 10% margin"
+        let still = undecided(
+            info,
+            &plan.summarize_all(runs),
+            &plan.summarize_methods(runs),
+        ) == Some((fast, standing));
+        // In a sync-method contest the recycled state is fdatasync.
+        let name = |c: Case, other: Case| {
+            if c.method.is_none() && other.method.is_some() {
+                SyncMethod::Fdatasync.name().to_string()
+            } else {
+                c.name()
+            }
+        };
+        let (fast_name, standing_name) = (name(fast, standing), name(standing, fast));
+        let outcome = if still {
+            "still too noisy to decide"
         } else {
-            "the medians of all runs are within the 10% margin"
+            "that decided it"
         };
         notes.push(if extra == 0 {
             format!(
-                "close call between {} and {} space: no time was left to measure them again",
-                fast.name(),
-                chosen.name()
+                "too close to call between {fast_name} and {standing_name}: no time was left to measure them again"
             )
         } else {
             format!(
-                "close call between {} and {} space: measured both {extra} more time{} (alternating); {outcome}",
-                fast.name(),
-                chosen.name(),
+                "too close to call between {fast_name} and {standing_name}: measured both {extra} more time{} (alternating); {outcome}",
                 if extra == 1 { "" } else { "s" }
             )
         });
@@ -298,9 +359,9 @@ struct CommitPlan {
     fill: f64,
     file_size: u64,
     segment_size: u64,
-    /// Per state (in [`SpaceState::ALL`] order): why it cannot be made
-    /// here, when its preparation failed in the growth step (no fallocate,
-    /// no WRITE_ZEROES): the same classification for both steps.
+    /// Per case (in [`Case::all`] order): why it cannot be made here, when
+    /// its preparation failed in the growth step (no fallocate, no
+    /// WRITE_ZEROES): the same classification for both steps.
     unsupported: Vec<Option<String>>,
     /// Time kept back for the sweep (each point with its preparation).
     sweep_reserve: Duration,
@@ -334,10 +395,10 @@ impl CommitPlan {
                 format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
             ));
         }
-        let unsupported = SpaceState::ALL
+        let unsupported = Case::all()
             .iter()
-            .map(|st| {
-                let need = st.needs()?;
+            .map(|c| {
+                let need = c.state.needs()?;
                 growth
                     .results
                     .iter()
@@ -371,6 +432,26 @@ impl CommitPlan {
             _ => 0,
         };
         Duration::from_secs_f64(bytes as f64 / self.fill + 0.02)
+    }
+
+    /// Each sync method's summary of `runs` (`fdatasync`: the recycled
+    /// state's), in [`SyncMethod::ALL`] order.
+    fn summarize_methods(&self, runs: &[Vec<CommitResult>]) -> Vec<SyncMethodResult> {
+        let cases = Case::all();
+        SyncMethod::ALL
+            .iter()
+            .filter_map(|&m| {
+                let i = cases.iter().position(|c| {
+                    c.state == SpaceState::Recycled
+                        && c.method.unwrap_or(SyncMethod::Fdatasync) == m
+                })?;
+                let mut figures = summarize(SpaceState::Recycled, &runs[i]);
+                if let Some(u) = &self.unsupported[i] {
+                    figures.unsupported = Some(u.clone());
+                }
+                Some(SyncMethodResult { method: m, figures })
+            })
+            .collect()
     }
 
     /// Every state's summary of `runs`, with its reason where it could not

@@ -2,7 +2,8 @@
 //! per space state in alternating rounds, the sweep, and the close-call
 //! extra rounds.
 
-use super::decide::{self, recommend, TIE_MARGIN};
+use super::decide::{self, recommend};
+use super::rounds::Case;
 use super::schema::*;
 use super::stats::*;
 use crate::bench::SpaceState;
@@ -10,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
 use crate::policy::{FsKey, StrategyChoice};
+use crate::strategy::SyncMethod;
 use crate::sys::{self, Errno};
 use crate::units::format_human;
 use std::path::{Path, PathBuf};
@@ -90,22 +92,32 @@ pub(super) const MAX_EXTRA_ROUNDS: usize = 4;
 /// Share of the budget the main rounds leave for a close call: 15%.
 pub(super) const CLOSE_CALL_SHARE: f64 = 0.15;
 
-/// Returns (the fastest preparation, the recommended one) when the log
-/// recommendation on `states` is not within [`TIE_MARGIN`] of the fastest
-/// preparation measured.
-pub(super) fn close_call(
+/// The two cases to measure again when a decision was too noisy (the
+/// challenger, the standing choice): the log's preparation first, else
+/// its sync method.
+pub(super) fn undecided(
     info: &FsInfo,
     states: &[StateResult],
-) -> Option<(SpaceState, SpaceState)> {
-    let log = decide::log(info, states);
-    let fastest = decide::fastest_preparation(states)?;
-    if !log.measured || fastest.0 == log.strategy || log.figure >= (1.0 - TIE_MARGIN) * fastest.1 {
-        return None;
+    methods: &[SyncMethodResult],
+) -> Option<(Case, Case)> {
+    let state = |s: Strategy| {
+        SpaceState::of_strategy(s).map(|state| Case {
+            state,
+            method: None,
+        })
+    };
+    if let Some(c) = decide::log_contest(info, states) {
+        if matches!(c.verdict, super::verdict::Verdict::TooNoisy { .. }) {
+            return Some((state(c.challenger.0)?, state(c.standing.0)?));
+        }
     }
-    Some((
-        SpaceState::of_strategy(fastest.0)?,
-        SpaceState::of_strategy(log.strategy)?,
-    ))
+    let s = super::verdict::sync_choice(info, methods)?;
+    let method = |m: SyncMethod| Case {
+        state: SpaceState::Recycled,
+        method: (m != SyncMethod::Fdatasync).then_some(m),
+    };
+    s.too_noisy
+        .then(|| (method(s.challenger), method(s.standing)))
 }
 
 /// Marker in the name of the probe's scratch directory:
@@ -140,7 +152,7 @@ fn budget(level: Level) -> Budget {
     match level {
         Level::Quick => Budget {
             total: Duration::from_secs(10),
-            rounds: 1,
+            rounds: 3,
             max_mode: Duration::from_millis(1000),
             file_size: 32 << 20,
             growth_cap: Duration::from_millis(2500),
@@ -148,7 +160,7 @@ fn budget(level: Level) -> Budget {
         },
         Level::Standard => Budget {
             total: Duration::from_secs(30),
-            rounds: 2,
+            rounds: 4,
             max_mode: Duration::from_millis(1800),
             file_size: 64 << 20,
             growth_cap: Duration::from_secs(5),
@@ -156,7 +168,7 @@ fn budget(level: Level) -> Budget {
         },
         Level::Full => Budget {
             total: Duration::from_secs(180),
-            rounds: 3,
+            rounds: 5,
             max_mode: Duration::from_millis(3000),
             file_size: 128 << 20,
             growth_cap: Duration::from_secs(20),
@@ -219,7 +231,7 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    let (filesystem, commit, growth, sweep) = remove_scratch(dir, scratch, result)?;
+    let (filesystem, commit, growth, sweep, machine) = remove_scratch(dir, scratch, result)?;
     let elapsed = start.elapsed();
     notes.extend(over_budget_note(elapsed, &budget, opts.level, &growth));
     if matches!(
@@ -231,7 +243,12 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
             filesystem.display_name()
         ));
     }
-    let recommendations = recommend(&filesystem, &commit.states, &growth.results);
+    let recommendations = recommend(
+        &filesystem,
+        &commit.states,
+        &commit.sync_methods,
+        &growth.results,
+    );
     let mut filesystem = filesystem;
     // The scratch directory is gone: describe the directory asked about.
     filesystem.path = dir.to_path_buf();
@@ -249,6 +266,7 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         commit,
         growth,
         sweep,
+        machine,
         recommendations,
         notes,
     })
@@ -460,6 +478,7 @@ type Sections = (
     CommitSection,
     GrowthSection,
     Option<Vec<SweepPoint>>,
+    super::busy::Busy,
 );
 
 pub(super) struct Run<'a> {
@@ -506,17 +525,30 @@ impl Run<'_> {
     pub(super) fn all(&mut self, growth_size: u64, notes: &mut Vec<String>) -> Result<Sections> {
         let b = self.budget;
         let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
-        self.steps = 1 + Strategy::ALL.len() + b.rounds * SpaceState::ALL.len() + sweep_steps;
+        self.steps =
+            1 + Strategy::ALL.len() + b.rounds * super::rounds::Case::all().len() + sweep_steps;
         self.begin("filesystem facts and capabilities".into())?;
         let info = fs_info_uncached(self.dir)?.with_block_devices();
+        let devices: Vec<String> = match &info.block_devices {
+            Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
+            Err(_) => vec![],
+        };
+        let before = super::busy::Snapshot::take(&devices);
         let growth = self.growth(growth_size)?;
         let commit = self.commit(&info, &growth, notes)?;
+        let busy = before.until(&super::busy::Snapshot::take(&devices));
+        if busy.busy {
+            notes.push(format!(
+                "the machine was busy while measuring ({}): the figures are noisier, and a choice is made only where the runs separate",
+                busy.reasons.join("; ")
+            ));
+        }
         let sweep = if b.sweep {
             Some(self.sweep(commit.file_size, notes)?)
         } else {
             None
         };
-        Ok((info, commit, growth, sweep))
+        Ok((info, commit, growth, sweep, busy))
     }
 
     pub(super) fn growth(&mut self, size: u64) -> Result<GrowthSection> {

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::{Intent, Strategy};
 use crate::policy::{FsKey, Recommendation, SavedPolicy, SavedResults};
+use crate::strategy::SyncMethod;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -70,6 +71,8 @@ pub struct StateResult {
     pub runs: Vec<f64>,
     /// Median over the rounds of the median commit latency, µs.
     pub p50_us: f64,
+    /// The median commit latency of each run, µs, in the order of `runs`.
+    pub runs_p50_us: Vec<f64>,
     /// Median over the rounds of the 99th percentile latency, µs.
     pub p99_us: f64,
     /// Commits measured in all rounds.
@@ -89,6 +92,18 @@ impl StateResult {
     }
 }
 
+/// Commits into written (recycled) space made durable by one
+/// [`SyncMethod`], measured in the same rounds as the space states.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncMethodResult {
+    /// The method.
+    pub method: SyncMethod,
+    /// Its figures (`state` is `recycled`; for `fdatasync` they are the
+    /// recycled state's own).
+    #[serde(flatten)]
+    pub figures: StateResult,
+}
+
 /// The commit measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitSection {
@@ -103,6 +118,8 @@ pub struct CommitSection {
     pub file_size: u64,
     /// One entry per state, in [`SpaceState::ALL`] order.
     pub states: Vec<StateResult>,
+    /// One entry per sync method, in [`SyncMethod::ALL`] order.
+    pub sync_methods: Vec<SyncMethodResult>,
 }
 
 /// Growth of a fresh file by one strategy.
@@ -186,6 +203,9 @@ pub struct ProbeResult {
     pub growth: GrowthSection,
     /// The record-size sweep ([`Level::Full`] only).
     pub sweep: Option<Vec<SweepPoint>>,
+    /// What the rest of the machine did during the growth and commit
+    /// measurements.
+    pub machine: super::busy::Busy,
     /// One recommendation per intent (log, bulk, sparse).
     pub recommendations: Vec<Recommendation>,
     /// What qualifies the run (scaled down, over budget, ...).
@@ -207,23 +227,51 @@ impl ProbeResult {
 /// Saves `result`'s measured recommendations in `store` for its filesystem
 /// (replacing an earlier one; [`SavedResults::save`] says what a power cut
 /// may leave), where the policy follows them. Returns the file's path.
-pub fn save(result: &ProbeResult, store: &SavedResults) -> Result<PathBuf> {
-    store.save(&saved_policy(result))
+///
+/// A recommendation the measurement could not decide
+/// ([`Recommendation::too_noisy`]) is left out, so the policy keeps its
+/// built-in choice for that intent, unless `force`.
+pub fn save(result: &ProbeResult, store: &SavedResults, force: bool) -> Result<PathBuf> {
+    store.save(&saved_policy(result, force))
 }
 
 /// The part of `result` that is saved: the key and the recommendations a
-/// measurement decided.
-pub fn saved_policy(result: &ProbeResult) -> SavedPolicy {
+/// measurement decided (with `force`, also those too noisy to decide).
+pub fn saved_policy(result: &ProbeResult, force: bool) -> SavedPolicy {
     SavedPolicy {
         schema: crate::policy::SCHEMA.to_string(),
         measured_utc: result.started_utc.clone(),
-        measured_by: format!("fspace probe --save ({})", result.level.name()),
+        measured_by: format!(
+            "fspace probe --save{} ({})",
+            if force { " --force" } else { "" },
+            result.level.name()
+        ),
         key: result.key.clone(),
         recommendations: result
             .recommendations
             .iter()
-            .filter(|r| r.measured)
-            .cloned()
+            .filter(|r| r.measured && (force || !r.too_noisy))
+            .map(|r| {
+                let mut r = r.clone();
+                if r.sync_too_noisy && !force {
+                    // The log then keeps its built-in sync method.
+                    r.sync_method = None;
+                    r.sync_reason = None;
+                }
+                r
+            })
             .collect(),
+    }
+}
+
+impl ProbeResult {
+    /// The recommendations too noisy to decide, in their strategy or
+    /// their sync method (left out by [`save`], or their sync method
+    /// left out, unless forced).
+    pub fn undecided(&self) -> Vec<&Recommendation> {
+        self.recommendations
+            .iter()
+            .filter(|r| r.measured && (r.too_noisy || r.sync_too_noisy))
+            .collect()
     }
 }

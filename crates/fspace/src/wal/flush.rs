@@ -16,6 +16,8 @@ pub(super) struct FlushIo {
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
     /// Page-aligned buffer for `O_DIRECT` writes.
     pub(super) staging: Vec<u8>,
+    /// `fsync` instead of `fdatasync` (the sync method `fsync`).
+    pub(super) fsync: bool,
     pub(super) writes: u64,
     pub(super) syncs: u64,
     /// Highest segment made durable by this flush.
@@ -95,6 +97,7 @@ impl FlushIo {
             .and_then(|f| Faults::take(&f.fdatasync))
         {
             Some(e) => Err(e),
+            None if self.fsync => d.1.fsync(),
             None => d.1.fdatasync(),
         };
         r.map_err(|e| Box::new(sync_failure(&d.2, e)))?;

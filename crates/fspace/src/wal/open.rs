@@ -68,7 +68,8 @@ impl Wal {
         report.next_lsn = Lsn(next_lsn);
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
         let network = io.is_network(dir);
-        choose_io(&mut state, &opts, network, io.fs_kind(dir));
+        let saved = saved_sync_method(dir, &opts);
+        choose_io(&mut state, &opts, network, io.fs_kind(dir), saved);
         confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -362,6 +363,7 @@ fn initial_state(
         flushes: 0,
         direct: false,
         dsync: false,
+        fsync: false,
         staging: Vec::new(),
         dirty: None,
         live,
@@ -421,8 +423,32 @@ fn confirm_io(state: &mut State) -> Result<()> {
     }
 }
 
-/// Chooses how records go out: the sync method (asked for, or the
-/// policy's for the filesystem, [`crate::policy::rules::log_sync_method`])
+/// The sync method a saved probe measured for logs on `dir`'s filesystem,
+/// with where it comes from, when the caller asked for none and its
+/// policy follows saved measurements (`prepare` is
+/// [`StrategyChoice::auto`](crate::StrategyChoice::auto)). A saved probe
+/// that could not decide between the methods saved none (unless forced).
+fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, String)> {
+    if opts.sync_method.is_some() {
+        return None;
+    }
+    let store = opts.prepare.saved_results()?;
+    let info = crate::fs_info::fs_info(dir).ok()?;
+    let saved = store.load(&info).ok()??;
+    let method = saved.recommendation(crate::Intent::Log)?.sync_method?;
+    Some((
+        method,
+        format!(
+            "measured fastest by `fspace probe --save` on {} ({})",
+            saved.policy.measured_utc,
+            saved.path.display()
+        ),
+    ))
+}
+
+/// Chooses how records go out: the sync method (asked for, a saved
+/// probe's measurement, or the policy's for the filesystem,
+/// [`crate::policy::rules::log_sync_method`])
 /// and `O_DIRECT` (asked for, implied by `direct-dsync`, or by
 /// [`DIRECT_IO_ON_LOCAL_FS`]); records why in the stats. Where the
 /// filesystem refuses `O_DIRECT`, writes stay buffered (and `direct-dsync`
@@ -432,12 +458,16 @@ fn choose_io(
     opts: &WalOptions,
     network: bool,
     kind: Option<crate::fs_info::FsKind>,
+    saved: Option<(SyncMethod, String)>,
 ) {
-    let (mut auto, mut reason) = crate::policy::rules::log_sync_method(kind, network);
+    let (mut auto, mut reason) = saved.unwrap_or_else(|| {
+        let (m, why) = crate::policy::rules::log_sync_method(kind, network);
+        (m, why.to_string())
+    });
     if auto.direct() && opts.direct_io == Some(false) {
         (auto, reason) = (
             crate::strategy::SyncMethod::Fdatasync,
-            "O_DIRECT turned off by the caller",
+            "O_DIRECT turned off by the caller".to_string(),
         );
     }
     let method = opts.sync_method.unwrap_or(auto);
@@ -481,5 +511,6 @@ fn choose_io(
         (None, true) => format!("auto chose {method}, but O_DIRECT was refused: {reason}"),
     };
     state.dsync = used.per_write();
+    state.fsync = used == SyncMethod::Fsync;
     state.stats.sync_method = format!("{used} ({why})");
 }

@@ -115,7 +115,10 @@ pub struct WalOptions {
     /// stay buffered and [`WalStats::direct_io`](super::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
     /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:
-    /// the policy's choice for the filesystem
+    /// when `prepare` follows saved measurements
+    /// ([`StrategyChoice::auto`](crate::StrategyChoice::auto)) and a saved
+    /// `fspace probe --save` measured the methods on this filesystem, the
+    /// one it chose; else the policy's choice for the filesystem
     /// ([`crate::policy::rules::LOG_DIRECT_DSYNC_ON`]: `direct-dsync` on ext4
     /// and xfs, `fdatasync` elsewhere). A log of large records (hundreds of
     /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`

@@ -82,7 +82,7 @@ fn shape(seed: u64, rng: &mut Rng) -> Shape {
 }
 
 fn sync_method_of(seed: u64) -> SyncMethod {
-    SyncMethod::ALL[(seed / 2 % 3) as usize]
+    SyncMethod::ALL[(seed / 2 % SyncMethod::ALL.len() as u64) as usize]
 }
 
 fn payload(seed: u64, writer: usize, n: usize, rng: &mut Rng) -> Vec<u8> {

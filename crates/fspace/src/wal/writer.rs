@@ -92,6 +92,8 @@ pub(super) struct State {
     /// Synced flushes write with `RWF_DSYNC` instead of calling
     /// `fdatasync` (the sync method is per write).
     pub(super) dsync: bool,
+    /// Sync with `fsync` instead of `fdatasync` ([`SyncMethod::Fsync`](crate::SyncMethod::Fsync)).
+    pub(super) fsync: bool,
     pub(super) staging: Vec<u8>,
     /// A segment written but not yet `fdatasync`ed.
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
@@ -477,6 +479,7 @@ impl Shared {
             faults: self.opts.faults.clone(),
             dirty: st.dirty.take(),
             staging: std::mem::take(&mut st.staging),
+            fsync: st.fsync,
             writes: 0,
             syncs: 0,
             synced_seq: 0,

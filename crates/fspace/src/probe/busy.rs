@@ -1,0 +1,291 @@
+//! Whether the machine was busy while the probe measured: CPU time used by
+//! other processes and stolen by the hypervisor (`/proc/stat` against this
+//! process's `/proc/self/stat`), the load average, and what others wrote
+//! to the block devices under the filesystem (`/proc/diskstats` against
+//! this process's `/proc/self/io`).
+//!
+//! A busy machine does not stop the probe: its decisions already need the
+//! runs to separate (the rank test of [`super::p_greater`]). The report says why the
+//! figures may be noisy, and the thresholds are named constants.
+
+use serde::Serialize;
+use std::time::Instant;
+
+/// Other processes using more than this share of all CPUs (25%) make the
+/// machine busy: the probe's own work is one thread and the kernel's.
+pub const BUSY_CPU_SHARE: f64 = 0.25;
+
+/// Steal above this share (5%) makes the machine busy: the hypervisor gave
+/// this VM's CPU time to others.
+pub const BUSY_STEAL_SHARE: f64 = 0.05;
+
+/// Others writing to a device under the filesystem faster than this
+/// (16 MiB/s), and faster than the probe itself, make it busy. "Others"
+/// is the device's written sectors less this process's `write_bytes`, so
+/// it includes the filesystem's own journal and metadata writes for the
+/// probe (measured on ext4 below half the probe's data), hence the second
+/// condition.
+pub const BUSY_DEVICE_BYTES_PER_SEC: f64 = 16.0 * 1024.0 * 1024.0;
+
+/// What the rest of the machine did while the probe measured.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Busy {
+    /// Seconds observed.
+    pub seconds: f64,
+    /// CPUs online.
+    pub cpus: usize,
+    /// Share of all CPUs' time used by other processes (and interrupts),
+    /// 0-1.
+    pub others_cpu: f64,
+    /// Share of all CPUs' time stolen by the hypervisor, 0-1.
+    pub steal: f64,
+    /// The 1-minute load average at the end.
+    pub load_1m: f64,
+    /// Per block device under the filesystem: bytes written per second by
+    /// everyone, and by others than this process.
+    pub devices: Vec<DeviceWrites>,
+    /// True when a threshold above was crossed.
+    pub busy: bool,
+    /// What crossed it, in words.
+    pub reasons: Vec<String>,
+}
+
+/// Writes to one block device while the probe measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceWrites {
+    /// Its kernel name (`loop0`, `nvme0n1`).
+    pub name: String,
+    /// Bytes written per second, all writers.
+    pub bytes_per_sec: f64,
+    /// Bytes per second not written by this process (`None` without
+    /// `/proc/self/io`).
+    pub others_bytes_per_sec: Option<f64>,
+}
+
+/// Counters at one moment.
+pub(super) struct Snapshot {
+    at: Instant,
+    /// user, nice, system, idle, iowait, irq, softirq, steal (clock ticks).
+    cpu: [u64; 8],
+    /// This process's user + system ticks, all threads.
+    own_ticks: Option<u64>,
+    /// This process's bytes sent to storage (`write_bytes`).
+    own_written: Option<u64>,
+    /// Sectors written per device.
+    disks: Vec<(String, u64)>,
+}
+
+impl Snapshot {
+    /// Reads the counters now, for the devices named.
+    pub(super) fn take(devices: &[String]) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let stat = read("/proc/stat");
+        let mut cpu = [0u64; 8];
+        if let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) {
+            for (slot, v) in cpu.iter_mut().zip(line.split_whitespace().skip(1)) {
+                *slot = v.parse().unwrap_or(0);
+            }
+        }
+        let own = read("/proc/self/stat");
+        // Fields after the command name (which may hold spaces): state is
+        // field 3, utime 14, stime 15.
+        let own_ticks = own.rsplit_once(')').and_then(|(_, rest)| {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ut: u64 = f.get(11)?.parse().ok()?;
+            let st: u64 = f.get(12)?.parse().ok()?;
+            Some(ut + st)
+        });
+        let own_written = read("/proc/self/io")
+            .lines()
+            .find_map(|l| l.strip_prefix("write_bytes:"))
+            .and_then(|v| v.trim().parse().ok());
+        let diskstats = read("/proc/diskstats");
+        let disks = devices
+            .iter()
+            .filter_map(|d| {
+                diskstats.lines().find_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    (f.get(2) == Some(&d.as_str()))
+                        .then(|| f.get(9).and_then(|v| v.parse().ok()))
+                        .flatten()
+                        .map(|s| (d.clone(), s))
+                })
+            })
+            .collect();
+        Snapshot {
+            at: Instant::now(),
+            cpu,
+            own_ticks,
+            own_written,
+            disks,
+        }
+    }
+
+    /// What happened between `self` and `later`.
+    pub(super) fn until(&self, later: &Snapshot) -> Busy {
+        let secs = later.at.duration_since(self.at).as_secs_f64().max(1e-3);
+        let d: Vec<u64> = (0..8)
+            .map(|i| later.cpu[i].saturating_sub(self.cpu[i]))
+            .collect();
+        let total: u64 = d.iter().sum();
+        let busy_ticks = d[0] + d[1] + d[2] + d[5] + d[6];
+        let own = match (self.own_ticks, later.own_ticks) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => 0,
+        };
+        let share = |x: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                x as f64 / total as f64
+            }
+        };
+        let own_written = match (self.own_written, later.own_written) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / secs),
+            _ => None,
+        };
+        let devices: Vec<DeviceWrites> = later
+            .disks
+            .iter()
+            .filter_map(|(name, s1)| {
+                let s0 = self.disks.iter().find(|x| &x.0 == name)?.1;
+                let rate = s1.saturating_sub(s0) as f64 * 512.0 / secs;
+                Some(DeviceWrites {
+                    name: name.clone(),
+                    bytes_per_sec: rate,
+                    others_bytes_per_sec: own_written.map(|o| (rate - o).max(0.0)),
+                })
+            })
+            .collect();
+        let load_1m = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0.0);
+        let mut b = Busy {
+            seconds: secs,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            others_cpu: share(busy_ticks.saturating_sub(own)),
+            steal: share(d[7]),
+            load_1m,
+            devices,
+            busy: false,
+            reasons: vec![],
+        };
+        b.judge(own_written);
+        b
+    }
+}
+
+impl Busy {
+    fn judge(&mut self, own_written: Option<f64>) {
+        if self.others_cpu > BUSY_CPU_SHARE {
+            self.reasons.push(format!(
+                "other processes used {:.0}% of {} CPU{}",
+                self.others_cpu * 100.0,
+                self.cpus,
+                if self.cpus == 1 { "" } else { "s" }
+            ));
+        }
+        if self.steal > BUSY_STEAL_SHARE {
+            self.reasons.push(format!(
+                "the hypervisor stole {:.0}% of the CPU time",
+                self.steal * 100.0
+            ));
+        }
+        for d in &self.devices {
+            if let Some(o) = d.others_bytes_per_sec {
+                if o > BUSY_DEVICE_BYTES_PER_SEC && o > own_written.unwrap_or(0.0) {
+                    self.reasons.push(format!(
+                        "others wrote {}/s to {}",
+                        crate::units::format_human(o as u64),
+                        d.name
+                    ));
+                }
+            }
+        }
+        self.busy = !self.reasons.is_empty();
+    }
+
+    /// One line: busy or quiet, and the figures.
+    pub fn summary(&self) -> String {
+        let writes: Vec<String> = self
+            .devices
+            .iter()
+            .map(|d| match d.others_bytes_per_sec {
+                Some(o) => format!(
+                    "{}/s by others to {}",
+                    crate::units::format_human(o as u64),
+                    d.name
+                ),
+                None => format!(
+                    "{}/s to {} (all writers)",
+                    crate::units::format_human(d.bytes_per_sec as u64),
+                    d.name
+                ),
+            })
+            .collect();
+        format!(
+            "{}: others used {:.0}% of {} CPUs, steal {:.0}%, load {:.1}{}{}",
+            if self.busy { "busy" } else { "quiet" },
+            self.others_cpu * 100.0,
+            self.cpus,
+            self.steal * 100.0,
+            self.load_1m,
+            if writes.is_empty() { "" } else { "; " },
+            writes.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_name_what_crossed_them() {
+        let mut b = Busy {
+            cpus: 2,
+            others_cpu: 0.9,
+            steal: 0.0,
+            devices: vec![DeviceWrites {
+                name: "loop0".into(),
+                bytes_per_sec: 300e6,
+                others_bytes_per_sec: Some(200e6),
+            }],
+            ..Default::default()
+        };
+        b.judge(Some(100e6));
+        assert!(b.busy);
+        assert_eq!(b.reasons.len(), 2, "{:?}", b.reasons);
+        assert!(b.reasons[0].contains("90% of 2 CPUs"), "{:?}", b.reasons);
+        assert!(b.reasons[1].contains("loop0"), "{:?}", b.reasons);
+        // Journal-sized extra writes below the probe's own are no one else.
+        let mut q = Busy {
+            cpus: 2,
+            others_cpu: 0.05,
+            devices: vec![DeviceWrites {
+                name: "loop0".into(),
+                bytes_per_sec: 60e6,
+                others_bytes_per_sec: Some(20e6),
+            }],
+            ..Default::default()
+        };
+        q.judge(Some(40e6));
+        assert!(!q.busy, "{:?}", q.reasons);
+        assert!(q.summary().starts_with("quiet: others used 5% of 2 CPUs"));
+    }
+
+    #[test]
+    fn snapshots_read_this_machine() {
+        let a = Snapshot::take(&[]);
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        let b = a.until(&Snapshot::take(&[]));
+        assert!(b.seconds > 0.0 && b.cpus >= 1);
+        assert!((0.0..=1.0).contains(&b.others_cpu), "{}", b.others_cpu);
+        assert!((0.0..=1.0).contains(&b.steal));
+    }
+}

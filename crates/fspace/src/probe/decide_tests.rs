@@ -1,0 +1,279 @@
+//! Unit tests of the probe's decisions ([`super`]).
+use super::*;
+use crate::bench::SpaceState;
+use crate::strategy::SyncMethod;
+
+/// A state measured in three runs 3% apart around `rate` (negative:
+/// unsupported).
+fn st(state: SpaceState, rate: f64) -> StateResult {
+    with_runs(state, &[rate * 0.97, rate, rate * 1.03])
+}
+
+/// A state measured in `runs` (the first negative: unsupported).
+fn with_runs(state: SpaceState, runs: &[f64]) -> StateResult {
+    let bad = runs.first().is_some_and(|r| *r < 0.0);
+    let runs: Vec<f64> = if bad { vec![] } else { runs.to_vec() };
+    let median = super::super::stats::median(&mut runs.clone());
+    StateResult {
+        state,
+        unsupported: bad.then(|| "fallocate(x): Operation not supported (os error 95)".into()),
+        commits_per_sec: median,
+        runs_p50_us: runs.iter().map(|r| 1e6 / r).collect(),
+        runs,
+        p50_us: if median > 0.0 { 1e6 / median } else { 0.0 },
+        p99_us: 2.0,
+        commits: if median > 0.0 { 100 } else { 0 },
+        vs_append: None,
+        wal: None,
+        notes: vec![],
+    }
+}
+
+fn info(kind: crate::fs_info::FsKind) -> FsInfo {
+    let mut i = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
+    i.kind = kind;
+    i.fs_type = Some(kind.name());
+    i.copy_on_write = kind.is_copy_on_write();
+    i
+}
+
+fn states(r: [f64; 7]) -> Vec<StateResult> {
+    SpaceState::ALL
+        .iter()
+        .zip(r)
+        .map(|(&s, r)| st(s, r))
+        .collect()
+}
+
+#[test]
+fn ext4_like_picks_zero_fill_and_says_why() {
+    // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
+    let s = states([1830.0, 1900.0, 3100.0, -1.0, 7034.0, 7100.0, 6900.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill);
+    assert_eq!(r.recycle, Some(true));
+    assert!(
+        r.reason
+            .starts_with("7,034 commits/s vs 1,830 appending (3.8x)"),
+        "{}",
+        r.reason
+    );
+    assert!(r.reason.contains("journal commit"), "{}", r.reason);
+}
+
+#[test]
+fn ties_prefer_cheaper_preparation() {
+    let s = states([
+        50_000.0, 52_000.0, 50_500.0, -1.0, 53_000.0, 52_000.0, 40_000.0,
+    ]);
+    let r = log(&info(crate::fs_info::FsKind::Tmpfs), &s);
+    assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
+    assert!(r.reason.contains("memory-copy rates"), "{}", r.reason);
+}
+
+#[test]
+fn cow_never_zero_fill() {
+    let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
+    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
+    assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
+    assert_eq!(r.recycle, Some(false));
+    assert!(
+        r.reason.contains("ruled out: copy-on-write"),
+        "{}",
+        r.reason
+    );
+    // Allocate wins on copy-on-write only when clearly faster.
+    let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
+    assert_eq!(
+        log(&info(crate::fs_info::FsKind::Btrfs), &s).strategy,
+        Strategy::Allocate
+    );
+}
+
+#[test]
+fn cow_preference_holds_when_the_fastest_is_ruled_out() {
+    // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
+    // as allocate is not more than the margin faster than it.
+    let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
+    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
+    assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
+    assert!(r.reason.contains("ruled out"), "{}", r.reason);
+}
+
+#[test]
+fn holes_are_no_log_preparation_in_place() {
+    // Sparse measured fastest on an in-place filesystem: not chosen.
+    let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert!(r.reason.contains("sparse measured 5,000"), "{}", r.reason);
+}
+
+#[test]
+fn remote_never_fallocate() {
+    let mut i = info(crate::fs_info::FsKind::Fuse);
+    i.network = true;
+    let s = states([1000.0, 1000.0, 3000.0, -1.0, 1500.0, 1500.0, 1500.0]);
+    let r = log(&i, &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert!(r.reason.contains("network/FUSE"), "{}", r.reason);
+}
+
+#[test]
+fn no_fallocate_never_picks_it() {
+    let s = states([800.0, 820.0, -1.0, -1.0, 2500.0, 2600.0, 2400.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill);
+    assert!(
+        r.reason.contains("fallocate is not supported"),
+        "{}",
+        r.reason
+    );
+}
+
+#[test]
+fn noise_leaves_the_built_in_choice_and_says_so() {
+    // The user's flipped ext4 probe: zero-filled 1,412, 1,453, 5,631
+    // commits/s against allocated 1,775, 1,302, 2,177. The medians favour
+    // allocate by 22%; the runs do not.
+    let mut s = states([900.0, 900.0, 1.0, -1.0, 1.0, 1500.0, 1500.0]);
+    s[2] = with_runs(SpaceState::Allocated, &[1775.0, 1302.0, 2177.0]);
+    s[4] = with_runs(SpaceState::ZeroFilled, &[1412.0, 1453.0, 5631.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert!(r.too_noisy);
+    assert!(
+        r.reason.contains("too noisy to decide between zero-fill and allocate: allocate 1,302-2,177 against zero-fill 1,412-5,631 commits/s"),
+        "{}",
+        r.reason
+    );
+    // Recycled slower in the medians only: still recycled.
+    assert_eq!(r.recycle, Some(true), "{}", r.reason);
+    // The same gap with runs that separate decides it.
+    s[2] = with_runs(SpaceState::Allocated, &[1900.0, 2000.0, 2100.0]);
+    s[4] = with_runs(SpaceState::ZeroFilled, &[1400.0, 1450.0, 1500.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
+    assert!(!r.too_noisy);
+    assert!(r.reason.contains("allocate beat zero-fill (the built-in choice) across the runs: 1,900-2,100 against 1,400-1,500 commits/s over 3 runs and 3 runs (rank test p = 0.050)"), "{}", r.reason);
+}
+
+#[test]
+fn latency_against_throughput_is_too_noisy() {
+    let mut s = states([900.0, 900.0, 1.0, -1.0, 1.0, 1500.0, 1500.0]);
+    s[2] = with_runs(SpaceState::Allocated, &[1900.0, 2000.0, 2100.0]);
+    s[4] = with_runs(SpaceState::ZeroFilled, &[1400.0, 1450.0, 1500.0]);
+    // Faster runs, but every median latency worse.
+    s[2].runs_p50_us = vec![900.0, 910.0, 920.0];
+    s[4].runs_p50_us = vec![600.0, 610.0, 620.0];
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert!(r.too_noisy, "{}", r.reason);
+}
+
+#[test]
+fn recycling_stops_only_when_the_runs_say_so() {
+    let mut s = states([900.0, 900.0, 400.0, -1.0, 3000.0, 2000.0, 2800.0]);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    assert_eq!(r.recycle, Some(false), "{}", r.reason);
+    assert!(
+        r.reason.contains("recycled segments measured slower"),
+        "{}",
+        r.reason
+    );
+    s[5] = with_runs(SpaceState::Recycled, &[1500.0, 3300.0, 2000.0]);
+    assert_eq!(
+        log(&info(crate::fs_info::FsKind::Ext4), &s).recycle,
+        Some(true)
+    );
+}
+
+fn methods(r: [f64; 4]) -> Vec<SyncMethodResult> {
+    SyncMethod::ALL
+        .iter()
+        .zip(r)
+        .map(|(&method, r)| SyncMethodResult {
+            method,
+            figures: st(SpaceState::Recycled, r),
+        })
+        .collect()
+}
+
+#[test]
+fn sync_method_built_in_unless_beaten_never_fsync() {
+    use super::super::verdict::sync_choice;
+    let ext4 = info(crate::fs_info::FsKind::Ext4);
+    // fdatasync, fsync, dsync, direct-dsync
+    let c = sync_choice(&ext4, &methods([3000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
+    assert!(
+        c.reason
+            .contains("fdatasync 3,000, fsync 2,500, dsync 3,100"),
+        "{}",
+        c.reason
+    );
+    let c = sync_choice(&ext4, &methods([4000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
+    assert!(
+        c.reason.contains("fdatasync beat direct-dsync"),
+        "{}",
+        c.reason
+    );
+    // fsync fastest: never chosen.
+    let c = sync_choice(&ext4, &methods([3000.0, 9000.0, 3100.0, 3200.0])).unwrap();
+    assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
+    // btrfs: fdatasync built in; direct-dsync must beat it.
+    let btrfs = info(crate::fs_info::FsKind::Btrfs);
+    let c = sync_choice(&btrfs, &methods([3000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
+    // Remote: fdatasync whatever.
+    let mut fuse = info(crate::fs_info::FsKind::Fuse);
+    fuse.network = true;
+    let c = sync_choice(&fuse, &methods([1000.0, 900.0, 3100.0, 5200.0])).unwrap();
+    assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
+    // Overlapping runs: too noisy, the built-in stands.
+    let mut m = methods([3000.0, 2500.0, 3100.0, 3200.0]);
+    m[0].figures = with_runs(SpaceState::Recycled, &[1500.0, 4500.0, 4400.0]);
+    m[3].figures = with_runs(SpaceState::Recycled, &[3000.0, 3900.0, 2000.0]);
+    let c = sync_choice(&ext4, &m).unwrap();
+    assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
+    assert!(c.too_noisy, "{}", c.reason);
+}
+
+#[test]
+fn chosen_is_built_in_or_beat_it() {
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
+    proptest!(|(r in proptest::collection::vec(proptest::collection::vec(-1.0f64..1e5, 1..5), 7), cow in any::<bool>())| {
+        let s: Vec<StateResult> = SpaceState::ALL
+            .iter()
+            .zip(&r)
+            .map(|(&st, runs)| with_runs(st, runs))
+            .collect();
+        let kind = if cow { crate::fs_info::FsKind::Btrfs } else { crate::fs_info::FsKind::Xfs };
+        let i = info(kind);
+        let rec = log(&i, &s);
+        let allowed_states: &[SpaceState] = if cow {
+            &[SpaceState::Sparse, SpaceState::Allocated]
+        } else {
+            &[SpaceState::Allocated, SpaceState::WriteZeroed, SpaceState::ZeroFilled]
+        };
+        let measured = |x: &SpaceState| s.iter().any(|y| y.state == *x && y.measured());
+        if !allowed_states.iter().any(measured) {
+            prop_assert!(!rec.measured);
+            return Ok(());
+        }
+        prop_assert!(rec.measured);
+        let chosen = SpaceState::of_strategy(rec.strategy).unwrap();
+        prop_assert!(allowed_states.contains(&chosen));
+        let c = log_contest(&i, &s).unwrap();
+        if rec.strategy != c.standing.0 {
+            // Only a significant difference moves it off the built-in.
+            prop_assert!(!rec.too_noisy);
+            prop_assert_eq!(rec.strategy, c.challenger.0);
+            let p = super::super::stats::p_greater(&c.challenger.1.runs, &c.standing.1.runs);
+            prop_assert!(p <= super::super::stats::ALPHA, "p = {}", p);
+            prop_assert!(c.challenger.1.commits_per_sec >= (1.0 + TIE_MARGIN) * c.standing.1.commits_per_sec);
+            prop_assert!(rec.reason.contains("across the runs"));
+        }
+    });
+}

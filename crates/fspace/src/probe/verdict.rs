@@ -1,0 +1,182 @@
+//! Whether one measured state (or sync method) beat another across the
+//! probe's runs, in words; and the log's sync method chosen that way.
+
+use super::decide::TIE_MARGIN;
+use super::stats;
+use super::{StateResult, SyncMethodResult};
+use crate::fs_info::FsInfo;
+use crate::strategy::SyncMethod;
+use crate::units::{errno_text as short_err, format_count as commas};
+
+/// How a challenger compares with the choice that stands unless beaten
+/// (the built-in one).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Verdict {
+    /// Its median is within [`TIE_MARGIN`] of the standing choice's (or
+    /// below it).
+    Tie,
+    /// Faster by more than the margin, and the rank test separates the
+    /// runs ([`stats::p_greater`] at most [`stats::ALPHA`]) without the
+    /// median latencies saying the opposite.
+    Faster {
+        /// The rank test's one-sided p-value.
+        p: f64,
+    },
+    /// Faster by more than the margin in the medians, but the runs
+    /// overlap too much to say so.
+    TooNoisy {
+        /// The rank test's one-sided p-value.
+        p: f64,
+    },
+}
+
+/// Whether `challenger` beat `standing` across the runs (throughput, and
+/// median latency not significantly worse).
+pub(crate) fn verdict(challenger: &StateResult, standing: &StateResult) -> Verdict {
+    if challenger.commits_per_sec < (1.0 + TIE_MARGIN) * standing.commits_per_sec {
+        return Verdict::Tie;
+    }
+    let p = stats::p_greater(&challenger.runs, &standing.runs);
+    let slower_latency =
+        stats::p_greater(&challenger.runs_p50_us, &standing.runs_p50_us) <= stats::ALPHA;
+    if p <= stats::ALPHA && !slower_latency {
+        Verdict::Faster { p }
+    } else {
+        Verdict::TooNoisy { p }
+    }
+}
+
+/// `lo-hi` of a state's runs, in commits/s.
+pub(crate) fn spread(s: &StateResult) -> String {
+    let (lo, hi) = stats::range(&s.runs);
+    if s.runs.len() < 2 {
+        commas(lo)
+    } else {
+        format!("{}-{}", commas(lo), commas(hi))
+    }
+}
+
+/// The words for a verdict between `challenger` (named `c`) and the
+/// standing choice `standing` (named `d`).
+pub(crate) fn verdict_words(
+    v: Verdict,
+    c: &str,
+    challenger: &StateResult,
+    d: &str,
+    standing: &StateResult,
+) -> Option<String> {
+    let runs = |s: &StateResult| {
+        format!(
+            "{} run{}",
+            s.runs.len(),
+            if s.runs.len() == 1 { "" } else { "s" }
+        )
+    };
+    match v {
+        Verdict::Tie => None,
+        Verdict::Faster { p } => Some(format!(
+            "{c} beat {d} (the built-in choice) across the runs: {} against {} commits/s over {} and {} (rank test p = {p:.3})",
+            spread(challenger),
+            spread(standing),
+            runs(challenger),
+            runs(standing)
+        )),
+        Verdict::TooNoisy { p } => Some(format!(
+            "too noisy to decide between {d} and {c}: {c} {} against {d} {} commits/s over {} and {} (rank test p = {p:.2}, {:.2} needed), so the built-in choice {d} stands",
+            spread(challenger),
+            spread(standing),
+            runs(challenger),
+            runs(standing),
+            stats::ALPHA
+        )),
+    }
+}
+
+/// The log's sync method as measured, and why.
+pub(crate) struct SyncChoice {
+    pub(crate) method: SyncMethod,
+    /// The standing (built-in) method and its fastest challenger.
+    pub(crate) standing: SyncMethod,
+    pub(crate) challenger: SyncMethod,
+    pub(crate) reason: String,
+    pub(crate) too_noisy: bool,
+}
+
+/// Chooses the log's sync method from commits into written space made
+/// durable by each: the built-in choice
+/// ([`log_sync_method`](crate::policy::rules::log_sync_method)) stands
+/// unless another beat it across the runs ([`verdict`]). `fsync` is
+/// measured for comparison but never chosen (it syncs what `fdatasync`
+/// does and the inode's times); on network and FUSE filesystems the
+/// built-in `fdatasync` stands (O_DIRECT and RWF_DSYNC there are the
+/// server's). `None` when `fdatasync` itself was not measured.
+pub(crate) fn sync_choice(info: &FsInfo, methods: &[SyncMethodResult]) -> Option<SyncChoice> {
+    let remote = crate::policy::rules::is_remote(info);
+    let (built_in, _) = crate::policy::rules::log_sync_method(Some(info.kind), remote);
+    let measured = |m: SyncMethod| {
+        methods
+            .iter()
+            .find(|x| x.method == m && x.figures.measured())
+            .map(|x| &x.figures)
+    };
+    let fdatasync = measured(SyncMethod::Fdatasync)?;
+    let (standing_m, standing) = match measured(built_in) {
+        Some(s) => (built_in, s),
+        None => (SyncMethod::Fdatasync, fdatasync),
+    };
+    let allowed = |m: SyncMethod| m != SyncMethod::Fsync && (!remote || m == SyncMethod::Fdatasync);
+    let (challenger_m, challenger) = SyncMethod::ALL
+        .iter()
+        .filter(|&&m| allowed(m))
+        .filter_map(|&m| measured(m).map(|s| (m, s)))
+        .max_by(|a, b| a.1.commits_per_sec.total_cmp(&b.1.commits_per_sec))?;
+    let v = if challenger_m == standing_m {
+        Verdict::Tie
+    } else {
+        verdict(challenger, standing)
+    };
+    let (method, fig) = if matches!(v, Verdict::Faster { .. }) {
+        (challenger_m, challenger)
+    } else {
+        (standing_m, standing)
+    };
+    let mut why = vec![format!(
+        "{method}: {} commits/s into written space ({} over the runs)",
+        commas(fig.commits_per_sec),
+        spread(fig)
+    )];
+    let others: Vec<String> = methods
+        .iter()
+        .filter(|x| x.method != method)
+        .map(|x| match &x.figures.unsupported {
+            Some(u) => format!("{} not measured ({})", x.method, short_err(u)),
+            None => format!("{} {}", x.method, commas(x.figures.commits_per_sec)),
+        })
+        .collect();
+    if !others.is_empty() {
+        why.push(others.join(", "));
+    }
+    why.extend(verdict_words(
+        v,
+        challenger_m.name(),
+        challenger,
+        standing_m.name(),
+        standing,
+    ));
+    if v == Verdict::Tie && challenger_m != method {
+        why.push(format!(
+            "{challenger_m} is within {:.0}%, a tie, so the built-in choice stands",
+            TIE_MARGIN * 100.0
+        ));
+    }
+    if remote {
+        why.push("network or FUSE filesystem: fdatasync, whatever the others measured".into());
+    }
+    Some(SyncChoice {
+        method,
+        standing: standing_m,
+        challenger: challenger_m,
+        reason: why.join("; "),
+        too_noisy: matches!(v, Verdict::TooNoisy { .. }),
+    })
+}
