@@ -461,6 +461,24 @@ fn recommendations_text(r: &ProbeResult) -> String {
             }
         }
     }
+    if let Some(p) = &c.prediction {
+        out!(o, "\nExpected");
+        let runs = if p.low < p.high {
+            format!("runs {}-{}; ", commas(p.low), commas(p.high))
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "fspace's log with {} should reach about {} commits/s here ({runs}1 writer, 8 KiB records; from {}). Check it: fspace bench commit --mode wal --seconds 30 {}",
+            p.setup,
+            commas(p.commits_per_sec),
+            p.basis,
+            r.directory.display()
+        );
+        for line in wrap(&text, 76) {
+            out!(o, "  {line}");
+        }
+    }
     let notes: Vec<String> = r
         .notes
         .iter()

@@ -141,6 +141,7 @@ impl Run<'_> {
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);
+        let prediction = self.predict(info, growth, &states, &sync_methods, &mut bopts)?;
         let append = states
             .iter()
             .find(|s| s.state == SpaceState::Appended && s.measured())
@@ -165,7 +166,94 @@ impl Run<'_> {
             file_size: plan.file_size,
             states,
             sync_methods,
+            prediction,
         })
+    }
+
+    /// What the recommended log setup should reach: the log state's runs
+    /// when the recommendation is the built-in setup the log state ran
+    /// (the usual case: a choice stands unless beaten), else runs of the
+    /// log set up as recommended, measured now while the budget lasts.
+    fn predict(
+        &mut self,
+        info: &FsInfo,
+        growth: &GrowthSection,
+        states: &[StateResult],
+        methods: &[SyncMethodResult],
+        bopts: &mut CommitBenchOptions,
+    ) -> Result<Option<Prediction>> {
+        let rec = super::decide::recommend(info, states, methods, &growth.results);
+        let Some(log) = rec
+            .into_iter()
+            .find(|r| r.intent == crate::Intent::Log && r.measured)
+        else {
+            return Ok(None);
+        };
+        let built_in = crate::policy::built_in(info, crate::Intent::Log).first();
+        let remote = crate::policy::rules::is_remote(info);
+        let (built_in_sync, _) = crate::policy::rules::log_sync_method(Some(info.kind), remote);
+        let sync = log.sync_method.unwrap_or(built_in_sync);
+        let setup = format!("{} segments, {sync}", log.strategy);
+        let from = |s: &StateResult, basis: String| {
+            let (low, high) = super::stats::range(&s.runs);
+            Some(Prediction {
+                commits_per_sec: s.commits_per_sec,
+                low,
+                high,
+                setup: setup.clone(),
+                basis,
+            })
+        };
+        if log.strategy == built_in && sync == built_in_sync {
+            let Some(w) = states
+                .iter()
+                .find(|s| s.state == SpaceState::Wal && s.measured())
+            else {
+                return Ok(None);
+            };
+            return Ok(from(
+                w,
+                format!(
+                    "the log's {} runs above (the built-in setup, which the recommendation keeps)",
+                    w.runs.len()
+                ),
+            ));
+        }
+        let left = self
+            .budget
+            .total
+            .saturating_sub(self.start.elapsed())
+            .saturating_sub(Duration::from_secs(1));
+        let per = left.min(self.budget.max_mode);
+        if per < MIN_MODE {
+            return Ok(None);
+        }
+        self.steps += 1;
+        self.begin(format!(
+            "8 KiB commits through fspace's log set up as recommended ({setup})"
+        ))?;
+        let saved = std::mem::replace(
+            &mut bopts.prepare,
+            crate::StrategyChoice::exactly(log.strategy),
+        );
+        let case = Case {
+            state: SpaceState::Wal,
+            method: Some(sync),
+        };
+        let rs = self.run_state(case, bopts, per);
+        bopts.prepare = saved;
+        let s = summarize(SpaceState::Wal, &rs?);
+        if !s.measured() {
+            return Ok(None);
+        }
+        Ok(from(
+            &s,
+            format!(
+                "{} run{} of the log set up as recommended, after the rounds",
+                s.runs.len(),
+                if s.runs.len() == 1 { "" } else { "s" }
+            ),
+        ))
     }
 
     /// The main rounds: every state that can be made here, in an order

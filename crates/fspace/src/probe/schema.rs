@@ -104,6 +104,23 @@ pub struct SyncMethodResult {
     pub figures: StateResult,
 }
 
+/// What fspace's log, set up as recommended, should reach here: one
+/// writer, 8 KiB records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prediction {
+    /// Commits per second: the median of the runs of the log with the
+    /// recommended setup.
+    pub commits_per_sec: f64,
+    /// The slowest and fastest of those runs.
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+    /// The setup: preparation and sync method.
+    pub setup: String,
+    /// Which runs it comes from.
+    pub basis: String,
+}
+
 /// The commit measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitSection {
@@ -120,6 +137,9 @@ pub struct CommitSection {
     pub states: Vec<StateResult>,
     /// One entry per sync method, in [`SyncMethod::ALL`] order.
     pub sync_methods: Vec<SyncMethodResult>,
+    /// What the recommended log setup should reach (`None` when the log
+    /// could not be measured).
+    pub prediction: Option<Prediction>,
 }
 
 /// Growth of a fresh file by one strategy.

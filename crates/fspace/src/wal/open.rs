@@ -435,7 +435,9 @@ fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, Strin
     let store = opts.prepare.saved_results()?;
     let info = crate::fs_info::fs_info(dir).ok()?;
     let saved = store.load(&info).ok()??;
-    let method = saved.recommendation(crate::strategy::Intent::Log)?.sync_method?;
+    let method = saved
+        .recommendation(crate::strategy::Intent::Log)?
+        .sync_method?;
     Some((
         method,
         format!(
