@@ -413,7 +413,8 @@ pub(crate) struct CommitArgs {
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub direct_io: String,
     /// How commits are made durable, comma-separated or repeated; each mode runs once per
-    /// method: fdatasync, dsync (pwritev2 RWF_DSYNC), direct-dsync (O_DIRECT + RWF_DSYNC), or all.
+    /// method: fdatasync, fsync (for comparison), dsync (pwritev2 RWF_DSYNC), direct-dsync
+    /// (O_DIRECT + RWF_DSYNC), or all.
     /// Default: fdatasync for the file modes, the log's own choice for wal.
     #[arg(long, value_delimiter = ',', value_parser = sync_method_arg)]
     pub sync_method: Vec<Vec<fspace::SyncMethod>>,

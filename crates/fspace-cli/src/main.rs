@@ -20,6 +20,7 @@ macro_rules! out {
 }
 
 mod bench;
+mod chart;
 mod cli;
 mod copy;
 mod dig;

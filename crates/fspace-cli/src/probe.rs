@@ -202,8 +202,16 @@ fn head(r: &ProbeResult) -> String {
             _ => String::new(),
         }
     );
+    let unit = match &f.allocation_unit {
+        Some(u) if u.bytes != f.block_size => format!(
+            "; allocation unit {} ({})",
+            format_human(u.bytes),
+            u.source.name()
+        ),
+        _ => String::new(),
+    };
     let run = format!(
-        "{} run in {:.1} s (budget {:.0} s); {} free of {}; block size {}{}{}",
+        "{} run in {:.1} s (budget {:.0} s); {} free of {}; block size {}{unit}{}{}",
         r.level.name(),
         r.elapsed.as_secs_f64(),
         r.budget_seconds,
@@ -461,8 +469,28 @@ fn recommendations_text(r: &ProbeResult) -> String {
             }
         }
     }
-    if let Some(p) = &c.prediction {
+    if c.prediction.is_some() || c.log_check.is_some() {
         out!(o, "\nExpected");
+    }
+    if let Some(k) = &c.log_check {
+        let text = format!(
+            "The states suggested {}; fspace's log measured that way {} against {} commits/s with its built-in setup ({}), {} alternating runs each: {}.",
+            k.setup,
+            runs_range(&k.recommended),
+            runs_range(&k.built_in),
+            k.built_in_setup,
+            k.recommended.runs.len(),
+            if k.confirmed {
+                "the log itself is faster, so the suggestion stands"
+            } else {
+                "the log itself is not faster, so the built-in setup stays"
+            }
+        );
+        for line in wrap(&text, 76) {
+            out!(o, "  {line}");
+        }
+    }
+    if let Some(p) = &c.prediction {
         let runs = if p.low < p.high {
             format!("runs {}-{}; ", commas(p.low), commas(p.high))
         } else {

@@ -164,7 +164,7 @@ fn agree(fs: &common::Fs) {
     let auto = StrategyChoice::auto(store.clone());
 
     // No saved measurement: the built-in rules, everywhere.
-    let probe = fspace::probe::recommend(&info, &[], &[], &[]);
+    let probe = fspace::probe::recommend(&info, &[], &[], &[], None);
     let mut saved = vec![];
     for intent in INTENTS {
         let want = plan(&info, intent, &auto);

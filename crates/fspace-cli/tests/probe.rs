@@ -365,11 +365,12 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-/// Renders `html` in headless chromium with a script appended that
-/// measures each chart's laid-out box, and returns what it measured:
-/// `[{group, width, height, bars}]` (bars: rectangles with a non-zero
-/// rendered width).
-fn layout_in_chromium(chrome: &Path, html: &Path, work: &Path) -> Vec<Value> {
+/// Renders `html` in headless chromium in a window `width` px wide with a
+/// script appended that measures each chart's laid-out box, and returns
+/// what it measured: `{charts: [{group, width, height, bars}], page,
+/// window}` (bars: rectangles with a non-zero rendered width; page: the
+/// document's scroll width; window: the window's inner width).
+fn layout_in_chromium(chrome: &Path, html: &Path, work: &Path, width: u32) -> Value {
     let page = std::fs::read_to_string(html).unwrap();
     let probe_js = r#"<script>
 window.addEventListener('load', () => {
@@ -380,7 +381,8 @@ window.addEventListener('load', () => {
   });
   const pre = document.createElement('pre');
   pre.id = 'layout';
-  pre.textContent = 'LAYOUT' + JSON.stringify(out) + 'END';
+  const doc = {charts: out, page: document.documentElement.scrollWidth, window: window.innerWidth};
+  pre.textContent = 'LAYOUT' + JSON.stringify(doc) + 'END';
   document.body.appendChild(pre);
 });
 </script></body>"#;
@@ -393,8 +395,10 @@ window.addEventListener('load', () => {
             "--disable-gpu",
             "--no-first-run",
             "--virtual-time-budget=3000",
+            "--hide-scrollbars",
             "--dump-dom",
         ])
+        .arg(format!("--window-size={width},900"))
         .arg(format!(
             "--user-data-dir={}",
             work.join("profile").display()
@@ -412,11 +416,32 @@ window.addEventListener('load', () => {
     let json = dom[start..end]
         .replace("&quot;", "\"")
         .replace("&amp;", "&");
-    serde_json::from_str::<Value>(&json)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    serde_json::from_str::<Value>(&json).unwrap()
+}
+
+/// A screenshot of `html` in a window `width` px wide, for a person to
+/// look at (the test prints where).
+fn screenshot(chrome: &Path, html: &Path, work: &Path, width: u32) -> PathBuf {
+    let png = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("probe-report-{width}.png"));
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("--window-size={width},2400"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("run chromium");
+    assert!(png.exists(), "no screenshot: {}", text(&o));
+    png
 }
 
 /// Checks a report: no external references, one chart per measured group,
@@ -445,18 +470,39 @@ fn check_report(html: &Path, groups: &[&str], work: &Path) {
         common::skipped("probe-report-chromium", "-", "chromium not installed");
         return;
     };
-    let charts = layout_in_chromium(&chrome, html, work);
-    let got: Vec<&str> = charts
-        .iter()
-        .map(|c| c["group"].as_str().unwrap())
-        .collect();
-    assert_eq!(got, groups);
-    for c in &charts {
+    // A wide window and a narrow one: the page must reflow to the
+    // window (no horizontal scrolling), the charts with it.
+    for width in [1280, 600] {
+        let doc = layout_in_chromium(&chrome, html, work, width);
+        let charts = doc["charts"].as_array().unwrap();
+        let got: Vec<&str> = charts
+            .iter()
+            .map(|c| c["group"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, groups);
+        let window = doc["window"].as_f64().unwrap();
         assert!(
-            c["width"].as_f64() > Some(300.0) && c["height"].as_f64() > Some(80.0),
-            "chart not laid out: {c}"
+            doc["page"].as_f64() <= Some(window),
+            "{width} px: the page is wider than the window: {doc}"
         );
-        assert!(c["bars"].as_u64() >= Some(3), "chart without bars: {c}");
+        for c in charts {
+            assert!(
+                c["width"].as_f64() > Some(300.0) && c["height"].as_f64() > Some(80.0),
+                "{width} px: chart not laid out: {c}"
+            );
+            assert!(
+                c["width"].as_f64() <= Some(window),
+                "{width} px: chart wider than the window: {c}"
+            );
+            assert!(
+                c["bars"].as_u64() >= Some(3),
+                "{width} px: chart without bars: {c}"
+            );
+        }
+        eprintln!(
+            "report at {width} px: {}",
+            screenshot(&chrome, html, work, width).display()
+        );
     }
 }
 
@@ -503,7 +549,7 @@ common::per_fs! {
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
             &html,
-            &["commit-rate", "commit-latency", "growth"],
+            &["commit-rate", "sync-methods", "commit-latency", "growth"],
             work.path(),
         );
     }
@@ -551,7 +597,7 @@ common::per_fs! {
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
             &html,
-            &["commit-rate", "commit-latency", "growth", "record-size"],
+            &["commit-rate", "sync-methods", "commit-latency", "growth", "record-size"],
             work.path(),
         );
     }

@@ -606,11 +606,21 @@ pub fn probe_capabilities(dir: &Path) -> Result<Capabilities> {
     let u = PROBE_UNIT;
     let a = scratch(dir)?;
     let p = &a.path;
-    let fallocate = judge(
+    let mut fallocate = judge(
         "fallocate",
         p,
         sys::fallocate(&a.fd, FallocMode::Allocate, 0, u),
     )?;
+    if fallocate.supported {
+        // A successful fallocate that reserved nothing (ZFS before 2.2,
+        // some FUSE servers) is no preallocation: say so.
+        let got = sys::fstat(&a.fd).map(|st| st.blocks * 512).unwrap_or(u);
+        if got < u {
+            fallocate.detail = Some(format!(
+                "succeeded, but st_blocks shows {got} of {u} bytes allocated afterwards: it may reserve nothing here"
+            ));
+        }
+    }
     let keep_size = judge(
         "fallocate",
         p,

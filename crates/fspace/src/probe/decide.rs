@@ -20,7 +20,7 @@
 //!   empty); the reason says what it cost and whether holes are kept.
 
 use super::verdict::{spread, sync_choice, verdict, verdict_words, Verdict};
-use super::{GrowthResult, StateResult, SyncMethodResult};
+use super::{GrowthResult, LogCheck, StateResult, SyncMethodResult};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{
@@ -51,22 +51,69 @@ fn ratio(a: f64, b: f64) -> String {
 }
 
 /// Returns the recommendations for log (with its sync method, when the
-/// methods were measured), bulk and sparse.
+/// methods were measured), bulk and sparse. A `check` of fspace's log set
+/// up as the states suggest ([`LogCheck`]) that did not beat the log's
+/// built-in setup keeps the built-in setup, and says why.
 pub fn recommend(
     info: &FsInfo,
     states: &[StateResult],
     methods: &[SyncMethodResult],
     growth: &[GrowthResult],
+    check: Option<&LogCheck>,
 ) -> Vec<Recommendation> {
-    let mut log = log(info, states);
+    let confirmed = check.is_none_or(|c| c.confirmed);
+    let mut log = log(info, states, confirmed);
     if log.measured {
-        if let Some(c) = sync_choice(info, methods) {
+        if let Some(c) = sync_choice(info, methods, confirmed) {
             log.sync_method = Some(c.method);
             log.sync_reason = Some(c.reason);
             log.sync_too_noisy = c.too_noisy;
         }
+        if let Some(c) = check.filter(|c| !c.confirmed) {
+            log.reason = format!("{}; {}", log.reason, c.words());
+        }
     }
-    vec![log, bulk(info, growth), sparse(info, growth)]
+    if let Some(cost) = log
+        .measured
+        .then(|| segment_cost(growth, log.strategy))
+        .flatten()
+    {
+        log.reason = format!("{}; {cost}", log.reason);
+    }
+    vec![log, bulk(info, growth, states), sparse(info, growth)]
+}
+
+/// What preparing one log segment by `s` costs, from the growth measured.
+fn segment_cost(growth: &[GrowthResult], s: Strategy) -> Option<String> {
+    let g = grown(growth, s)?;
+    let seg = crate::wal::DEFAULT_SEGMENT_SIZE;
+    let t = g.seconds * seg as f64 / g.bytes as f64;
+    Some(format!(
+        "preparing a {} segment this way costs about {} here (growth measured: {} in {})",
+        format_human(seg),
+        duration(t),
+        format_human(g.bytes),
+        duration(g.seconds)
+    ))
+}
+
+/// What 8 KiB commits into space grown by `s` measured, for the later cost
+/// of a bulk strategy.
+fn later_cost(states: &[StateResult], s: Strategy) -> Option<String> {
+    let st = SpaceState::of_strategy(s)?;
+    let into = rate(states, st)?;
+    let written = rate(states, SpaceState::Recycled);
+    Some(match (s, written) {
+        (Strategy::Allocate | Strategy::WriteZeroes, Some(w)) if into < (1.0 - TIE_MARGIN) * w => format!(
+            "later, 8 KiB commits with fdatasync into that space ran at {}/s against {}/s into written space: data written once converts each extent once, but a log that syncs small records there pays it on every commit (see log)",
+            commas(into),
+            commas(w)
+        ),
+        _ => format!(
+            "later, 8 KiB commits with fdatasync into that space ran at {}/s",
+            commas(into)
+        ),
+    })
 }
 
 fn rate(states: &[StateResult], s: SpaceState) -> Option<f64> {
@@ -100,12 +147,16 @@ pub(crate) fn fastest_preparation(states: &[StateResult]) -> Option<(Strategy, f
 /// preparation beat it ([`verdict`]); when the medians differ by more than
 /// the margin but the runs cannot tell them apart, the recommendation says
 /// so and is marked [`Recommendation::too_noisy`].
-pub(crate) fn log(info: &FsInfo, states: &[StateResult]) -> Recommendation {
+///
+/// With `allow_change` false (fspace's log set up as the states suggest did
+/// not beat its built-in setup, [`LogCheck`]) the built-in choice stays
+/// whatever the states measured.
+pub(crate) fn log(info: &FsInfo, states: &[StateResult], allow_change: bool) -> Recommendation {
     let append = rate(states, SpaceState::Appended);
     let Some(c) = log_contest(info, states) else {
         return log_not_measured(info, append);
     };
-    let chosen = if matches!(c.verdict, Verdict::Faster { .. }) {
+    let chosen = if allow_change && matches!(c.verdict, Verdict::Faster { .. }) {
         c.challenger
     } else {
         c.standing
@@ -421,7 +472,7 @@ fn grown(growth: &[GrowthResult], s: Strategy) -> Option<&GrowthResult> {
         .find(|g| g.strategy == s && g.unsupported.is_none() && g.bytes > 0)
 }
 
-fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
+fn bulk(info: &FsInfo, growth: &[GrowthResult], states: &[StateResult]) -> Recommendation {
     let cands: Vec<&GrowthResult> = BULK_PREFERENCE
         .iter()
         .filter(|&&s| {
@@ -459,13 +510,20 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
         .find(|g| g.bytes_per_sec >= (1.0 - TIE_MARGIN) * best)
         .copied()
         .unwrap_or(cands[0]);
-    let reason = format!(
-        "{} in {} ({}/s){}",
+    let mut reason = format!(
+        "{} in {}{}{}",
         format_human(g.bytes),
         duration(g.seconds),
-        format_human(g.bytes_per_sec as u64),
+        if g.strategy == Strategy::ZeroFill {
+            format!(" ({}/s)", format_human(g.bytes_per_sec as u64))
+        } else {
+            String::new()
+        },
         bulk_why(info, growth, g)
     );
+    if let Some(later) = later_cost(states, g.strategy) {
+        reason = format!("{reason}; {later}");
+    }
     Recommendation {
         intent: Intent::Bulk,
         strategy: g.strategy,

@@ -49,7 +49,7 @@ fn states(r: [f64; 7]) -> Vec<StateResult> {
 fn ext4_like_picks_zero_fill_and_says_why() {
     // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
     let s = states([1830.0, 1900.0, 3100.0, -1.0, 7034.0, 7100.0, 6900.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill);
     assert_eq!(r.recycle, Some(true));
     assert!(
@@ -66,7 +66,7 @@ fn ties_prefer_cheaper_preparation() {
     let s = states([
         50_000.0, 52_000.0, 50_500.0, -1.0, 53_000.0, 52_000.0, 40_000.0,
     ]);
-    let r = log(&info(crate::fs_info::FsKind::Tmpfs), &s);
+    let r = log(&info(crate::fs_info::FsKind::Tmpfs), &s, true);
     assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
     assert!(r.reason.contains("memory-copy rates"), "{}", r.reason);
 }
@@ -74,7 +74,7 @@ fn ties_prefer_cheaper_preparation() {
 #[test]
 fn cow_never_zero_fill() {
     let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
-    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
+    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s, true);
     assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
     assert_eq!(r.recycle, Some(false));
     assert!(
@@ -85,7 +85,7 @@ fn cow_never_zero_fill() {
     // Allocate wins on copy-on-write only when clearly faster.
     let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
     assert_eq!(
-        log(&info(crate::fs_info::FsKind::Btrfs), &s).strategy,
+        log(&info(crate::fs_info::FsKind::Btrfs), &s, true).strategy,
         Strategy::Allocate
     );
 }
@@ -95,7 +95,7 @@ fn cow_preference_holds_when_the_fastest_is_ruled_out() {
     // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
     // as allocate is not more than the margin faster than it.
     let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
-    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s);
+    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s, true);
     assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
     assert!(r.reason.contains("ruled out"), "{}", r.reason);
 }
@@ -104,7 +104,7 @@ fn cow_preference_holds_when_the_fastest_is_ruled_out() {
 fn holes_are_no_log_preparation_in_place() {
     // Sparse measured fastest on an in-place filesystem: not chosen.
     let s = states([1000.0, 5000.0, 1000.0, -1.0, 4800.0, 4900.0, 4700.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
     assert!(r.reason.contains("sparse measured 5,000"), "{}", r.reason);
 }
@@ -114,7 +114,7 @@ fn remote_never_fallocate() {
     let mut i = info(crate::fs_info::FsKind::Fuse);
     i.network = true;
     let s = states([1000.0, 1000.0, 3000.0, -1.0, 1500.0, 1500.0, 1500.0]);
-    let r = log(&i, &s);
+    let r = log(&i, &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
     assert!(r.reason.contains("network/FUSE"), "{}", r.reason);
 }
@@ -122,7 +122,7 @@ fn remote_never_fallocate() {
 #[test]
 fn no_fallocate_never_picks_it() {
     let s = states([800.0, 820.0, -1.0, -1.0, 2500.0, 2600.0, 2400.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill);
     assert!(
         r.reason.contains("fallocate is not supported"),
@@ -139,7 +139,7 @@ fn noise_leaves_the_built_in_choice_and_says_so() {
     let mut s = states([900.0, 900.0, 1.0, -1.0, 1.0, 1500.0, 1500.0]);
     s[2] = with_runs(SpaceState::Allocated, &[1775.0, 1302.0, 2177.0]);
     s[4] = with_runs(SpaceState::ZeroFilled, &[1412.0, 1453.0, 5631.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
     assert!(r.too_noisy);
     assert!(
@@ -152,7 +152,7 @@ fn noise_leaves_the_built_in_choice_and_says_so() {
     // The same gap with runs that separate decides it.
     s[2] = with_runs(SpaceState::Allocated, &[1900.0, 2000.0, 2100.0]);
     s[4] = with_runs(SpaceState::ZeroFilled, &[1400.0, 1450.0, 1500.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
     assert!(!r.too_noisy);
     assert!(r.reason.contains("allocate beat zero-fill (the built-in choice) across the runs: 1,900-2,100 against 1,400-1,500 commits/s over 3 runs and 3 runs (rank test p = 0.050)"), "{}", r.reason);
@@ -166,7 +166,7 @@ fn latency_against_throughput_is_too_noisy() {
     // Faster runs, but every median latency worse.
     s[2].runs_p50_us = vec![900.0, 910.0, 920.0];
     s[4].runs_p50_us = vec![600.0, 610.0, 620.0];
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
     assert!(r.too_noisy, "{}", r.reason);
 }
@@ -174,7 +174,7 @@ fn latency_against_throughput_is_too_noisy() {
 #[test]
 fn recycling_stops_only_when_the_runs_say_so() {
     let mut s = states([900.0, 900.0, 400.0, -1.0, 3000.0, 2000.0, 2800.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s);
+    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
     assert_eq!(r.recycle, Some(false), "{}", r.reason);
     assert!(
         r.reason.contains("recycled segments measured slower"),
@@ -183,7 +183,7 @@ fn recycling_stops_only_when_the_runs_say_so() {
     );
     s[5] = with_runs(SpaceState::Recycled, &[1500.0, 3300.0, 2000.0]);
     assert_eq!(
-        log(&info(crate::fs_info::FsKind::Ext4), &s).recycle,
+        log(&info(crate::fs_info::FsKind::Ext4), &s, true).recycle,
         Some(true)
     );
 }
@@ -204,7 +204,7 @@ fn sync_method_built_in_unless_beaten_never_fsync() {
     use super::super::verdict::sync_choice;
     let ext4 = info(crate::fs_info::FsKind::Ext4);
     // fdatasync, fsync, dsync, direct-dsync
-    let c = sync_choice(&ext4, &methods([3000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    let c = sync_choice(&ext4, &methods([3000.0, 2500.0, 3100.0, 3200.0]), true).unwrap();
     assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
     assert!(
         c.reason
@@ -212,7 +212,7 @@ fn sync_method_built_in_unless_beaten_never_fsync() {
         "{}",
         c.reason
     );
-    let c = sync_choice(&ext4, &methods([4000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    let c = sync_choice(&ext4, &methods([4000.0, 2500.0, 3100.0, 3200.0]), true).unwrap();
     assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
     assert!(
         c.reason.contains("fdatasync beat direct-dsync"),
@@ -220,22 +220,22 @@ fn sync_method_built_in_unless_beaten_never_fsync() {
         c.reason
     );
     // fsync fastest: never chosen.
-    let c = sync_choice(&ext4, &methods([3000.0, 9000.0, 3100.0, 3200.0])).unwrap();
+    let c = sync_choice(&ext4, &methods([3000.0, 9000.0, 3100.0, 3200.0]), true).unwrap();
     assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
     // btrfs: fdatasync built in; direct-dsync must beat it.
     let btrfs = info(crate::fs_info::FsKind::Btrfs);
-    let c = sync_choice(&btrfs, &methods([3000.0, 2500.0, 3100.0, 3200.0])).unwrap();
+    let c = sync_choice(&btrfs, &methods([3000.0, 2500.0, 3100.0, 3200.0]), true).unwrap();
     assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
     // Remote: fdatasync whatever.
     let mut fuse = info(crate::fs_info::FsKind::Fuse);
     fuse.network = true;
-    let c = sync_choice(&fuse, &methods([1000.0, 900.0, 3100.0, 5200.0])).unwrap();
+    let c = sync_choice(&fuse, &methods([1000.0, 900.0, 3100.0, 5200.0]), true).unwrap();
     assert_eq!(c.method, SyncMethod::Fdatasync, "{}", c.reason);
     // Overlapping runs: too noisy, the built-in stands.
     let mut m = methods([3000.0, 2500.0, 3100.0, 3200.0]);
     m[0].figures = with_runs(SpaceState::Recycled, &[1500.0, 4500.0, 4400.0]);
     m[3].figures = with_runs(SpaceState::Recycled, &[3000.0, 3900.0, 2000.0]);
-    let c = sync_choice(&ext4, &m).unwrap();
+    let c = sync_choice(&ext4, &m, true).unwrap();
     assert_eq!(c.method, SyncMethod::DirectDsync, "{}", c.reason);
     assert!(c.too_noisy, "{}", c.reason);
 }
@@ -251,7 +251,7 @@ fn chosen_is_built_in_or_beat_it() {
             .collect();
         let kind = if cow { crate::fs_info::FsKind::Btrfs } else { crate::fs_info::FsKind::Xfs };
         let i = info(kind);
-        let rec = log(&i, &s);
+        let rec = log(&i, &s, true);
         let allowed_states: &[SpaceState] = if cow {
             &[SpaceState::Sparse, SpaceState::Allocated]
         } else {
@@ -276,4 +276,28 @@ fn chosen_is_built_in_or_beat_it() {
             prop_assert!(rec.reason.contains("across the runs"));
         }
     });
+}
+
+#[test]
+fn the_log_itself_must_confirm_a_change() {
+    let mut s = states([900.0, 900.0, 1.0, -1.0, 1.0, 1500.0, 1500.0]);
+    s[2] = with_runs(SpaceState::Allocated, &[1900.0, 2000.0, 2100.0]);
+    s[4] = with_runs(SpaceState::ZeroFilled, &[1400.0, 1450.0, 1500.0]);
+    let ext4 = info(crate::fs_info::FsKind::Ext4);
+    let check = |confirmed| LogCheck {
+        setup: "allocate segments, direct-dsync".into(),
+        built_in_setup: "zero-fill segments, direct-dsync".into(),
+        recommended: with_runs(SpaceState::Wal, &[1000.0, 1500.0, 1200.0]),
+        built_in: with_runs(SpaceState::Wal, &[1400.0, 1300.0, 1450.0]),
+        confirmed,
+    };
+    let r = recommend(&ext4, &s, &[], &[], Some(&check(false)));
+    assert_eq!(r[0].strategy, Strategy::ZeroFill, "{}", r[0].reason);
+    assert!(
+        r[0].reason.contains("but fspace's log set up that way (allocate segments, direct-dsync) did not beat its built-in setup (zero-fill segments, direct-dsync): 1,000-1,500 against 1,300-1,450 commits/s over 3 and 3 alternating runs"),
+        "{}",
+        r[0].reason
+    );
+    let r = recommend(&ext4, &s, &[], &[], Some(&check(true)));
+    assert_eq!(r[0].strategy, Strategy::Allocate, "{}", r[0].reason);
 }

@@ -141,7 +141,14 @@ impl Run<'_> {
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);
-        let prediction = self.predict(info, growth, &states, &sync_methods, &mut bopts)?;
+        let rec = super::decide::recommend(info, &states, &sync_methods, &growth.results, None);
+        let (prediction, log_check) = match rec
+            .iter()
+            .find(|r| r.intent == crate::strategy::Intent::Log && r.measured)
+        {
+            Some(log) => self.predict(info, &plan, &states, log, &mut bopts, notes)?,
+            None => (None, None),
+        };
         let append = states
             .iter()
             .find(|s| s.state == SpaceState::Appended && s.measured())
@@ -167,92 +174,129 @@ impl Run<'_> {
             states,
             sync_methods,
             prediction,
+            log_check,
         })
     }
 
     /// What the recommended log setup should reach: the log state's runs
     /// when the recommendation is the built-in setup the log state ran
-    /// (the usual case: a choice stands unless beaten), else runs of the
-    /// log set up as recommended, measured now while the budget lasts.
+    /// (the usual case: a choice stands unless beaten). Else the log is
+    /// measured both ways now, alternating ([`LogCheck`]): the suggested
+    /// setup must beat the built-in one in the log itself, and the
+    /// prediction comes from the setup that is then recommended.
     fn predict(
         &mut self,
         info: &FsInfo,
-        growth: &GrowthSection,
+        plan: &CommitPlan,
         states: &[StateResult],
-        methods: &[SyncMethodResult],
+        log: &crate::policy::Recommendation,
         bopts: &mut CommitBenchOptions,
-    ) -> Result<Option<Prediction>> {
-        let rec = super::decide::recommend(info, states, methods, &growth.results);
-        let Some(log) = rec
-            .into_iter()
-            .find(|r| r.intent == crate::Intent::Log && r.measured)
-        else {
-            return Ok(None);
-        };
-        let built_in = crate::policy::built_in(info, crate::Intent::Log).first();
+        notes: &mut Vec<String>,
+    ) -> Result<(Option<Prediction>, Option<LogCheck>)> {
+        let built_in = crate::policy::built_in(info, crate::strategy::Intent::Log).first();
         let remote = crate::policy::rules::is_remote(info);
         let (built_in_sync, _) = crate::policy::rules::log_sync_method(Some(info.kind), remote);
         let sync = log.sync_method.unwrap_or(built_in_sync);
         let setup = format!("{} segments, {sync}", log.strategy);
-        let from = |s: &StateResult, basis: String| {
-            let (low, high) = super::stats::range(&s.runs);
-            Some(Prediction {
-                commits_per_sec: s.commits_per_sec,
-                low,
-                high,
-                setup: setup.clone(),
-                basis,
-            })
-        };
+        let built_in_setup = format!("{built_in} segments, {built_in_sync}");
+        let wal = states
+            .iter()
+            .find(|s| s.state == SpaceState::Wal && s.measured());
         if log.strategy == built_in && sync == built_in_sync {
-            let Some(w) = states
-                .iter()
-                .find(|s| s.state == SpaceState::Wal && s.measured())
-            else {
-                return Ok(None);
-            };
-            return Ok(from(
-                w,
+            let basis = |w: &StateResult| {
                 format!(
                     "the log's {} runs above (the built-in setup, which the recommendation keeps)",
                     w.runs.len()
-                ),
-            ));
+                )
+            };
+            return Ok((wal.map(|w| prediction(w, &setup, basis(w))), None));
         }
+        let k = wal.map_or(3, |w| w.runs.len()).clamp(3, 4);
         let left = self
             .budget
             .total
             .saturating_sub(self.start.elapsed())
-            .saturating_sub(Duration::from_secs(1));
-        let per = left.min(self.budget.max_mode);
+            .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
+        let per = (left / (2 * k as u32)).min(self.budget.max_mode);
         if per < MIN_MODE {
-            return Ok(None);
+            notes.push(format!(
+                "no time was left to measure fspace's log set up as suggested ({setup}) against its built-in setup ({built_in_setup}); the suggestion is not confirmed in the log itself"
+            ));
+            return Ok((None, None));
         }
-        self.steps += 1;
-        self.begin(format!(
-            "8 KiB commits through fspace's log set up as recommended ({setup})"
-        ))?;
-        let saved = std::mem::replace(
-            &mut bopts.prepare,
-            crate::StrategyChoice::exactly(log.strategy),
-        );
-        let case = Case {
+        let suggested = Case {
             state: SpaceState::Wal,
             method: Some(sync),
         };
-        let rs = self.run_state(case, bopts, per);
-        bopts.prepare = saved;
-        let s = summarize(SpaceState::Wal, &rs?);
-        if !s.measured() {
-            return Ok(None);
+        let standing = Case {
+            state: SpaceState::Wal,
+            method: Some(built_in_sync),
+        };
+        let (mut a, mut b) = (vec![], vec![]);
+        let saved = bopts.prepare.clone();
+        for i in 0..k {
+            for first in [i % 2 == 0, i % 2 == 1] {
+                let (case, choice, out) = if first {
+                    (
+                        suggested,
+                        crate::policy::StrategyChoice::exactly(log.strategy),
+                        &mut a,
+                    )
+                } else {
+                    (
+                        standing,
+                        crate::policy::StrategyChoice::exactly(built_in),
+                        &mut b,
+                    )
+                };
+                self.steps += 1;
+                self.begin(format!(
+                    "8 KiB commits through fspace's log, {} ({} of {k})",
+                    if first { &setup } else { &built_in_setup },
+                    i + 1
+                ))?;
+                bopts.prepare = choice;
+                let rs = self.run_state(case, bopts, per);
+                bopts.prepare = saved.clone();
+                out.extend(rs?);
+            }
         }
-        Ok(from(
-            &s,
-            format!(
-                "{} run{} of the log set up as recommended, after the rounds",
-                s.runs.len(),
-                if s.runs.len() == 1 { "" } else { "s" }
-            ),
+        let recommended = summarize(SpaceState::Wal, &a);
+        let built = summarize(SpaceState::Wal, &b);
+        let confirmed = recommended.measured()
+            && built.measured()
+            && matches!(
+                super::verdict::verdict(&recommended, &built),
+                super::verdict::Verdict::Faster { .. }
+            );
+        let p = if confirmed {
+            prediction(
+                &recommended,
+                &setup,
+                format!(
+                    "{} runs of the log set up as recommended, alternating with its built-in setup",
+                    recommended.runs.len()
+                ),
+            )
+        } else {
+            prediction(
+                &built,
+                &built_in_setup,
+                format!(
+                    "{} runs of the log's built-in setup, alternating with the suggested one",
+                    built.runs.len()
+                ),
+            )
+        };
+        Ok((
+            Some(p).filter(|p| p.commits_per_sec > 0.0),
+            Some(LogCheck {
+                setup,
+                built_in_setup,
+                recommended,
+                built_in: built,
+                confirmed,
+            }),
         ))
     }
 
@@ -437,6 +481,18 @@ impl Run<'_> {
             ));
         }
         Ok(out)
+    }
+}
+
+/// A prediction from the runs of `s`.
+fn prediction(s: &StateResult, setup: &str, basis: String) -> Prediction {
+    let (low, high) = range(&s.runs);
+    Prediction {
+        commits_per_sec: s.commits_per_sec,
+        low,
+        high,
+        setup: setup.to_string(),
+        basis,
     }
 }
 

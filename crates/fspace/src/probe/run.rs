@@ -111,7 +111,7 @@ pub(super) fn undecided(
             return Some((state(c.challenger.0)?, state(c.standing.0)?));
         }
     }
-    let s = super::verdict::sync_choice(info, methods)?;
+    let s = super::verdict::sync_choice(info, methods, true)?;
     let method = |m: SyncMethod| Case {
         state: SpaceState::Recycled,
         method: (m != SyncMethod::Fdatasync).then_some(m),
@@ -248,6 +248,7 @@ pub fn probe(dir: &Path, opts: &ProbeOptions<'_>) -> Result<ProbeResult> {
         &commit.states,
         &commit.sync_methods,
         &growth.results,
+        commit.log_check.as_ref(),
     );
     let mut filesystem = filesystem;
     // The scratch directory is gone: describe the directory asked about.
@@ -535,6 +536,7 @@ impl Run<'_> {
         };
         let before = super::busy::Snapshot::take(&devices);
         let growth = self.growth(growth_size)?;
+        notes.extend(allocation_notes(&info, &growth));
         let commit = self.commit(&info, &growth, notes)?;
         let busy = before.until(&super::busy::Snapshot::take(&devices));
         if busy.busy {
@@ -636,6 +638,49 @@ impl Run<'_> {
         }
         Ok((len, t0.elapsed().as_secs_f64(), false))
     }
+}
+
+/// Explains growth that left more allocated than the file's size (xfs,
+/// and others, preallocate beyond the end of a file that grows by writes:
+/// speculative preallocation, given back later), and says where a
+/// strategy that promises reserved space reserved less than half of it
+/// (`st_blocks`; a `fallocate` that succeeds and reserves nothing).
+fn allocation_notes(info: &FsInfo, growth: &GrowthSection) -> Vec<String> {
+    let short = growth
+        .results
+        .iter()
+        .filter(|g| {
+            info.st_blocks_measures_allocation
+                && g.unsupported.is_none()
+                && matches!(g.strategy, Strategy::Allocate | Strategy::Reserve | Strategy::WriteZeroes | Strategy::ZeroFill)
+                && g.allocated_bytes < g.bytes / 2
+        })
+        .map(|g| {
+            format!(
+                "{} succeeded but only {} of {} is allocated afterwards (st_blocks): this filesystem did not reserve the space",
+                g.strategy,
+                format_human(g.allocated_bytes),
+                format_human(g.bytes)
+            )
+        });
+    let over = growth
+        .results
+        .iter()
+        .filter(|g| g.unsupported.is_none() && g.allocated_bytes > g.bytes + (1 << 20))
+        .map(|g| {
+            let why = if info.kind == crate::fs_info::FsKind::Xfs {
+                "xfs preallocates beyond the end of a file that grows by writes (speculative preallocation, up to the file's size again) and trims it when the file is closed for good or the inode is reclaimed: the extra is not the file's data and was not written"
+            } else {
+                "the filesystem preallocated beyond the end of the growing file (speculative preallocation); the extra is not the file's data and is given back later"
+            };
+            format!(
+                "{}: {} allocated right after growing {}: {why}",
+                g.strategy,
+                format_human(g.allocated_bytes),
+                format_human(g.bytes)
+            )
+        });
+    short.chain(over).collect()
 }
 
 impl SpaceState {

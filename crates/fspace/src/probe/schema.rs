@@ -121,6 +121,24 @@ pub struct Prediction {
     pub basis: String,
 }
 
+/// fspace's log set up as the space states and sync methods suggest, against
+/// its built-in setup, in alternating runs: a recommendation that leaves
+/// the built-in setup must make the log itself faster.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogCheck {
+    /// The suggested setup: preparation and sync method.
+    pub setup: String,
+    /// The built-in setup.
+    pub built_in_setup: String,
+    /// The log's runs with the suggested setup.
+    pub recommended: StateResult,
+    /// The log's runs with the built-in setup, alternating with those.
+    pub built_in: StateResult,
+    /// Whether the suggested setup beat the built-in one across the runs
+    /// (more than 10% in the medians, rank test p <= 0.05).
+    pub confirmed: bool,
+}
+
 /// The commit measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitSection {
@@ -140,6 +158,9 @@ pub struct CommitSection {
     /// What the recommended log setup should reach (`None` when the log
     /// could not be measured).
     pub prediction: Option<Prediction>,
+    /// When the states suggested leaving the log's built-in setup: the log
+    /// measured both ways.
+    pub log_check: Option<LogCheck>,
 }
 
 /// Growth of a fresh file by one strategy.

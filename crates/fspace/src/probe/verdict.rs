@@ -3,7 +3,7 @@
 
 use super::decide::TIE_MARGIN;
 use super::stats;
-use super::{StateResult, SyncMethodResult};
+use super::{LogCheck, StateResult, SyncMethodResult};
 use crate::fs_info::FsInfo;
 use crate::strategy::SyncMethod;
 use crate::units::{errno_text as short_err, format_count as commas};
@@ -110,7 +110,13 @@ pub(crate) struct SyncChoice {
 /// does and the inode's times); on network and FUSE filesystems the
 /// built-in `fdatasync` stands (O_DIRECT and RWF_DSYNC there are the
 /// server's). `None` when `fdatasync` itself was not measured.
-pub(crate) fn sync_choice(info: &FsInfo, methods: &[SyncMethodResult]) -> Option<SyncChoice> {
+/// With `allow_change` false the built-in method stays (see
+/// [`super::decide::recommend`]).
+pub(crate) fn sync_choice(
+    info: &FsInfo,
+    methods: &[SyncMethodResult],
+    allow_change: bool,
+) -> Option<SyncChoice> {
     let remote = crate::policy::rules::is_remote(info);
     let (built_in, _) = crate::policy::rules::log_sync_method(Some(info.kind), remote);
     let measured = |m: SyncMethod| {
@@ -135,7 +141,7 @@ pub(crate) fn sync_choice(info: &FsInfo, methods: &[SyncMethodResult]) -> Option
     } else {
         verdict(challenger, standing)
     };
-    let (method, fig) = if matches!(v, Verdict::Faster { .. }) {
+    let (method, fig) = if allow_change && matches!(v, Verdict::Faster { .. }) {
         (challenger_m, challenger)
     } else {
         (standing_m, standing)
@@ -179,4 +185,20 @@ pub(crate) fn sync_choice(info: &FsInfo, methods: &[SyncMethodResult]) -> Option
         reason: why.join("; "),
         too_noisy: matches!(v, Verdict::TooNoisy { .. }),
     })
+}
+
+impl LogCheck {
+    /// Why the built-in setup stays, with the figures.
+    pub(crate) fn words(&self) -> String {
+        let p = stats::p_greater(&self.recommended.runs, &self.built_in.runs);
+        format!(
+            "but fspace's log set up that way ({}) did not beat its built-in setup ({}): {} against {} commits/s over {} and {} alternating runs (rank test p = {p:.2}), so the built-in setup stays",
+            self.setup,
+            self.built_in_setup,
+            spread(&self.recommended),
+            spread(&self.built_in),
+            self.recommended.runs.len(),
+            self.built_in.runs.len()
+        )
+    }
 }
