@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """`fspace probe` on every filesystem of the matrix, REPEAT times each, in a
 rotating order of filesystems: how long each level takes against its
-budget, what it recommends, and whether the recommended log strategy is
-the fastest preparation measured in the same run or within 10% of it (the
-issue's rule), run by run.
+budget, what it recommends (log strategy, recycling, sync method), whether
+a decision was too noisy to make, whether the machine was busy, and the
+prediction for the recommended log setup, run by run.
 
 Every comparison is inside one probe run (the machine is noisy; absolute
 rates mean little). Writes the raw JSON documents to
@@ -58,12 +58,17 @@ def main():
             log = next(x for x in doc["recommendations"] if x["intent"] == "log")
             prep = {k: rt[v] for k, v in PREP.items() if v in rt}
             best = max(prep.items(), key=lambda kv: kv[1])
-            ok = prep[log["strategy"]] >= 0.9 * best[1]
+            pred = doc["commit"].get("prediction") or {}
             print(f"{fs:15} round {r}: {doc['elapsed_ms']/1e3:5.1f} s  log {log['strategy']:10} "
                   f"{prep[log['strategy']]:9.0f}/s  fastest {best[0]} {best[1]:.0f}/s  "
-                  f"{'ok' if ok else 'NOT within 10%'}", flush=True)
+                  f"sync {log.get('sync_method')}  {'TOO NOISY ' if log.get('too_noisy') else ''}"
+                  f"{'SYNC TOO NOISY ' if log.get('sync_too_noisy') else ''}"
+                  f"{'busy ' if doc['machine']['busy'] else ''}predicted {pred.get('commits_per_sec', 0):.0f}/s",
+                  flush=True)
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    path = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + f"-probe-{LEVEL}.json")
+    tag = os.environ.get("TAG", "")
+    path = os.path.join(ROOT, "bench", "results",
+                        time.strftime("%Y-%m-%d") + f"-probe-{LEVEL}" + (f"-{tag}" if tag else "") + ".json")
     with open(path, "w") as f:
         json.dump(raw, f, indent=1)
     print(f"\nraw: {path}\n")
@@ -73,13 +78,14 @@ def main():
 def tables(fss, per, level):
     REPEAT = max(len(v) for v in per.values())
     LEVEL = level
-    print(f"| fs ({LEVEL}, {REPEAT} runs) | time s (max) | log | within 10% of fastest | "
-          "log ÷ append | allocated ÷ chosen | wal ÷ append | bulk | sparse allocated |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| fs ({LEVEL}, {REPEAT} runs) | time s (max) | log | sync | too noisy (log, sync) | "
+          "log ÷ append | allocated ÷ chosen | wal ÷ append | bulk | busy |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for fs in fss:
         docs = per[fs]
         times = [d["elapsed_ms"] / 1e3 for d in docs]
-        logs, within, vs_app, alloc, wal, bulks = [], 0, [], [], [], []
+        logs, vs_app, alloc, wal, bulks, syncs = [], [], [], [], [], []
+        noisy, sync_noisy, busy = 0, 0, 0
         for d in docs:
             rt = rates(d)
             log = next(x for x in d["recommendations"] if x["intent"] == "log")
@@ -88,16 +94,18 @@ def tables(fss, per, level):
             bulks.append(bulk["strategy"])
             prep = {k: rt[v] for k, v in PREP.items() if v in rt}
             chosen = prep[log["strategy"]]
-            within += chosen >= 0.9 * max(prep.values())
+            syncs.append(str(log.get("sync_method")))
+            noisy += bool(log.get("too_noisy"))
+            sync_noisy += bool(log.get("sync_too_noisy"))
+            busy += bool(d.get("machine", {}).get("busy"))
             vs_app.append(chosen / rt["appended"])
             if "allocated" in rt:
                 alloc.append(rt["allocated"] / chosen)
             wal.append(rt["wal"] / rt["appended"])
-        sparse = next(g for g in docs[-1]["growth"]["results"] if g["strategy"] == "sparse")
         fmt = lambda v: "-" if not v else f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
         print(f"| {fs} | {statistics.median(times):.1f} ({max(times):.1f}) | {', '.join(sorted(set(logs)))} | "
-              f"{within}/{len(docs)} | {fmt(vs_app)} | {fmt(alloc)} | {fmt(wal)} | {', '.join(sorted(set(bulks)))} | "
-              f"{sparse['allocated_bytes'] >> 20} MiB |")
+              f"{', '.join(sorted(set(syncs)))} | {noisy}, {sync_noisy} of {len(docs)} | {fmt(vs_app)} | "
+              f"{fmt(alloc)} | {fmt(wal)} | {', '.join(sorted(set(bulks)))} | {busy} of {len(docs)} |")
 
     print(f"\nCommits/s per space state, median of the {REPEAT} runs' medians (× appended in the same run, median):\n")
     states = ["appended", "sparse", "allocated", "write-zeroed", "zero-filled", "recycled", "wal"]

@@ -71,6 +71,8 @@ pub fn recommend(
         }
         if let Some(c) = check.filter(|c| !c.confirmed) {
             log.reason = format!("{}; {}", log.reason, c.words());
+            // Not measured in the log at all: nothing was decided.
+            log.too_noisy |= !c.measured();
         }
     }
     if let Some(cost) = log
@@ -427,6 +429,16 @@ impl LogDecision<'_> {
         let chosen = SpaceState::of_strategy(self.strategy).and_then(find);
         let beaten = chosen.map(|c| (c, verdict(c, recycled)));
         match beaten {
+            // Zero-filled (or write-zeroed) and recycled segments are the
+            // same physical state, written blocks (in memory, so are
+            // allocated pages): a difference between them is the
+            // measurement's, never the space's.
+            Some((c, Verdict::Faster { p })) if self.same_as_recycled() => (true, Some(format!(
+                "recycled segments measured slower across the runs ({} against {} commits/s, rank test p = {p:.3}), but they are the same physical state as {} ones (written blocks), so the difference is the measurement's: recycle them",
+                spread(recycled),
+                spread(c),
+                self.strategy
+            ))),
             Some((c, Verdict::Faster { p })) => (false, Some(format!(
                 "recycled segments measured slower ({} against {} commits/s, rank test p = {p:.3}), so prepare new ones",
                 spread(recycled),
@@ -441,6 +453,17 @@ impl LogDecision<'_> {
                 commas(r)
             ))),
         }
+    }
+
+    /// Whether the chosen preparation leaves the same physical state as a
+    /// recycled segment: written blocks (zero-fill, write-zeroes), or
+    /// pages of a memory filesystem.
+    fn same_as_recycled(&self) -> bool {
+        matches!(self.strategy, Strategy::ZeroFill | Strategy::WriteZeroes)
+            || matches!(
+                self.info.kind,
+                crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
+            )
     }
 
     /// The log's own rate, and what memory filesystems' figures mean.

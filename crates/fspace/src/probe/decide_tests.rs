@@ -173,19 +173,31 @@ fn latency_against_throughput_is_too_noisy() {
 
 #[test]
 fn recycling_stops_only_when_the_runs_say_so() {
+    // Zero-filled and recycled segments are the same physical state: the
+    // runs may separate them, recycling stays.
     let mut s = states([900.0, 900.0, 400.0, -1.0, 3000.0, 2000.0, 2800.0]);
-    let r = log(&info(crate::fs_info::FsKind::Ext4), &s, true);
+    let ext4 = info(crate::fs_info::FsKind::Ext4);
+    let r = log(&ext4, &s, true);
+    assert_eq!(r.recycle, Some(true), "{}", r.reason);
+    assert!(
+        r.reason.contains("the difference is the measurement's"),
+        "{}",
+        r.reason
+    );
+    // Allocated (unwritten) space chosen: recycled (written) space that
+    // measured slower across the runs is not recycled.
+    s[2] = st(SpaceState::Allocated, 5000.0);
+    let r = log(&ext4, &s, true);
+    assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
     assert_eq!(r.recycle, Some(false), "{}", r.reason);
     assert!(
         r.reason.contains("recycled segments measured slower"),
         "{}",
         r.reason
     );
-    s[5] = with_runs(SpaceState::Recycled, &[1500.0, 3300.0, 2000.0]);
-    assert_eq!(
-        log(&info(crate::fs_info::FsKind::Ext4), &s, true).recycle,
-        Some(true)
-    );
+    // ...but overlapping runs are no reason to stop.
+    s[5] = with_runs(SpaceState::Recycled, &[1500.0, 5300.0, 2000.0]);
+    assert_eq!(log(&ext4, &s, true).recycle, Some(true));
 }
 
 fn methods(r: [f64; 4]) -> Vec<SyncMethodResult> {

@@ -23,6 +23,7 @@
 
 pub mod busy;
 pub mod decide;
+mod plan;
 mod rounds;
 mod run;
 mod schema;

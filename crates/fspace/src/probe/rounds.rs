@@ -2,6 +2,7 @@
 //! rounds per space state, close-call extra rounds, and the record-size
 //! sweep.
 
+use super::plan::*;
 use super::run::*;
 use super::schema::*;
 use super::stats::*;
@@ -13,51 +14,6 @@ use crate::grow::Strategy;
 use crate::strategy::SyncMethod;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
-
-/// One measurement of the rounds: a space state, or commits into written
-/// (recycled) space made durable by a sync method other than `fdatasync`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Case {
-    pub(super) state: SpaceState,
-    /// `None`: `fdatasync` (the log: its own choice).
-    pub(super) method: Option<SyncMethod>,
-}
-
-impl Case {
-    /// Every case, in order: the states in [`SpaceState::ALL`] order, then
-    /// recycled space with each sync method but `fdatasync` (which is the
-    /// recycled state itself).
-    pub(super) fn all() -> Vec<Case> {
-        let states = SpaceState::ALL.iter().map(|&state| Case {
-            state,
-            method: None,
-        });
-        let methods = SyncMethod::ALL
-            .iter()
-            .filter(|&&m| m != SyncMethod::Fdatasync)
-            .map(|&m| Case {
-                state: SpaceState::Recycled,
-                method: Some(m),
-            });
-        states.chain(methods).collect()
-    }
-
-    /// The state, or the method, in a few words.
-    fn name(self) -> String {
-        match self.method {
-            None => format!("{} space", self.state.name()),
-            Some(m) => m.name().to_string(),
-        }
-    }
-
-    pub(super) fn label(self) -> String {
-        match (self.state, self.method) {
-            (SpaceState::Wal, _) => "through fspace's log".into(),
-            (st, None) => format!("into {} space", st.name()),
-            (st, Some(m)) => format!("into {} space with {m}", st.name()),
-        }
-    }
-}
 
 impl Run<'_> {
     /// The rate zeros were written at in the growth step (bytes/s), or a
@@ -128,7 +84,7 @@ impl Run<'_> {
         notes: &mut Vec<String>,
     ) -> Result<CommitSection> {
         let b = self.budget;
-        let plan = CommitPlan::new(info, growth, self.budget, notes);
+        let mut plan = CommitPlan::new(info, growth, self.budget, notes);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
             file_size: plan.file_size,
@@ -137,7 +93,8 @@ impl Run<'_> {
             ..Default::default()
         };
         let mut runs: Vec<Vec<CommitResult>> = vec![vec![]; Case::all().len()];
-        let (shortest, longest) = self.main_rounds(&plan, &mut bopts, &mut runs)?;
+        let (shortest, longest) =
+            self.main_rounds(info, &mut plan, &mut bopts, &mut runs, notes)?;
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);
@@ -146,7 +103,7 @@ impl Run<'_> {
             .iter()
             .find(|r| r.intent == crate::strategy::Intent::Log && r.measured)
         {
-            Some(log) => self.predict(info, &plan, &states, log, &mut bopts, notes)?,
+            Some(log) => self.predict(info, &plan, &states, log, &mut bopts)?,
             None => (None, None),
         };
         let append = states
@@ -191,7 +148,6 @@ impl Run<'_> {
         states: &[StateResult],
         log: &crate::policy::Recommendation,
         bopts: &mut CommitBenchOptions,
-        notes: &mut Vec<String>,
     ) -> Result<(Option<Prediction>, Option<LogCheck>)> {
         let built_in = crate::policy::built_in(info, crate::strategy::Intent::Log).first();
         let remote = crate::policy::rules::is_remote(info);
@@ -219,10 +175,24 @@ impl Run<'_> {
             .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
         let per = (left / (2 * k as u32)).min(self.budget.max_mode);
         if per < MIN_MODE {
-            notes.push(format!(
-                "no time was left to measure fspace's log set up as suggested ({setup}) against its built-in setup ({built_in_setup}); the suggestion is not confirmed in the log itself"
+            // Unconfirmed, the suggestion does not stand.
+            let none = summarize(SpaceState::Wal, &[]);
+            return Ok((
+                wal.map(|w| {
+                    prediction(
+                        w,
+                        &built_in_setup,
+                        "the log's runs above (its built-in setup)".into(),
+                    )
+                }),
+                Some(LogCheck {
+                    setup,
+                    built_in_setup,
+                    recommended: none.clone(),
+                    built_in: none,
+                    confirmed: false,
+                }),
             ));
-            return Ok((None, None));
         }
         let suggested = Case {
             state: SpaceState::Wal,
@@ -306,9 +276,11 @@ impl Run<'_> {
     /// time a state got.
     fn main_rounds(
         &mut self,
-        plan: &CommitPlan,
+        info: &FsInfo,
+        plan: &mut CommitPlan,
         bopts: &mut CommitBenchOptions,
         runs: &mut [Vec<CommitResult>],
+        notes: &mut Vec<String>,
     ) -> Result<(Duration, Duration)> {
         let b = self.budget;
         let cases = Case::all();
@@ -317,6 +289,8 @@ impl Run<'_> {
         let mut longest = Duration::ZERO;
         let running = (0..n).filter(|&i| plan.unsupported[i].is_none()).count();
         let mut to_run = b.rounds * running;
+        let mut t_run: Vec<Duration> = vec![];
+        let mut skipped: Vec<String> = vec![];
         for round in 0..b.rounds {
             for k in 0..n {
                 let i = (k + round * 3) % n;
@@ -330,15 +304,105 @@ impl Run<'_> {
                 if plan.unsupported[i].is_some() {
                     continue;
                 }
+                if round > 0 && !decisive(info, case) && self.short_of_time(to_run, &t_run) {
+                    // Short of time: later rounds keep to the cases that
+                    // decide something (one run of the others is shown).
+                    skipped.push(case.label());
+                    to_run = to_run.saturating_sub(1);
+                    continue;
+                }
+                let t0 = Instant::now();
                 let per_state = self.state_time(to_run, plan.setup_of(case.state), plan.reserve);
                 to_run = to_run.saturating_sub(1);
                 shortest = shortest.min(per_state);
                 longest = longest.max(per_state);
                 let rs = self.run_state(case, bopts, per_state)?;
+                let prepared = rs
+                    .iter()
+                    .filter(|r| r.unsupported.is_none())
+                    .map(|r| r.setup_seconds)
+                    .fold(0.0, f64::max);
                 runs[i].extend(rs);
+                t_run.push(t0.elapsed());
+                if matches!(case.state, SpaceState::ZeroFilled | SpaceState::Recycled) {
+                    self.shrink_files(plan, bopts, prepared, to_run, notes);
+                }
             }
         }
+        if !skipped.is_empty() {
+            skipped.sort();
+            skipped.dedup();
+            notes.push(format!(
+                "short of time: after the first round only the cases that decide something ran again; measured once: {}",
+                skipped.join(", ")
+            ));
+        }
         Ok((shortest, longest))
+    }
+
+    /// Whether the runs still to go, at the mean wall time of those so
+    /// far (preparation and clean-up included), overrun the budget.
+    fn short_of_time(&self, to_run: usize, t_run: &[Duration]) -> bool {
+        if t_run.is_empty() {
+            return false;
+        }
+        let mean = t_run.iter().sum::<Duration>() / t_run.len() as u32;
+        let left = self.budget.total.saturating_sub(self.start.elapsed());
+        mean * to_run as u32 > left.mul_f64(1.0 - CLOSE_CALL_SHARE)
+    }
+
+    /// When preparing a commit file took longer than the growth step's
+    /// rate promised (sshfs: writes land in the page cache fast, reach the
+    /// server slowly), shrinks the files still to be prepared so that the
+    /// rest of the rounds fits the budget; a note says so.
+    fn shrink_files(
+        &self,
+        plan: &mut CommitPlan,
+        bopts: &mut CommitBenchOptions,
+        setup_seconds: f64,
+        runs_left: usize,
+        notes: &mut Vec<String>,
+    ) {
+        if setup_seconds <= 0.0 {
+            return;
+        }
+        let rate = plan.file_size as f64 / setup_seconds;
+        if rate >= plan.fill * 0.7 {
+            return;
+        }
+        let was = plan.fill;
+        plan.fill = rate;
+        let cases = Case::all();
+        let prepared_share = cases
+            .iter()
+            .filter(|c| matches!(c.state, SpaceState::ZeroFilled | SpaceState::Recycled))
+            .count() as f64
+            / cases.len() as f64;
+        let left = self
+            .budget
+            .total
+            .saturating_sub(self.start.elapsed())
+            .saturating_sub(plan.reserve)
+            .saturating_sub(MIN_MODE * runs_left as u32)
+            .as_secs_f64();
+        let prepared_left = (runs_left as f64 * prepared_share).max(1.0);
+        // Never below a quarter (nor 4 MiB): smaller files measure little.
+        let floor = (plan.file_size / 4).max(4 << 20).min(plan.file_size);
+        let want =
+            ((rate * left * 0.8 / prepared_left) as u64 >> 20 << 20).clamp(floor, plan.file_size);
+        if want < plan.file_size {
+            notes.push(format!(
+                "preparing commit files ran at {}/s, slower than the growth step's {}/s: the files still to prepare were cut from {} to {}",
+                format_human(rate as u64),
+                format_human(was as u64),
+                format_human(plan.file_size),
+                format_human(want)
+            ));
+            plan.file_size = want;
+            plan.segment_size = plan.segment_size.min((want / 2).max(1 << 20));
+            bopts.file_size = want;
+            bopts.segment_size = plan.segment_size;
+        }
     }
 
     /// A decision too noisy to make (the log's preparation or its sync
@@ -481,137 +545,5 @@ impl Run<'_> {
             ));
         }
         Ok(out)
-    }
-}
-
-/// A prediction from the runs of `s`.
-fn prediction(s: &StateResult, setup: &str, basis: String) -> Prediction {
-    let (low, high) = range(&s.runs);
-    Prediction {
-        commits_per_sec: s.commits_per_sec,
-        low,
-        high,
-        setup: setup.to_string(),
-        basis,
-    }
-}
-
-/// How the commit measurements of one run are sized, and what they cannot
-/// measure here.
-struct CommitPlan {
-    /// The rate the growth step wrote zeros at, bytes/s.
-    fill: f64,
-    file_size: u64,
-    segment_size: u64,
-    /// Per case (in [`Case::all`] order): why it cannot be made here, when
-    /// its preparation failed in the growth step (no fallocate, no
-    /// WRITE_ZEROES): the same classification for both steps.
-    unsupported: Vec<Option<String>>,
-    /// Time kept back for the sweep (each point with its preparation).
-    sweep_reserve: Duration,
-    /// Time kept back from the main rounds: the sweep and a share for a
-    /// close call.
-    reserve: Duration,
-}
-
-impl CommitPlan {
-    fn new(info: &FsInfo, growth: &GrowthSection, b: &Budget, notes: &mut Vec<String>) -> Self {
-        let fill = Run::fill_rate(growth);
-        // Files sized so that preparing one takes at most a twentieth of
-        // the budget at the measured rate (a slow disk or NFS), within the
-        // level's size; the log's segments follow (at most its default).
-        let mut file_size =
-            ((fill * b.total.as_secs_f64() / 20.0) as u64 >> 20 << 20).clamp(MIN_FILE, b.file_size);
-        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
-        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
-            // See `size_run`: the log may hold seven segments at once.
-            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
-            file_size = file_size.min(cap);
-            segment_size = segment_size.min((cap / 8).max(1 << 20));
-        }
-        if file_size < b.file_size {
-            notes.push(format!(
-                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
-                format_human(fill as u64),
-                format_human(file_size),
-                format_human(segment_size),
-                format_human(b.file_size),
-                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
-            ));
-        }
-        let unsupported = Case::all()
-            .iter()
-            .map(|c| {
-                let need = c.state.needs()?;
-                growth
-                    .results
-                    .iter()
-                    .find(|g| g.strategy == need)
-                    .and_then(|g| g.unsupported.clone())
-            })
-            .collect();
-        let mut plan = CommitPlan {
-            fill,
-            file_size,
-            segment_size,
-            unsupported,
-            sweep_reserve: Duration::ZERO,
-            reserve: Duration::ZERO,
-        };
-        if b.sweep {
-            plan.sweep_reserve = (SWEEP_TIME * 3
-                + plan.setup_of(SpaceState::Recycled)
-                + plan.setup_of(SpaceState::Wal))
-                * SWEEP_RECORDS.len() as u32;
-        }
-        plan.reserve = plan.sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE);
-        plan
-    }
-
-    /// The time preparing `st`'s space takes at the measured fill rate.
-    fn setup_of(&self, st: SpaceState) -> Duration {
-        let bytes = match st {
-            SpaceState::ZeroFilled | SpaceState::Recycled => self.file_size,
-            SpaceState::Wal => self.segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
-            _ => 0,
-        };
-        Duration::from_secs_f64(bytes as f64 / self.fill + 0.02)
-    }
-
-    /// Each sync method's summary of `runs` (`fdatasync`: the recycled
-    /// state's), in [`SyncMethod::ALL`] order.
-    fn summarize_methods(&self, runs: &[Vec<CommitResult>]) -> Vec<SyncMethodResult> {
-        let cases = Case::all();
-        SyncMethod::ALL
-            .iter()
-            .filter_map(|&m| {
-                let i = cases.iter().position(|c| {
-                    c.state == SpaceState::Recycled
-                        && c.method.unwrap_or(SyncMethod::Fdatasync) == m
-                })?;
-                let mut figures = summarize(SpaceState::Recycled, &runs[i]);
-                if let Some(u) = &self.unsupported[i] {
-                    figures.unsupported = Some(u.clone());
-                }
-                Some(SyncMethodResult { method: m, figures })
-            })
-            .collect()
-    }
-
-    /// Every state's summary of `runs`, with its reason where it could not
-    /// be made here.
-    fn summarize_all(&self, runs: &[Vec<CommitResult>]) -> Vec<StateResult> {
-        SpaceState::ALL
-            .iter()
-            .zip(runs)
-            .zip(&self.unsupported)
-            .map(|((&state, rs), unsupported)| {
-                let mut r = summarize(state, rs);
-                if let Some(u) = unsupported {
-                    r.unsupported = Some(u.clone());
-                }
-                r
-            })
-            .collect()
     }
 }

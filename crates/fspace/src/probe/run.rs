@@ -3,7 +3,7 @@
 //! extra rounds.
 
 use super::decide::{self, recommend};
-use super::rounds::Case;
+use super::plan::Case;
 use super::schema::*;
 use super::stats::*;
 use crate::bench::SpaceState;
@@ -527,18 +527,19 @@ impl Run<'_> {
         let b = self.budget;
         let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
         self.steps =
-            1 + Strategy::ALL.len() + b.rounds * super::rounds::Case::all().len() + sweep_steps;
+            1 + Strategy::ALL.len() + b.rounds * super::plan::Case::all().len() + sweep_steps;
         self.begin("filesystem facts and capabilities".into())?;
         let info = fs_info_uncached(self.dir)?.with_block_devices();
         let devices: Vec<String> = match &info.block_devices {
             Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
             Err(_) => vec![],
         };
-        let before = super::busy::Snapshot::take(&devices);
+        let (_, before, idle_before) = super::busy::Snapshot::idle_window(&devices);
         let growth = self.growth(growth_size)?;
         notes.extend(allocation_notes(&info, &growth));
         let commit = self.commit(&info, &growth, notes)?;
-        let busy = before.until(&super::busy::Snapshot::take(&devices));
+        let (end, _, idle_after) = super::busy::Snapshot::idle_window(&devices);
+        let busy = before.until_judged(&end, idle_before.max(idle_after));
         if busy.busy {
             notes.push(format!(
                 "the machine was busy while measuring ({}): the figures are noisier, and a choice is made only where the runs separate",

@@ -188,8 +188,19 @@ pub(crate) fn sync_choice(
 }
 
 impl LogCheck {
+    /// Whether the log was measured both ways (false: no time was left).
+    pub(crate) fn measured(&self) -> bool {
+        !self.recommended.runs.is_empty() && !self.built_in.runs.is_empty()
+    }
+
     /// Why the built-in setup stays, with the figures.
     pub(crate) fn words(&self) -> String {
+        if !self.measured() {
+            return format!(
+                "but no time was left to measure fspace's log set up that way ({}) against its built-in setup ({}), so the built-in setup stays, undecided",
+                self.setup, self.built_in_setup
+            );
+        }
         let p = stats::p_greater(&self.recommended.runs, &self.built_in.runs);
         format!(
             "but fspace's log set up that way ({}) did not beat its built-in setup ({}): {} against {} commits/s over {} and {} alternating runs (rank test p = {p:.2}), so the built-in setup stays",

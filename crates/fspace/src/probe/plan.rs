@@ -1,0 +1,281 @@
+//! How the probe's commit measurements are planned: the cases of a round
+//! (space states and sync methods), which of them decide something, how
+//! large their files are and what preparing them costs, and the
+//! prediction made from a state's runs.
+
+use super::run::*;
+use super::schema::*;
+use super::stats::*;
+use crate::bench::{CommitResult, SpaceState};
+use crate::fs_info::FsInfo;
+use crate::strategy::SyncMethod;
+use crate::units::format_human;
+use std::time::Duration;
+
+/// Share of the budget the commit files' preparation may take at the
+/// measured zero-fill rate: 35%.
+pub(super) const PREPARE_SHARE: f64 = 0.35;
+
+/// One measurement of the rounds: a space state, or commits into written
+/// (recycled) space made durable by a sync method other than `fdatasync`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Case {
+    pub(super) state: SpaceState,
+    /// `None`: `fdatasync` (the log: its own choice).
+    pub(super) method: Option<SyncMethod>,
+}
+
+impl Case {
+    /// Every case, in order: the states in [`SpaceState::ALL`] order, then
+    /// recycled space with each sync method but `fdatasync` (which is the
+    /// recycled state itself).
+    pub(super) fn all() -> Vec<Case> {
+        let states = SpaceState::ALL.iter().map(|&state| Case {
+            state,
+            method: None,
+        });
+        let methods = SyncMethod::ALL
+            .iter()
+            .filter(|&&m| m != SyncMethod::Fdatasync)
+            .map(|&m| Case {
+                state: SpaceState::Recycled,
+                method: Some(m),
+            });
+        states.chain(methods).collect()
+    }
+
+    /// The state, or the method, in a few words.
+    pub(super) fn name(self) -> String {
+        match self.method {
+            None => format!("{} space", self.state.name()),
+            Some(m) => m.name().to_string(),
+        }
+    }
+
+    pub(super) fn label(self) -> String {
+        match (self.state, self.method) {
+            (SpaceState::Wal, _) => "through fspace's log".into(),
+            (st, None) => format!("into {} space", st.name()),
+            (st, Some(m)) => format!("into {} space with {m}", st.name()),
+        }
+    }
+}
+
+/// Whether more runs of `case` can change a decision on `info`'s
+/// filesystem: a candidate log preparation (when there are two or more),
+/// recycled space (recycling, and `fdatasync` among the sync methods),
+/// a sync method the log may use (never `fsync`; none on network or FUSE
+/// filesystems), and the log itself (the prediction's runs). The appended
+/// baseline, ruled-out preparations and `fsync` inform but decide nothing.
+pub(super) fn decisive(info: &FsInfo, case: Case) -> bool {
+    use crate::policy::rules::{is_remote, log_excluded, LOG_PREFERENCE, LOG_PREFERENCE_COW};
+    let order: &[crate::grow::Strategy] = if info.copy_on_write {
+        &LOG_PREFERENCE_COW
+    } else {
+        &LOG_PREFERENCE
+    };
+    let candidates = order
+        .iter()
+        .filter(|s| log_excluded(info, **s).is_none())
+        .count();
+    match case.method {
+        Some(SyncMethod::Fsync) => false,
+        Some(_) => !is_remote(info),
+        None if case.state == SpaceState::Recycled => !info.copy_on_write || !is_remote(info),
+        None if case.state == SpaceState::Wal => true,
+        None => {
+            candidates > 1
+                && order.iter().any(|s| {
+                    log_excluded(info, *s).is_none()
+                        && SpaceState::of_strategy(*s) == Some(case.state)
+                })
+        }
+    }
+}
+
+/// A prediction from the runs of `s`.
+pub(super) fn prediction(s: &StateResult, setup: &str, basis: String) -> Prediction {
+    let (low, high) = range(&s.runs);
+    Prediction {
+        commits_per_sec: s.commits_per_sec,
+        low,
+        high,
+        setup: setup.to_string(),
+        basis,
+    }
+}
+
+/// How the commit measurements of one run are sized, and what they cannot
+/// measure here.
+pub(super) struct CommitPlan {
+    /// The rate the growth step wrote zeros at, bytes/s.
+    pub(super) fill: f64,
+    pub(super) file_size: u64,
+    pub(super) segment_size: u64,
+    /// Per case (in [`Case::all`] order): why it cannot be made here, when
+    /// its preparation failed in the growth step (no fallocate, no
+    /// WRITE_ZEROES): the same classification for both steps.
+    pub(super) unsupported: Vec<Option<String>>,
+    /// Time kept back for the sweep (each point with its preparation).
+    pub(super) sweep_reserve: Duration,
+    /// Time kept back from the main rounds: the sweep and a share for a
+    /// close call.
+    pub(super) reserve: Duration,
+}
+
+impl CommitPlan {
+    pub(super) fn new(
+        info: &FsInfo,
+        growth: &GrowthSection,
+        b: &Budget,
+        notes: &mut Vec<String>,
+    ) -> Self {
+        let fill = Run::fill_rate(growth);
+        // Files sized so that preparing all of them (the written states,
+        // the sync methods' written files, every round) takes at most
+        // PREPARE_SHARE of the budget at the measured rate (a slow disk or
+        // NFS), within the level's size; the log's segments follow (at
+        // most its default).
+        let prepared = (Case::all()
+            .iter()
+            .filter(|c| matches!(c.state, SpaceState::ZeroFilled | SpaceState::Recycled))
+            .count()
+            * b.rounds)
+            .max(1) as f64;
+        let mut file_size =
+            ((fill * b.total.as_secs_f64() * PREPARE_SHARE / prepared) as u64 >> 20 << 20)
+                .clamp(MIN_FILE, b.file_size);
+        let mut segment_size = (file_size / 2).clamp(1 << 20, crate::wal::DEFAULT_SEGMENT_SIZE);
+        if info.copy_on_write && info.total_bytes > 0 && info.total_bytes < SMALL_COW {
+            // See `size_run`: the log may hold seven segments at once.
+            let cap = ((info.total_bytes / SMALL_COW_SHARE) >> 20 << 20).max(MIN_FILE);
+            file_size = file_size.min(cap);
+            segment_size = segment_size.min((cap / 8).max(1 << 20));
+        }
+        if file_size < b.file_size {
+            notes.push(format!(
+                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
+                format_human(fill as u64),
+                format_human(file_size),
+                format_human(segment_size),
+                format_human(b.file_size),
+                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+            ));
+        }
+        let unsupported = Case::all()
+            .iter()
+            .map(|c| {
+                let need = c.state.needs()?;
+                growth
+                    .results
+                    .iter()
+                    .find(|g| g.strategy == need)
+                    .and_then(|g| g.unsupported.clone())
+            })
+            .collect();
+        let mut plan = CommitPlan {
+            fill,
+            file_size,
+            segment_size,
+            unsupported,
+            sweep_reserve: Duration::ZERO,
+            reserve: Duration::ZERO,
+        };
+        if b.sweep {
+            plan.sweep_reserve = (SWEEP_TIME * 3
+                + plan.setup_of(SpaceState::Recycled)
+                + plan.setup_of(SpaceState::Wal))
+                * SWEEP_RECORDS.len() as u32;
+        }
+        // The idle window after the measurements (busy.rs) comes out of
+        // the budget too.
+        plan.reserve =
+            plan.sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE) + super::busy::IDLE_WINDOW * 2;
+        plan
+    }
+
+    /// The time preparing `st`'s space takes at the measured fill rate.
+    pub(super) fn setup_of(&self, st: SpaceState) -> Duration {
+        let bytes = match st {
+            SpaceState::ZeroFilled | SpaceState::Recycled => self.file_size,
+            SpaceState::Wal => self.segment_size * (1 + crate::wal::DEFAULT_PREPARE_AHEAD as u64),
+            _ => 0,
+        };
+        Duration::from_secs_f64(bytes as f64 / self.fill + 0.02)
+    }
+
+    /// Each sync method's summary of `runs` (`fdatasync`: the recycled
+    /// state's), in [`SyncMethod::ALL`] order.
+    pub(super) fn summarize_methods(&self, runs: &[Vec<CommitResult>]) -> Vec<SyncMethodResult> {
+        let cases = Case::all();
+        SyncMethod::ALL
+            .iter()
+            .filter_map(|&m| {
+                let i = cases.iter().position(|c| {
+                    c.state == SpaceState::Recycled
+                        && c.method.unwrap_or(SyncMethod::Fdatasync) == m
+                })?;
+                let mut figures = summarize(SpaceState::Recycled, &runs[i]);
+                if let Some(u) = &self.unsupported[i] {
+                    figures.unsupported = Some(u.clone());
+                }
+                Some(SyncMethodResult { method: m, figures })
+            })
+            .collect()
+    }
+
+    /// Every state's summary of `runs`, with its reason where it could not
+    /// be made here.
+    pub(super) fn summarize_all(&self, runs: &[Vec<CommitResult>]) -> Vec<StateResult> {
+        SpaceState::ALL
+            .iter()
+            .zip(runs)
+            .zip(&self.unsupported)
+            .map(|((&state, rs), unsupported)| {
+                let mut r = summarize(state, rs);
+                if let Some(u) = unsupported {
+                    r.unsupported = Some(u.clone());
+                }
+                r
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisive_cases() {
+        let mut ext4 = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
+        ext4.kind = crate::fs_info::FsKind::Ext4;
+        ext4.copy_on_write = false;
+        ext4.network = false;
+        let case = |state, method| Case { state, method };
+        assert!(decisive(&ext4, case(SpaceState::ZeroFilled, None)));
+        assert!(decisive(&ext4, case(SpaceState::Wal, None)));
+        assert!(decisive(
+            &ext4,
+            case(SpaceState::Recycled, Some(SyncMethod::DirectDsync))
+        ));
+        assert!(!decisive(
+            &ext4,
+            case(SpaceState::Recycled, Some(SyncMethod::Fsync))
+        ));
+        assert!(!decisive(&ext4, case(SpaceState::Appended, None)));
+        assert!(!decisive(&ext4, case(SpaceState::Sparse, None)));
+        // sshfs: one candidate (zero-fill) and fdatasync whatever: only
+        // recycling and the log's own runs are left.
+        let mut sshfs = ext4.clone();
+        sshfs.kind = crate::fs_info::FsKind::Fuse;
+        sshfs.network = true;
+        assert!(!decisive(&sshfs, case(SpaceState::ZeroFilled, None)));
+        assert!(!decisive(
+            &sshfs,
+            case(SpaceState::Recycled, Some(SyncMethod::Dsync))
+        ));
+        assert!(decisive(&sshfs, case(SpaceState::Recycled, None)));
+        assert!(decisive(&sshfs, case(SpaceState::Wal, None)));
+    }
+}
