@@ -257,10 +257,14 @@ fn runs_range(s: &fspace::probe::StateResult) -> String {
     let lo = s.runs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = s.runs.iter().copied().fold(0.0, f64::max);
     if s.runs.len() < 2 {
-        commas(s.commits_per_sec)
-    } else {
-        format!("{}-{}", commas(lo), commas(hi))
+        return commas(s.commits_per_sec);
     }
+    let full = format!("{}-{}", commas(lo), commas(hi));
+    if full.chars().count() <= 14 {
+        return full;
+    }
+    // Above a million commits/s (tmpfs): thousands, to keep 80 columns.
+    format!("{:.0}k-{:.0}k", lo / 1e3, hi / 1e3)
 }
 
 /// One row of the commit tables (76 columns).
@@ -472,7 +476,16 @@ fn recommendations_text(r: &ProbeResult) -> String {
     if c.prediction.is_some() || c.log_check.is_some() {
         out!(o, "\nExpected");
     }
-    if let Some(k) = &c.log_check {
+    if let Some(k) = c.log_check.as_ref().filter(|k| !k.measured()) {
+        let text = format!(
+            "The states suggested {}; no time was left to measure fspace's log that way against its built-in setup ({}), so the built-in setup stays.",
+            k.setup, k.built_in_setup
+        );
+        for line in wrap(&text, 76) {
+            out!(o, "  {line}");
+        }
+    }
+    if let Some(k) = c.log_check.as_ref().filter(|k| k.measured()) {
         let text = format!(
             "The states suggested {}; fspace's log measured that way {} against {} commits/s with its built-in setup ({}), {} alternating runs each: {}.",
             k.setup,

@@ -697,7 +697,7 @@ static void test_wal_errors(void)
     o.direct_io = -2;
     FAIL(fspace_wal_open(dir, &o, &wal), -EINVAL, "fspace_wal_open");
     o.direct_io = -1;
-    o.sync_method = 4;
+    o.sync_method = FSPACE_SYNC_FSYNC + 1;
     FAIL(fspace_wal_open(dir, &o, &wal), -EINVAL, "sync_method");
     o.sync_method = FSPACE_SYNC_DIRECT_DSYNC;
     o.direct_io = 0;

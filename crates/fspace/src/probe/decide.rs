@@ -71,8 +71,6 @@ pub fn recommend(
         }
         if let Some(c) = check.filter(|c| !c.confirmed) {
             log.reason = format!("{}; {}", log.reason, c.words());
-            // Not measured in the log at all: nothing was decided.
-            log.too_noisy |= !c.measured();
         }
     }
     if let Some(cost) = log
@@ -177,6 +175,7 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult], allow_change: bool) -> 
         c.challenger.1,
         c.standing.0.name(),
         c.standing.1,
+        c.standing.0 == crate::policy::built_in(info, Intent::Log).first(),
     )
     .into_iter()
     .collect();

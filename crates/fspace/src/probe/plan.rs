@@ -93,6 +93,43 @@ pub(super) fn decisive(info: &FsInfo, case: Case) -> bool {
     }
 }
 
+/// The runs of one state in one round as one: commits and time summed,
+/// the rate of the sum, the median of the runs' latency percentiles, the
+/// notes of all, and the log's figures of the last.
+pub(super) fn merge(rs: Vec<CommitResult>) -> Option<CommitResult> {
+    let mut m = rs.last()?.clone();
+    let ok: Vec<&CommitResult> = rs.iter().filter(|r| r.unsupported.is_none()).collect();
+    if rs.len() == 1 || ok.is_empty() {
+        return Some(m);
+    }
+    m.commits = ok.iter().map(|r| r.commits).sum();
+    m.seconds = ok.iter().map(|r| r.seconds).sum();
+    m.setup_seconds = ok.iter().map(|r| r.setup_seconds).sum();
+    let per = |r: &&CommitResult| r.commits_per_sec * r.seconds;
+    let bytes_rate: f64 = ok.iter().map(|r| r.mib_per_sec * r.seconds).sum();
+    if m.seconds > 0.0 {
+        m.commits_per_sec = ok.iter().map(per).sum::<f64>() / m.seconds;
+        m.mib_per_sec = bytes_rate / m.seconds;
+    }
+    let lat: Vec<&crate::bench::Latency> = ok.iter().filter_map(|r| r.latency.as_ref()).collect();
+    if let Some(first) = lat.first() {
+        let mut l = (*first).clone();
+        l.p50_us = median(&mut lat.iter().map(|x| x.p50_us).collect::<Vec<_>>());
+        l.p99_us = median(&mut lat.iter().map(|x| x.p99_us).collect::<Vec<_>>());
+        l.max_us = lat.iter().map(|x| x.max_us).fold(0.0, f64::max);
+        m.latency = Some(l);
+    }
+    for r in &rs {
+        for n in &r.notes {
+            if !m.notes.contains(n) {
+                m.notes.push(n.clone());
+            }
+        }
+    }
+    m.unsupported = None;
+    Some(m)
+}
+
 /// A prediction from the runs of `s`.
 pub(super) fn prediction(s: &StateResult, setup: &str, basis: String) -> Prediction {
     let (low, high) = range(&s.runs);

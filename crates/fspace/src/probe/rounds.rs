@@ -72,7 +72,10 @@ impl Run<'_> {
                 break;
             }
         }
-        Ok(out)
+        // One sample per state and round: runs again within a round share
+        // that round's conditions, so the rank test must not count them
+        // as independent.
+        Ok(merge(out).into_iter().collect())
     }
 
     /// Measures commits into every space state in alternating rounds,
@@ -103,7 +106,7 @@ impl Run<'_> {
             .iter()
             .find(|r| r.intent == crate::strategy::Intent::Log && r.measured)
         {
-            Some(log) => self.predict(info, &plan, &states, log, &mut bopts)?,
+            Some(log) => self.predict(info, &plan, &states, &sync_methods, log, &mut bopts)?,
             None => (None, None),
         };
         let append = states
@@ -146,12 +149,16 @@ impl Run<'_> {
         info: &FsInfo,
         plan: &CommitPlan,
         states: &[StateResult],
+        methods: &[SyncMethodResult],
         log: &crate::policy::Recommendation,
         bopts: &mut CommitBenchOptions,
     ) -> Result<(Option<Prediction>, Option<LogCheck>)> {
-        let built_in = crate::policy::built_in(info, crate::strategy::Intent::Log).first();
-        let remote = crate::policy::rules::is_remote(info);
-        let (built_in_sync, _) = crate::policy::rules::log_sync_method(Some(info.kind), remote);
+        // What stands unless beaten: the built-in choices, or their
+        // fallbacks where those could not be measured here.
+        let built_in =
+            super::decide::log_contest(info, states).map_or(log.strategy, |c| c.standing.0);
+        let built_in_sync = super::verdict::sync_choice(info, methods, true)
+            .map_or(SyncMethod::Fdatasync, |c| c.standing);
         let sync = log.sync_method.unwrap_or(built_in_sync);
         let setup = format!("{} segments, {sync}", log.strategy);
         let built_in_setup = format!("{built_in} segments, {built_in_sync}");
@@ -172,8 +179,13 @@ impl Run<'_> {
             .budget
             .total
             .saturating_sub(self.start.elapsed())
-            .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
-        let per = (left / (2 * k as u32)).min(self.budget.max_mode);
+            .saturating_sub(
+                plan.sweep_reserve + Duration::from_secs(1) + super::busy::IDLE_WINDOW * 2,
+            );
+        // Each run opens a log, which prepares its first segments.
+        let per = (left / (2 * k as u32))
+            .saturating_sub(plan.setup_of(SpaceState::Wal))
+            .min(self.budget.max_mode);
         if per < MIN_MODE {
             // Unconfirmed, the suggestion does not stand.
             let none = summarize(SpaceState::Wal, &[]);
@@ -434,7 +446,9 @@ impl Run<'_> {
             let left = b
                 .total
                 .saturating_sub(self.start.elapsed())
-                .saturating_sub(plan.sweep_reserve + Duration::from_secs(1));
+                .saturating_sub(plan.sweep_reserve + Duration::from_secs(1))
+                // Kept for a check of the log both ways (`predict`).
+                .saturating_sub((MIN_MODE + plan.setup_of(SpaceState::Wal)) * 6);
             let setup = plan.setup_of(fast.state).max(plan.setup_of(standing.state));
             let per_state = (left / 2).saturating_sub(setup).min(b.max_mode);
             if per_state < MIN_MODE {

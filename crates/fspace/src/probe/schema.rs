@@ -65,9 +65,12 @@ pub struct StateResult {
     pub unsupported: Option<String>,
     /// Median commits per second over the rounds.
     pub commits_per_sec: f64,
-    /// Commits per second of each run, in order: one per round, more
-    /// where the prepared file was used up early and the state ran again
-    /// on a freshly prepared one.
+    /// Commits per second of each run, in order: one per round (and per
+    /// extra round of a close call). Where the prepared file was used up
+    /// early and the state ran again on a freshly prepared one within the
+    /// round, those runs count as one (commits and time summed): they
+    /// share the round's conditions, and the rank test needs independent
+    /// samples.
     pub runs: Vec<f64>,
     /// Median over the rounds of the median commit latency, µs.
     pub p50_us: f64,

@@ -58,13 +58,22 @@ pub(crate) fn spread(s: &StateResult) -> String {
 
 /// The words for a verdict between `challenger` (named `c`) and the
 /// standing choice `standing` (named `d`).
+///
+/// `built_in` says whether the standing choice is the built-in one (else
+/// it is the fallback: the built-in one could not be measured here).
 pub(crate) fn verdict_words(
     v: Verdict,
     c: &str,
     challenger: &StateResult,
     d: &str,
     standing: &StateResult,
+    built_in: bool,
 ) -> Option<String> {
+    let which = if built_in {
+        "the built-in choice"
+    } else {
+        "the fallback: the built-in choice could not be measured here"
+    };
     let runs = |s: &StateResult| {
         format!(
             "{} run{}",
@@ -75,14 +84,21 @@ pub(crate) fn verdict_words(
     match v {
         Verdict::Tie => None,
         Verdict::Faster { p } => Some(format!(
-            "{c} beat {d} (the built-in choice) across the runs: {} against {} commits/s over {} and {} (rank test p = {p:.3})",
+            "{c} beat {d} ({which}) across the runs: {} against {} commits/s over {} and {} (rank test p = {p:.3})",
+            spread(challenger),
+            spread(standing),
+            runs(challenger),
+            runs(standing)
+        )),
+        Verdict::TooNoisy { p } if p <= stats::ALPHA => Some(format!(
+            "too noisy to decide between {d} and {c}: {c} {} against {d} {} commits/s over {} and {} (rank test p = {p:.3}), but with higher median latencies in the runs, so {which}, {d}, stands",
             spread(challenger),
             spread(standing),
             runs(challenger),
             runs(standing)
         )),
         Verdict::TooNoisy { p } => Some(format!(
-            "too noisy to decide between {d} and {c}: {c} {} against {d} {} commits/s over {} and {} (rank test p = {p:.2}, {:.2} needed), so the built-in choice {d} stands",
+            "too noisy to decide between {d} and {c}: {c} {} against {d} {} commits/s over {} and {} (rank test p = {p:.3}, {:.2} needed), so {which}, {d}, stands",
             spread(challenger),
             spread(standing),
             runs(challenger),
@@ -130,6 +146,7 @@ pub(crate) fn sync_choice(
         Some(s) => (built_in, s),
         None => (SyncMethod::Fdatasync, fdatasync),
     };
+    let is_built_in = standing_m == built_in;
     let allowed = |m: SyncMethod| m != SyncMethod::Fsync && (!remote || m == SyncMethod::Fdatasync);
     let (challenger_m, challenger) = SyncMethod::ALL
         .iter()
@@ -168,7 +185,13 @@ pub(crate) fn sync_choice(
         challenger,
         standing_m.name(),
         standing,
+        is_built_in,
     ));
+    if !allow_change && matches!(v, Verdict::Faster { .. }) {
+        why.push(format!(
+            "but fspace's log with {challenger_m} did not beat its built-in setup (see the log's reason), so {standing_m} stays"
+        ));
+    }
     if v == Verdict::Tie && challenger_m != method {
         why.push(format!(
             "{challenger_m} is within {:.0}%, a tie, so the built-in choice stands",
@@ -189,7 +212,7 @@ pub(crate) fn sync_choice(
 
 impl LogCheck {
     /// Whether the log was measured both ways (false: no time was left).
-    pub(crate) fn measured(&self) -> bool {
+    pub fn measured(&self) -> bool {
         !self.recommended.runs.is_empty() && !self.built_in.runs.is_empty()
     }
 

@@ -100,7 +100,8 @@ impl FlushIo {
             None if self.fsync => d.1.fsync(),
             None => d.1.fdatasync(),
         };
-        r.map_err(|e| Box::new(sync_failure(&d.2, e)))?;
+        let op = if self.fsync { "fsync" } else { "fdatasync" };
+        r.map_err(|e| Box::new(sync_failure(&d.2, e, op)))?;
         self.synced_seq = self.synced_seq.max(d.0);
         Ok(())
     }
@@ -136,11 +137,11 @@ pub(super) fn aligned(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
 }
 
 /// The error and the poison of a failed `fdatasync`.
-pub(super) fn sync_failure(path: &Path, e: Errno) -> (Error, Poison) {
+pub(super) fn sync_failure(path: &Path, e: Errno, op: &'static str) -> (Error, Poison) {
     (
-        Error::io("fdatasync", path, None, e),
+        Error::io(op, path, None, e),
         Poison {
-            op: "fdatasync",
+            op,
             path: path.to_path_buf(),
             errno: e.raw_os_error(),
         },
