@@ -1098,10 +1098,10 @@ common::per_fs! {
             .collect();
         let want: Vec<(String, String)> = ["recycled", "wal"]
             .iter()
-            .flat_map(|m| ["fdatasync", "dsync", "direct-dsync"].map(|s| (m.to_string(), s.to_string())))
+            .flat_map(|m| ["fdatasync", "fsync", "dsync", "direct-dsync"].map(|s| (m.to_string(), s.to_string())))
             .collect();
         assert_eq!(rows, want, "{}", fs.name);
-        assert_eq!(v["sync_methods"], serde_json::json!(["fdatasync", "dsync", "direct-dsync"]));
+        assert_eq!(v["sync_methods"], serde_json::json!(["fdatasync", "fsync", "dsync", "direct-dsync"]));
         for r in v["results"].as_array().unwrap() {
             if !r["unsupported"].is_null() {
                 // O_DIRECT refused (FUSE): said so, in the row.
@@ -1111,7 +1111,8 @@ common::per_fs! {
             }
             assert!(r["commits"].as_u64().unwrap() > 0, "{}: {r}", fs.name);
             assert!(r["vs_fdatasync"].as_f64().unwrap() > 0.0, "{}: {r}", fs.name);
-            if r["state"] == "wal" && r["sync_method"] != "fdatasync" {
+            // Per-write methods sync nothing else (fsync and fdatasync do).
+            if r["state"] == "wal" && !["fdatasync", "fsync"].contains(&r["sync_method"].as_str().unwrap()) {
                 assert_eq!(r["wal"]["syncs"], 0, "{}: {r}", fs.name);
             }
         }

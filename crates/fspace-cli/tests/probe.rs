@@ -74,16 +74,20 @@ fn state_of(strategy: &str) -> &'static str {
     }
 }
 
+/// The string `field` of each element of the JSON array `a`.
+fn names<'a>(a: &'a Value, field: &str) -> Vec<&'a str> {
+    a.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[field].as_str().unwrap())
+        .collect()
+}
+
 /// Checks one probe document against the rules; returns a summary
 /// line for the log.
 fn check_document(fs: &str, v: &Value) -> String {
     assert_eq!(v["schema"], "fspace-probe/2", "{fs}");
-    let states: Vec<&str> = v["commit"]["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["state"].as_str().unwrap())
-        .collect();
+    let states = names(&v["commit"]["states"], "state");
     assert_eq!(
         states,
         [
@@ -103,12 +107,7 @@ fn check_document(fs: &str, v: &Value) -> String {
             "{fs}: {s} not measured: {v}"
         );
     }
-    let growth: Vec<&str> = v["growth"]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["strategy"].as_str().unwrap())
-        .collect();
+    let growth = names(&v["growth"]["results"], "strategy");
     assert_eq!(
         growth,
         ["sparse", "reserve", "allocate", "write-zeroes", "zero-fill"],
@@ -178,12 +177,7 @@ fn check_rounds(fs: &str, v: &Value) {
             "{fs}: {s}"
         );
     }
-    let methods: Vec<&str> = v["commit"]["sync_methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["method"].as_str().unwrap())
-        .collect();
+    let methods = names(&v["commit"]["sync_methods"], "method");
     assert_eq!(
         methods,
         ["fdatasync", "fsync", "dsync", "direct-dsync"],
