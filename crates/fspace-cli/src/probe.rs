@@ -473,7 +473,7 @@ fn recommendations_text(r: &ProbeResult) -> String {
             }
         }
     }
-    if c.prediction.is_some() || c.log_check.is_some() {
+    if c.prediction.is_some() || c.log_check.is_some() || c.log_space.is_some() {
         out!(o, "\nExpected");
     }
     if let Some(k) = c.log_check.as_ref().filter(|k| !k.measured()) {
@@ -517,6 +517,14 @@ fn recommendations_text(r: &ProbeResult) -> String {
             r.directory.display()
         );
         for line in wrap(&text, 76) {
+            out!(o, "  {line}");
+        }
+    }
+    if let Some(u) = &c.log_space {
+        for line in wrap(
+            &format!("The log's files after its runs: {}.", u.words()),
+            76,
+        ) {
             out!(o, "  {line}");
         }
     }

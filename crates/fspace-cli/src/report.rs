@@ -120,6 +120,13 @@ fn recommendations_html(r: &ProbeResult) -> String {
             esc(&p.basis)
         );
     }
+    if let Some(u) = &r.commit.log_space {
+        let _ = writeln!(
+            h,
+            "<dt>log space</dt><dd>The log's files after its runs: {}.</dd>",
+            esc(&u.words())
+        );
+    }
     h.push_str("</dl>\n");
 
     h

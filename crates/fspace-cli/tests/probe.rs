@@ -153,6 +153,22 @@ fn check_document(fs: &str, v: &Value) -> String {
     }
     assert_eq!(rec(v, "sparse")["strategy"], "sparse");
     assert!(rec(v, "bulk")["strategy"].is_string());
+    // The log's space: on btrfs the disk extents it pins are read (root
+    // runs the tests), each flush's rewritten page leaving some behind.
+    let space = &v["commit"]["log_space"];
+    assert!(
+        space["logical_bytes"].as_u64().is_some_and(|b| b > 0),
+        "{fs}: {space}"
+    );
+    if fs == "btrfs" {
+        let pinned = space["pinned_bytes"].as_u64().expect("btrfs pins");
+        assert!(
+            pinned > space["allocated_bytes"].as_u64().unwrap(),
+            "{fs}: {space}"
+        );
+    } else {
+        assert!(space["pinned_bytes"].is_null(), "{fs}: {space}");
+    }
     check_rounds(fs, v);
     format!(
         "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s); bulk {}",

@@ -11,7 +11,7 @@ use crate::runs::DataRuns;
 use crate::sys::{self, RawExtent};
 use rustix::fd::AsFd;
 use rustix::fs::OFlags;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The state of a byte range.
@@ -323,6 +323,85 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
             beyond_eof: None,
         },
     })
+}
+
+/// The space a set of files takes: their length, what the filesystem
+/// counts against them, and, on btrfs, the disk extents they pin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SpaceUse {
+    /// Files counted.
+    pub files: u64,
+    /// Sum of their lengths.
+    pub logical_bytes: u64,
+    /// Sum of `st_blocks` × 512: the bytes the files reference.
+    pub allocated_bytes: u64,
+    /// btrfs only: the whole disk extents the files reference, each
+    /// counted once. Copy-on-write leaves an overwritten range's old extent
+    /// allocated, whole, while any part of it is still referenced, so this
+    /// can exceed `allocated_bytes`. `None` elsewhere, or when the extent
+    /// tree could not be read (it needs `CAP_SYS_ADMIN`).
+    pub pinned_bytes: Option<u64>,
+}
+
+impl SpaceUse {
+    /// On btrfs, the disk extents pinned per byte referenced (`None`
+    /// elsewhere, or when nothing is referenced).
+    pub fn pinned_ratio(&self) -> Option<f64> {
+        let p = self.pinned_bytes?;
+        (self.allocated_bytes > 0).then(|| p as f64 / self.allocated_bytes as f64)
+    }
+
+    /// The figures in a sentence, for the log's files.
+    pub fn words(&self) -> String {
+        use crate::units::format_human;
+        let head = format!(
+            "{} in {} files, {} referenced",
+            format_human(self.logical_bytes),
+            self.files,
+            format_human(self.allocated_bytes)
+        );
+        match (self.pinned_bytes, self.pinned_ratio()) {
+            (Some(p), Some(r)) if r > 1.05 => format!(
+                "{head}, {} of disk extents pinned ({r:.2}x what is referenced): copy-on-write keeps an overwritten page's old extent, whole, while any of it is still referenced, until the segment is removed or recycled",
+                format_human(p)
+            ),
+            (Some(p), _) => format!("{head}, {} of disk extents pinned", format_human(p)),
+            (None, _) => head,
+        }
+    }
+}
+
+/// Measures the space `paths` take (see [`SpaceUse`]). The files'
+/// data should be synced first: on btrfs, dirty pages have no extent yet.
+pub fn space_use(paths: &[std::path::PathBuf]) -> Result<SpaceUse> {
+    let mut u = SpaceUse::default();
+    let mut disk: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut pinned_ok = true;
+    for path in paths {
+        let fd = sys::open(path, OFlags::RDONLY | OFlags::NOCTTY, 0)
+            .map_err(|e| Error::io("open", path, None, e))?;
+        let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+        u.files += 1;
+        u.logical_bytes += st.size;
+        u.allocated_bytes += st.blocks * 512;
+        let fs = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
+        if fs.magic != sys::BTRFS_SUPER_MAGIC {
+            pinned_ok = false;
+            continue;
+        }
+        match sys::btrfs_extents(&fd, st.ino) {
+            Ok(items) => {
+                for e in items.iter().filter(|e| e.disk_bytenr != 0) {
+                    disk.insert(e.disk_bytenr, e.disk_num_bytes);
+                }
+            }
+            Err(_) => pinned_ok = false,
+        }
+    }
+    if pinned_ok && u.files > 0 {
+        u.pinned_bytes = Some(disk.values().sum());
+    }
+    Ok(u)
 }
 
 #[cfg(test)]

@@ -143,3 +143,67 @@ fn block_devices_match_sysfs() {
         }
     }
 }
+
+/// The space a file pins: on btrfs an overwrite leaves the old extent
+/// allocated, whole, while any of it is referenced (64 KiB written, then
+/// 4 KiB of it overwritten: 64 KiB referenced, 68 KiB of disk extents);
+/// elsewhere nothing is read from an extent tree.
+#[test]
+fn copy_on_write_pins_what_an_overwrite_left() {
+    use std::os::unix::fs::FileExt;
+    for fs in common::only(
+        "copy_on_write_pins_what_an_overwrite_left",
+        &["btrfs", "ext4", "xfs"],
+    ) {
+        let dir = fs.tempdir();
+        let path = dir.path().join("f");
+        let f = std::fs::File::create(&path).unwrap();
+        f.write_all_at(&common::pattern(1, 64 << 10), 0).unwrap();
+        f.sync_data().unwrap();
+        f.write_all_at(&common::pattern(2, 4096), 4096).unwrap();
+        f.sync_data().unwrap();
+        let u = fspace::extents::space_use(std::slice::from_ref(&path)).unwrap();
+        assert_eq!((u.files, u.logical_bytes), (1, 64 << 10), "{}", fs.name);
+        assert_eq!(u.allocated_bytes, common::allocated(&path), "{}", fs.name);
+        if fs.is(&["btrfs"]) {
+            assert_eq!(u.allocated_bytes, 64 << 10, "{u:?}");
+            assert_eq!(u.pinned_bytes, Some(68 << 10), "{u:?}");
+            assert!(u.words().contains("copy-on-write"), "{}", u.words());
+        } else {
+            assert_eq!(u.pinned_bytes, None, "{}: {u:?}", fs.name);
+        }
+    }
+}
+
+/// The log's space after a run of `bench commit --mode wal`: on btrfs
+/// each flush rewrites the partial last page, so the log pins more than
+/// its files reference; on ext4 (zero-filled segments) every byte is
+/// allocated and nothing is read from an extent tree.
+#[test]
+fn the_log_reports_the_space_it_pins() {
+    use fspace::bench::{run_commit, CommitBenchOptions};
+    for fs in common::only("the_log_reports_the_space_it_pins", &["btrfs", "ext4"]) {
+        let dir = fs.tempdir();
+        let opts = CommitBenchOptions {
+            duration: std::time::Duration::from_millis(500),
+            segment_size: 1 << 20,
+            sync_methods: vec![fspace::SyncMethod::Fdatasync],
+            ..Default::default()
+        };
+        let r = run_commit(dir.path(), fspace::bench::SpaceState::Wal, &opts, None).unwrap();
+        let u = r.wal.and_then(|w| w.space).expect("the log's space");
+        assert!(r.commits > 10 && u.files >= 1, "{}: {u:?}", fs.name);
+        assert!(u.logical_bytes >= 1 << 20, "{}: {u:?}", fs.name);
+        if fs.is(&["btrfs"]) {
+            let pinned = u.pinned_bytes.expect("btrfs pins");
+            assert!(
+                pinned as f64 > 1.2 * u.allocated_bytes as f64,
+                "{u:?}: 8 KiB records, each flush rewrites a page"
+            );
+        } else {
+            assert_eq!(u.pinned_bytes, None, "{u:?}");
+            // Zero-filled segments: every byte allocated.
+            assert_eq!(u.allocated_bytes, u.logical_bytes, "{u:?}");
+        }
+    }
+}

@@ -212,6 +212,10 @@ pub struct WalFigures {
     pub direct_io: String,
     /// How commits were made durable, and why that way.
     pub sync_method: String,
+    /// The space the log's files took when the run ended: their length,
+    /// what they reference and, on btrfs, the disk extents they pin.
+    #[serde(default)]
+    pub space: Option<crate::extents::SpaceUse>,
 }
 
 /// The result of one mode.
@@ -553,9 +557,36 @@ fn run_wal(
         prepare_reason: after.last_prepare_reason.clone(),
         direct_io: after.direct_io.clone(),
         sync_method: after.sync_method.clone(),
+        space: None,
     });
     wal.close()?;
+    // Measured closed: the preparer has stopped, every segment is synced.
+    let space = log_files(dir).and_then(|files| crate::extents::space_use(&files));
+    match space {
+        Ok(u) => {
+            if let Some(w) = r.wal.as_mut() {
+                w.space = Some(u);
+            }
+        }
+        Err(e) => r
+            .notes
+            .push(format!("the log's space was not measured: {e}")),
+    }
     Ok(r)
+}
+
+/// The regular files of a log directory.
+fn log_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::from_io("read_dir", dir, None, e))?;
+    let mut out = vec![];
+    for ent in rd {
+        let ent = ent.map_err(|e| Error::from_io("read_dir", dir, None, e))?;
+        if ent.file_type().is_ok_and(|t| t.is_file()) {
+            out.push(ent.path());
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Fewer commits than this make the percentiles rough: say so.

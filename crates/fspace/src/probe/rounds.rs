@@ -101,6 +101,10 @@ impl Run<'_> {
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);
+        let log_space = Case::all()
+            .iter()
+            .position(|c| c.state == SpaceState::Wal)
+            .and_then(|i| runs[i].iter().rev().find_map(|r| r.wal.as_ref()?.space));
         let rec = super::decide::recommend(info, &states, &sync_methods, &growth.results, None);
         let (prediction, log_check) = match rec
             .iter()
@@ -135,6 +139,7 @@ impl Run<'_> {
             sync_methods,
             prediction,
             log_check,
+            log_space,
         })
     }
 

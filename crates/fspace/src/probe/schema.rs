@@ -164,6 +164,11 @@ pub struct CommitSection {
     /// When the states suggested leaving the log's built-in setup: the log
     /// measured both ways.
     pub log_check: Option<LogCheck>,
+    /// The space the log's files took after its last run: their length,
+    /// what they reference, and on btrfs the disk extents they pin
+    /// (copy-on-write keeps an overwritten page's old extent while any of
+    /// it is referenced).
+    pub log_space: Option<crate::extents::SpaceUse>,
 }
 
 /// Growth of a fresh file by one strategy.

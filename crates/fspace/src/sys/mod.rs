@@ -12,12 +12,14 @@ use std::cell::Cell;
 pub use rustix::io::Errno;
 
 mod blockdev;
+mod btrfs;
 mod fallocate;
 mod fiemap;
 mod file;
 mod statfs;
 
 pub use blockdev::*;
+pub use btrfs::*;
 pub use fallocate::*;
 pub use fiemap::*;
 pub use file::*;
