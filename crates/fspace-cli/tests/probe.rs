@@ -375,6 +375,25 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// Headless chromium with a window `width` × `height` px and its profile
+/// in `work`.
+fn headless(chrome: &Path, work: &Path, width: u32, height: u32) -> Command {
+    let mut c = Command::new(chrome);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--window-size={width},{height}"))
+    .arg(format!(
+        "--user-data-dir={}",
+        work.join("profile").display()
+    ));
+    c
+}
+
 /// Renders `html` in headless chromium in a window `width` px wide with a
 /// script appended that measures each chart's laid-out box, and returns
 /// what it measured: `{charts: [{group, width, height, bars}], page,
@@ -398,21 +417,8 @@ window.addEventListener('load', () => {
 </script></body>"#;
     let measured = work.join("measured.html");
     std::fs::write(&measured, page.replace("</body>", probe_js)).unwrap();
-    let o = Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-            "--hide-scrollbars",
-            "--dump-dom",
-        ])
-        .arg(format!("--window-size={width},900"))
-        .arg(format!(
-            "--user-data-dir={}",
-            work.join("profile").display()
-        ))
+    let o = headless(chrome, work, width, 900)
+        .args(["--virtual-time-budget=3000", "--dump-dom"])
         .arg(format!("file://{}", measured.display()))
         .output()
         .expect("run chromium");
@@ -433,19 +439,7 @@ window.addEventListener('load', () => {
 /// look at (the test prints where).
 fn screenshot(chrome: &Path, html: &Path, work: &Path, width: u32) -> PathBuf {
     let png = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("probe-report-{width}.png"));
-    let o = Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--hide-scrollbars",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            work.join("profile").display()
-        ))
-        .arg(format!("--window-size={width},2400"))
+    let o = headless(chrome, work, width, 2400)
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", html.display()))
         .output()
