@@ -177,14 +177,15 @@ pub(crate) struct TempFile {
 
 impl TempFile {
     /// Creates the temporary file for `path` (mode `mode`, before umask),
-    /// after removing dead processes' leftovers in its directory. `op` names
+    /// after removing dead processes' leftovers in its directory (the first
+    /// time this process creates there). `op` names
     /// the operation in errors, which name `path`.
     pub fn create(op: &'static str, path: &Path, mode: u32) -> Result<TempFile> {
         let name = path
             .file_name()
             .ok_or_else(|| Error::refused(op, path, Errno::INVAL, "has no file name to create"))?;
         let dir = parent_dir(path);
-        crate::stale::remove_stale(&dir, TEMP_MARKER);
+        crate::stale::remove_stale_once(&dir, TEMP_MARKER);
         let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));
         let fd = sys::open(&tmp, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, mode)
             .map_err(|e| Error::io("create", path, None, e))?;
