@@ -170,7 +170,11 @@ fn wrap(s: &str, width: usize) -> Vec<String> {
     for w in s.split(' ') {
         let unit = ["B", "KiB", "MiB", "GiB", "TiB", "ms", "µs", "s"]
             .iter()
-            .any(|u| w.strip_prefix(u).is_some_and(|rest| rest.len() <= 1));
+            .any(|u| {
+                w.strip_prefix(u).is_some_and(|rest| {
+                    rest.starts_with('/') || rest.chars().all(|c| c.is_ascii_punctuation())
+                })
+            });
         match words.last_mut() {
             Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
                 prev.push(' ');

@@ -338,7 +338,10 @@ pub struct SpaceUse {
     /// btrfs only: the whole disk extents the files reference, each
     /// counted once. Copy-on-write leaves an overwritten range's old extent
     /// allocated, whole, while any part of it is still referenced, so this
-    /// can exceed `allocated_bytes`. `None` elsewhere, or when the extent
+    /// can exceed `allocated_bytes`. Extents shared with a snapshot or a
+    /// reflinked copy count too, though removing these files would not free
+    /// them; compressed extents count their compressed size (`st_blocks`
+    /// counts the uncompressed one). `None` elsewhere, or when the extent
     /// tree could not be read (it needs `CAP_SYS_ADMIN`).
     pub pinned_bytes: Option<u64>,
 }
@@ -375,7 +378,9 @@ impl SpaceUse {
 /// data should be synced first: on btrfs, dirty pages have no extent yet.
 pub fn space_use(paths: &[std::path::PathBuf]) -> Result<SpaceUse> {
     let mut u = SpaceUse::default();
-    let mut disk: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    // Disk extents by filesystem (its UUID: a subvolume has its own st_dev
+    // and f_fsid, and extents are shared across subvolumes) and address.
+    let mut disk: std::collections::HashMap<(Vec<u8>, u64), u64> = std::collections::HashMap::new();
     let mut pinned_ok = true;
     for path in paths {
         let fd = sys::open(path, OFlags::RDONLY | OFlags::NOCTTY, 0)
@@ -384,15 +389,21 @@ pub fn space_use(paths: &[std::path::PathBuf]) -> Result<SpaceUse> {
         u.files += 1;
         u.logical_bytes += st.size;
         u.allocated_bytes += st.blocks * 512;
+        if !pinned_ok {
+            // One refusal (no CAP_SYS_ADMIN, another filesystem) settles
+            // it: the total would be partial.
+            continue;
+        }
         let fs = sys::fstatfs(&fd).map_err(|e| Error::io("fstatfs", path, None, e))?;
         if fs.magic != sys::BTRFS_SUPER_MAGIC {
             pinned_ok = false;
             continue;
         }
+        let uuid = sys::fs_uuid(&fd).unwrap_or_else(|_| st.dev.to_le_bytes().to_vec());
         match sys::btrfs_extents(&fd, st.ino) {
             Ok(items) => {
                 for e in items.iter().filter(|e| e.disk_bytenr != 0) {
-                    disk.insert(e.disk_bytenr, e.disk_num_bytes);
+                    disk.insert((uuid.clone(), e.disk_bytenr), e.disk_num_bytes);
                 }
             }
             Err(_) => pinned_ok = false,

@@ -116,10 +116,16 @@ pub(crate) fn remove_stale(dir: &Path, marker: &str) -> usize {
 /// directory never passes for an old one).
 type DirKey = (u64, u64, i64, u32);
 
-/// Directories this process has swept, with the marker:
-/// [`remove_stale_once`] reads each once. Bounded: when full it starts
-/// again (a directory is then swept a second time, which is only slower).
-static SWEPT: std::sync::Mutex<Vec<(DirKey, &'static str)>> = std::sync::Mutex::new(Vec::new());
+/// Directories this process has swept, with the marker and when:
+/// [`remove_stale_once`] reads each again only after [`SWEEP_AGAIN`].
+/// Bounded: when full it starts again (a directory is then swept a second
+/// time, which is only slower).
+static SWEPT: std::sync::Mutex<Vec<(DirKey, &'static str, std::time::Instant)>> =
+    std::sync::Mutex::new(Vec::new());
+const SWEPT_MAX: usize = 1024;
+/// A long-lived process sweeps a directory again after this long: another
+/// process may have died there meanwhile.
+const SWEEP_AGAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The identity of `dir`; `None` where the filesystem keeps no birth time
 /// (the directory is then swept every time).
@@ -138,29 +144,34 @@ fn dir_key(dir: &Path) -> Option<DirKey> {
     let dev = ((st.stx_dev_major as u64) << 32) | st.stx_dev_minor as u64;
     Some((dev, st.stx_ino, st.stx_btime.tv_sec, st.stx_btime.tv_nsec))
 }
-const SWEPT_MAX: usize = 1024;
-
-/// [`remove_stale`], once per directory and marker in this process's life.
-/// A process that creates many files in one directory (a copy of many
-/// files into it) would otherwise read the whole directory for each: with
-/// 100,000 entries, tens of milliseconds per file. Leftovers of a process
-/// that dies meanwhile are removed by the next process that creates there.
+/// [`remove_stale`], once per directory and marker every [`SWEEP_AGAIN`]
+/// in this process. A process that creates many files in one directory (a
+/// copy of many files into it) would otherwise read the whole directory
+/// for each: with 100,000 entries, about 60 ms per file. A directory is
+/// marked swept only once its sweep has finished, so a concurrent caller
+/// never goes ahead of a sweep in progress (it sweeps too, harmlessly).
 pub(crate) fn remove_stale_once(dir: &Path, marker: &'static str) -> usize {
     let Some(id) = dir_key(dir) else {
         return remove_stale(dir, marker);
     };
-    let key = (id, marker);
+    let now = std::time::Instant::now();
     {
-        let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
-        if swept.contains(&key) {
+        let swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = |e: &&(DirKey, &str, std::time::Instant)| {
+            e.0 == id && e.1 == marker && now.duration_since(e.2) < SWEEP_AGAIN
+        };
+        if swept.iter().any(|e| fresh(&e)) {
             return 0;
         }
-        if swept.len() >= SWEPT_MAX {
-            swept.clear();
-        }
-        swept.push(key);
     }
-    remove_stale(dir, marker)
+    let removed = remove_stale(dir, marker);
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    swept.retain(|e| !(e.0 == id && e.1 == marker));
+    if swept.len() >= SWEPT_MAX {
+        swept.clear();
+    }
+    swept.push((id, marker, now));
+    removed
 }
 
 #[cfg(test)]
@@ -196,20 +207,22 @@ mod tests {
         std::fs::write(dead(0), b"").unwrap();
         assert_eq!(remove_stale_once(d.path(), ".once-"), 1);
         assert!(!dead(0).exists());
-        // A leftover that appears later is the next process's to remove
-        // (where the directory has a birth time to know it by).
+        // A leftover that appears later waits for the next sweep, 10 s
+        // on or in the next process (where the directory has a birth time
+        // to know it by; without one, every call sweeps).
         std::fs::write(dead(1), b"").unwrap();
         let known = dir_key(d.path()).is_some();
         assert_eq!(remove_stale_once(d.path(), ".once-"), usize::from(!known));
         assert_eq!(dead(1).exists(), known);
         // A new directory in the same place is swept again.
-        drop(d);
-        let d = tempfile::tempdir().unwrap();
+        let place = d.path().to_path_buf();
+        std::fs::remove_dir_all(&place).unwrap();
+        std::fs::create_dir(&place).unwrap();
         std::fs::write(
-            d.path().join(format!(".f.once-{}-{}-2", host(), 5_000_000)),
+            place.join(format!(".f.once-{}-{}-2", host(), 5_000_000)),
             b"",
         )
         .unwrap();
-        assert_eq!(remove_stale_once(d.path(), ".once-"), 1);
+        assert_eq!(remove_stale_once(&place, ".once-"), 1);
     }
 }

@@ -575,13 +575,18 @@ fn run_wal(
     Ok(r)
 }
 
-/// The regular files of a log directory.
+/// The segment files of a log directory (live, free and prepared; not
+/// its `LOCK`).
 fn log_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::from_io("read_dir", dir, None, e))?;
     let mut out = vec![];
     for ent in rd {
         let ent = ent.map_err(|e| Error::from_io("read_dir", dir, None, e))?;
-        if ent.file_type().is_ok_and(|t| t.is_file()) {
+        let segment = ent
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.ends_with(".seg"));
+        if segment && ent.file_type().is_ok_and(|t| t.is_file()) {
             out.push(ent.path());
         }
     }

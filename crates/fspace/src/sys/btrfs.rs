@@ -69,6 +69,14 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_ne_bytes(a)
 }
 
+/// Item bytes are the on-disk leaf's: little-endian on every host (the
+/// search headers are filled in the host's order).
+fn le_u64_at(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
 fn u32_at(b: &[u8], at: usize) -> u32 {
     let mut a = [0u8; 4];
     a.copy_from_slice(&b[at..at + 4]);
@@ -140,9 +148,9 @@ pub fn btrfs_extents<Fd: AsFd>(fd: Fd, ino: u64) -> Result<Vec<BtrfsExtent>, Err
             }
             out.push(BtrfsExtent {
                 file_offset: offset,
-                disk_bytenr: u64_at(item, 21),
-                disk_num_bytes: u64_at(item, 29),
-                num_bytes: u64_at(item, 45),
+                disk_bytenr: le_u64_at(item, 21),
+                disk_num_bytes: le_u64_at(item, 29),
+                num_bytes: le_u64_at(item, 45),
                 prealloc: item[20] == 2,
             });
         }
