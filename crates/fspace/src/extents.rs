@@ -327,7 +327,7 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
 
 /// The space a set of files takes: their length, what the filesystem
 /// counts against them, and, on btrfs, the disk extents they pin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SpaceUse {
     /// Files counted.
     pub files: u64,
@@ -344,6 +344,10 @@ pub struct SpaceUse {
     /// counts the uncompressed one). `None` elsewhere, or when the extent
     /// tree could not be read (it needs `CAP_SYS_ADMIN`).
     pub pinned_bytes: Option<u64>,
+    /// On btrfs, why `pinned_bytes` could not be read (a process without
+    /// `CAP_SYS_ADMIN` may not search the extent tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_unknown: Option<String>,
 }
 
 impl SpaceUse {
@@ -369,7 +373,10 @@ impl SpaceUse {
                 format_human(p)
             ),
             (Some(p), _) => format!("{head}, {} of disk extents pinned", format_human(p)),
-            (None, _) => head,
+            (None, _) => match &self.pinned_unknown {
+                Some(why) => format!("{head}; the disk extents they pin were not read: {why}"),
+                None => head,
+            },
         }
     }
 }
@@ -406,7 +413,19 @@ pub fn space_use(paths: &[std::path::PathBuf]) -> Result<SpaceUse> {
                     disk.insert((uuid.clone(), e.disk_bytenr), e.disk_num_bytes);
                 }
             }
-            Err(_) => pinned_ok = false,
+            Err(e) => {
+                pinned_ok = false;
+                u.pinned_unknown = Some(if e == rustix::io::Errno::PERM {
+                    "searching btrfs's extent tree needs CAP_SYS_ADMIN (run as root to see them)"
+                        .into()
+                } else {
+                    format!(
+                        "BTRFS_IOC_TREE_SEARCH failed on {}: {}",
+                        path.display(),
+                        std::io::Error::from_raw_os_error(e.raw_os_error())
+                    )
+                });
+            }
         }
     }
     if pinned_ok && u.files > 0 {

@@ -144,6 +144,7 @@ fn dir_key(dir: &Path) -> Option<DirKey> {
     let dev = ((st.stx_dev_major as u64) << 32) | st.stx_dev_minor as u64;
     Some((dev, st.stx_ino, st.stx_btime.tv_sec, st.stx_btime.tv_nsec))
 }
+
 /// [`remove_stale`], once per directory and marker every [`SWEEP_AGAIN`]
 /// in this process. A process that creates many files in one directory (a
 /// copy of many files into it) would otherwise read the whole directory

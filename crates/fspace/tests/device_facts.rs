@@ -207,3 +207,58 @@ fn the_log_reports_the_space_it_pins() {
         }
     }
 }
+
+/// Without `CAP_SYS_ADMIN` the extent tree cannot be searched: the pinned
+/// space is unknown, and says why, rather than zero. The test binary runs
+/// itself again under `setpriv --bounding-set -sys_admin`.
+#[test]
+fn without_cap_sys_admin_the_pinned_space_says_why() {
+    if let Ok(path) = std::env::var("FSPACE_SPACE_USE_CHILD") {
+        let u = fspace::extents::space_use(&[PathBuf::from(path)]).unwrap();
+        println!("SPACE{}", serde_json::to_string(&u).unwrap());
+        return;
+    }
+    for fs in common::only(
+        "without_cap_sys_admin_the_pinned_space_says_why",
+        &["btrfs"],
+    ) {
+        if !common::is_root() {
+            common::skipped(
+                "without_cap_sys_admin_the_pinned_space_says_why",
+                &fs.name,
+                "needs root to drop a capability",
+            );
+            continue;
+        }
+        let dir = fs.tempdir();
+        let path = dir.path().join("f");
+        std::fs::write(&path, common::pattern(3, 64 << 10)).unwrap();
+        std::fs::File::open(&path).unwrap().sync_all().unwrap();
+        let o = Command::new("setpriv")
+            .args(["--bounding-set", "-sys_admin", "--"])
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "without_cap_sys_admin_the_pinned_space_says_why",
+                "--nocapture",
+            ])
+            .env("FSPACE_SPACE_USE_CHILD", &path)
+            .output()
+            .expect("setpriv");
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix("SPACE"))
+            .unwrap_or_else(|| panic!("no result from the child: {out}"));
+        let child: fspace::extents::SpaceUse = serde_json::from_str(line).unwrap();
+        assert_eq!(child.pinned_bytes, None, "{child:?}");
+        let why = child.pinned_unknown.clone().unwrap_or_default();
+        assert!(why.contains("CAP_SYS_ADMIN"), "{child:?}");
+        assert!(child.words().contains("were not read"), "{}", child.words());
+        // With the capability: the same file's extents.
+        let u = fspace::extents::space_use(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(u.pinned_bytes, Some(64 << 10), "{u:?}");
+        assert_eq!(u.pinned_unknown, None, "{u:?}");
+        assert_eq!(u.allocated_bytes, child.allocated_bytes);
+    }
+}

@@ -104,7 +104,12 @@ impl Run<'_> {
         let log_space = Case::all()
             .iter()
             .position(|c| c.state == SpaceState::Wal)
-            .and_then(|i| runs[i].iter().rev().find_map(|r| r.wal.as_ref()?.space));
+            .and_then(|i| {
+                runs[i]
+                    .iter()
+                    .rev()
+                    .find_map(|r| r.wal.as_ref()?.space.clone())
+            });
         let rec = super::decide::recommend(info, &states, &sync_methods, &growth.results, None);
         let (prediction, log_check) = match rec
             .iter()
