@@ -273,8 +273,7 @@ fn indented(o: &mut String, text: &str) {
 
 /// `lo-hi` of a state's runs (the median alone for one run).
 fn runs_range(s: &fspace::probe::StateResult) -> String {
-    let lo = s.runs.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = s.runs.iter().copied().fold(0.0, f64::max);
+    let (lo, hi) = s.range();
     if s.runs.len() < 2 {
         return commas(s.commits_per_sec);
     }

@@ -578,18 +578,13 @@ fn run_wal(
 /// The segment files of a log directory (live, free and prepared; not
 /// its `LOCK`).
 fn log_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::from_io("read_dir", dir, None, e))?;
-    let mut out = vec![];
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::from_io("read_dir", dir, None, e))?;
-        let segment = ent
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.ends_with(".seg"));
-        if segment && ent.file_type().is_ok_and(|t| t.is_file()) {
-            out.push(ent.path());
-        }
-    }
+    let entries = sys::read_dir(dir).map_err(|e| Error::io("read_dir", dir, None, e))?;
+    let mut out: Vec<std::path::PathBuf> = entries
+        .into_iter()
+        .filter(|e| e.file_type == rustix::fs::FileType::RegularFile)
+        .filter(|e| e.name.to_str().is_some_and(|n| n.ends_with(".seg")))
+        .map(|e| dir.join(e.name))
+        .collect();
     out.sort();
     Ok(out)
 }

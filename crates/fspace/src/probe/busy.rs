@@ -146,19 +146,22 @@ impl Snapshot {
     /// What happened between `self` and `later`, judged with
     /// `idle_others_cpu` as the CPU figure.
     pub(super) fn until_judged(&self, later: &Snapshot, idle_others_cpu: f64) -> Busy {
-        let mut b = self.until(later);
+        let (mut b, own_written) = self.measure(later);
         b.idle_others_cpu = idle_others_cpu;
-        b.reasons.clear();
-        let own = match (self.own_written, later.own_written) {
-            (Some(a), Some(c)) => Some(c.saturating_sub(a) as f64 / b.seconds),
-            _ => None,
-        };
-        b.judge(own);
+        b.judge(own_written);
         b
     }
 
     /// What happened between `self` and `later`.
     pub(super) fn until(&self, later: &Snapshot) -> Busy {
+        let (mut b, own_written) = self.measure(later);
+        b.judge(own_written);
+        b
+    }
+
+    /// The figures between `self` and `later`, not yet judged, and this
+    /// process's own write rate (bytes/s) to judge the devices' by.
+    fn measure(&self, later: &Snapshot) -> (Busy, Option<f64>) {
         let secs = later.at.duration_since(self.at).as_secs_f64().max(1e-3);
         let d: Vec<u64> = (0..8)
             .map(|i| later.cpu[i].saturating_sub(self.cpu[i]))
@@ -197,7 +200,7 @@ impl Snapshot {
             .ok()
             .and_then(|s| s.split_whitespace().next()?.parse().ok())
             .unwrap_or(0.0);
-        let mut b = Busy {
+        let b = Busy {
             seconds: secs,
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             others_cpu: share(busy_ticks.saturating_sub(own)),
@@ -208,8 +211,7 @@ impl Snapshot {
             busy: false,
             reasons: vec![],
         };
-        b.judge(own_written);
-        b
+        (b, own_written)
     }
 }
 

@@ -93,6 +93,11 @@ impl StateResult {
     pub fn measured(&self) -> bool {
         self.unsupported.is_none() && self.commits > 0
     }
+
+    /// The slowest and fastest of its runs, commits/s (zeros without runs).
+    pub fn range(&self) -> (f64, f64) {
+        super::stats::range(&self.runs)
+    }
 }
 
 /// Commits into written (recycled) space made durable by one

@@ -48,7 +48,7 @@ pub(crate) fn verdict(challenger: &StateResult, standing: &StateResult) -> Verdi
 
 /// `lo-hi` of a state's runs, in commits/s.
 pub(crate) fn spread(s: &StateResult) -> String {
-    let (lo, hi) = stats::range(&s.runs);
+    let (lo, hi) = s.range();
     if s.runs.len() < 2 {
         commas(lo)
     } else {
