@@ -120,7 +120,7 @@ pub fn format_exact(n: u64) -> String {
         return "0".into();
     }
     for (shift, name) in BINARY_UNITS {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{}{}", n >> shift, name);
         }
     }
@@ -152,7 +152,7 @@ pub fn format_count(x: f64) -> String {
     let s = (x.round().max(0.0) as u64).to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -145,7 +145,7 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        if x % 7 == 0 {
+        if x.is_multiple_of(7) {
             let run = (x >> 8) as usize % 9000;
             out.extend(std::iter::repeat_n(0u8, run.min(len - out.len())));
         } else {

@@ -51,7 +51,7 @@ fn open_committer<'a>(
     };
     let page = crate::wal::WRITE_PAGE;
     if method.direct() {
-        if record_size % page != 0 {
+        if !record_size.is_multiple_of(page) {
             return Err(Ok(format!(
                 "{method} writes with O_DIRECT, which needs whole pages: records of {record_size} bytes are not a multiple of {page}"
             )));
@@ -131,7 +131,7 @@ pub(super) fn run_file(
             return Ok(None);
         }
         if mode == SpaceState::Appended {
-            if i > 0 && i % slots == 0 {
+            if i > 0 && i.is_multiple_of(slots) {
                 // Keep the file within --file-size: start again from empty.
                 sys::ftruncate(&c.fd, 0).map_err(|e| file_io_err("ftruncate", p, e))?;
                 truncations.fetch_add(1, Ordering::Relaxed);

@@ -166,12 +166,12 @@ pub(super) fn write_all_to(
     r.map_err(|(errno, at)| Error::io(write_op(dsync), path, Some(at..end), errno))
 }
 
-/// The name of the call that writes a segment's pages: `pwritev`, or
+/// The name of the call that writes a segment's pages: `pwrite`, or
 /// `pwritev2(RWF_DSYNC)` when each write is durable.
 pub(super) fn write_op(dsync: bool) -> &'static str {
     if dsync {
         "pwritev2(RWF_DSYNC)"
     } else {
-        "pwritev"
+        "pwrite"
     }
 }

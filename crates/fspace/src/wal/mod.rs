@@ -37,6 +37,7 @@
 //! # Ok(()) }
 //! ```
 
+mod crc;
 mod flush;
 pub mod format;
 mod open;
@@ -102,7 +103,8 @@ pub struct WalStats {
     pub records: u64,
     /// Payload bytes appended.
     pub payload_bytes: u64,
-    /// `pwritev` calls issued by the writer.
+    /// Write calls (`pwrite`, or `pwritev2` with a per-write sync method)
+    /// issued by the writer.
     pub writes: u64,
     /// `fdatasync` calls issued by the writer.
     pub syncs: u64,

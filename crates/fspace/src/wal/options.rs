@@ -205,7 +205,7 @@ impl WalOptions {
     /// ([`Wal::open`](super::Wal::open) refuses them with `EINVAL`).
     pub fn validate(&self) -> std::result::Result<(), String> {
         let o = self;
-        if o.segment_size < 64 << 10 || o.segment_size % WRITE_PAGE as u64 != 0 {
+        if o.segment_size < 64 << 10 || !o.segment_size.is_multiple_of(WRITE_PAGE as u64) {
             return Err(format!(
                 "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
                 o.segment_size

@@ -62,7 +62,7 @@ struct Shape {
 }
 
 fn shape(seed: u64, rng: &mut Rng) -> Shape {
-    let writers = if seed % 2 == 0 { 1 } else { 4 };
+    let writers = if seed.is_multiple_of(2) { 1 } else { 4 };
     let crash = match rng.below(3) {
         0 => None,
         1 => Some(CrashAt::AfterSegmentRename(1 + rng.below(4))),

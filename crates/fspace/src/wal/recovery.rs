@@ -533,7 +533,7 @@ fn count_discarded(io: &dyn Storage, path: &Path, offset: u64, end: u64) -> Resu
         // Reads end on page boundaries, so no page is split between two.
         let mut n = ((end - pos) as usize).min(buf.len());
         let stop = pos + n as u64;
-        if stop < end && stop % page != 0 {
+        if stop < end && !stop.is_multiple_of(page) {
             n -= (stop % page) as usize;
         }
         let got = read_at(&*fd, path, &mut buf[..n], pos)?;
@@ -551,7 +551,7 @@ fn count_discarded(io: &dyn Storage, path: &Path, offset: u64, end: u64) -> Resu
                 // A whole zero page: what follows was never written in
                 // this run (the rest of a page holding valid records does
                 // not count, it was padded with zeros).
-                if abs % page == 0 {
+                if abs.is_multiple_of(page) {
                     return Ok(last_nonzero - offset);
                 }
             } else if let Some(last) = chunk.iter().rposition(|&b| b != 0) {

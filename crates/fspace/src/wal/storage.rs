@@ -2,8 +2,8 @@
 //!
 //! Every call the log makes to the filesystem goes through [`Storage`]
 //! (directory operations) and [`SegmentFile`] (one open segment): create,
-//! open, read, `pwritev`, `fdatasync`, `fsync`, growth, rename, unlink and
-//! directory `fsync`. [`Real`] issues them through [`crate::sys`]; the
+//! open, read, `pwrite`/`pwritev`, `fdatasync`, `fsync`, growth, rename,
+//! unlink and directory `fsync`. [`Real`] issues them through [`crate::sys`]; the
 //! power-cut tests put a model behind the same seam that keeps a *live* and
 //! a *durable* image of the directory, so that a cut can be taken at any
 //! call and recovery run on what a real power loss could leave (see
@@ -46,7 +46,8 @@ pub(crate) struct Entry {
 pub(crate) trait SegmentFile: Send + Sync {
     /// `pread`: fills `buf` from `offset`; fewer bytes only at end of file.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::result::Result<usize, Errno>;
-    /// `pwritev` of `bufs` at `offset`; may write fewer bytes.
+    /// `pwritev` of `bufs` at `offset` (`pwrite` for one buffer); may
+    /// write fewer bytes.
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno>;
     /// `pwritev2(RWF_DSYNC)` of `bufs` at `offset`: these bytes (and the
     /// size, if they extend the file) are durable when it returns; earlier
@@ -136,7 +137,10 @@ impl SegmentFile for RealFile {
     }
 
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno> {
-        sys::pwritev(&self.0, bufs, offset)
+        match bufs {
+            [one] => sys::pwrite(&self.0, one, offset),
+            _ => sys::pwritev(&self.0, bufs, offset),
+        }
     }
 
     fn write_at_dsync(

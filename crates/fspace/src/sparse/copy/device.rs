@@ -71,7 +71,7 @@ impl<'a> DeviceSink<'a> {
         while at < end {
             let next = ((at / ZERO_BLOCK) + 1) * ZERO_BLOCK;
             let stop = next.min(end);
-            let whole = at % ZERO_BLOCK == 0 && stop == next;
+            let whole = at.is_multiple_of(ZERO_BLOCK) && stop == next;
             let slice = &bytes[(at - off) as usize..(stop - off) as usize];
             if whole && crate::zeros::is_zero(slice) {
                 self.write(run, &bytes[(run - off) as usize..(at - off) as usize])?;
