@@ -5,12 +5,13 @@
 //! takes its `VPCLMULQDQ` path only with AVX-512. On CPUs that have
 //! `VPCLMULQDQ` with AVX2 but no AVX-512 (AMD Zen 3, Intel Alder Lake and
 //! later client cores) it folds 16 bytes at a time mixed with the `crc32`
-//! instruction, and the `crc32c` crate uses the `crc32` instruction alone.
-//! On the EPYC this project is measured on, 8 KiB took 0.33-0.35 µs here
-//! against 0.53-0.81 µs with `crc-fast` and 0.45-0.60 µs with `crc32c`
-//! (`cargo run --release -p fspace --example crc_speed`), and the record CRC
-//! was the largest item of the log's own time on the commit path
-//! (docs/wal.md, "Software overhead").
+//! instruction. On the EPYC (Zen 3) this project is measured on, 8,208
+//! bytes took 361-442 ns here against 585-794 ns with `crc-fast`, 1.74x
+//! (1.52-1.83) over 7 alternating rounds (`cargo run --release -p fspace
+//! --example crc_speed`, `bench/results/2026-11-26-crc-speed.txt`), and the
+//! record CRC was the largest item of the log's own time on the commit path
+//! (docs/wal.md, "Software overhead"). CPUs with AVX-512 keep `crc-fast`'s
+//! 512-bit path, which this was not measured against.
 //!
 //! The method is the one of Intel's "Fast CRC Computation for Generic
 //! Polynomials Using PCLMULQDQ": the running remainder, held as 128-bit
@@ -91,11 +92,20 @@ mod x86 {
     const K256: (u64, u64) = keys(256);
     const K128: (u64, u64) = keys(128);
 
+    /// The CPU has what [`fold`] is compiled for, and no AVX-512 (there
+    /// `crc-fast` folds 64 bytes at a time; not measured against this).
     pub(super) fn available() -> bool {
-        std::is_x86_feature_detected!("vpclmulqdq")
-            && std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("pclmulqdq")
-            && std::is_x86_feature_detected!("sse4.2")
+        use std::sync::OnceLock;
+        static AVAILABLE: OnceLock<bool> = OnceLock::new();
+        *AVAILABLE.get_or_init(|| {
+            std::is_x86_feature_detected!("vpclmulqdq")
+                && std::is_x86_feature_detected!("avx")
+                && std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("pclmulqdq")
+                && std::is_x86_feature_detected!("sse4.1")
+                && std::is_x86_feature_detected!("sse4.2")
+                && !std::is_x86_feature_detected!("avx512vl")
+        })
     }
 
     #[inline]
@@ -244,9 +254,12 @@ mod tests {
         let has = |f: &str| cpu.split_whitespace().any(|w| w == f);
         let expect = cfg!(target_arch = "x86_64")
             && has("vpclmulqdq")
+            && has("avx")
             && has("avx2")
             && has("pclmulqdq")
-            && has("sse4_2");
+            && has("sse4_1")
+            && has("sse4_2")
+            && !has("avx512vl");
         assert_eq!(folds_here(), expect);
     }
 

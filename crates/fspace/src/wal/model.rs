@@ -583,7 +583,7 @@ impl SegmentFile for File {
         let len: usize = bufs.iter().map(|b| b.len()).sum();
         m.count(
             self.gen,
-            format_args!("pwritev inode {} {}+{len}", self.ino, offset),
+            format_args!("pwrite inode {} {}+{len}", self.ino, offset),
         )?;
         let mut off = offset;
         for b in bufs {

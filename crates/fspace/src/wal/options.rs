@@ -169,7 +169,7 @@ impl std::fmt::Debug for WalOptions {
 pub struct Faults {
     /// Fails the writer's `fdatasync` calls.
     pub fdatasync: AtomicI32,
-    /// Fails the writer's record writes (`pwritev`, `pwritev2`).
+    /// Fails the writer's record writes (`pwrite`, `pwritev2`).
     pub write: AtomicI32,
     /// Fails segment preparation.
     pub prepare: AtomicI32,
