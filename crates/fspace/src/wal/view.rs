@@ -156,27 +156,36 @@ impl WalView {
     }
 }
 
+/// How long [`recover_settled`] keeps trying while a live writer changes
+/// the directory under it.
+const SETTLE_FOR: Duration = Duration::from_secs(2);
+
 /// Recovery of a directory a live writer may be changing: segments are
 /// read one after the other, so a release, a recycle or a segment going
 /// live between two reads can look like damage or a missing file. Such an
-/// error is retried (up to 5 reads, 20 ms apart); one that comes back the
-/// same twice in a row is the log's state and is returned.
+/// error is retried, the pause doubling from 1 ms to 20 ms, for up to
+/// [`SETTLE_FOR`]; one that comes back the same twice in a row is the
+/// log's state and is returned at once. (Five tries 20 ms apart were not
+/// enough beside a writer that switches segments every few milliseconds
+/// on tmpfs: each try met a different segment going away.)
 fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> {
+    let deadline = std::time::Instant::now() + SETTLE_FOR;
     let mut last: Option<String> = None;
-    for _ in 0..4 {
+    let mut pause = Duration::from_millis(1);
+    loop {
         match recovery::recover(io, dir, recovery::Access::ReadOnly) {
             Ok(r) => return Ok(r),
             Err(e) => {
                 let now = e.to_string();
-                if last.as_deref() == Some(now.as_str()) {
+                if last.as_deref() == Some(now.as_str()) || std::time::Instant::now() >= deadline {
                     return Err(e);
                 }
                 last = Some(now);
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
             }
         }
     }
-    recovery::recover(io, dir, recovery::Access::ReadOnly)
 }
 
 /// Follows a [`Wal`](super::Wal)'s durable records as they are committed
