@@ -10,17 +10,27 @@ build, the median and min-max of wal ÷ overwrite over the rounds, and the
 per-round CAND ÷ BASE of that ratio. A build is only called better when the
 min-max of CAND ÷ BASE lies entirely above 1.
 
+With HOW=interleaved, BASE and CAND are builds of the `wal_overhead` example
+(`cargo build --release -p fspace --example wal_overhead`, copied aside per
+build) and each run is one of it: 20 ms slices of bare overwrites and log
+commits alternating inside the run, the ratio the median of its per-second
+windows. Two whole `bench commit` runs a few seconds apart differ by about
+15% on a noisy VM; these windows by 4-9%.
+
 Usage: [BASE=/path/to/old/fspace] [CAND=target/release/fspace] [REPEAT=8]
-       [SECONDS=2] [SYNC=fdatasync] bench/wal_overhead.py [DIR]
+       [SECONDS=2] [SYNC=fdatasync] [HOW=bench|interleaved] bench/wal_overhead.py [DIR]
 DIR defaults to the matrix's tmpfs (FSPACE_TEST_MOUNTS or
 /tmp/fspace-matrix/env), else a tmpfs this script mounts under /tmp (root).
 """
-import json, os, statistics, subprocess, sys, tempfile
+import json, os, re, statistics, subprocess, sys, tempfile
 from benchlib import mounts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.environ.get("BASE")
-CAND = os.environ.get("CAND", os.path.join(ROOT, "target", "release", "fspace"))
+HOW = os.environ.get("HOW", "bench")
+CAND = os.environ.get("CAND", os.path.join(ROOT, "target", "release",
+                                           *(["examples", "wal_overhead"] if HOW == "interleaved"
+                                             else ["fspace"])))
 REPEAT = int(os.environ.get("REPEAT", "8"))
 SECONDS = os.environ.get("SECONDS", "2")
 SYNC = os.environ.get("SYNC", "fdatasync")
@@ -41,7 +51,14 @@ def tmpfs_dir():
 
 
 def one_run(binary, d):
-    """wal ÷ overwrite and both rates, from one `bench commit` run."""
+    """wal ÷ overwrite and both rates, from one run."""
+    if HOW == "interleaved":
+        out = subprocess.run([binary, d, SECONDS, "20", SYNC],
+                             check=True, capture_output=True, text=True).stdout
+        m = re.search(r"overwrite (\d+)/s, log (\d+)/s.*?(?:median of the windows|log ÷ overwrite) ([0-9.]+)", out)
+        if not m:
+            sys.exit(f"wal_overhead.py: unexpected output of {binary}:\n{out}")
+        return float(m.group(3)), float(m.group(1)), float(m.group(2))
     with tempfile.TemporaryDirectory(dir=d, prefix="wal-overhead-") as t:
         out = subprocess.run([binary, "bench", "commit", "--json", "--seconds", SECONDS,
                               "--record", "8KiB", "--sync-method", SYNC,
@@ -58,7 +75,7 @@ def summary(name, v):
 def main():
     d, mounted = tmpfs_dir()
     builds = [("base", BASE), ("cand", CAND)] if BASE else [("cand", CAND)]
-    print(f"# wal ÷ overwrite, 8 KiB, 1 writer, {SYNC}, {SECONDS} s per state, on {d}")
+    print(f"# wal ÷ overwrite, 8 KiB, 1 writer, {SYNC}, {SECONDS} s per run ({HOW}), on {d}")
     for name, b in builds:
         print(f"# {name}: {b}")
     print("# round build   overwrite/s       wal/s  wal÷overwrite")

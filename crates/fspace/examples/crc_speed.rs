@@ -8,6 +8,7 @@
 //! prints ns per call, the per-round ratio, and the median with the
 //! min-max of the rounds.
 
+use fspace::probe::{median, range};
 use fspace::wal::format::{crc32c_append, crc32c_append_portable, crc32c_folds};
 use std::hint::black_box;
 use std::time::Instant;
@@ -20,11 +21,6 @@ fn time(f: impl Fn(&[u8]) -> u32, data: &[u8], calls: u32) -> f64 {
     }
     black_box(x);
     t.elapsed().as_nanos() as f64 / f64::from(calls)
-}
-
-fn median_range(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 fn main() {
@@ -56,6 +52,7 @@ fn main() {
         println!("{:7} {a:12.0} {b:10.0} {:18.2}", r + 1, a / b);
         ratios.push(a / b);
     }
-    let (m, lo, hi) = median_range(ratios);
+    let (lo, hi) = range(&ratios);
+    let m = median(&mut ratios);
     println!("fspace is {m:.2}x as fast as crc-fast (rounds {lo:.2}-{hi:.2})");
 }

@@ -16,6 +16,7 @@
 //! Durable segments are released between slices (outside the timing), as
 //! a database's checkpoints would, so the log recycles its segments.
 
+use fspace::probe::{median, range};
 use fspace::wal::{Wal, WalOptions};
 use fspace::SyncMethod;
 use std::fs::OpenOptions;
@@ -129,22 +130,16 @@ fn written_file(path: &std::path::Path, buf: &[u8]) -> std::io::Result<std::fs::
 /// Prints the windows, the overall rates and the windows' median and min-max.
 fn report(windows: &[f64], totals: [(u64, f64); 2]) {
     let rate = |x: (u64, f64)| x.0 as f64 / x.1;
-    let mut sorted = windows.to_vec();
-    sorted.sort_by(f64::total_cmp);
     let list: Vec<String> = windows.iter().map(|r| format!("{r:.3}")).collect();
     println!("per-second windows, log ÷ overwrite: {}", list.join(" "));
-    let n = sorted.len();
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
+    let (lo, hi) = range(windows);
+    let median = median(&mut windows.to_vec());
     println!(
         "overwrite {:.0}/s, log {:.0}/s overall ({:.3}); log ÷ overwrite median of the windows {median:.3} (min-max {:.3}-{:.3})",
         rate(totals[0]),
         rate(totals[1]),
         rate(totals[1]) / rate(totals[0]),
-        sorted[0],
-        sorted[n - 1]
+        lo,
+        hi
     );
 }

@@ -37,4 +37,4 @@ pub use busy::Busy;
 pub use decide::{recommend, TIE_MARGIN};
 pub use run::*;
 pub use schema::*;
-pub use stats::{p_greater, ALPHA, EXACT_SPLITS};
+pub use stats::{median, p_greater, range, ALPHA, EXACT_SPLITS};

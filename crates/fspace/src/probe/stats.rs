@@ -5,7 +5,9 @@
 use super::schema::*;
 use crate::bench::SpaceState;
 
-pub(super) fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorting it; the mean of the middle two for an even
+/// count; 0 when empty).
+pub fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
