@@ -7,7 +7,7 @@ use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState}
 use fspace::units::{
     errno_text as why, format_count as commas, format_human, format_seconds as secs,
 };
-use fspace::Errno;
+use rustix::io::Errno;
 use std::path::Path;
 
 struct Args<'a> {
@@ -79,7 +79,7 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         return Err(fspace::Error::refused(
             "probe",
             &r.directory,
-            Errno::CANCELED,
+            Errno::CANCELED.raw_os_error(),
             "interrupted; nothing was saved or written",
         ));
     }
@@ -138,7 +138,8 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
 /// Refuses a report path whose directory is missing, or that names a
 /// directory, before the measurements run (not after 30 s of work).
 fn check_report_path(p: &Path) -> fspace::Result<()> {
-    let refuse = |errno: Errno, msg: &str| fspace::Error::refused("report", p, errno, msg);
+    let refuse =
+        |errno: Errno, msg: &str| fspace::Error::refused("report", p, errno.raw_os_error(), msg);
     if p.is_dir() {
         return Err(refuse(
             Errno::ISDIR,
@@ -575,7 +576,7 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
         fspace::Error::refused(
             "save probe",
             Path::new("$HOME"),
-            Errno::NOENT,
+            Errno::NOENT.raw_os_error(),
             format!(
                 "no directory to save in: set {}, XDG_STATE_HOME or HOME",
                 fspace::policy::STATE_DIR_ENV

@@ -130,7 +130,7 @@ pub(crate) fn publish(
                 std::io::Error::from_raw_os_error(e.raw_os_error()),
                 to.display()
             );
-            (Error::refused(op, dir, e, why), true)
+            (Error::refused_errno(op, dir, e, why), true)
         })?;
     }
     Ok(note)
@@ -145,7 +145,7 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>>
         Ok(()) => Ok(None),
         Err(e) if crate::errno::unsupported(crate::errno::Call::RenameNoReplace, e) => {
             if sys::lstat(to).is_ok() {
-                return Err(Error::refused(
+                return Err(Error::refused_errno(
                     "rename",
                     to,
                     Errno::EXIST,
@@ -181,9 +181,9 @@ impl TempFile {
     /// time this process creates there). `op` names
     /// the operation in errors, which name `path`.
     pub fn create(op: &'static str, path: &Path, mode: u32) -> Result<TempFile> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| Error::refused(op, path, Errno::INVAL, "has no file name to create"))?;
+        let name = path.file_name().ok_or_else(|| {
+            Error::refused_errno(op, path, Errno::INVAL, "has no file name to create")
+        })?;
         let dir = parent_dir(path);
         crate::stale::remove_stale_once(&dir, TEMP_MARKER);
         let tmp = dir.join(crate::stale::temp_name(name, TEMP_MARKER));

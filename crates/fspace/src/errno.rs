@@ -107,8 +107,14 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Returns the kind of the raw errno `errno` (as returned by
+    /// [`crate::Error::raw_os_error`] or [`std::io::Error::raw_os_error`]).
+    pub fn from_raw_os_error(errno: i32) -> ErrorKind {
+        ErrorKind::of(Errno::from_raw_os_error(errno))
+    }
+
     /// Returns the kind of errno `e`.
-    pub fn of(e: Errno) -> ErrorKind {
+    pub(crate) fn of(e: Errno) -> ErrorKind {
         use Errno as E;
         match e {
             E::NOSPC | E::DQUOT | E::FBIG => ErrorKind::NoSpace,

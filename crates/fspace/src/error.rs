@@ -118,8 +118,8 @@ impl Error {
         Error::io("pwritev", path, Some(at..end), errno)
     }
 
-    /// Builds an [`Error::Io`] from a raw errno.
-    pub fn io(
+    /// Builds an [`Error::Io`] from an errno.
+    pub(crate) fn io(
         op: &'static str,
         path: &Path,
         range: Option<Range<u64>>,
@@ -130,7 +130,7 @@ impl Error {
 
     /// Builds an [`Error::Io`] for a call with mode flags, displayed as
     /// `fallocate(f, 0..8MiB, KEEP_SIZE): ...`.
-    pub fn io_flags(
+    pub(crate) fn io_flags(
         op: &'static str,
         flags: Option<&'static str>,
         path: &Path,
@@ -162,19 +162,31 @@ impl Error {
         }
     }
 
-    /// Builds an [`Error::Refused`].
+    /// Builds an [`Error::Refused`]: `op` on `path` cannot be carried out
+    /// and nothing was changed. `errno` is the raw errno that best describes
+    /// the refusal (as in [`std::io::Error::from_raw_os_error`]).
     pub fn refused(
+        op: &'static str,
+        path: impl AsRef<Path>,
+        errno: i32,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Refused {
+            op,
+            path: path.as_ref().to_path_buf(),
+            message: message.into(),
+            errno,
+        }
+    }
+
+    /// Builds an [`Error::Refused`] from the library's errno type.
+    pub(crate) fn refused_errno(
         op: &'static str,
         path: &Path,
         errno: rustix::io::Errno,
         message: impl Into<String>,
     ) -> Self {
-        Error::Refused {
-            op,
-            path: path.to_path_buf(),
-            message: message.into(),
-            errno: errno.raw_os_error(),
-        }
+        Error::refused(op, path, errno.raw_os_error(), message)
     }
 
     /// Builds the refusal of `op` on something that is not a regular file:
@@ -193,7 +205,7 @@ impl Error {
         } else {
             Errno::INVAL
         });
-        Error::refused(
+        Error::refused_errno(
             op,
             path,
             errno,
@@ -219,9 +231,9 @@ impl Error {
             Error::Poisoned { .. } => ErrorKind::Poisoned,
             Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::AfterFallbacks { source, .. } => source.kind(),
-            _ => self.raw_os_error().map_or(ErrorKind::Io, |e| {
-                ErrorKind::of(rustix::io::Errno::from_raw_os_error(e))
-            }),
+            _ => self
+                .raw_os_error()
+                .map_or(ErrorKind::Io, ErrorKind::from_raw_os_error),
         }
     }
 

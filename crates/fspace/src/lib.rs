@@ -58,8 +58,6 @@ pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOption
 pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
 pub use grow::{grow, grow_fd, GrowOptions, GrowReport, Progress};
 pub use policy::{SavedResults, StrategyChoice};
-/// The errno type of [`Error::raw_os_error`] and [`Error::refused`].
-pub use rustix::io::Errno;
 pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
 pub use strategy::{Fallback, Intent, Strategy, SyncMethod};
 pub use wal::{Lsn, Wal, WalOptions};

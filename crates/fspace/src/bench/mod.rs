@@ -256,7 +256,7 @@ pub fn run_commit(
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     if opts.record_size == 0 || opts.writers == 0 || opts.record_size as u64 > opts.file_size {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "bench commit",
             dir,
             Errno::INVAL,
@@ -268,7 +268,7 @@ pub fn run_commit(
     }
     let st = sys::stat(dir).map_err(|e| Error::io("stat", dir, None, e))?;
     if !st.is_dir() {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "bench commit",
             dir,
             Errno::NOTDIR,
@@ -336,7 +336,7 @@ pub(super) fn prepare_file(
             let mut off = 0;
             while off < size {
                 if cancelled() {
-                    return Err(Error::refused(
+                    return Err(Error::refused_errno(
                         "bench commit",
                         p,
                         Errno::INTR,

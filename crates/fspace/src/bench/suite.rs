@@ -152,7 +152,7 @@ pub fn run_suite(
     };
     let free = fs.free_bytes_root.max(fs.free_bytes);
     if needs > free && !fs.network {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "bench commit",
             dir,
             Errno::NOSPC,
@@ -178,7 +178,7 @@ pub fn run_suite(
             } else {
                 "; the modes finished are shown"
             };
-            failure = Some(Error::refused(
+            failure = Some(Error::refused_errno(
                 "bench commit",
                 dir,
                 Errno::INTR,

@@ -179,7 +179,7 @@ fn measure_unit(dir: &Path) -> Result<AllocUnit> {
     let st = sys::fstat(&s.fd).map_err(|e| Error::io("fstat", &s.path, None, e))?;
     let bytes = st.blocks.saturating_mul(512);
     if bytes < 512 || !bytes.is_power_of_two() || bytes > MAX_UNIT {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "allocation unit",
             &s.path,
             sys::Errno::NOTSUP,

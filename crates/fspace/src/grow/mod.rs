@@ -260,7 +260,7 @@ fn check_regular<Fd: AsFd>(fd: Fd, path: &Path) -> Result<()> {
     }
     let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
     if !flags.intersects(OFlags::WRONLY | OFlags::RDWR) {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "grow",
             path,
             Errno::BADF,
@@ -282,7 +282,7 @@ fn create_grown(
     // open() said ENOENT: a dangling symbolic link would make the final
     // no-replace rename fail after all the work; refuse it now.
     if sys::lstat(path).is_ok_and(|st| st.is_symlink()) {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "grow",
             path,
             Errno::NOENT,
@@ -317,7 +317,7 @@ fn create_grown(
 }
 
 fn too_large(path: &Path, target: u64) -> Error {
-    Error::refused(
+    Error::refused_errno(
         "grow",
         path,
         Errno::FBIG,
@@ -416,7 +416,7 @@ fn grow_open<Fd: AsFd>(
 /// file) or above Linux's largest file, before anything is issued.
 fn check_target(path: &Path, old_len: u64, target: u64) -> Result<()> {
     if target < old_len {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "grow",
             path,
             Errno::INVAL,
@@ -479,7 +479,7 @@ fn climb(
     }
     rollback(fd, prior, range.end);
     let err = last_err
-        .unwrap_or_else(|| Error::refused("grow", path, Errno::INVAL, "no strategy to try"));
+        .unwrap_or_else(|| Error::refused_errno("grow", path, Errno::INVAL, "no strategy to try"));
     let earlier = &fallbacks[..fallbacks.len().saturating_sub(1)];
     Err(with_fallbacks(err, earlier))
 }
@@ -501,7 +501,7 @@ fn settle(
         .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
     {
         rollback(fd, prior, range.end);
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "grow",
             path,
             Errno::CANCELED,
@@ -613,7 +613,7 @@ fn run(
             crate::zeros::fill(fd, old_len, target, opts.cancel, opts.progress).map_err(
                 |(e, reached)| {
                     if e == Errno::CANCELED {
-                        return Failure::Fatal(Error::refused(
+                        return Failure::Fatal(Error::refused_errno(
                             "grow",
                             path,
                             e,

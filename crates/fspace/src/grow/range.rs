@@ -197,7 +197,7 @@ fn fill_hole(fd: BorrowedFd<'_>, path: &Path, hole: Range<u64>, eof: u64) -> Res
 /// Returns the descriptor's status flags.
 fn check_fill_arguments(fd: BorrowedFd<'_>, path: &Path, st: &sys::Stat) -> Result<OFlags> {
     let refuse = |errno: Errno, message: &str| {
-        Err(Error::refused(
+        Err(Error::refused_errno(
             "allocate range",
             path,
             errno,

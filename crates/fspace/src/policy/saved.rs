@@ -302,8 +302,9 @@ impl SavedResults {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::from_io("read", &path, None, e)),
         };
-        let bad =
-            |message: String| Error::refused("read saved probe", &path, Errno::INVAL, message);
+        let bad = |message: String| {
+            Error::refused_errno("read saved probe", &path, Errno::INVAL, message)
+        };
         #[derive(Deserialize)]
         struct Schema {
             schema: String,
@@ -337,7 +338,7 @@ impl SavedResults {
         let path = self.file_for(&policy.key);
         durable::create_dir_all(&self.dir.join("probes"))?;
         let text = serde_json::to_string_pretty(policy)
-            .map_err(|e| Error::refused("save probe", &path, Errno::INVAL, e.to_string()))?
+            .map_err(|e| Error::refused_errno("save probe", &path, Errno::INVAL, e.to_string()))?
             + "\n";
         let mut tmp = TempFile::create("save probe", &path, 0o666)?;
         sys::pwrite_all(&tmp.fd, text.as_bytes(), 0)

@@ -280,7 +280,7 @@ fn make_scratch(dir: &Path) -> Result<ScratchDir> {
     let path = dir.join(crate::stale::unique_name("", PROBE_MARKER));
     sys::mkdir(&path, 0o777).map_err(|e| {
         if e == Errno::ACCESS {
-            Error::refused(
+            Error::refused_errno(
                 "probe",
                 dir,
                 Errno::ACCESS,
@@ -304,7 +304,7 @@ fn remove_scratch(dir: &Path, scratch: ScratchDir, result: Result<Sections>) -> 
     };
     let removal = Error::from_io("remove scratch directory", &path, None, e);
     Err(match result {
-        Err(first) => Error::refused(
+        Err(first) => Error::refused_errno(
             "probe",
             dir,
             Errno::from_raw_os_error(
@@ -355,7 +355,7 @@ fn check_dir(dir: &Path) -> Result<FsInfo> {
     let st = match sys::stat(dir) {
         Ok(st) => st,
         Err(e) if e == Errno::NOENT => {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "probe",
                 dir,
                 e,
@@ -365,7 +365,7 @@ fn check_dir(dir: &Path) -> Result<FsInfo> {
         Err(e) => return Err(Error::io("stat", dir, None, e)),
     };
     if !st.is_dir() {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "probe",
             dir,
             Errno::NOTDIR,
@@ -377,7 +377,7 @@ fn check_dir(dir: &Path) -> Result<FsInfo> {
     }
     let info = identify(dir)?;
     if info.read_only {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "probe",
             dir,
             Errno::ROFS,
@@ -396,7 +396,7 @@ fn check_dir(dir: &Path) -> Result<FsInfo> {
         Access::WRITE_OK | Access::EXEC_OK,
         AtFlags::EACCESS,
     ) {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "probe",
             dir,
             e,
@@ -432,7 +432,7 @@ fn size_run(
     let others = budget.file_size.max(wal_need()) + MARGIN;
     let least = MIN_GROWTH + others;
     if info.total_bytes > 0 && free < least {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "probe",
             dir,
             Errno::NOSPC,
@@ -493,7 +493,7 @@ pub(super) struct Run<'a> {
 
 impl Run<'_> {
     pub(super) fn interrupted(&self) -> Error {
-        Error::refused(
+        Error::refused_errno(
             "probe",
             self.dir.parent().unwrap_or(self.dir),
             Errno::CANCELED,

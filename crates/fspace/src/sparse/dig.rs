@@ -184,7 +184,7 @@ impl Digger<'_> {
             while off < end {
                 if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                     self.flush()?;
-                    return Err(Error::refused(
+                    return Err(Error::refused_errno(
                         "dig",
                         self.path,
                         Errno::CANCELED,
@@ -283,7 +283,7 @@ impl Digger<'_> {
                     e,
                 );
                 if crate::errno::unsupported(crate::errno::Call::Punch, e) {
-                    err = Error::refused(
+                    err = Error::refused_errno(
                         "dig",
                         self.path,
                         e,

@@ -245,7 +245,7 @@ impl Wal {
         let first = st.live.front().map_or(st.next_lsn, |s| s.first_lsn.0);
         drop(st);
         if from.0 != 0 && from.0 < first {
-            return Err(crate::error::Error::refused(
+            return Err(crate::error::Error::refused_errno(
                 "follow",
                 &self.shared.dir,
                 crate::sys::Errno::RANGE,

@@ -149,7 +149,7 @@ pub(super) fn lock_exclusive(
             Ok(guard) => return Ok(guard),
             Err(e) if e == Errno::WOULDBLOCK => {
                 if std::time::Instant::now() >= deadline {
-                    return Err(Error::refused(
+                    return Err(Error::refused_errno(
                         "open log",
                         dir,
                         e,
@@ -176,7 +176,7 @@ fn make_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
         .dir_kind(dir)
         .map_err(|e| Error::io("stat", dir, None, e))?;
     if let Some(kind) = kind {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "open log",
             dir,
             Errno::NOTDIR,
@@ -198,7 +198,7 @@ fn make_parents(io: &dyn Storage, dir: &Path) -> Result<()> {
         match io.dir_kind(p) {
             Ok(None) => break,
             Ok(Some(kind)) => {
-                return Err(Error::refused(
+                return Err(Error::refused_errno(
                     "open log",
                     p,
                     Errno::NOTDIR,
@@ -232,7 +232,7 @@ fn random<const N: usize>(dir: &Path) -> Result<[u8; N]> {
 fn check_limits(dir: &Path, rec: &recovery::Recovered) -> Result<u64> {
     let new_seq = rec.live.last().map_or(1, |s| s.seq + 1);
     if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "open log",
             dir,
             Errno::OVERFLOW,

@@ -237,5 +237,5 @@ impl WalOptions {
 
 pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
     o.validate()
-        .map_err(|m| Error::refused("open log", dir, Errno::INVAL, m))
+        .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
 }

@@ -31,7 +31,7 @@ pub(super) fn run(sh: &Shared) {
             prepare(sh, seq, recycled.as_deref(), &mut stats)
         }))
         .unwrap_or_else(|_| {
-            Err(Error::refused(
+            Err(Error::refused_errno(
                 "prepare",
                 &sh.dir,
                 Errno::IO,

@@ -56,7 +56,7 @@ impl WalReader {
         let first = segments.first().map_or(end + 1, |s| s.first_lsn.0);
         if from < first && from != 0 {
             let path = segments.first().map(|s| s.path.clone()).unwrap_or_default();
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "read",
                 &path,
                 Errno::RANGE,

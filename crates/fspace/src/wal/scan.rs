@@ -34,7 +34,7 @@ pub(crate) fn open_segment(io: &dyn Storage, path: &Path) -> Result<(Box<dyn Seg
         } else {
             Errno::INVAL
         };
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "open",
             path,
             errno,

@@ -357,7 +357,7 @@ fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> 
     // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
     let free = info.free_bytes;
     if free < size {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "prepare",
             path,
             Errno::NOSPC,

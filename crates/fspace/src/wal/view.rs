@@ -69,7 +69,7 @@ impl WalView {
         match io.dir_kind(dir) {
             Ok(None) => {}
             Ok(Some(kind)) => {
-                return Err(Error::refused(
+                return Err(Error::refused_errno(
                     "open log",
                     dir,
                     Errno::NOTDIR,
@@ -80,7 +80,7 @@ impl WalView {
         }
         let rec = recover_settled(&*io, dir)?;
         let Some(log_id) = rec.log_id.filter(|_| !rec.live.is_empty()) else {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "open log",
                 dir,
                 Errno::NOENT,
@@ -261,7 +261,7 @@ impl WalFollower {
     /// the live segments and the durable end then.
     fn wait_durable(&self, deadline: Instant) -> Result<Option<(Vec<SegmentInfo>, u64)>> {
         let Some(sh) = self.shared.upgrade() else {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "follow",
                 &self.dir,
                 Errno::BADF,
@@ -277,7 +277,7 @@ impl WalFollower {
                 return Ok(Some((st.live.iter().cloned().collect(), st.durable_lsn)));
             }
             if st.closed {
-                return Err(Error::refused(
+                return Err(Error::refused_errno(
                     "follow",
                     &sh.dir,
                     Errno::BADF,

@@ -145,13 +145,13 @@ pub(super) fn poisoned(p: &Poison) -> Error {
 
 pub(super) fn prepare_error(st: &State) -> Error {
     match &st.prep_error {
-        Some((msg, errno, path)) => Error::refused(
+        Some((msg, errno, path)) => Error::refused_errno(
             "commit",
             path,
             Errno::from_raw_os_error(*errno),
             format!("no segment ready: preparing it failed: {msg}"),
         ),
-        None => Error::refused("commit", Path::new(""), Errno::IO, "no segment ready"),
+        None => Error::refused_errno("commit", Path::new(""), Errno::IO, "no segment ready"),
     }
 }
 
@@ -199,7 +199,7 @@ impl Shared {
             return Err(poisoned(p));
         }
         if st.closed {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "append",
                 &self.dir,
                 Errno::BADF,
@@ -212,7 +212,7 @@ impl Shared {
     pub(super) fn append(&self, data: &[u8]) -> Result<Lsn> {
         let max = max_record(self.opts.segment_size);
         if data.len() > max {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "append",
                 &self.dir,
                 Errno::MSGSIZE,
@@ -245,7 +245,7 @@ impl Shared {
         }
         let lsn = st.next_lsn;
         if lsn > format::MAX_NUMBER {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "append",
                 &self.dir,
                 Errno::OVERFLOW,

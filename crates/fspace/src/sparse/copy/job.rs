@@ -88,7 +88,7 @@ impl Job<'_> {
         }
         match sys::ficlone(self.tfd, self.sfd) {
             Ok(()) => self.after_clone(report).map(|()| true),
-            Err(e) if opts.reflink == ReflinkMode::Always => Err(Error::refused(
+            Err(e) if opts.reflink == ReflinkMode::Always => Err(Error::refused_errno(
                 "copy",
                 self.dst,
                 e,
@@ -213,7 +213,7 @@ impl Job<'_> {
 
     pub(super) fn check_cancel(&self) -> Result<()> {
         if self.opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "copy",
                 self.dst,
                 Errno::CANCELED,
@@ -236,7 +236,7 @@ impl Job<'_> {
     /// bytes.
     pub(super) fn shrank(&self, now: u64, at: u64) -> Error {
         if now >= self.len {
-            return Error::refused(
+            return Error::refused_errno(
                 "copy",
                 self.src,
                 Errno::IO,
@@ -245,7 +245,7 @@ impl Job<'_> {
                 ),
             );
         }
-        Error::refused(
+        Error::refused_errno(
             "copy",
             self.src,
             Errno::AGAIN,

@@ -131,7 +131,7 @@ pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport
     let start = Instant::now();
     let before = sys::counters();
     opts.validate()
-        .map_err(|m| Error::refused("copy", src, Errno::INVAL, m))?;
+        .map_err(|m| Error::refused_errno("copy", src, Errno::INVAL, m))?;
     let (sfd, sst) = open_source(src)?;
     let stream = stream::stream_reason(sfd.as_fd(), &sst);
     let dst = resolve_destination(src, dst)?;
@@ -395,7 +395,7 @@ fn not_copyable(src: &Path, st: &sys::Stat) -> Error {
     if st.is_dir() {
         return Error::not_regular("copy", src, st, None);
     }
-    Error::refused(
+    Error::refused_errno(
         "copy",
         src,
         Errno::INVAL,
@@ -436,7 +436,7 @@ fn open_special_destination(
     }
     let same_device = device && sst.is_block_device() && st.rdev == sst.rdev;
     if same_device || (st.dev == sst.dev && st.ino == sst.ino) {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "copy",
             dst,
             Errno::INVAL,
@@ -444,7 +444,7 @@ fn open_special_destination(
         ));
     }
     if device && !opts.force {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "copy",
             dst,
             Errno::EXIST,
@@ -461,7 +461,7 @@ fn open_special_destination(
         let size = sys::block_device_size(&fd)
             .map_err(|e| Error::io("ioctl(BLKGETSIZE64)", dst, None, e))?;
         if sst.size > size && !sst.is_fifo() {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "copy",
                 dst,
                 Errno::NOSPC,
@@ -514,14 +514,14 @@ fn resolve_destination(src: &Path, dst: &Path) -> Result<PathBuf> {
     match sys::stat(dst) {
         Ok(st) if st.is_dir() => {
             let name = src.file_name().ok_or_else(|| {
-                Error::refused("copy", src, Errno::INVAL, "has no file name to copy under")
+                Error::refused_errno("copy", src, Errno::INVAL, "has no file name to copy under")
             })?;
             Ok(dst.join(name))
         }
         _ => {
             if dst.as_os_str().as_encoded_bytes().ends_with(b"/") {
                 // "dst/" names a directory that does not exist.
-                return Err(Error::refused(
+                return Err(Error::refused_errno(
                     "copy",
                     dst,
                     Errno::NOENT,
@@ -544,7 +544,7 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
             _ => false,
         };
         if same_path || (t.dev == sst.dev && t.ino == sst.ino) {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "copy",
                 dst,
                 Errno::INVAL,
@@ -559,7 +559,7 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
         return Ok(false);
     };
     if l.is_dir() {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "copy",
             dst,
             Errno::ISDIR,
@@ -567,7 +567,7 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
         ));
     }
     if !l.is_regular() && !l.is_symlink() {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "copy",
             dst,
             Errno::EXIST,
@@ -578,7 +578,7 @@ fn check_destination(src: &Path, sst: &sys::Stat, dst: &Path, force: bool) -> Re
         ));
     }
     if !force {
-        return Err(Error::refused(
+        return Err(Error::refused_errno(
             "copy",
             dst,
             Errno::EXIST,

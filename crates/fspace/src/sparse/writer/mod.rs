@@ -152,7 +152,7 @@ impl<'fd> SparseWriter<'fd> {
         }
         let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl", path, None, e))?;
         if !flags.intersects(rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::RDWR) {
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "sparse write",
                 path,
                 Errno::BADF,
@@ -161,7 +161,7 @@ impl<'fd> SparseWriter<'fd> {
         }
         if flags.contains(rustix::fs::OFlags::APPEND) {
             // pwritev ignores its offset on O_APPEND descriptors (Linux).
-            return Err(Error::refused(
+            return Err(Error::refused_errno(
                 "sparse write",
                 path,
                 Errno::INVAL,
@@ -355,7 +355,7 @@ impl<'fd> SparseWriter<'fd> {
     fn offset_after(&self, offset: u64, len: u64) -> Result<u64> {
         match offset.checked_add(len) {
             Some(end) if end <= crate::units::MAX_FILE_SIZE => Ok(end),
-            _ => Err(Error::refused(
+            _ => Err(Error::refused_errno(
                 "sparse write",
                 &self.path,
                 Errno::FBIG,
