@@ -11,10 +11,15 @@ use std::path::PathBuf;
     name = "fspace",
     version,
     args_override_self = true,
+    max_term_width = 80,
     about = "Grow, map and measure file space the right way for each Linux filesystem",
-    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error, 130 interrupted\n\
-                  (Ctrl-C, SIGTERM, SIGHUP: the work is undone or, for dig, stopped).\n\
-                  Sizes accept plain bytes or K/M/G/T/P/E with or without iB (binary units)."
+    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage error, 130 \
+        interrupted (Ctrl-C, SIGTERM, SIGHUP: the work is undone or, for dig, stopped).\n\n\
+        Sizes: plain bytes (4096); K M G T P E, alone or as KiB ... EiB, are binary \
+        (16M = 16MiB = 16 x 2^20 bytes); KB MB GB TB PB EB are decimal (1MB = 1,000,000 \
+        bytes), as in GNU truncate and dd. A fraction must be a whole number of bytes \
+        (1.5K = 1536). Output prints binary units (KiB, MiB, GiB).\n\n\
+        Manual: docs/cli.md in the source tree."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -23,16 +28,17 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Measure this filesystem: commit rate per space state, the log, growth per strategy; recommend a policy.
+    /// Measure this filesystem and recommend how to grow files for each intent.
     #[command(
         after_help = "Measures, in a scratch directory inside DIR that is always removed (also on Ctrl-C\n\
         and errors): the filesystem's capabilities; 8 KiB commits (pwrite + fdatasync) into space that is\n\
         appended, sparse, allocated (unwritten), write-zeroed, zero-filled and recycled, and through\n\
         fspace's log; and the growth of a fresh 256 MiB file by each strategy. Then recommends a strategy\n\
         for each intent (log, bulk, sparse) with the measured reason.\n\n\
-        A standard run takes at most about 30 s, --quick about 10 s; --full adds a record-size sweep\n\
-        (512 B to 1 MiB) and a third round. It needs about 400 MiB free (at least 176 MiB, 192 MiB for\n\
-        --full: the growth measurement is scaled down to fit).\n\n\
+        A standard run (four rounds) takes at most about 30 s, --quick (three shorter rounds) about \
+        10 s; --full (five rounds) also sweeps record sizes from 512 B to 1 MiB. It needs about 400 \
+        MiB free (at least 176 MiB, 192 MiB for --full: the growth measurement is scaled down to \
+        fit).\n\n\
         --save keeps the result for this filesystem (keyed by mount type, source, mount point and fsid)\n\
         in $FSPACE_STATE_DIR, $XDG_STATE_HOME/fspace or ~/.local/state/fspace; `fspace grow --strategy auto`,\n\
         `fspace info` and the library's auto policy then follow it there and say so.\n\n\
@@ -40,15 +46,16 @@ pub(crate) enum Command {
         fspace probe --save --report probe.html /srv/kafka\n  fspace probe --json . > probe.json"
     )]
     Probe(ProbeArgs),
-    /// Show the filesystem under PATH: kind, sizes, measured capabilities and the auto policy.
+    /// Show the filesystem under PATH: kind, capabilities, the auto policy.
     Info(InfoArgs),
     /// Grow FILE to SIZE bytes with the right strategy for its filesystem.
     #[command(after_help = "Strategies:\n  \
         sparse        ftruncate: the new range is a hole\n  \
-        reserve       fallocate KEEP_SIZE: blocks reserved past EOF, length unchanged\n  \
-        allocate      fallocate: unwritten blocks (falls back to zero-fill)\n  \
-        write-zeroes  fallocate WRITE_ZEROES: written blocks without moving data (falls back to zero-fill)\n  \
-        zero-fill     large pwritev of zeros from the current end of file\n\
+        reserve       fallocate KEEP_SIZE: blocks past EOF, length unchanged\n  \
+        allocate      fallocate: unwritten blocks (else zero-fill)\n  \
+        write-zeroes  fallocate WRITE_ZEROES: written blocks, no data moved\n                \
+        (else zero-fill)\n  \
+        zero-fill     large pwritev of zeros from the current end of file\n\n\
         auto picks by filesystem and --for: bulk (written once soon), log (small overwrites + fdatasync),\n\
         sparse (may stay empty). Existing bytes are never changed and files never shrink.\n\n\
         After a power cut: with --sync, a grow that returned is on disk (with --create: the file, \
@@ -64,20 +71,20 @@ pub(crate) enum Command {
         #[command(subcommand)]
         what: BenchCommand,
     },
-    /// Copy SRC to DST keeping holes: clone, kernel copy or sparse read/write, whichever is possible.
+    /// Copy SRC to DST keeping its holes: clone, kernel copy or sparse write.
     #[command(
         args_override_self = true,
         after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
         copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
         before anything was copied; the report says which ran and why others did not.\n\n\
-        --sparse auto    keep the source's holes, copy its data as it is (default)\n\
-        --sparse always  also turn zero blocks inside the data into holes (reads everything)\n\
-        --sparse never   write holes as zeros: the copy ends fully allocated\n\
-        --reflink auto   share blocks when possible and --sparse is auto (default)\n\
-        --reflink always share blocks or fail\n\
-        --reflink never  every block of the copy is its own\n\
-        --keep-allocation  fallocated, never-written space stays reserved in the copy (default: \
-        it becomes holes, as with cp)\n\n\
+        --sparse auto      keep the source's holes, copy its data as it is\n\
+        --sparse always    also turn zero blocks in the data into holes\n\
+        --sparse never     write holes as zeros: the copy is fully allocated\n\
+        --reflink auto     share blocks when possible and --sparse is auto\n\
+        --reflink always   share blocks or fail\n\
+        --reflink never    every block of the copy is its own\n\
+        --keep-allocation  fallocated, never-written space stays reserved\n                   \
+        (default: it becomes holes, as with cp)\n\n\
         DST may be a pipe, FIFO or character device (written in order, holes as zeros) or, with \
         --force, a block device: only the data is written, zero ranges are zeroed with BLKZEROOUT \
         (write-zeroes or unmap where the device has them) or skipped with --target-is-zero. SRC \
@@ -95,7 +102,7 @@ pub(crate) enum Command {
         fspace copy --reflink never --json big.raw big.copy"
     )]
     Copy(CopyArgs),
-    /// Punch holes over zero blocks of FILE in place; the bytes read back do not change.
+    /// Punch holes over FILE's zero blocks in place; its bytes do not change.
     #[command(
         after_help = "Only ranges that hold data are read; zero runs of at least one \
         filesystem block, aligned to blocks, are punched (fallocate PUNCH_HOLE|KEEP_SIZE). \
@@ -103,19 +110,19 @@ pub(crate) enum Command {
         Examples:\n  fspace dig vm.img\n  fspace dig --json --sync backup.tar"
     )]
     Dig(DigArgs),
-    /// Show FILE's extents: holes, unwritten, written, shared and delayed-allocation ranges.
+    /// Show FILE's extents: holes, unwritten, written, shared, delayed.
     Map(MapArgs),
-    /// Look into a log made by the library's Wal: stat, verify, dump (read-only).
+    /// Look into a log made by the library's Wal (read-only).
     #[command(
-        after_help = "Read-only: nothing in DIR is created, changed or removed, the log's LOCK is not         taken, so a live log can be looked at while its writer runs (records it wrote but has not         synced yet may show), on a read-only mount too. Every live segment is read and each         record's CRC checked before anything is printed.
-
-        Exit status: 0 the log is intact (a torn tail after a crash is normal: the log ends         before it), 1 damage (the message names the segment file and the offset of the first bad         byte) or another failure, 2 usage error.
-
-        Examples:
-  fspace wal stat db/wal
-  fspace wal verify --json db/wal
-          fspace wal dump --from 1000 --limit 10 db/wal
-  fspace wal dump --json db/wal | jq .len"
+        after_help = "Read-only: nothing in DIR is created, changed or removed and the log's \
+        LOCK is not taken, so a live log can be looked at while its writer runs (records it \
+        wrote but has not synced yet may show), on a read-only mount too. Every live segment is \
+        read and each record's CRC checked before anything is printed.\n\n\
+        Exit status: 0 the log is intact (a torn tail after a crash is normal: the log ends \
+        before it), 1 damage (the message names the segment file and the offset of the first \
+        bad byte) or another failure, 2 usage error.\n\n\
+        Examples:\n  fspace wal stat db/wal\n  fspace wal verify --json db/wal\n  \
+        fspace wal dump --from 1000 --limit 10 db/wal\n  fspace wal dump --json db/wal | jq .len"
     )]
     Wal(WalArgs),
 }
@@ -129,11 +136,11 @@ pub(crate) struct WalArgs {
 
 #[derive(Subcommand)]
 pub(crate) enum WalCommand {
-    /// Segments, LSN range, each segment's allocation, where the log ends, pool and leftovers.
+    /// Segments, LSN range, allocation, where the log ends, pool, leftovers.
     Stat(WalDirArgs),
-    /// Read every record and check every CRC; exit 1 with the offset of the first bad byte.
+    /// Read every record and check its CRC; exit 1 at the first damage.
     Verify(WalDirArgs),
-    /// Print the records (LSN, segment, offset, length, payload in hex), as lines or JSON lines.
+    /// Print the records (LSN, segment, offset, length, payload in hex).
     Dump(WalDumpArgs),
 }
 
@@ -165,17 +172,25 @@ pub(crate) struct WalDumpArgs {
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
-    /// Commit records with fdatasync into space in each state, and through fspace's log, in one run.
+    /// Commit records durably into space in each state, and through the log.
     #[command(
         after_help = "Modes: the space states the probe reports (all by default, in this order):\n  \
-        appended       O_APPEND write + fdatasync: every commit allocates (the baseline)\n  \
-        sparse         overwrite of an ftruncated file (holes)\n  \
-        allocated      overwrite of a fallocated file (unwritten extents)\n  \
-        write-zeroed   overwrite of a file grown with FALLOC_FL_WRITE_ZEROES (where the device supports it)\n  \
-        zero-filled    overwrite of a file zero-filled right before the run\n  \
-        recycled       overwrite of a file written and synced beforehand (the ceiling, as pg_test_fsync)\n  \
-        wal            fspace's segment log: prepared/recycled segments, group commit\n\
-        (The older names append, allocate, write-zeroes, zero-fill-now and overwrite are accepted.)\n\n\
+        appended      O_APPEND write + sync: every commit allocates (the baseline)\n  \
+        sparse        overwrite of an ftruncated file (holes)\n  \
+        allocated     overwrite of a fallocated file (unwritten extents)\n  \
+        write-zeroed  overwrite of a file grown with FALLOC_FL_WRITE_ZEROES\n                \
+        (where the device supports it)\n  \
+        zero-filled   overwrite of a file zero-filled right before the run\n  \
+        recycled      overwrite of a file written and synced beforehand\n                \
+        (the ceiling, as pg_test_fsync measures it)\n  \
+        wal           fspace's segment log: prepared or recycled segments,\n                \
+        group commit\n\
+        (The older names append, allocate, write-zeroes, zero-fill-now and overwrite \
+        are accepted.)\n\n\
+        Sync methods: the file modes commit with fdatasync unless --sync-method names \
+        others; the log uses its own choice (direct-dsync on ext4 and xfs, fdatasync \
+        elsewhere, or what a saved probe chose), printed under the table. The ratio \
+        columns divide rates as they ran, each row with its own method.\n\n\
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
         fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \
@@ -295,7 +310,7 @@ pub(crate) struct InfoArgs {
 pub(crate) struct GrowArgs {
     /// The file to grow.
     pub file: PathBuf,
-    /// The new length: bytes (4096), binary units (64K, 16MiB, 1.5G, 2T) or decimal ones (10MB, 4kB).
+    /// The new length: 4096, 64K, 16MiB, 1.5G, 10MB (K/KiB binary, KB decimal).
     #[arg(value_parser = size_arg, allow_hyphen_values = true)]
     pub size: u64,
     /// How to grow; auto chooses by filesystem and intent.
@@ -307,13 +322,15 @@ pub(crate) struct GrowArgs {
     /// Create FILE if missing (it appears only once fully grown).
     #[arg(long)]
     pub create: bool,
-    /// Make the result durable (fdatasync; with --create, fsync before the rename and of the directory after). Without it a power cut may undo the growth (see below).
+    /// Make the growth durable (fdatasync; with --create also fsync the file
+    /// before its rename and the directory after). See "After a power cut".
     #[arg(long)]
     pub sync: bool,
     /// With an explicit --strategy, fail instead of falling back.
     #[arg(long)]
     pub no_fallback: bool,
-    /// Zero-fill even when statfs reports too little free space (writes until ENOSPC, then rolls back).
+    /// Zero-fill even when statfs reports too little free space (writes
+    /// until ENOSPC, then rolls back).
     #[arg(long)]
     pub no_space_check: bool,
     /// Print JSON.
@@ -324,7 +341,8 @@ pub(crate) struct GrowArgs {
 /// Arguments of `fspace copy`.
 #[derive(Args)]
 pub(crate) struct CopyArgs {
-    /// The file to copy (a regular file).
+    /// The file to copy: a regular file, or a pipe, FIFO or block device
+    /// (read to its end).
     pub src: PathBuf,
     /// The copy's name, or an existing directory to copy into.
     pub dst: PathBuf,
@@ -337,16 +355,19 @@ pub(crate) struct CopyArgs {
     /// Replace DST if it exists (never SRC itself).
     #[arg(long, short)]
     pub force: bool,
-    /// Keep SRC's allocation: its unwritten (fallocated, never written) extents become unwritten extents of the copy instead of holes. Only with --sparse auto.
+    /// SRC's unwritten (fallocated, never written) extents become unwritten
+    /// extents of the copy instead of holes. Only with --sparse auto.
     #[arg(long)]
     pub keep_allocation: bool,
-    /// DST is a block device that reads zeros everywhere (freshly discarded, a new thin volume): skip zero ranges instead of zeroing them.
+    /// DST is a block device that reads zeros everywhere (freshly discarded,
+    /// a new thin volume): skip zero ranges instead of zeroing them.
     #[arg(long)]
     pub target_is_zero: bool,
     /// Copy mode, owner (when permitted) and timestamps.
     #[arg(long, short)]
     pub preserve: bool,
-    /// Make the copy durable (fsync the file before the rename, the directory after). Without it a power cut may lose the copy (see below).
+    /// Make the copy durable (fsync the file before the rename, the directory
+    /// after). See "After a power cut".
     #[arg(long)]
     pub sync: bool,
     /// Print JSON.
@@ -372,7 +393,8 @@ pub(crate) struct DigArgs {
 pub(crate) struct MapArgs {
     /// The file to map.
     pub file: PathBuf,
-    /// Flush dirty data first so delayed allocations show as real extents.
+    /// Flush the file's dirty page-cache data first (fsync), so that data
+    /// not yet written back shows as the extents it will get.
     #[arg(long)]
     pub sync: bool,
     /// Print only the summary, not every extent (JSON keeps both).
@@ -406,16 +428,18 @@ pub(crate) struct CommitArgs {
     /// Segment size of the log in wal mode (a multiple of 4 KiB, at least 64 KiB).
     #[arg(long, default_value = "16MiB", value_parser = size_arg)]
     pub segment_size: u64,
-    /// How the log prepares new segments in wal mode: auto (its policy for intent log) or a strategy.
+    /// How the log prepares new segments in wal mode: auto (the policy for
+    /// intent log) or a strategy.
     #[arg(long, default_value = "auto", value_parser = strategy_arg)]
     pub prepare: StrategyArg,
-    /// O_DIRECT writes for the log in wal mode: auto (the log's default: off), on, off.
+    /// O_DIRECT writes for the log in wal mode: auto (on with direct-dsync,
+    /// the log's choice on ext4 and xfs; off otherwise), on, off.
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub direct_io: String,
-    /// How commits are made durable, comma-separated or repeated; each mode runs once per
-    /// method: fdatasync, fsync (for comparison), dsync (pwritev2 RWF_DSYNC), direct-dsync
-    /// (O_DIRECT + RWF_DSYNC), or all.
-    /// Default: fdatasync for the file modes, the log's own choice for wal.
+    /// How commits are made durable, comma-separated or repeated; each mode
+    /// runs once per method: fdatasync, fsync, dsync (pwritev2 RWF_DSYNC),
+    /// direct-dsync (O_DIRECT + RWF_DSYNC), or all. Default: fdatasync for
+    /// the file modes, the log's own choice for wal.
     #[arg(long, value_delimiter = ',', value_parser = sync_method_arg)]
     pub sync_method: Vec<Vec<fspace::SyncMethod>>,
     /// Print JSON.
