@@ -87,6 +87,15 @@ fn text(m: &fspace::ExtentMap, summary_only: bool) -> String {
             format_human(d)
         );
     }
+    if let Some(c) = s.unwritten_cached.filter(|&c| c > 0) {
+        out!(
+            o,
+            "cached:     {} of the unwritten bytes have pages in the page cache:\n            \
+             most likely data not yet written back, shown as unwritten until\n            \
+             it is; --sync flushes the file first and maps where it lands",
+            format_human(c)
+        );
+    }
     if let Some(sh) = s.shared.filter(|&d| d > 0) {
         out!(o, "shared:     {}", format_human(sh));
     }

@@ -110,6 +110,13 @@ pub struct Summary {
     /// Bytes allocated past the block holding EOF (`KEEP_SIZE`
     /// reservations, speculative preallocation); `None` when unknown.
     pub beyond_eof: Option<u64>,
+    /// Bytes of unwritten extents that `SEEK_DATA` reports as data: the
+    /// page cache holds pages over them, most often data written but not
+    /// yet written back (the extent turns written when it is), else pages
+    /// read while unwritten. Nonzero means the map shows the file as it
+    /// stands on disk, not as it will: [`MapOptions::sync`] flushes the
+    /// file first. `None` with `sync` or without FIEMAP.
+    pub unwritten_cached: Option<u64>,
 }
 
 /// A file's extent map.
@@ -177,13 +184,36 @@ pub fn map_fd<Fd: AsFd>(fd: Fd, path: &Path, size: u64, opts: MapOptions) -> Res
                 let blksize = sys::fstat(fd)
                     .map_err(|e| Error::io("fstat", path, None, e))?
                     .blksize;
-                return Ok(from_fiemap(&raw, size, blksize));
+                let mut m = from_fiemap(&raw, size, blksize);
+                if !opts.sync {
+                    m.summary.unwritten_cached = Some(unwritten_cached(fd, path, &m)?);
+                }
+                return Ok(m);
             }
             Err(e) if crate::errno::unsupported(crate::errno::Call::Fiemap, e) => {}
             Err(e) => return Err(Error::io("ioctl(FIEMAP)", path, None, e)),
         }
     }
     from_seek(fd, path, size)
+}
+
+/// The bytes of `m`'s unwritten extents that `SEEK_DATA` reports as data.
+/// ext4, xfs and btrfs answer `SEEK_DATA` over an unwritten extent from the
+/// page cache, while FIEMAP reports the extent as it is on disk: a file
+/// just written into fallocated space maps as unwritten until writeback.
+fn unwritten_cached(fd: rustix::fd::BorrowedFd<'_>, path: &Path, m: &ExtentMap) -> Result<u64> {
+    let mut cached = 0;
+    for e in m
+        .extents
+        .iter()
+        .filter(|e| e.state == ExtentState::Unwritten)
+    {
+        let mut runs = DataRuns::new(fd, path, e.offset..e.end());
+        while let Some(run) = runs.next_run()? {
+            cached += run.end - run.start;
+        }
+    }
+    Ok(cached)
 }
 
 fn from_fiemap(raw: &[RawExtent], size: u64, blksize: u64) -> ExtentMap {
@@ -253,6 +283,7 @@ fn from_fiemap(raw: &[RawExtent], size: u64, blksize: u64) -> ExtentMap {
             .filter(|e| e.state != ExtentState::Hole)
             .count() as u64,
         beyond_eof: Some(beyond),
+        unwritten_cached: None,
     };
     m
 }
@@ -321,6 +352,7 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
             delalloc: None,
             extents: n,
             beyond_eof: None,
+            unwritten_cached: None,
         },
     })
 }
