@@ -1,0 +1,98 @@
+//! The library's public surface is a promise (docs/api.md): this test lists
+//! every public item, as rustdoc sees it, and fails when the list differs
+//! from `docs/public-api.txt`. A change to the surface is made on purpose:
+//! regenerate the file with `FSPACE_BLESS=1 cargo test -p fspace --test
+//! public_api`, and say in CHANGELOG.md what broke for callers.
+//!
+//! The list comes from rustdoc's JSON output read by the `public-api`
+//! crate (the library behind `cargo public-api`). rustdoc's JSON output is
+//! unstable, so the stable toolchain is asked for it with
+//! `RUSTC_BOOTSTRAP=1`; nothing else is built that way.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The public items of the library, one per line, sorted.
+fn public_items() -> String {
+    let root = workspace();
+    // A target directory of its own: the outer `cargo test` may hold the
+    // lock on the usual one.
+    let target = root.join("target/public-api");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(&root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTDOCFLAGS")
+        .args(["rustdoc", "-q", "-p", "fspace", "--lib", "--"])
+        .args(["-Z", "unstable-options", "--output-format", "json"])
+        .output()
+        .expect("run cargo rustdoc");
+    assert!(
+        out.status.success(),
+        "cargo rustdoc --output-format json failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let api = public_api::Builder::from_rustdoc_json(target.join("doc/fspace.json"))
+        .omit_blanket_impls(true)
+        .omit_auto_trait_impls(true)
+        .omit_auto_derived_impls(true)
+        .build()
+        .expect("read rustdoc JSON");
+    let mut lines: Vec<String> = api.items().map(|i| i.to_string()).collect();
+    lines.sort();
+    lines.dedup();
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn public_surface_is_the_committed_one() {
+    let file = workspace().join("docs/public-api.txt");
+    let now = public_items();
+    if std::env::var("FSPACE_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&file, &now).expect("write docs/public-api.txt");
+        return;
+    }
+    let committed = std::fs::read_to_string(&file).unwrap_or_default();
+    if committed != now {
+        let old: std::collections::BTreeSet<&str> = committed.lines().collect();
+        let new: std::collections::BTreeSet<&str> = now.lines().collect();
+        let removed: Vec<&&str> = old.difference(&new).collect();
+        let added: Vec<&&str> = new.difference(&old).collect();
+        panic!(
+            "the public API changed without docs/public-api.txt:\n\
+             removed ({}):\n  {}\nadded ({}):\n  {}\n\
+             If this is meant, run FSPACE_BLESS=1 cargo test -p fspace --test public_api \
+             and note the break in CHANGELOG.md.",
+            removed.len(),
+            removed
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("\n  "),
+            added.len(),
+            added
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        );
+    }
+}
+
+#[test]
+fn no_dependency_type_is_part_of_the_surface() {
+    let now = public_items();
+    for dep in ["rustix::", "crc_fast::", "serde_json::"] {
+        let hits: Vec<&str> = now.lines().filter(|l| l.contains(dep)).collect();
+        assert!(
+            hits.is_empty(),
+            "{dep} in the public API:\n{}",
+            hits.join("\n")
+        );
+    }
+}
