@@ -1,6 +1,6 @@
 //! How long `Wal::open` takes on a log of several live segments.
 //!
-//! `cargo run --release -p fspace --example wal_open_time -- DIR [SEGMENTS] [OPENS]`
+//! `cargo run --release -p fspace-bench --bin wal_open_time -- DIR [SEGMENTS] [OPENS]`
 //! builds a log in `DIR/wal-open-time` with SEGMENTS (default 16) live
 //! 1 MiB segments, then opens and closes it OPENS (default 20) times,
 //! releasing the segment each open adds so the log keeps its size, and

@@ -3,7 +3,7 @@
 //! every 64 MiB, as a database would) and prints the process's resident
 //! memory after each GiB.
 //!
-//! `cargo run --release -p fspace --example wal_memory -- DIR [GIB] [RECORD]`
+//! `cargo run --release -p fspace-bench --bin wal_memory -- DIR [GIB] [RECORD]`
 //! (defaults: 8 GiB of 64 KiB records; DIR/wal-memory is removed after).
 
 use fspace::wal::{Wal, WalOptions};

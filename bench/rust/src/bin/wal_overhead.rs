@@ -1,7 +1,7 @@
 //! The log's own cost per commit, with the bare overwrite and the log
 //! interleaved in short slices so that both see the same machine.
 //!
-//! `cargo run --release -p fspace --example wal_overhead -- DIR [SECONDS] [SLICE_MS] [METHOD]`
+//! `cargo run --release -p fspace-bench --bin wal_overhead -- DIR [SECONDS] [SLICE_MS] [METHOD]`
 //!
 //! In DIR (meant for tmpfs, where a flush costs nothing) this pre-writes a
 //! 64 MiB file and opens a log, then alternates for SECONDS (default 10):

@@ -1,6 +1,6 @@
 //! The record CRC's speed: the log's CRC-32C against `crc-fast`, in one run.
 //!
-//! `cargo run --release -p fspace --example crc_speed -- [SIZE] [ROUNDS]`
+//! `cargo run --release -p fspace-bench --bin crc_speed -- [SIZE] [ROUNDS]`
 //! times CRC-32C of SIZE bytes (default 8208: an 8 KiB record with its
 //! 16-byte header) with `fspace::wal::format::crc32c_append` (what the log
 //! uses) and with `crc-fast` alone (what it used before), alternating the

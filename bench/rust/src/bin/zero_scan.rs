@@ -3,7 +3,7 @@
 //! in one run, over an all-zero buffer, per 4 KiB block as the writer calls it.
 //!
 //! ```text
-//! cargo run --release -p fspace --example zero_scan [MiB] [rounds]
+//! cargo run --release -p fspace-bench --bin zero_scan [MiB] [rounds]
 //! ```
 //! Prints GB/s (10^9 bytes per second) for a 1 MiB buffer (cache-resident,
 //! as in a copy) and for a buffer of MiB (default 256: main memory), and the
