@@ -10,7 +10,7 @@ build, the median and min-max of wal ÷ overwrite over the rounds, and the
 per-round CAND ÷ BASE of that ratio. A build is only called better when the
 min-max of CAND ÷ BASE lies entirely above 1.
 
-With HOW=interleaved, BASE and CAND are builds of the `wal_overhead` example
+With HOW=interleaved, BASE and CAND are builds of the `wal_overhead` benchmark
 (`cargo build --release -p fspace-bench --bin wal_overhead`, copied aside per
 build) and each run is one of it: 20 ms slices of bare overwrites and log
 commits alternating inside the run, the ratio the median of its per-second
