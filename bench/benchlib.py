@@ -36,12 +36,95 @@ def scratch_dirs(m, names):
             yield fs, d
 
 
-def save_raw(kind, raw):
-    """Writes `raw` to bench/results/DATE-KIND[-TAG].json ($TAG names a
-    run) and prints where."""
-    import json, time
+# The knobs the scripts read from the environment; a run's README records
+# those set, so its command can be typed again.
+KNOBS = ("REPEAT", "R", "SECONDS", "TAG", "LEVEL", "SIZE_MIB", "SIZES", "CACHE", "SOURCES",
+         "WRITERS", "METHODS", "SYNC", "HOW", "BASE", "CAND", "OLD", "NEW", "COMMITS",
+         "PREFAULT_GIB", "FSPACE_PRELOAD", "FSPACE_MATRIX_DIR", "FSPACE_TEST_MOUNTS", "RUN_DIR")
+
+RUNS = os.path.join(ROOT, "bench", "runs")
+
+
+def _git(*args):
+    import subprocess
+    try:
+        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _machine():
+    import platform
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                   if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"Linux {platform.release()}, {os.cpu_count()} CPUs ({cpu or 'unknown CPU'})"
+
+
+class _Tee:
+    def __init__(self, *files):
+        self.files = files
+
+    def write(self, s):
+        for f in self.files:
+            f.write(s)
+        return len(s)
+
+    def flush(self):
+        for f in self.files:
+            f.flush()
+
+
+def start_run(topic):
+    """Opens this invocation's run folder, bench/runs/DATE-TOPIC[-TAG]/
+    ($TAG names a run; $RUN_DIR names the folder itself, so a loop of
+    invocations can share one), and returns its path. The folder gets a
+    README.md (on first use: a stub with the summary still to write) to which
+    each invocation adds its command line, the commit it ran on and the
+    machine; everything the script prints is also appended to output.txt."""
+    import shlex, sys, time
     tag = os.environ.get("TAG", "")
-    name = time.strftime("%Y-%m-%d") + "-" + kind + (f"-{tag}" if tag else "") + ".json"
-    with open(os.path.join(ROOT, "bench", "results", name), "w") as f:
+    d = os.environ.get("RUN_DIR") or os.path.join(
+        RUNS, time.strftime("%Y-%m-%d") + "-" + topic + (f"-{tag}" if tag else ""))
+    os.makedirs(d, exist_ok=True)
+    readme = os.path.join(d, "README.md")
+    if not os.path.exists(readme):
+        with open(readme, "w") as f:
+            f.write(f"# {os.path.basename(d)}\n\n"
+                    "Summary: TO WRITE -- 2-5 lines on what this run shows, figures copied "
+                    "from output.txt.\n\nFiles: output.txt (what the script printed), "
+                    "*.json (raw data, where the script saves any).\n")
+    head = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/runs")
+    env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in KNOBS if k in os.environ)
+    cmd = " ".join(shlex.quote(a) for a in ["python3", os.path.relpath(sys.argv[0], ROOT),
+                                             *sys.argv[1:]])
+    with open(readme, "a") as f:
+        f.write(f"\n## Invocation {time.strftime('%Y-%m-%d %H:%M')}\n\n"
+                f"- command (from the repository root): `{(env + ' ' if env else '') + cmd}`\n"
+                f"- commit: {head}{' with uncommitted changes' if dirty else ''}\n"
+                f"- machine: {_machine()}\n")
+    out = open(os.path.join(d, "output.txt"), "a")
+    sys.stdout = _Tee(sys.stdout, out)
+    print(f"# run folder: {os.path.relpath(d, ROOT)}")
+    return d
+
+
+def save_raw(run, name, raw):
+    """Writes `raw` as JSON to NAME.json in the run folder `run` (NAME-2.json
+    and so on when an earlier invocation of the same run took the name) and
+    prints where."""
+    import json
+    path = os.path.join(run, name + ".json")
+    n = 2
+    while os.path.exists(path):
+        path = os.path.join(run, f"{name}-{n}.json")
+        n += 1
+    with open(path, "w") as f:
         json.dump(raw, f, indent=1)
-    print(f"# raw: bench/results/{name}")
+    print(f"# raw: {os.path.relpath(path, ROOT)}")
+    return path

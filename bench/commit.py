@@ -10,13 +10,14 @@ Per filesystem (default ext4 xfs btrfs), REPEAT rounds of:
   2. 16 writers, 8 KiB records, wal                 -> ÷ the 1-writer wal of step 1
   3. 1 MiB records, append + wal                    -> wal ÷ raw sequential write+fdatasync
 Prints each figure with the issue's threshold and writes the raw JSON to
-bench/results/DATE-commit.json. Needs the matrix at 2048 MB
+the run folder bench/runs/DATE-commit[-TAG]/ (raw.json, output.txt,
+README.md with the command and commit). Needs the matrix at 2048 MB
 (`FSPACE_MATRIX_SIZE_MB=2048 ci/matrix.sh up`: a 512 MB btrfs keeps only
 175 MiB for data) and a release build (`cargo build --release`).
 Usage: [REPEAT=3] [SECONDS=5] bench/commit.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts
+from benchlib import mounts, save_raw, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -50,6 +51,7 @@ def alternations(doc):
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
+    run_dir = start_run("commit")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "seconds": SECONDS, "runs": []}
     rows = []
     for fs in fss:
@@ -94,11 +96,8 @@ def main():
               f"| {min(r['switches'] for r in rs)} | {med('switch_vs_p99'):.2f} | {med('w16_vs_w1'):.2f}x "
               f"| {med('mib_vs_append_1m'):.2f}x | {max(r['rss_kib'] for r in rs) / 1024:.1f} MiB |")
     print(f"(medians of {REPEAT} rounds; {SECONDS} s per mode)")
-    out = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-commit.json")
     raw["summary"] = rows
-    with open(out, "w") as f:
-        json.dump(raw, f, indent=1)
-    print("raw results:", out)
+    save_raw(run_dir, "raw", raw)
 
 
 if __name__ == "__main__":

@@ -26,12 +26,14 @@ each copy's allocation (st_blocks after fsync) and bytes (cmp) are checked.
 
 Needs root, the matrix at 3072 MB (`FSPACE_MATRIX_SIZE_MB=3072 ci/matrix.sh
 up`), a release build (`cargo build --release`), strace and rsync (installed
-with apt-get if missing). Writes bench/results/DATE-copy-vs-cp.{json,txt}.
+with apt-get if missing). Writes the run folder bench/runs/DATE-copy-vs-cp[-TAG]/
+(FS[-FS...].json raw, output.txt, README.md with the command and commit; a
+loop over filesystems on one day fills one folder).
 Usage: [REPEAT=3] [SIZE_MIB=512] [CACHE=warm,cold] [SOURCES=random,holes,vm,extents] [TAG=name]
        bench/copy.py [fs ...]
 """
 import json, os, random, shutil, statistics, subprocess, sys, time
-from benchlib import mounts, FSPACE, ROOT
+from benchlib import mounts, save_raw, start_run, FSPACE, ROOT
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SIZE = int(os.environ.get("SIZE_MIB", "512")) << 20
@@ -89,7 +91,7 @@ def prefault():
     """Touches PREFAULT_GIB of memory and frees it before each timed command:
     this VM hands freed memory back to its host, and a copy whose page cache
     lands on such memory faults in the host (0.05-2.4 s for the same copy);
-    see bench/results/2026-11-22-copy.md."""
+    see bench/runs/2026-11-22-copy-noisy-first-run/."""
     b = b"\1" * (PREFAULT_GIB << 30)
     del b
 
@@ -199,6 +201,7 @@ def main():
             subprocess.run(["apt-get", "install", "-y", "-qq", pkg], check=True)
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs", "ext3", "tmpfs"]
     m = mounts()
+    run_dir = start_run("copy-vs-cp")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "repeat": REPEAT,
            "size": SIZE, "caches": CACHES,
            "cp": subprocess.run(["cp", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
@@ -215,13 +218,7 @@ def main():
             raw["filesystems"][fs] = {name: bench_source(fs, d, name, lines) for name in SOURCES}
         finally:
             shutil.rmtree(d, ignore_errors=True)
-    tag = os.environ.get("TAG", "")
-    base = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-copy-vs-cp-" + (tag + "-" if tag else "") + "-".join(fss))
-    with open(base + ".json", "w") as f:
-        json.dump(raw, f, indent=1)
-    with open(base + ".txt", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {base}.json and .txt")
+    save_raw(run_dir, "-".join(fss), raw)
 
 
 if __name__ == "__main__":

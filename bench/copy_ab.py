@@ -12,13 +12,15 @@ Each round runs cp, OLD and NEW in a rotating order, with bench/copy.py's
 preparation and timing (command + fsync of the copy); prints each build's
 time ÷ cp per round as median (min-max). Build the old binary from a
 worktree: `git worktree add /tmp/old REV && (cd /tmp/old && cargo build --release)`.
+Each row is appended to the run folder bench/runs/DATE-copy-ab[-TAG]/
+(output.txt, README.md with every row's command and the commit).
 """
 import os, statistics, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("SIZE_MIB", "256")
 import copy as C  # noqa: E402  (bench/copy.py: sources, preparation, timing)
-from benchlib import mounts  # noqa: E402
+from benchlib import mounts, start_run  # noqa: E402
 
 
 def main():
@@ -26,6 +28,7 @@ def main():
         sys.exit(__doc__)
     fs, name, cache, mode = sys.argv[1:5]
     rounds = int(os.environ.get("R", "5"))
+    start_run("copy-ab")
     d = os.path.join(mounts()[C.ALIASES.get(fs, fs)], "bench-copy-ab")
     os.makedirs(d, exist_ok=True)
     src = C.make_source(d, name)

@@ -5,9 +5,11 @@ runs (default 20): fspace's own cost where the page cache makes the wall
 time noisy (tmpfs). Prints each tool's median and its per-run ratio to cp.
 
 Usage: OLD=path/to/fspace NEW=path/to/fspace [R=20] bench/copy_cpu.py SRC DSTDIR
-(SRC: e.g. 256 MiB of random data on tmpfs; needs `perf`.)
+(SRC: e.g. 256 MiB of random data on tmpfs; needs `perf`.) Writes the run folder
+bench/runs/DATE-copy-cpu[-TAG]/ (output.txt, README.md with the command and commit).
 """
 import os, statistics, subprocess, sys
+from benchlib import start_run
 
 
 def main():
@@ -15,6 +17,7 @@ def main():
         sys.exit(__doc__)
     src, out = sys.argv[1], os.path.join(sys.argv[2], "copy_cpu.out")
     rounds = int(os.environ.get("R", "20"))
+    start_run("copy-cpu")
     fl = ["copy", "--sparse", "always", "--reflink", "never"]
     cmds = {"cp": ["cp", "--sparse=always", "--reflink=never"],
             "old": [os.environ["OLD"]] + fl, "new": [os.environ["NEW"]] + fl}

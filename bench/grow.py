@@ -14,10 +14,11 @@ the ratio. Needs the matrix (`ci/matrix.sh up`, as root) and a release build
 (`cargo build --release`); the 1 GiB allocation needs filesystems larger than the
 test suite's: `FSPACE_MATRIX_SIZE_MB=2048 ci/matrix.sh up`.
 Usage: bench/grow.py [posix|fill|alloc ...]
-Writes bench/results/grow-<date>.json and prints a Markdown table.
+Writes the run folder bench/runs/DATE-grow[-TAG]/ (raw.json, output.txt,
+README.md with the command and commit) and prints a Markdown table.
 """
 import json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
-from benchlib import mounts, scratch_dirs
+from benchlib import mounts, save_raw, scratch_dirs, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -150,14 +151,13 @@ def main():
         sys.exit("bench: build first: cargo build --release")
     which = sys.argv[1:] or ["posix", "fill", "alloc"]
     m = mounts()
+    run_dir = start_run("grow")
     rows = []
     for w in which:
         {"posix": bench_posix, "fill": bench_fill, "alloc": bench_alloc}[w](m, rows)
     stamp = time.strftime("%Y-%m-%dT%H%M%S")
     meta = dict(date=stamp, kernel=platform.release(), cpus=os.cpu_count(), repeat=REPEAT, mounts=m)
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", f"grow-{stamp}.json"), "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=2)
+    save_raw(run_dir, "raw", dict(meta=meta, rows=rows))
     print(f"kernel {meta['kernel']}, {meta['cpus']} CPUs, median of {REPEAT} alternating runs; "
           "speedup = baseline time / fspace time")
     print()

@@ -10,7 +10,7 @@ alternate, REPEAT rounds; prints median ms per commit and the ratio to
 Usage: bench/overwrite.py [fs ...]   (default: ext4 xfs btrfs ext4-noextents)
 """
 import os, random, statistics, subprocess, sys, time, json
-from benchlib import mounts
+from benchlib import mounts, save_raw, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -54,6 +54,7 @@ def commits(p):
 
 def main():
     m = mounts()
+    run_dir = start_run("overwrite")
     names = sys.argv[1:] or ["ext4", "xfs", "btrfs", "ext4-noextents"]
     print(f"{COMMITS} random 4 KiB overwrites + fdatasync into a 64 MiB file; median of {REPEAT}; "
           "ratio = allocate's ms / this strategy's ms")
@@ -79,9 +80,7 @@ def main():
             f"{med[k]:.3f} ms" + (f" ({base / med[k]:.1f}x)" if base else ""))
         cells = " | ".join(cell(k) for k in ["zero-fill", "zero-fill-cached", "allocate", "sparse", "dd-direct"])
         print(f"| {fs} | {cells} |")
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", time.strftime("overwrite-%Y-%m-%dT%H%M%S.json")), "w") as f:
-        json.dump(dict(commits=COMMITS, repeat=REPEAT, results=out), f, indent=2)
+    save_raw(run_dir, "raw", dict(commits=COMMITS, repeat=REPEAT, results=out))
 
 
 if __name__ == "__main__":

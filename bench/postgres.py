@@ -14,14 +14,15 @@ REPEAT rounds of, alternating:
 each for SECONDS, and prints per round the ratios fspace ÷ PostgreSQL (1 writer ÷ 1
 client, 8 ÷ 8, 16 ÷ 8 clients), then the median and the min-max of the rounds.
 The cluster is stopped with `pg_ctl stop` by its data directory and removed, also
-after an error. Raw figures: bench/results/DATE-postgres[-TAG].json.
+after an error. Run folder: bench/runs/DATE-postgres[-TAG]/
+(raw.json, output.txt, README.md with the command and commit).
 
 Needs root (to run PostgreSQL as `postgres`), the matrix (`ci/matrix.sh up`;
 2048 MB or more leaves room for the WAL) and a release build.
 Usage: [REPEAT=3] [SECONDS=8] [TAG=name] bench/postgres.py [fs ...]
 """
 import glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
-from benchlib import mounts, save_raw, FSPACE, ROOT
+from benchlib import mounts, save_raw, start_run, FSPACE, ROOT
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = int(os.environ.get("SECONDS", "8"))
@@ -90,6 +91,7 @@ def main():
         sys.exit("bench/postgres.py: needs root and Debian's postgresql package")
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
+    run_dir = start_run("postgres")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release,
            "seconds": SECONDS, "repeat": REPEAT, "postgres": PG_BIN, "runs": []}
     print(f"# bench/postgres.py  {raw['date']}  Linux {raw['uname']}  REPEAT={REPEAT} SECONDS={SECONDS}  {PG_BIN}")
@@ -121,7 +123,7 @@ def main():
             if cluster:
                 cluster.stop()
             shutil.rmtree(base, ignore_errors=True)
-    save_raw("postgres", raw)
+    save_raw(run_dir, "raw", raw)
 
 
 if __name__ == "__main__":

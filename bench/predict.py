@@ -7,14 +7,15 @@ reach ("prediction"), then right after `fspace bench commit --mode wal
 the log follows the saved recommendation, sync method included). Prints
 each round's predicted and measured commits/s and their ratio (measured ÷
 predicted), then per filesystem the median ratio and the min-max of the
-rounds; the issue's target is within ±15% (0.85-1.15). Raw JSON goes to
-bench/results/DATE-predict[-TAG].json.
+rounds; the issue's target is within ±15% (0.85-1.15). Run folder:
+bench/runs/DATE-predict[-TAG]/ (raw.json, output.txt, README.md with the
+command and commit).
 
 Needs the matrix (`ci/matrix.sh up`) and a release build.
 Usage: [REPEAT=3] [SECONDS=30] [TAG=name] bench/predict.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, tempfile, time
-from benchlib import FSPACE, mounts, save_raw, scratch_dirs
+from benchlib import FSPACE, mounts, save_raw, scratch_dirs, start_run
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = os.environ.get("SECONDS", "30")
@@ -28,6 +29,7 @@ def run(args, state):
 
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
+    run_dir = start_run("predict")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release,
            "seconds": SECONDS, "repeat": REPEAT, "rounds": []}
     print(f"# bench/predict.py  {raw['date']}  Linux {raw['uname']}  REPEAT={REPEAT} SECONDS={SECONDS}")
@@ -56,7 +58,7 @@ def main():
         within = all(0.85 <= r <= 1.15 for r in rs)
         print(f"  {fs:<7} {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
               f"  {'all rounds within ±15%' if within else 'NOT all rounds within ±15%'}")
-    save_raw("predict", raw)
+    save_raw(run_dir, "raw", raw)
 
 
 if __name__ == "__main__":

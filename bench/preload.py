@@ -14,10 +14,11 @@ Needs the matrix (`ci/matrix.sh up`, as root) and a release build of the
 preload (`make -C crates/fspace-capi`). FSPACE_PRELOAD overrides the library
 path; REPEAT sets the rounds (default 7).
 Usage: bench/preload.py
-Writes bench/results/preload-<date>.json and prints a Markdown table.
+Writes the run folder bench/runs/DATE-preload[-TAG]/ (raw.json, output.txt,
+README.md with the command and commit) and prints a Markdown table.
 """
 import json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
-from benchlib import mounts, scratch_dirs
+from benchlib import mounts, save_raw, scratch_dirs, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRELOAD = os.environ.get("FSPACE_PRELOAD", os.path.join(ROOT, "target", "release", "libfspace_preload.so"))
@@ -73,6 +74,7 @@ def main():
     if not os.path.exists(PRELOAD):
         sys.exit(f"bench: {PRELOAD} missing; run make -C crates/fspace-capi")
     m = mounts()
+    run_dir = start_run("preload")
     rows = []
     for fs, d in scratch_dirs(m, ("ext4-noextents", "sshfs")):
         t = {(k, s): [] for k in ("glibc", "preload") for s in (False, True)}
@@ -96,11 +98,9 @@ def main():
                              glibc_runs=g, preload_runs=o,
                              glibc_syscalls=sc["glibc"], preload_syscalls=sc["preload"]))
     stamp = time.strftime("%Y-%m-%dT%H%M%S")
-    out = os.path.join(ROOT, "bench", "results", f"preload-{stamp}.json")
     meta = dict(date=stamp, kernel=platform.release(), repeat=REPEAT, preload=PRELOAD,
                 cpus=os.cpu_count(), rows=rows)
-    with open(out, "w") as f:
-        json.dump(meta, f, indent=2)
+    out = save_raw(run_dir, "raw", meta)
     print(f"| fs | command | glibc (median s) | preload (median s) | glibc / preload | write-type syscalls glibc / preload |")
     print("|---|---|---|---|---|---|")
     for r in rows:

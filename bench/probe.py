@@ -6,16 +6,17 @@ a decision was too noisy to make, whether the machine was busy, and the
 prediction for the recommended log setup, run by run.
 
 Every comparison is inside one probe run (the machine is noisy; absolute
-rates mean little). Writes the raw JSON documents to
-bench/results/DATE-probe.json and prints a Markdown table.
+rates mean little). Writes the run folder bench/runs/DATE-probe-LEVEL[-TAG]/
+(raw.json: the probe's JSON documents; output.txt; README.md with the command
+and commit) and prints a Markdown table.
 
 Needs the matrix (`sudo ci/matrix.sh up`; 512 MB per filesystem is enough)
 and a release build (`cargo build --release`).
 Usage: [REPEAT=3] [LEVEL=standard|quick|full] bench/probe.py [fs ...]
-       bench/probe.py --from bench/results/DATE-probe-LEVEL.json   (tables from a recorded run)
+       bench/probe.py --from bench/runs/DATE-probe-LEVEL/raw.json   (tables from a recorded run)
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts
+from benchlib import mounts, save_raw, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -46,6 +47,7 @@ def main():
         return tables(fss, per, raw["level"])
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs", "sshfs"]
     m = mounts()
+    run_dir = start_run(f"probe-{LEVEL}")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "level": LEVEL, "runs": []}
     per = {fs: [] for fs in fss}
     for r in range(REPEAT):
@@ -65,13 +67,8 @@ def main():
                   f"{'SYNC TOO NOISY ' if log.get('sync_too_noisy') else ''}"
                   f"{'busy ' if doc['machine']['busy'] else ''}predicted {pred.get('commits_per_sec', 0):.0f}/s",
                   flush=True)
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    tag = os.environ.get("TAG", "")
-    path = os.path.join(ROOT, "bench", "results",
-                        time.strftime("%Y-%m-%d") + f"-probe-{LEVEL}" + (f"-{tag}" if tag else "") + ".json")
-    with open(path, "w") as f:
-        json.dump(raw, f, indent=1)
-    print(f"\nraw: {path}\n")
+    save_raw(run_dir, "raw", raw)
+    print()
     tables(fss, per, LEVEL)
 
 

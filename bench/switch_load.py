@@ -8,13 +8,15 @@ often) with each sync method, while a background loop runs `dd if=/dev/zero
 bs=1M count=128 conv=fdatasync` into a file on the same mount. Prints, per run,
 the mean latency of the commits that opened a new segment, the p99 of all
 commits and their ratio (the target: mean ÷ p99 <= 1.5), then the median and
-the min-max over the rounds. Raw JSON: bench/results/DATE-switch-load[-TAG].json.
+the min-max over the rounds. Run folder:
+bench/runs/DATE-switch-load[-TAG]/ (raw.json, output.txt, README.md with the
+command and commit).
 
 Needs the matrix (`ci/matrix.sh up`) and a release build.
 Usage: [REPEAT=3] [SECONDS=6] [METHODS=fdatasync,direct-dsync] [TAG=name] bench/switch_load.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts, save_raw, FSPACE, ROOT
+from benchlib import mounts, save_raw, start_run, FSPACE, ROOT
 
 REPEAT = int(os.environ.get("REPEAT", "3"))
 SECONDS = os.environ.get("SECONDS", "6")
@@ -24,6 +26,7 @@ METHODS = os.environ.get("METHODS", "fdatasync,direct-dsync")
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
+    run_dir = start_run("switch-load")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release, "runs": []}
     print(f"# bench/switch_load.py  {raw['date']}  Linux {raw['uname']}  REPEAT={REPEAT} SECONDS={SECONDS}")
     print("# segment-opening commits: mean latency ÷ p99 of all commits, with dd conv=fdatasync looping beside")
@@ -61,7 +64,7 @@ def main():
             if rs:
                 print(f"{fs:6} {meth:13} mean ÷ p99 {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
                       f"  target <= 1.5: {'met' if max(rs) <= 1.5 else 'not met'}", flush=True)
-    save_raw("switch-load", raw)
+    save_raw(run_dir, "raw", raw)
 
 
 if __name__ == "__main__":

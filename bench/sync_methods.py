@@ -7,14 +7,15 @@ the modes `recycled` (a bare overwrite of a written file, pg_test_fsync's
 pattern) and `wal` (the log) once per method, the methods' order rotating
 from round to round. Prints, per filesystem, mode and writer count, each
 method's commits/s and its ratio to fdatasync of the same invocation:
-the median over the rounds and the min-max of the rounds. Raw JSON goes
-to bench/results/DATE-sync-methods[-TAG].json.
+the median over the rounds and the min-max of the rounds. Run folder:
+bench/runs/DATE-sync-methods[-TAG]/ (raw.json, output.txt, README.md with
+the command and commit).
 
 Needs the matrix (`ci/matrix.sh up`) and a release build.
 Usage: [REPEAT=5] [SECONDS=3] [WRITERS=1,8] [TAG=name] bench/sync_methods.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
-from benchlib import mounts, save_raw
+from benchlib import mounts, save_raw, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
@@ -36,6 +37,7 @@ def run(d, writers, methods):
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs", "tmpfs"]
     m = mounts()
+    run_dir = start_run("sync-methods")
     raw = {"date": time.strftime("%Y-%m-%d %H:%M"), "uname": os.uname().release,
            "seconds": SECONDS, "repeat": REPEAT, "runs": []}
     print(f"# bench/sync_methods.py  {raw['date']}  Linux {raw['uname']}  REPEAT={REPEAT} SECONDS={SECONDS}")
@@ -68,7 +70,7 @@ def main():
                     cells.append(f"{meth} {statistics.median(v):7.0f}/s {statistics.median(rs):.2f}x"
                                  f" ({min(rs):.2f}-{max(rs):.2f})")
                 print(f"{fs:6} {mode:8} {w:2} writer{'s' if w > 1 else ' '}  " + "  ".join(cells), flush=True)
-    save_raw("sync-methods", raw)
+    save_raw(run_dir, "raw", raw)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,13 @@ over the rounds. A change is only called a change when the min-max of the
 ratios lies entirely on one side of 1.
 
 Usage: BASE=/path/to/old/fspace CAND=target/release/fspace \
-       [REPEAT=5] [SECONDS=4] bench/wal_ab.py [fs ...] > bench/results/DATE-wal-ab.txt
+       [REPEAT=5] [SECONDS=4] [TAG=name] bench/wal_ab.py [fs ...]
+Writes the run folder bench/runs/DATE-wal-ab[-TAG]/ (output.txt, README.md with
+the command and commit; say in it which commits BASE and CAND were built at).
 Needs the matrix (`ci/matrix.sh up`; FSPACE_TEST_MOUNTS or /tmp/fspace-matrix/env).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
-from benchlib import mounts
+from benchlib import mounts, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.environ.get("BASE")
@@ -41,6 +43,7 @@ def main():
         sys.exit("set BASE to the fspace binary to compare against")
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
+    start_run("wal-ab")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {os.uname().release} BASE={BASE} CAND={CAND} "
           f"REPEAT={REPEAT} SECONDS={SECONDS}")
     summary = []

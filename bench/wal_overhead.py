@@ -10,27 +10,29 @@ build, the median and min-max of wal ÷ overwrite over the rounds, and the
 per-round CAND ÷ BASE of that ratio. A build is only called better when the
 min-max of CAND ÷ BASE lies entirely above 1.
 
-With HOW=interleaved, BASE and CAND are builds of the `wal_overhead` example
-(`cargo build --release -p fspace --example wal_overhead`, copied aside per
+With HOW=interleaved, BASE and CAND are builds of the `wal_overhead` benchmark
+(`cargo build --release -p fspace-bench --bin wal_overhead`, copied aside per
 build) and each run is one of it: 20 ms slices of bare overwrites and log
 commits alternating inside the run, the ratio the median of its per-second
-windows. Two whole `bench commit` runs a few seconds apart differ by about
-15% on a noisy VM; these windows by 4-9%.
+windows. On a noisy VM two whole `bench commit` runs a few seconds apart
+differ more than these windows do (bench/runs/2026-11-26-wal-overhead-interleaved/).
 
 Usage: [BASE=/path/to/old/fspace] [CAND=target/release/fspace] [REPEAT=8]
        [SECONDS=2] [SYNC=fdatasync] [HOW=bench|interleaved] bench/wal_overhead.py [DIR]
 DIR defaults to the matrix's tmpfs (FSPACE_TEST_MOUNTS or
 /tmp/fspace-matrix/env), else a tmpfs this script mounts under /tmp (root).
+Writes the run folder bench/runs/DATE-wal-overhead[-TAG]/ (output.txt,
+README.md with the command and commit; say in it which commits BASE and CAND
+were built at).
 """
 import json, os, re, statistics, subprocess, sys, tempfile
-from benchlib import mounts
+from benchlib import mounts, start_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.environ.get("BASE")
 HOW = os.environ.get("HOW", "bench")
 CAND = os.environ.get("CAND", os.path.join(ROOT, "target", "release",
-                                           *(["examples", "wal_overhead"] if HOW == "interleaved"
-                                             else ["fspace"])))
+                                           "wal_overhead" if HOW == "interleaved" else "fspace"))
 REPEAT = int(os.environ.get("REPEAT", "8"))
 SECONDS = os.environ.get("SECONDS", "2")
 SYNC = os.environ.get("SYNC", "fdatasync")
@@ -74,6 +76,7 @@ def summary(name, v):
 
 def main():
     d, mounted = tmpfs_dir()
+    start_run("wal-overhead")
     builds = [("base", BASE), ("cand", CAND)] if BASE else [("cand", CAND)]
     print(f"# wal ÷ overwrite, 8 KiB, 1 writer, {SYNC}, {SECONDS} s per run ({HOW}), on {d}")
     for name, b in builds:

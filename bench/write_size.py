@@ -10,10 +10,11 @@ conv=fsync). Prints per size the median and the min-max of the rounds, and
 the per-round ratio to 128 KiB (what cp writes). Needs root and the matrix
 at 3072 MB (`FSPACE_MATRIX_SIZE_MB=3072 ci/matrix.sh up`).
 Usage: [REPEAT=5] [SIZES=64K,128K,256K,512K,1M] bench/write_size.py [fs ...]
-Writes bench/results/DATE-write-size.txt.
+Writes the run folder bench/runs/DATE-write-size[-TAG]/ (output.txt,
+README.md with the command and commit).
 """
 import os, statistics, subprocess, sys, time
-from benchlib import mounts, ROOT
+from benchlib import mounts, start_run
 
 REPEAT = int(os.environ.get("REPEAT", "5"))
 SIZES = os.environ.get("SIZES", "64K,128K,256K,512K,1M").split(",")
@@ -30,6 +31,7 @@ def prefault():
 def main():
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs", "ext3", "tmpfs"]
     m = mounts()
+    start_run("write-size")
     lines = [f"# bench/write_size.py  {time.strftime('%Y-%m-%d %H:%M')}  Linux {os.uname().release}  "
              f"REPEAT={REPEAT}; 1 GiB from the page cache, dd ibs=obs=SIZE conv=fsync"]
     print(lines[0], flush=True)
@@ -69,10 +71,6 @@ def main():
                 if os.path.exists(p):
                     os.unlink(p)
             os.rmdir(d)
-    path = os.path.join(ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-write-size.txt")
-    with open(path, "a") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -148,7 +148,8 @@ fn dir_key(dir: &Path) -> Option<DirKey> {
 /// [`remove_stale`], once per directory and marker every [`SWEEP_AGAIN`]
 /// in this process. A process that creates many files in one directory (a
 /// copy of many files into it) would otherwise read the whole directory
-/// for each: with 100,000 entries, about 60 ms per file. A directory is
+/// for each, which with 100,000 entries costs more than creating the file
+/// (measured by hand, in no run folder). A directory is
 /// marked swept only once its sweep has finished, so a concurrent caller
 /// never goes ahead of a sweep in progress (it sweeps too, harmlessly).
 pub(crate) fn remove_stale_once(dir: &Path, marker: &'static str) -> usize {

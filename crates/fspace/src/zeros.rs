@@ -7,8 +7,8 @@
 //! the fixed-size fold into SIMD `por` on x86-64 and `orr` on aarch64) and
 //! stops at the first chunk that is not all zero, so data costs one chunk
 //! per block and zeros stream at memory speed. Measured by
-//! `cargo run --release -p fspace --example zero_scan` (bench/copy.py records
-//! it): see docs/copy.md.
+//! `cargo run --release -p fspace-bench --bin zero_scan` (bench/copy.py
+//! records it): bench/runs/2026-11-22-copy-vs-cp/ (the zero-scan lines).
 
 use crate::strategy::Progress;
 use crate::sys::{self, Errno};
@@ -22,11 +22,12 @@ pub const ZERO_FILL_BUFFER: usize = 1 << 20;
 
 /// Iovecs per `pwritev` (each is the whole 1 MiB buffer): 1, so a 256 MiB
 /// fill takes 256 write syscalls where glibc's `posix_fallocate` emulation
-/// takes 65,536 (docs/design.md, source S3). Evidence (2026-11-22, loop devices with direct
-/// I/O, 6 alternating runs of a 256 MiB fill + fdatasync): 1 MiB calls ran
-/// 0.26-0.33 s on ext4-noextents and 0.05-0.07 s on xfs, level with
-/// `dd bs=1M conv=fdatasync`; 2 and 8 MiB calls had the same best case but
-/// tails up to 0.79 s and 0.50 s (dirty-page throttling hits a larger call
+/// takes 65,536 (docs/design.md, source S3). Evidence (2026-11-22, a shell
+/// loop recorded in docs/design.md, "Measurements behind the choices", not
+/// in a run folder: alternating runs of a 256 MiB fill + fdatasync on loop
+/// devices): 1 MiB calls were level with `dd bs=1M conv=fdatasync` on
+/// ext4-noextents and xfs; 2 and 8 MiB calls had the same best case but
+/// tails more than twice as long (dirty-page throttling hits a larger call
 /// harder).
 pub const ZERO_FILL_IOVECS: usize = 1;
 
@@ -98,8 +99,9 @@ const CHUNK: usize = 256;
 /// `vec![0u8; 128 << 10]` comes from `mmap` through malloc with a 16-byte
 /// header, so every `read` into it and `write` from it copies to and from
 /// memory 16 bytes off the page: on this project's VM a copy through such a
-/// buffer took 10-15% more CPU than GNU cp's, whose buffer is page-aligned
-/// (perf stat, tmpfs, 512 MiB: 275-290 against 247-258 ms).
+/// buffer took more CPU than GNU cp's, whose buffer is page-aligned, and
+/// about as much once aligned (bench/runs/2026-11-25-copy-ab/, `perf stat`
+/// task-clock on tmpfs).
 pub struct PageBuf {
     mem: Vec<u8>,
     off: usize,
@@ -131,9 +133,10 @@ impl std::ops::DerefMut for PageBuf {
 
 /// A page-aligned buffer of fixed capacity whose first `len` bytes are in
 /// use: what a `SparseWriter` gathers data in and reads a copy's source
-/// into. Aligned for the same reason as [`PageBuf`]: a `pread` of 128 KiB
-/// on tmpfs into memory 16 bytes off a page took 42-46 ms per 256 MiB,
-/// into a page-aligned buffer 35-36 ms (3 rounds each, interleaved).
+/// into. Aligned for the same reason as [`PageBuf`]: `pread`s of 128 KiB
+/// on tmpfs into memory 16 bytes off a page were slower in every round
+/// than into a page-aligned buffer (bench/runs/2026-11-25-copy-ab/,
+/// `bench/micro/align_read.c`).
 pub struct PageVec {
     mem: PageBuf,
     len: usize,

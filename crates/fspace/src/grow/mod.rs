@@ -528,15 +528,15 @@ fn settle(
 }
 
 /// Drop the zeros of a synced zero-fill for intent `log` from the page
-/// cache. Evidence (`REPEAT=5 bench/overwrite.py ext4 xfs`, 2026-11-22, loop
-/// devices with direct I/O; `docs/design.md`): random 4 KiB overwrites +
-/// fdatasync into a 64 MiB zero-filled file cost 0.311 ms per commit on ext4
-/// with the fill's pages cached and 0.272 ms after dropping them (1.14x;
-/// xfs 0.257 vs 0.236 ms, 1.09x), level with a file filled with O_DIRECT.
+/// cache. Evidence (bench/runs/2026-11-22-overwrite-pages-kept/): random
+/// 4 KiB overwrites + fdatasync into a zero-filled file were slower on ext4
+/// and xfs with the fill's pages cached than after dropping them, and with
+/// them dropped level with a file filled with O_DIRECT.
 /// The pages are clean after the sync, so dropping them is cheap. Only done
 /// with `sync` (on dirty pages the advice starts writeback instead) and for
-/// intent `log`: dropping 256 MiB of pages costs about 20 ms, which bulk
-/// data, overwritten once and soon, would not get back. Override with
+/// intent `log`: dropping the pages of a large fill takes time (measured by
+/// hand, in no run folder), which bulk data, overwritten once and soon,
+/// would not get back. Override with
 /// [`GrowOptions::drop_filled_pages`].
 pub const DROP_FILLED_PAGES_AFTER_SYNC: bool = true;
 

@@ -17,11 +17,12 @@ pub const TREAT_FUSE_AS_NETWORK: bool = true;
 /// bcachefs): `sparse`, after checking that the space is free (a sparse file
 /// reserves none). Zero-filling buys nothing there (every overwrite
 /// allocates), and writing records into fallocated (preallocated) extents
-/// measured slower than into holes (2026-11-22, btrfs on a loop device,
-/// 8 KiB records, `fspace bench commit --mode append,wal --prepare
-/// allocate|sparse`, alternating, wal ÷ append): allocate 0.89, 0.87; sparse
-/// 1.06, 1.05. A user's btrfs probe agreed: allocated space was the slowest
-/// state measured (0.63x appending, p99 51.6 ms).
+/// measured slower than into holes: the log behind appending with
+/// allocated segments, ahead of it with sparse ones
+/// (bench/runs/2026-11-22-commit/, notes.md; and with allocated segments
+/// bench/runs/2026-11-22-commit-before-cow-sparse/). A user's btrfs probe
+/// agreed (in no run folder): allocated space was the slowest state it
+/// measured.
 pub const COW_LOG_STRATEGY: Strategy = Strategy::Sparse;
 
 /// Tie-break order for log preparation on filesystems that overwrite in
@@ -59,15 +60,15 @@ pub const COW_EXCLUDES_ZERO_FILL: bool = true;
 /// (O_DIRECT + RWF_DSYNC) on ext4 and xfs, `fdatasync` everywhere else
 /// ([`log_sync_method`]).
 ///
-/// Evidence (2026-11-25, loop devices, `bench/sync_methods.py`, 8 KiB
-/// records, 5 rounds, methods alternating in each invocation; ratio to
-/// fdatasync, median (min-max)): the log with 1 writer, direct-dsync ext4
-/// 1.08x (1.03-1.13), xfs 1.15x (1.04-1.36), btrfs 1.05x (0.85-1.11); with
-/// 8 writers ext4 1.07x (0.99-1.11), xfs 0.96x (0.87-1.08), btrfs 1.01x
-/// (0.98-2.45); dsync alone (buffered) 0.98-1.08x with rounds on both sides
-/// of 1.0. A bare overwrite with 8 writers gains 2.4x (each writer's write
-/// is durable on its own, no shared fdatasync). The cost: 1 MiB records
-/// (alternating, 3 rounds, `bench/results/2026-11-25-sync-methods-1mib.txt`) ext4 0.83-1.11x, xfs 0.80-0.96x: each large
+/// Evidence (bench/runs/2026-11-25-sync-methods/: 8 KiB records, methods
+/// alternating in each invocation): through the log with 1 writer,
+/// direct-dsync beat fdatasync on ext4 and xfs in every round, and on
+/// btrfs only with rounds on both sides; with 8 writers it was level; dsync
+/// alone (buffered) was level, rounds on both sides. A bare overwrite with
+/// 8 writers gains most (each writer's write is durable on its own, no
+/// shared fdatasync). The cost (bench/runs/2026-11-25-sync-methods-1mib/):
+/// with 1 MiB records direct-dsync was level or slower on ext4 and slower
+/// in every round on xfs: each large
 /// direct write waits for the device, where the page cache would absorb
 /// it. A log of large records should ask for `fdatasync`. On btrfs nothing
 /// was gained (copy-on-write allocates on every write either way); network

@@ -357,12 +357,12 @@ mod tests {
     use super::*;
 
     /// A measurement saved by an earlier fspace (a whole `fspace-probe/1`
-    /// result, as recorded in bench/results) still reads back: its key and
+    /// result, as recorded in bench/runs/) still reads back: its key and
     /// its measured recommendations.
     #[test]
     fn reads_measurements_saved_by_earlier_versions() {
         let runs: serde_json::Value = serde_json::from_str(include_str!(
-            "../../../../bench/results/2026-11-22-probe-quick.json"
+            "../../../../bench/runs/2026-11-22-probe/quick.json"
         ))
         .expect("recorded results");
         let doc = &runs["runs"][0]["doc"];

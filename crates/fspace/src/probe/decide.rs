@@ -34,8 +34,9 @@ use crate::units::{
 
 /// Figures within this fraction of the best count as a tie: 10%. Evidence:
 /// repeated `fspace bench commit` runs on this project's test machine put
-/// the same mode 5-10% apart from one round to the next
-/// (bench/results/2026-11-22-commit.md); a smaller difference is noise.
+/// the same mode about this far apart from one round to the next
+/// (bench/runs/2026-11-22-commit/, bench/runs/2026-11-22-commit-earlier-run/);
+/// a smaller difference is noise.
 pub const TIE_MARGIN: f64 = 0.10;
 
 fn ratio(a: f64, b: f64) -> String {

@@ -4,7 +4,7 @@
 //! them), and [`dig()`] punches holes over zero blocks of a file in place.
 //!
 //! Seed 004: rsync's `--sparse` wrote 1 KiB per syscall and copied a 1 GiB
-//! file 280x slower than without it. Here data goes out in writes of at
+//! file far slower than without it (docs/design.md, source S4). Here data goes out in writes of at
 //! least [`SPARSE_BUFFER`] bytes and zeros are found by a vectorised scan
 //! ([`is_zero`]).
 

@@ -40,9 +40,10 @@ pub fn pwritev<Fd: AsFd>(fd: Fd, bufs: &[IoSlice<'_>], offset: u64) -> Result<us
 }
 
 /// `pwrite(fd, buf, offset)`: one call; the caller handles short writes.
-/// The kernel takes it without importing an iovec: 0.1-0.2 µs less than a
-/// one-buffer `pwritev` on tmpfs, where that is a few percent of a log
-/// commit (docs/wal.md, "Software overhead").
+/// The kernel takes it without importing an iovec, which a one-buffer
+/// `pwritev` pays for on every log commit: a few percent of a commit on
+/// tmpfs (bench/runs/2026-11-26-perf-commit-tmpfs/: `vfs_writev` and
+/// `copy_iovec_from_user` in the profile).
 pub fn pwrite<Fd: AsFd>(fd: Fd, buf: &[u8], offset: u64) -> Result<usize, Errno> {
     let fd = fd.as_fd();
     restart(Kind::Write, || rustix::io::pwrite(fd, buf, offset))

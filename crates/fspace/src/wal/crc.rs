@@ -5,12 +5,12 @@
 //! takes its `VPCLMULQDQ` path only with AVX-512. On CPUs that have
 //! `VPCLMULQDQ` with AVX2 but no AVX-512 (AMD Zen 3, Intel Alder Lake and
 //! later client cores) it folds 16 bytes at a time mixed with the `crc32`
-//! instruction. On the EPYC (Zen 3) this project is measured on, 8,208
-//! bytes took 361-442 ns here against 585-794 ns with `crc-fast`, 1.74x
-//! (1.52-1.83) over 7 alternating rounds (`cargo run --release -p fspace
-//! --example crc_speed`, `bench/results/2026-11-26-crc-speed.txt`), and the
-//! record CRC was the largest item of the log's own time on the commit path
-//! (docs/wal.md, "Software overhead"). CPUs with AVX-512 keep `crc-fast`'s
+//! instruction. On the EPYC (Zen 3) this project is measured on, the fold
+//! was faster than `crc-fast` on an 8 KiB record in every one of 7
+//! alternating rounds (`cargo run --release -p fspace-bench --bin
+//! crc_speed`, bench/runs/2026-11-26-crc-speed/), and the record CRC was
+//! the largest item of the log's own time on the commit path
+//! (bench/runs/2026-11-26-perf-commit-tmpfs/). CPUs with AVX-512 keep `crc-fast`'s
 //! 512-bit path, which this was not measured against.
 //!
 //! The method is the one of Intel's "Fast CRC Computation for Generic

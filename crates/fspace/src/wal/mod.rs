@@ -1,9 +1,10 @@
 //! A segmented durable log: prepared and recycled segments, group commit,
 //! crash recovery.
 //!
-//! Small records committed with `fdatasync` run 2-3x faster when they
-//! overwrite blocks that are already **written** than when they append or
-//! land in unwritten (fallocated) space (measured in `docs/wal.md`). [`Wal`]
+//! Small records committed with `fdatasync` run much faster when
+//! they overwrite blocks that are already **written** than when they append
+//! or land in unwritten (fallocated) space on ext4 and xfs
+//! (bench/runs/2026-11-22-probe/, bench/runs/2026-11-22-commit/). [`Wal`]
 //! keeps every commit in written space without paying for the preparation
 //! on the commit path:
 //!

@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
-/// (the project brief's measurement, quoted in `docs/wal.md`): preparing
-/// 16 MiB costs 7-26 ms on the matrix
-/// filesystems (96 ms on sshfs), short enough for the preparer to stay
-/// ahead of an 8 KiB-record workload by a wide margin, while a switch
+/// (the project brief's measurement, docs/design.md "Measured when the
+/// project started"; no run folder records it): preparing 16 MiB takes a
+/// small fraction of the time an 8 KiB-record workload needs to fill it on
+/// every matrix filesystem, sshfs included, so the preparer stays
+/// ahead by a wide margin, while a switch
 /// (one header page, one `fdatasync`) happens once per 16 MiB. Larger
 /// segments waste more on reopen (each open starts a new segment) and
 /// release space in coarser steps.
@@ -50,22 +51,21 @@ pub const WRITE_PAGE: usize = 4096;
 
 /// Longest a flush waits for more concurrent committers to join its group
 /// before it writes: 200 µs. Only when more than one thread has been
-/// committing (a lone committer never waits). Evidence (2026-11-22, loop
-/// ext4, 8 KiB records, 16 writers): without it the writers split into two
-/// alternating groups of ~8 (each fdatasync served 8.2 commits) and 16
-/// writers reached 5.7x one writer; see docs/wal.md for the figures with it.
+/// committing (a lone committer never waits). Evidence
+/// (bench/runs/2026-11-22-commit/, notes.md: ext4, 8 KiB records, 16
+/// writers): without it the writers split into two alternating groups, each
+/// fdatasync serving about half of them, and 16 writers gained less over
+/// one writer than with it, which about doubled the commits per fdatasync.
 pub const GROUP_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Whether the `auto` choice writes records with `O_DIRECT` on local
 /// filesystems: no. The writer sends whole, page-aligned pages, so
-/// `O_DIRECT` is possible, and a bare loop of 12 KiB overwrites +
-/// fdatasync ran 10-20% faster with it; but through the log it did not pay
-/// (2026-11-22, loop devices with direct I/O, `fspace bench commit --mode
-/// wal --direct-io on|off`, alternating, commits/s on/off): 8 KiB records
-/// xfs 3525/3949, 3886/4049, 4168/3980 and ext4 4556/4113, 4107/4274,
-/// 4666/4196 (level within noise); 1 MiB records xfs 1147/1582, 1253/1381
-/// and ext4 910/1146, 963/1190 MiB/s (O_DIRECT 10-28% slower: each write
-/// waits for the device); 16 writers ext4 24196/26053, 28231/29489.
+/// `O_DIRECT` is possible, and a bare loop of overwrites + fdatasync ran
+/// faster with it (by hand, in no run folder); but through the log it did
+/// not pay (bench/runs/2026-11-22-commit/, notes.md: `fspace bench commit
+/// --mode wal --direct-io on|off`, alternating): 8 KiB records level within
+/// noise on xfs and ext4, 1 MiB records slower with O_DIRECT on both (each
+/// write waits for the device), 16 writers on ext4 no faster.
 /// [`WalOptions::direct_io`] turns it on.
 pub const DIRECT_IO_ON_LOCAL_FS: bool = false;
 

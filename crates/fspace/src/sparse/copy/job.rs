@@ -335,9 +335,9 @@ impl Job<'_> {
                 extents += 1;
             }
             // Reads of 128 KiB (SCAN_READ) into the writer's buffer, written
-            // COPY_WRITE_SIZE at a time: reading 512 KiB at a time ran
-            // 1.13-1.18x cp's time from a cold cache on xfs, 128 KiB
-            // 0.86-0.88x (docs/copy.md).
+            // COPY_WRITE_SIZE at a time: from a cold cache on xfs, 512 KiB
+            // reads ran behind cp and 128 KiB ones ahead of it
+            // (bench/runs/2026-11-25-read-size/).
             self.read_pieces(data..end, SCAN_READ, |_, want| {
                 w.read_from((self.sfd, self.src), want)
             })?;
@@ -371,10 +371,10 @@ impl Job<'_> {
     /// every filesystem. Moving them by `copy_file_range` from the source
     /// instead (on one filesystem where it cannot share blocks) was measured
     /// and dropped: the bytes are already in memory for the zero scan, and
-    /// a copy of 20,000 4 KiB extents on tmpfs ran 1.07x cp's time that way
-    /// (1.04-1.18, 5 rounds) and 0.95x (0.90-1.05) writing them; elsewhere
-    /// the two were level within the rounds' spread (docs/copy.md, "Closing
-    /// the gaps to cp").
+    /// a copy of 20,000 4 KiB extents on tmpfs ran behind cp that way in
+    /// every round and level with it writing them; elsewhere the two were
+    /// level within the rounds' spread (bench/runs/2026-11-25-copy-ab/; the
+    /// micro-benchmark there, `bench/micro/cfr_vs_pwrite.c`, agrees).
     fn writer(&self) -> Result<SparseWriter<'_>> {
         let kind = self.dst_kind()?;
         let wopts = SparseWriterOptions {

@@ -24,27 +24,18 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Bytes per `pread` of a copy that reads its source (GNU cp's size):
-/// read-ahead friendly from a cold cache, where 512 KiB reads ran
-/// 1.13-1.18x cp's time on xfs and 128 KiB ones 0.86-0.88x (3 alternating
-/// rounds, 512 MiB, `--sparse always`; docs/copy.md).
+/// read-ahead friendly from a cold cache, where 512 KiB reads ran behind
+/// cp on xfs and 128 KiB ones ahead of it (bench/runs/2026-11-25-read-size/).
 pub const SCAN_READ: usize = 128 << 10;
 
 /// Bytes per `pwritev` of every copy that reads and writes its data (the
 /// third rung): 128 KiB reads ([`SCAN_READ`]) land in the writer's buffer,
-/// which goes out this much at a time. Chosen by measurement on every filesystem of
-/// the matrix (`bench/write_size.py`, bench/results/2026-11-25-write-size.txt:
-/// 1 GiB from the page cache, `dd` with that block size until on disk, five
-/// alternating rounds; time ÷ 128 KiB's, median and range of the rounds):
-///
-/// | size | ext4 | xfs | btrfs | ext3 | tmpfs |
-/// |---|---|---|---|---|---|
-/// | 256 KiB | 0.90 (0.66-1.20) | 0.89 (0.86-0.96) | 0.99 (0.95-1.00) | 0.99 (0.86-1.09) | 0.97 (0.88-0.99) |
-/// | 512 KiB | 0.94 (0.75-0.94) | 0.83 (0.78-1.07) | 0.95 (0.93-0.99) | 0.97 (0.87-1.18) | 0.99 (0.83-1.02) |
-/// | 1 MiB | 1.74 (1.43-1.82) | 2.00 (1.86-2.30) | 0.97 (0.95-1.02) | 1.54 (1.39-1.71) | 0.94 (0.83-0.98) |
-///
-/// 512 KiB is at least level with GNU cp's 128 KiB everywhere, with a
-/// quarter of its write calls; 1 MiB (the size this project wrote before)
-/// is 1.5-2x slower on ext4, ext3 and xfs on this VM (filling fresh large
+/// which goes out this much at a time. Chosen by measurement on every
+/// filesystem of the matrix (bench/runs/2026-11-25-write-size/: `dd` with
+/// each block size, 1 GiB from the page cache until on disk, alternating
+/// rounds): 512 KiB is at least level with GNU cp's 128 KiB everywhere, with
+/// a quarter of its write calls; 1 MiB (the size this project wrote before)
+/// is much slower on ext4, ext3 and xfs on this VM (filling fresh large
 /// page-cache folios), so no filesystem gets it.
 pub const COPY_WRITE_SIZE: usize = 512 << 10;
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Default size of the writer's buffer: data is sent in writes of up to
 /// this many bytes (the issue's floor is 1 MiB; docs/design.md, source S4: rsync's 1 KiB
-/// writes made a copy 280x slower than 256 KiB ones).
+/// writes made a copy far slower than 256 KiB ones).
 pub const SPARSE_BUFFER: usize = 1 << 20;
 
 /// Smallest and largest block size the writer scans with. The block is the
@@ -26,12 +26,15 @@ pub const BLOCK_RANGE: Range<u64> = 512..(1 << 20) + 1;
 /// Filesystems with speculative preallocation past end of file: a write that
 /// extends the file may allocate blocks beyond it, and a hole that is then
 /// only skipped (not punched) keeps them once a later write moves the end
-/// of file past it. Evidence: docs/design.md, "Measured when the project started" (xfs: 248 of 256 MiB allocated for
-/// 128 MiB of data after a seek-only copy). On these filesystems the writer
+/// of file past it. Evidence: docs/design.md, "Measured when the project
+/// started" (no run folder; xfs: nearly the whole file allocated after a
+/// seek-only copy of half as much data). On these filesystems the writer
 /// punches every hole that follows written data when it is made, as
 /// `cp --sparse=always` does, and a copy does not set the length first: on
 /// xfs a punch inside the file's length flushes the range, and the 50% holes
-/// copy in bench/copy.py ran 4-5x slower than `cp` that way (1.2x without).
+/// copy in bench/copy.py ran several times cp's time that way and close to
+/// it without (bench/runs/2026-11-22-copy-vs-cp/: xfs rows of ext4-btrfs.txt
+/// before, xfs.txt after).
 pub fn speculative_preallocation(kind: FsKind) -> bool {
     kind == FsKind::Xfs
 }
@@ -279,8 +282,8 @@ impl<'fd> SparseWriter<'fd> {
     /// `src_path` in errors) at the current position, read straight into
     /// the writer's buffer: one `pread` of up to `max` bytes, and no copy
     /// from a caller's buffer. Returns the bytes read; 0 is the source's
-    /// end. With it, a copy of 256 MiB of random data on tmpfs took 1.01x
-    /// cp's CPU time, 1.09x before (docs/copy.md, "Closing the gaps to cp").
+    /// end. With it, a copy of random data on tmpfs took about cp's CPU
+    /// time, more before (bench/runs/2026-11-25-copy-ab/, `bench/copy_cpu.py`).
     pub(crate) fn read_from(
         &mut self,
         (src, src_path): (BorrowedFd<'_>, &Path),
