@@ -17,7 +17,8 @@
 //! - ```` ```text ````: output, not checked; it holds no `$ ` prompt (a
 //!   transcript is a `console` block, so that its commands run).
 //!
-//! Relative links resolve to files (except `bench/results/`, being renamed).
+//! Relative links resolve to files, and their `#anchors` to headings (except
+//! `bench/results/`, being renamed).
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -528,6 +529,30 @@ fn links(file: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// The anchors GitHub makes of a file's headings: lower case, punctuation
+/// dropped, spaces as hyphens.
+fn anchors(file: &str) -> BTreeSet<String> {
+    let mut in_code = false;
+    let mut out = BTreeSet::new();
+    for l in read(file).lines() {
+        if l.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        if in_code || !l.starts_with('#') {
+            continue;
+        }
+        let title = l.trim_start_matches('#').trim();
+        let slug: String = title
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        out.insert(slug);
+    }
+    out
+}
+
 #[test]
 fn every_relative_link_resolves() {
     let root = root();
@@ -541,7 +566,7 @@ fn every_relative_link_resolves() {
             .to_path_buf();
         for (line, target) in links(&f) {
             let path = target.split('#').next().unwrap_or_default();
-            if path.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+            if target.contains("://") || target.starts_with("mailto:") {
                 continue;
             }
             // bench/results/ is being reorganised; its links are rewritten then.
@@ -549,8 +574,25 @@ fn every_relative_link_resolves() {
                 continue;
             }
             n += 1;
-            if !base.join(path).exists() {
+            // `#anchor` alone points into the file itself.
+            let file = if path.is_empty() {
+                root.join(&f)
+            } else {
+                base.join(path)
+            };
+            if !file.exists() {
                 bad.push(format!("{f}:{line}: {target} does not exist"));
+                continue;
+            }
+            if let Some(anchor) = target.split_once('#').map(|(_, a)| a) {
+                let rel = file
+                    .strip_prefix(&root)
+                    .unwrap_or(&file)
+                    .to_string_lossy()
+                    .into_owned();
+                if rel.ends_with(".md") && !anchors(&rel).contains(anchor) {
+                    bad.push(format!("{f}:{line}: {target}: no heading makes #{anchor}"));
+                }
             }
         }
     }
