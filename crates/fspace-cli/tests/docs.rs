@@ -40,7 +40,7 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     (
         "fspace probe",
-        "a standard run takes 30 s; the --quick runs below take the same path",
+        "a standard run takes 30 s; the --quick runs of README.md and cli.md take the same path",
     ),
     (
         "cargo add fspace --path /path/to/fspace/crates/fspace",
