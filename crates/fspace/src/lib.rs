@@ -61,3 +61,29 @@ pub use policy::{SavedResults, StrategyChoice};
 pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
 pub use strategy::{Fallback, Intent, Strategy, SyncMethod};
 pub use wal::{Lsn, Wal, WalOptions};
+
+/// The ```rust blocks of README.md and docs/*.md, compiled as doctests
+/// (`crates/fspace-cli/tests/docs.rs` checks that every file is listed).
+#[cfg(doctest)]
+pub mod markdown_doctests {
+    macro_rules! doctest {
+        ($name:ident, $file:literal) => {
+            #[doc = include_str!($file)]
+            pub struct $name;
+        };
+    }
+    doctest!(Readme, "../../../README.md");
+    doctest!(DocsIndex, "../../../docs/README.md");
+    doctest!(Cli, "../../../docs/cli.md");
+    doctest!(Library, "../../../docs/library.md");
+    doctest!(Capi, "../../../docs/capi.md");
+    doctest!(Copy, "../../../docs/copy.md");
+    doctest!(Design, "../../../docs/design.md");
+    doctest!(Filesystems, "../../../docs/filesystems.md");
+    doctest!(Measurements, "../../../docs/measurements.md");
+    doctest!(Probe, "../../../docs/probe.md");
+    doctest!(ProbeJson, "../../../docs/probe-json.md");
+    doctest!(Testing, "../../../docs/testing.md");
+    doctest!(Wal, "../../../docs/wal.md");
+    doctest!(WalFormat, "../../../docs/wal-format.md");
+}
