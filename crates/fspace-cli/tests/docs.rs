@@ -17,8 +17,7 @@
 //! - ```` ```text ````: output, not checked; it holds no `$ ` prompt (a
 //!   transcript is a `console` block, so that its commands run).
 //!
-//! Relative links resolve to files, and their `#anchors` to headings (except
-//! `bench/results/`, being renamed).
+//! Relative links resolve to files, and their `#anchors` to headings.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -567,10 +566,6 @@ fn every_relative_link_resolves() {
         for (line, target) in links(&f) {
             let path = target.split('#').next().unwrap_or_default();
             if target.contains("://") || target.starts_with("mailto:") {
-                continue;
-            }
-            // bench/results/ is being reorganised; its links are rewritten then.
-            if path.contains("bench/results/") {
                 continue;
             }
             n += 1;
