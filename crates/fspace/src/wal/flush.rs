@@ -2,8 +2,8 @@
 //! order, each segment synced before any page of a later one, the last one
 //! synced when asked.
 
+use super::options::{Faults, WRITE_PAGE};
 use super::storage::SegmentFile;
-use super::{Faults, WRITE_PAGE};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::path::{Path, PathBuf};

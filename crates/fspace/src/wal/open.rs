@@ -2,11 +2,16 @@
 //! directory, lock it, recover, make what recovery kept durable, take the
 //! first segment, seal it with a durable header, and start the preparer.
 
-use super::flush::write_all_to;
+use super::flush::{aligned, write_all_to};
 use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
-use super::storage::{self, OpenMode, Storage};
-use super::writer::*;
-use super::*;
+use super::log::Wal;
+use super::options::{check_options, WalOptions, DIRECT_IO_ON_LOCAL_FS, LOCK_NAME, WRITE_PAGE};
+use super::preparer::{self, create_segment, recycle_into};
+use super::recovery::{self, Recovered};
+use super::scan::open_segment;
+use super::storage::{self, sync_dir, OpenMode, Storage};
+use super::types::{Lsn, SegmentInfo, WalStats};
+use super::writer::{nonce_for, Current, Prepared, Shared, State};
 use crate::error::{Error, Result};
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
@@ -117,18 +122,18 @@ impl Wal {
 ///   unusable files. Without this, the segment this open is about to make
 ///   live can be found again after a power cut under its temporary name,
 ///   and removed by recovery with every record acknowledged in it.
-pub(super) fn make_durable(io: &dyn Storage, dir: &Path, rec: &recovery::Recovered) -> Result<()> {
+pub(super) fn make_durable(io: &dyn Storage, dir: &Path, rec: &Recovered) -> Result<()> {
     let kept = rec
         .live
         .iter()
         .map(|s| &s.path)
         .chain(rec.prepared.iter().map(|(_, p)| p));
     for path in kept {
-        let (fd, _) = scan::open_segment(io, path)?;
+        let (fd, _) = open_segment(io, path)?;
         fd.fdatasync()
             .map_err(|e| Error::io("fdatasync", path, None, e))?;
     }
-    preparer::sync_dir(io, dir)
+    sync_dir(io, dir)
 }
 
 /// How long `open` retries a held `LOCK` before refusing: 200 ms. A
@@ -229,7 +234,7 @@ fn random<const N: usize>(dir: &Path) -> Result<[u8; N]> {
 
 /// Returns the sequence of the segment this open starts, refusing to pass
 /// the format's limits.
-fn check_limits(dir: &Path, rec: &recovery::Recovered) -> Result<u64> {
+fn check_limits(dir: &Path, rec: &Recovered) -> Result<u64> {
     let new_seq = rec.live.last().map_or(1, |s| s.seq + 1);
     if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
         return Err(Error::refused(
@@ -283,14 +288,14 @@ fn recycle_or_create(
 ) -> Result<Prepared> {
     while let Some(from) = pool.pop_front() {
         // Any failure here: fall back to creating one.
-        if let Ok(Some(p)) = preparer::recycle_into(io, dir, new_seq, opts, &from) {
+        if let Ok(Some(p)) = recycle_into(io, dir, new_seq, opts, &from) {
             return Ok(p);
         }
     }
     let mut stats = WalStats::default();
     // The caller waits for this one: no throttling.
     let urgent = AtomicBool::new(true);
-    preparer::create_segment(io, dir, new_seq, opts, None, Some(&urgent), &mut stats)
+    create_segment(io, dir, new_seq, opts, None, Some(&urgent), &mut stats)
 }
 
 /// The first page of the segment an open starts, written and durable.
@@ -396,7 +401,7 @@ fn confirm_io(state: &mut State) -> Result<()> {
     loop {
         let fd = state.cur.fd.clone();
         let bytes: &[u8] = if state.direct {
-            let slice = super::flush::aligned(&mut staging, WRITE_PAGE);
+            let slice = aligned(&mut staging, WRITE_PAGE);
             slice.copy_from_slice(&page);
             slice
         } else {

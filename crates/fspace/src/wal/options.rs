@@ -79,7 +79,7 @@ pub const MAX_WRITE_BUFFER: usize = 1 << 30;
 /// Name of the lock file that keeps two processes from opening one log.
 pub const LOCK_NAME: &str = "LOCK";
 
-/// How a [`Wal`](super::Wal) is laid out, prepared and synced. Every field
+/// How a [`Wal`](crate::wal::Wal) is laid out, prepared and synced. Every field
 /// is public; build it as the other options structs of the library:
 ///
 /// ```
@@ -112,7 +112,7 @@ pub struct WalOptions {
     pub write_buffer: usize,
     /// Write records with `O_DIRECT`: `None` decides by filesystem
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
-    /// stay buffered and [`WalStats::direct_io`](super::WalStats::direct_io) says why.
+    /// stay buffered and [`WalStats::direct_io`](crate::wal::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
     /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:
     /// when `prepare` follows saved measurements
@@ -124,7 +124,7 @@ pub struct WalOptions {
     /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`
     /// (so `direct_io` must not be `Some(false)`); where the filesystem
     /// refuses it, records go out with `dsync` and
-    /// [`WalStats::sync_method`](super::WalStats::sync_method) says why.
+    /// [`WalStats::sync_method`](crate::wal::WalStats::sync_method) says why.
     pub sync_method: Option<SyncMethod>,
     /// Fault injection for tests (not part of the supported API).
     #[doc(hidden)]
@@ -202,7 +202,7 @@ impl Faults {
 
 impl WalOptions {
     /// Checks the options; the message says which one is wrong and why
-    /// ([`Wal::open`](super::Wal::open) refuses them with `EINVAL`).
+    /// ([`Wal::open`](crate::wal::Wal::open) refuses them with `EINVAL`).
     pub fn validate(&self) -> std::result::Result<(), String> {
         let o = self;
         if o.segment_size < 64 << 10 || !o.segment_size.is_multiple_of(WRITE_PAGE as u64) {

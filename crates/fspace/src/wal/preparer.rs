@@ -8,9 +8,11 @@
 //! steps, each synced, pausing between steps so the fill uses at most
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
-use super::storage::{OpenMode, Storage};
+use super::format::segment_name;
+use super::options::{Faults, WalOptions, PREPARE_STEP};
+use super::storage::{durable_rename, OpenMode, Storage};
+use super::types::WalStats;
 use super::writer::{Prepared, Shared};
-use super::{WalOptions, WalStats, PREPARE_STEP};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
@@ -127,11 +129,7 @@ pub(super) fn recycle_into(
     opts: &WalOptions,
     from: &Path,
 ) -> Result<Option<Prepared>> {
-    if let Some(e) = opts
-        .faults
-        .as_ref()
-        .and_then(|f| super::Faults::take(&f.prepare))
-    {
+    if let Some(e) = opts.faults.as_ref().and_then(|f| Faults::take(&f.prepare)) {
         return Err(Error::io("prepare", from, None, e));
     }
     let fd = io
@@ -145,12 +143,12 @@ pub(super) fn recycle_into(
             .map_err(|e| Error::io("unlink", from, None, e))?;
         return Ok(None);
     }
-    let to = dir.join(super::format::segment_name(seq));
+    let to = dir.join(segment_name(seq));
     // Its blocks were written and synced in an earlier life; the rename
     // must be durable before the writer makes the segment live, else a
     // cut could bring back `from` and lose what was acknowledged in `to`.
-    let renamed = super::storage::durable_rename(io, &*fd, from, &to, dir, true, || {
-        super::Faults::after_rename(opts, seq)
+    let renamed = durable_rename(io, &*fd, from, &to, dir, true, || {
+        Faults::after_rename(opts, seq)
     });
     match renamed {
         Ok(_) => Ok(Some(Prepared { seq, path: to, fd })),
@@ -165,12 +163,6 @@ pub(super) fn recycle_into(
     }
 }
 
-/// `fsync`s directory `dir`, making renames in it durable.
-pub(super) fn sync_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
-    io.sync_dir(dir)
-        .map_err(|(op, e)| Error::io(op, dir, None, e))
-}
-
 /// Creates segment `seq`, fully grown and durable under its final name.
 pub(super) fn create_segment(
     io: &dyn Storage,
@@ -181,13 +173,9 @@ pub(super) fn create_segment(
     urgent: Option<&AtomicBool>,
     stats: &mut WalStats,
 ) -> Result<Prepared> {
-    let name = super::format::segment_name(seq);
+    let name = segment_name(seq);
     let path = dir.join(&name);
-    if let Some(e) = opts
-        .faults
-        .as_ref()
-        .and_then(|f| super::Faults::take(&f.prepare))
-    {
+    if let Some(e) = opts.faults.as_ref().and_then(|f| Faults::take(&f.prepare)) {
         return Err(Error::io("prepare", &path, None, e));
     }
     let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));
@@ -216,8 +204,8 @@ pub(super) fn create_segment(
         }
         // The data was synced by each step; the rename makes it the
         // segment, durably, before anyone can use it.
-        super::storage::durable_rename(io, &*fd, &tmp, &path, dir, false, || {
-            super::Faults::after_rename(opts, seq)
+        durable_rename(io, &*fd, &tmp, &path, dir, false, || {
+            Faults::after_rename(opts, seq)
         })
         .map(|_| ())
         .map_err(|(e, _)| e)

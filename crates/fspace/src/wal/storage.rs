@@ -269,6 +269,13 @@ impl Storage for Real {
     }
 }
 
+/// `fsync`s directory `dir`, making names created, renamed or removed in
+/// it durable; the error names the step and the directory.
+pub(crate) fn sync_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
+    io.sync_dir(dir)
+        .map_err(|(op, e)| Error::io(op, dir, None, e))
+}
+
 /// Renames `file`, open as `from`, to `to` in `dir`, so that a crash at
 /// any point leaves the complete file under one of the two names, and the
 /// rename durable when this returns (PostgreSQL's `durable_rename`). Each

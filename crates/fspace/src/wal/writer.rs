@@ -1,10 +1,14 @@
 //! The writer engine: the in-memory tail, group commit, segment switches,
-//! releases and poisoning, behind the [`Wal`](super::Wal) facade.
+//! releases and poisoning, behind the [`Wal`](crate::wal::Wal) handle.
 
 use super::flush::{Chunk, FlushIo, Poison};
-use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
-use super::storage::{SegmentFile, Storage};
-use super::*;
+use super::format::{
+    self, encode_record, record_span, RecordKey, SegmentHeader, SEGMENT_HEADER_LEN,
+};
+use super::options::{WalOptions, GROUP_COMMIT_WAIT, WRITE_PAGE};
+use super::scan::open_segment;
+use super::storage::{durable_rename, sync_dir, SegmentFile, Storage};
+use super::types::{max_record, Lsn, ReleaseReport, SegmentInfo, WalStats};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::collections::VecDeque;
@@ -614,8 +618,8 @@ impl Shared {
             // Its records are durable (only those are released); a cut
             // before the directory fsync leaves it live under its old name,
             // and recovery reads it as before.
-            let (fd, _) = scan::open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
-            storage::durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true, || {})?;
+            let (fd, _) = open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
+            durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true, || {})?;
             Ok(Some(to))
         } else {
             // Unlinked, then the directory synced: a cut before the sync
@@ -629,7 +633,7 @@ impl Shared {
     }
 
     pub(super) fn sync_dir(&self) -> Result<()> {
-        preparer::sync_dir(&*self.io, &self.dir)
+        sync_dir(&*self.io, &self.dir)
     }
 }
 

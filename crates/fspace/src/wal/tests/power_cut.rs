@@ -17,8 +17,10 @@
 //! runs just that one).
 
 use super::model::{CrashAt, Event, Model};
-use super::{Lsn, Wal, WalOptions};
 use crate::strategy::SyncMethod;
+use crate::wal::log::Wal;
+use crate::wal::options::WalOptions;
+use crate::wal::types::Lsn;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;

@@ -2,13 +2,14 @@
 //! refuses `RWF_DSYNC` or `O_DIRECT` writes gets the next method, said in
 //! the stats; any other error fails the open.
 
-use super::storage::{Entry, OpenMode, Real, SegmentFile, Storage};
-use super::*;
 use crate::error::Result;
 use crate::grow::GrowOptions;
 use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
+use crate::wal::log::Wal;
+use crate::wal::options::WalOptions;
+use crate::wal::storage::{Entry, OpenMode, Real, SegmentFile, Storage};
 use rustix::io::IoSlice;
 use std::path::Path;
 use std::sync::Arc;

@@ -23,11 +23,12 @@
 //! a test can cut at every point of a run; random choices come from the
 //! seed, so a single-threaded run is reproducible from it.
 
-use super::storage::{Entry, OpenMode, SegmentFile, Storage};
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
 use crate::policy::StrategyChoice;
 use crate::sys::Errno;
+use crate::wal::format::FREE_PREFIX;
+use crate::wal::storage::{Entry, OpenMode, SegmentFile, Storage};
 use rustix::io::IoSlice;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -498,7 +499,7 @@ impl Storage for Proc {
         )?;
         m.change(&dir, DirOp::Rename(a.to_owned(), b.to_owned()));
         let name = b.to_string_lossy();
-        if name.ends_with(".seg") && !name.starts_with(super::format::FREE_PREFIX) {
+        if name.ends_with(".seg") && !name.starts_with(FREE_PREFIX) {
             m.segment_renames += 1;
             if let Some(CrashAt::AfterSegmentRename(k)) = m.crash_at {
                 if k == m.segment_renames {
