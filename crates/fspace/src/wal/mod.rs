@@ -47,6 +47,7 @@ mod preparer;
 mod reader;
 mod recovery;
 mod scan;
+mod site;
 mod storage;
 mod types;
 mod view;
@@ -56,8 +57,6 @@ mod writer;
 mod tests;
 
 pub use log::Wal;
-#[doc(hidden)]
-pub use options::Faults;
 pub use options::{
     WalOptions, DEFAULT_PREPARE_AHEAD, DEFAULT_PREPARE_DUTY_CYCLE, DEFAULT_RECYCLE_POOL,
     DEFAULT_SEGMENT_SIZE, DEFAULT_WRITE_BUFFER, DIRECT_IO_ON_LOCAL_FS, GROUP_COMMIT_WAIT,

@@ -9,6 +9,7 @@ use super::options::{check_options, WalOptions, DIRECT_IO_ON_LOCAL_FS, LOCK_NAME
 use super::preparer::{self, create_segment, recycle_into};
 use super::recovery::{self, Recovered};
 use super::scan::open_segment;
+use super::site::Site;
 use super::storage::{self, sync_dir, OpenMode, Storage};
 use super::types::{Lsn, SegmentInfo, WalStats};
 use super::writer::{nonce_for, Current, Prepared, Shared, State};
@@ -33,12 +34,23 @@ impl Wal {
     /// `recovery().next_lsn` once older records were applied) to recycle the
     /// older ones.
     pub fn open(dir: impl AsRef<Path>, opts: WalOptions) -> Result<Wal> {
-        Self::open_on(dir.as_ref(), opts, Arc::new(storage::Real))
+        Self::open_on(
+            dir.as_ref(),
+            opts,
+            Arc::new(storage::Real),
+            Site::Filesystem,
+        )
     }
 
-    /// [`Wal::open`] with its I/O going to `io`: the real filesystem, or
-    /// the power-cut model in tests.
-    pub(crate) fn open_on(dir: &Path, opts: WalOptions, io: Arc<dyn Storage>) -> Result<Wal> {
+    /// [`Wal::open`] with its I/O going to `io` (the real filesystem, or
+    /// the power-cut model in tests), and what it asks about the filesystem
+    /// answered by `site`.
+    pub(crate) fn open_on(
+        dir: &Path,
+        opts: WalOptions,
+        io: Arc<dyn Storage>,
+        site: Site,
+    ) -> Result<Wal> {
         check_options(dir, &opts)?;
         make_dir(&*io, dir)?;
         let lock_file = lock_exclusive(&*io, dir, &dir.join(LOCK_NAME))?;
@@ -56,7 +68,8 @@ impl Wal {
         };
         let new_seq = check_limits(dir, &rec)?;
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
-        let (first, ready) = take_segments(&*io, dir, new_seq, &opts, rec.prepared, &mut pool)?;
+        let (first, ready) =
+            take_segments(&*io, &site, dir, new_seq, &opts, rec.prepared, &mut pool)?;
         // A fresh nonce base per open: a segment reused under the same
         // sequence after a crash gets a nonce its old records do not carry.
         let nonce_base = u32::from_le_bytes(random(dir)?);
@@ -72,9 +85,9 @@ impl Wal {
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
-        let network = io.is_network(dir);
+        let (network, kind) = site.facts(dir);
         let saved = saved_sync_method(dir, &opts);
-        choose_io(&mut state, &opts, network, io.fs_kind(dir), saved);
+        choose_io(&mut state, &opts, network, kind, saved);
         confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -90,6 +103,7 @@ impl Wal {
             append_cv: Condvar::new(),
             release_lock: Mutex::new(()),
             io,
+            site,
             _lock_file: lock_file,
         });
         let s2 = shared.clone();
@@ -256,6 +270,7 @@ fn check_limits(dir: &Path, rec: &Recovered) -> Result<u64> {
 /// other prepared segments, ready for later switches.
 fn take_segments(
     io: &dyn Storage,
+    site: &Site,
     dir: &Path,
     new_seq: u64,
     opts: &WalOptions,
@@ -271,7 +286,7 @@ fn take_segments(
     let mut prepared = prepared.into_iter();
     let first = match prepared.next() {
         Some((seq, path)) if seq == new_seq => open(seq, path)?,
-        _ => recycle_or_create(io, dir, new_seq, opts, pool)?,
+        _ => recycle_or_create(io, site, dir, new_seq, opts, pool)?,
     };
     let ready = prepared
         .map(|(seq, path)| open(seq, path))
@@ -281,6 +296,7 @@ fn take_segments(
 
 fn recycle_or_create(
     io: &dyn Storage,
+    site: &Site,
     dir: &Path,
     new_seq: u64,
     opts: &WalOptions,
@@ -292,10 +308,9 @@ fn recycle_or_create(
             return Ok(p);
         }
     }
-    let mut stats = WalStats::default();
     // The caller waits for this one: no throttling.
     let urgent = AtomicBool::new(true);
-    create_segment(io, dir, new_seq, opts, None, Some(&urgent), &mut stats)
+    create_segment(io, site, dir, new_seq, opts, None, Some(&urgent)).map(|(p, _)| p)
 }
 
 /// The first page of the segment an open starts, written and durable.

@@ -6,8 +6,6 @@ use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::Arc;
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
 /// (the project brief's measurement, quoted in `docs/wal.md`): preparing
@@ -126,9 +124,6 @@ pub struct WalOptions {
     /// refuses it, records go out with `dsync` and
     /// [`WalStats::sync_method`](crate::wal::WalStats::sync_method) says why.
     pub sync_method: Option<SyncMethod>,
-    /// Fault injection for tests (not part of the supported API).
-    #[doc(hidden)]
-    pub faults: Option<Arc<Faults>>,
 }
 
 impl Default for WalOptions {
@@ -142,7 +137,6 @@ impl Default for WalOptions {
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
             sync_method: None,
-            faults: None,
         }
     }
 }
@@ -159,44 +153,6 @@ impl std::fmt::Debug for WalOptions {
             .field("direct_io", &self.direct_io)
             .field("sync_method", &self.sync_method)
             .finish()
-    }
-}
-
-/// Fault injection seam: while a field holds a non-zero errno, such calls
-/// fail with it instead of being issued.
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct Faults {
-    /// Fails the writer's `fdatasync` calls.
-    pub fdatasync: AtomicI32,
-    /// Fails the writer's record writes (`pwrite`, `pwritev2`).
-    pub write: AtomicI32,
-    /// Fails segment preparation.
-    pub prepare: AtomicI32,
-    /// When non-zero, aborts the process right after a segment file was
-    /// renamed to this sequence number (new or recycled), before the
-    /// directory `fsync`: the window a power cut can undo.
-    pub abort_after_rename_to: AtomicU64,
-}
-
-impl Faults {
-    /// Aborts the process if the test asked for it after renaming a
-    /// segment to `seq`.
-    pub(crate) fn after_rename(opts: &WalOptions, seq: u64) {
-        if opts
-            .faults
-            .as_ref()
-            .is_some_and(|f| f.abort_after_rename_to.load(Ordering::SeqCst) == seq)
-        {
-            std::process::abort();
-        }
-    }
-
-    pub(super) fn take(slot: &AtomicI32) -> Option<Errno> {
-        match slot.load(Ordering::SeqCst) {
-            0 => None,
-            e => Some(Errno::from_raw_os_error(e)),
-        }
     }
 }
 

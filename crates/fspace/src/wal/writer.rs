@@ -7,6 +7,7 @@ use super::format::{
 };
 use super::options::{WalOptions, GROUP_COMMIT_WAIT, WRITE_PAGE};
 use super::scan::open_segment;
+use super::site::Site;
 use super::storage::{durable_rename, sync_dir, SegmentFile, Storage};
 use super::types::{max_record, Lsn, ReleaseReport, SegmentInfo, WalStats};
 use crate::error::{Error, Result};
@@ -44,6 +45,8 @@ pub(super) struct Shared {
     pub(super) release_lock: Mutex<()>,
     /// Every call to storage goes through here.
     pub(super) io: Arc<dyn Storage>,
+    /// What the log asks about its filesystem, above `io`.
+    pub(super) site: Site,
     pub(super) _lock_file: Box<dyn Send + Sync>,
 }
 
@@ -480,7 +483,6 @@ impl Shared {
         st.handed_lsn = target;
         st.flushes += 1;
         let mut io = FlushIo {
-            faults: self.opts.faults.clone(),
             dirty: st.dirty.take(),
             staging: std::mem::take(&mut st.staging),
             fsync: st.fsync,
@@ -619,7 +621,7 @@ impl Shared {
             // before the directory fsync leaves it live under its old name,
             // and recovery reads it as before.
             let (fd, _) = open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
-            durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true, || {})?;
+            durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true)?;
             Ok(Some(to))
         } else {
             // Unlinked, then the directory synced: a cut before the sync

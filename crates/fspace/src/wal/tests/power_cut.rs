@@ -255,7 +255,7 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
             v.other.push("the log did not open after 12 tries".into());
             break;
         }
-        let wal = match Wal::open_on(Path::new(DIR), opts(&s), model.storage()) {
+        let wal = match Wal::open_on(Path::new(DIR), opts(&s), model.storage(), Model::site()) {
             Ok(w) => w,
             Err(e) => match model.event() {
                 Some(ev) => {
