@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex};
 impl Wal {
     /// Opens the log in `dir`, creating the directory (and its missing
     /// parents, each made durable) and a new log if there is none, and recovers it (see
-    /// [`RecoveryReport`]). Takes an exclusive lock on `dir/LOCK`: a second
+    /// [`RecoveryReport`](crate::wal::RecoveryReport)). Takes an exclusive lock on `dir/LOCK`: a second
     /// opener gets `EWOULDBLOCK`.
     ///
     /// Always starts a new segment, whose durable header seals the
