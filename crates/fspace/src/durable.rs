@@ -94,8 +94,7 @@ impl Namespace for Real<'_> {
     }
 }
 
-/// Renames `from` to `to` in `dir` taking `steps`; `after_rename` runs right
-/// after the rename (a test hook). Errors before the rename name `named`:
+/// Renames `from` to `to` in `dir` taking `steps`. Errors before the rename name `named`:
 /// the name the caller knows the file by (the final name of a file being
 /// created, the live name of a log segment being renamed). Returns the
 /// rename's note, or the error with whether the rename had already happened
@@ -105,7 +104,6 @@ pub(crate) fn publish(
     (from, to, named): (&Path, &Path, &Path),
     dir: &Path,
     steps: Steps,
-    after_rename: impl FnOnce(),
 ) -> std::result::Result<Option<String>, (Error, bool)> {
     if steps.fsync_before {
         ns.fsync_file()
@@ -118,7 +116,6 @@ pub(crate) fn publish(
     } else {
         ns.rename_noreplace(from, to).map_err(|e| (e, false))?
     };
-    after_rename();
     if steps.fsync_after {
         ns.fsync_file()
             .map_err(|e| (Error::io("fsync", to, None, e), true))?;
@@ -207,7 +204,6 @@ impl TempFile {
             (&self.tmp, &self.path, &self.path),
             &self.dir,
             steps,
-            || {},
         );
         match r {
             Ok(note) => {

@@ -9,6 +9,8 @@
 //! failure names its filesystem in the test's name and each skip is its own
 //! test (`case::sshfs ... SKIPPED`), not a line inside a loop.
 
+pub mod loop_fs;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -57,7 +57,12 @@ pub(crate) fn folds_here() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use core::arch::x86_64::*;
+    use core::arch::x86_64::{
+        __m128i, __m256i, _mm256_castsi256_si128, _mm256_clmulepi64_epi128,
+        _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_set_epi32, _mm256_set_epi64x,
+        _mm256_setzero_si256, _mm256_xor_si256, _mm_clmulepi64_si128, _mm_crc32_u64, _mm_crc32_u8,
+        _mm_cvtsi128_si64, _mm_extract_epi64, _mm_loadu_si128, _mm_set_epi64x, _mm_xor_si128,
+    };
 
     /// The CRC-32C polynomial with its x^32 term.
     const P: u64 = 0x1_1EDC_6F41;

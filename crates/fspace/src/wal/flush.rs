@@ -2,8 +2,8 @@
 //! order, each segment synced before any page of a later one, the last one
 //! synced when asked.
 
+use super::options::WRITE_PAGE;
 use super::storage::SegmentFile;
-use super::{Faults, WRITE_PAGE};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 /// The I/O of one flush, done without the state lock.
 pub(super) struct FlushIo {
-    pub(super) faults: Option<Arc<Faults>>,
     /// A segment written but not yet `fdatasync`ed.
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
     /// Page-aligned buffer for `O_DIRECT` writes.
@@ -52,17 +51,7 @@ impl FlushIo {
             } else {
                 &c.bytes
             };
-            let injected = self.faults.as_ref().and_then(|f| Faults::take(&f.write));
-            let written = match injected {
-                Some(errno) => Err(Error::io(
-                    write_op(durable_write),
-                    &c.path,
-                    Some(c.offset..c.offset + bytes.len() as u64),
-                    errno,
-                )),
-                None => write_all_to(&*c.fd, &c.path, bytes, c.offset, durable_write),
-            };
-            if let Err(e) = written {
+            if let Err(e) = write_all_to(&*c.fd, &c.path, bytes, c.offset, durable_write) {
                 let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
                 let p = Poison {
                     op: write_op(durable_write),
@@ -85,20 +74,16 @@ impl FlushIo {
         Ok(())
     }
 
-    /// `fdatasync` of segment `d` (or the fault injected for it).
+    /// `fdatasync` (or `fsync`) of segment `d`.
     fn datasync(
         &mut self,
         d: &(u64, Arc<dyn SegmentFile>, Arc<PathBuf>),
     ) -> std::result::Result<(), Box<(Error, Poison)>> {
         self.syncs += 1;
-        let r = match self
-            .faults
-            .as_ref()
-            .and_then(|f| Faults::take(&f.fdatasync))
-        {
-            Some(e) => Err(e),
-            None if self.fsync => d.1.fsync(),
-            None => d.1.fdatasync(),
+        let r = if self.fsync {
+            d.1.fsync()
+        } else {
+            d.1.fdatasync()
         };
         let op = if self.fsync { "fsync" } else { "fdatasync" };
         r.map_err(|e| Box::new(sync_failure(&d.2, e, op)))?;

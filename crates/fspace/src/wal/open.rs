@@ -2,11 +2,17 @@
 //! directory, lock it, recover, make what recovery kept durable, take the
 //! first segment, seal it with a durable header, and start the preparer.
 
-use super::flush::write_all_to;
+use super::flush::{aligned, write_all_to};
 use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
-use super::storage::{self, OpenMode, Storage};
-use super::writer::*;
-use super::*;
+use super::log::Wal;
+use super::options::{check_options, WalOptions, DIRECT_IO_ON_LOCAL_FS, LOCK_NAME, WRITE_PAGE};
+use super::preparer::{self, create_segment, recycle_into};
+use super::recovery::{self, Recovered};
+use super::scan::open_segment;
+use super::site::Site;
+use super::storage::{self, sync_dir, OpenMode, Storage};
+use super::types::{Lsn, SegmentInfo, WalStats};
+use super::writer::{nonce_for, Current, Prepared, Shared, State};
 use crate::error::{Error, Result};
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
@@ -18,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex};
 impl Wal {
     /// Opens the log in `dir`, creating the directory (and its missing
     /// parents, each made durable) and a new log if there is none, and recovers it (see
-    /// [`RecoveryReport`]). Takes an exclusive lock on `dir/LOCK`: a second
+    /// [`RecoveryReport`](crate::wal::RecoveryReport)). Takes an exclusive lock on `dir/LOCK`: a second
     /// opener gets `EWOULDBLOCK`.
     ///
     /// Always starts a new segment, whose durable header seals the
@@ -28,12 +34,23 @@ impl Wal {
     /// `recovery().next_lsn` once older records were applied) to recycle the
     /// older ones.
     pub fn open(dir: impl AsRef<Path>, opts: WalOptions) -> Result<Wal> {
-        Self::open_on(dir.as_ref(), opts, Arc::new(storage::Real))
+        Self::open_on(
+            dir.as_ref(),
+            opts,
+            Arc::new(storage::Real),
+            Site::Filesystem,
+        )
     }
 
-    /// [`Wal::open`] with its I/O going to `io`: the real filesystem, or
-    /// the power-cut model in tests.
-    pub(crate) fn open_on(dir: &Path, opts: WalOptions, io: Arc<dyn Storage>) -> Result<Wal> {
+    /// [`Wal::open`] with its I/O going to `io` (the real filesystem, or
+    /// the power-cut model in tests), and what it asks about the filesystem
+    /// answered by `site`.
+    pub(crate) fn open_on(
+        dir: &Path,
+        opts: WalOptions,
+        io: Arc<dyn Storage>,
+        site: Site,
+    ) -> Result<Wal> {
         check_options(dir, &opts)?;
         make_dir(&*io, dir)?;
         let lock_file = lock_exclusive(&*io, dir, &dir.join(LOCK_NAME))?;
@@ -51,7 +68,8 @@ impl Wal {
         };
         let new_seq = check_limits(dir, &rec)?;
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
-        let (first, ready) = take_segments(&*io, dir, new_seq, &opts, rec.prepared, &mut pool)?;
+        let (first, ready) =
+            take_segments(&*io, &site, dir, new_seq, &opts, rec.prepared, &mut pool)?;
         // A fresh nonce base per open: a segment reused under the same
         // sequence after a crash gets a nonce its old records do not carry.
         let nonce_base = u32::from_le_bytes(random(dir)?);
@@ -67,9 +85,9 @@ impl Wal {
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
-        let network = io.is_network(dir);
+        let (network, kind) = site.facts(dir);
         let saved = saved_sync_method(dir, &opts);
-        choose_io(&mut state, &opts, network, io.fs_kind(dir), saved);
+        choose_io(&mut state, &opts, network, kind, saved);
         confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -85,6 +103,7 @@ impl Wal {
             append_cv: Condvar::new(),
             release_lock: Mutex::new(()),
             io,
+            site,
             _lock_file: lock_file,
         });
         let s2 = shared.clone();
@@ -117,18 +136,18 @@ impl Wal {
 ///   unusable files. Without this, the segment this open is about to make
 ///   live can be found again after a power cut under its temporary name,
 ///   and removed by recovery with every record acknowledged in it.
-pub(super) fn make_durable(io: &dyn Storage, dir: &Path, rec: &recovery::Recovered) -> Result<()> {
+pub(super) fn make_durable(io: &dyn Storage, dir: &Path, rec: &Recovered) -> Result<()> {
     let kept = rec
         .live
         .iter()
         .map(|s| &s.path)
         .chain(rec.prepared.iter().map(|(_, p)| p));
     for path in kept {
-        let (fd, _) = scan::open_segment(io, path)?;
+        let (fd, _) = open_segment(io, path)?;
         fd.fdatasync()
             .map_err(|e| Error::io("fdatasync", path, None, e))?;
     }
-    preparer::sync_dir(io, dir)
+    sync_dir(io, dir)
 }
 
 /// How long `open` retries a held `LOCK` before refusing: 200 ms. A
@@ -229,7 +248,7 @@ fn random<const N: usize>(dir: &Path) -> Result<[u8; N]> {
 
 /// Returns the sequence of the segment this open starts, refusing to pass
 /// the format's limits.
-fn check_limits(dir: &Path, rec: &recovery::Recovered) -> Result<u64> {
+fn check_limits(dir: &Path, rec: &Recovered) -> Result<u64> {
     let new_seq = rec.live.last().map_or(1, |s| s.seq + 1);
     if new_seq > format::MAX_NUMBER || rec.next_lsn > format::MAX_NUMBER {
         return Err(Error::refused_errno(
@@ -251,6 +270,7 @@ fn check_limits(dir: &Path, rec: &recovery::Recovered) -> Result<u64> {
 /// other prepared segments, ready for later switches.
 fn take_segments(
     io: &dyn Storage,
+    site: &Site,
     dir: &Path,
     new_seq: u64,
     opts: &WalOptions,
@@ -266,7 +286,7 @@ fn take_segments(
     let mut prepared = prepared.into_iter();
     let first = match prepared.next() {
         Some((seq, path)) if seq == new_seq => open(seq, path)?,
-        _ => recycle_or_create(io, dir, new_seq, opts, pool)?,
+        _ => recycle_or_create(io, site, dir, new_seq, opts, pool)?,
     };
     let ready = prepared
         .map(|(seq, path)| open(seq, path))
@@ -276,6 +296,7 @@ fn take_segments(
 
 fn recycle_or_create(
     io: &dyn Storage,
+    site: &Site,
     dir: &Path,
     new_seq: u64,
     opts: &WalOptions,
@@ -283,14 +304,13 @@ fn recycle_or_create(
 ) -> Result<Prepared> {
     while let Some(from) = pool.pop_front() {
         // Any failure here: fall back to creating one.
-        if let Ok(Some(p)) = preparer::recycle_into(io, dir, new_seq, opts, &from) {
+        if let Ok(Some(p)) = recycle_into(io, dir, new_seq, opts, &from) {
             return Ok(p);
         }
     }
-    let mut stats = WalStats::default();
     // The caller waits for this one: no throttling.
     let urgent = AtomicBool::new(true);
-    preparer::create_segment(io, dir, new_seq, opts, None, Some(&urgent), &mut stats)
+    create_segment(io, site, dir, new_seq, opts, None, Some(&urgent)).map(|(p, _)| p)
 }
 
 /// The first page of the segment an open starts, written and durable.
@@ -396,7 +416,7 @@ fn confirm_io(state: &mut State) -> Result<()> {
     loop {
         let fd = state.cur.fd.clone();
         let bytes: &[u8] = if state.direct {
-            let slice = super::flush::aligned(&mut staging, WRITE_PAGE);
+            let slice = aligned(&mut staging, WRITE_PAGE);
             slice.copy_from_slice(&page);
             slice
         } else {

@@ -6,8 +6,6 @@ use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::Arc;
 
 /// Default segment size: 16 MiB, PostgreSQL's WAL segment size. Evidence
 /// (the project brief's measurement, docs/design.md "Measured when the
@@ -79,7 +77,7 @@ pub const MAX_WRITE_BUFFER: usize = 1 << 30;
 /// Name of the lock file that keeps two processes from opening one log.
 pub const LOCK_NAME: &str = "LOCK";
 
-/// How a [`Wal`](super::Wal) is laid out, prepared and synced. Every field
+/// How a [`Wal`](crate::wal::Wal) is laid out, prepared and synced. Every field
 /// is public; build it as the other options structs of the library:
 ///
 /// ```
@@ -112,7 +110,7 @@ pub struct WalOptions {
     pub write_buffer: usize,
     /// Write records with `O_DIRECT`: `None` decides by filesystem
     /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
-    /// stay buffered and [`WalStats::direct_io`](super::WalStats::direct_io) says why.
+    /// stay buffered and [`WalStats::direct_io`](crate::wal::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
     /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:
     /// when `prepare` follows saved measurements
@@ -124,11 +122,8 @@ pub struct WalOptions {
     /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`
     /// (so `direct_io` must not be `Some(false)`); where the filesystem
     /// refuses it, records go out with `dsync` and
-    /// [`WalStats::sync_method`](super::WalStats::sync_method) says why.
+    /// [`WalStats::sync_method`](crate::wal::WalStats::sync_method) says why.
     pub sync_method: Option<SyncMethod>,
-    /// Fault injection for tests (not part of the supported API).
-    #[doc(hidden)]
-    pub faults: Option<Arc<Faults>>,
 }
 
 impl Default for WalOptions {
@@ -142,7 +137,6 @@ impl Default for WalOptions {
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
             sync_method: None,
-            faults: None,
         }
     }
 }
@@ -162,47 +156,9 @@ impl std::fmt::Debug for WalOptions {
     }
 }
 
-/// Fault injection seam: while a field holds a non-zero errno, such calls
-/// fail with it instead of being issued.
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct Faults {
-    /// Fails the writer's `fdatasync` calls.
-    pub fdatasync: AtomicI32,
-    /// Fails the writer's record writes (`pwrite`, `pwritev2`).
-    pub write: AtomicI32,
-    /// Fails segment preparation.
-    pub prepare: AtomicI32,
-    /// When non-zero, aborts the process right after a segment file was
-    /// renamed to this sequence number (new or recycled), before the
-    /// directory `fsync`: the window a power cut can undo.
-    pub abort_after_rename_to: AtomicU64,
-}
-
-impl Faults {
-    /// Aborts the process if the test asked for it after renaming a
-    /// segment to `seq`.
-    pub(crate) fn after_rename(opts: &WalOptions, seq: u64) {
-        if opts
-            .faults
-            .as_ref()
-            .is_some_and(|f| f.abort_after_rename_to.load(Ordering::SeqCst) == seq)
-        {
-            std::process::abort();
-        }
-    }
-
-    pub(super) fn take(slot: &AtomicI32) -> Option<Errno> {
-        match slot.load(Ordering::SeqCst) {
-            0 => None,
-            e => Some(Errno::from_raw_os_error(e)),
-        }
-    }
-}
-
 impl WalOptions {
     /// Checks the options; the message says which one is wrong and why
-    /// ([`Wal::open`](super::Wal::open) refuses them with `EINVAL`).
+    /// ([`Wal::open`](crate::wal::Wal::open) refuses them with `EINVAL`).
     pub fn validate(&self) -> std::result::Result<(), String> {
         let o = self;
         if o.segment_size < 64 << 10 || !o.segment_size.is_multiple_of(WRITE_PAGE as u64) {

@@ -8,9 +8,12 @@
 //! steps, each synced, pausing between steps so the fill uses at most
 //! [`WalOptions::prepare_duty_cycle`] of the time, unless a commit waits.
 
-use super::storage::{OpenMode, Storage};
+use super::format::segment_name;
+use super::options::{WalOptions, PREPARE_STEP};
+use super::site::Site;
+use super::storage::{durable_rename, Grown, OpenMode, Storage};
+use super::types::WalStats;
 use super::writer::{Prepared, Shared};
-use super::{WalOptions, WalStats, PREPARE_STEP};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
@@ -100,15 +103,16 @@ fn prepare(
         }
         // Unusable (another size): removed; make a new one.
     }
-    let p = create_segment(
+    let (p, how) = create_segment(
         &*sh.io,
+        &sh.site,
         &sh.dir,
         seq,
         &sh.opts,
         Some(&sh.stop),
         Some(&sh.urgent),
-        stats,
     )?;
+    *stats = how;
     Ok((p, false))
 }
 
@@ -127,13 +131,6 @@ pub(super) fn recycle_into(
     opts: &WalOptions,
     from: &Path,
 ) -> Result<Option<Prepared>> {
-    if let Some(e) = opts
-        .faults
-        .as_ref()
-        .and_then(|f| super::Faults::take(&f.prepare))
-    {
-        return Err(Error::io("prepare", from, None, e));
-    }
     let fd = io
         .open(from, OpenMode::ReadWrite)
         .map_err(|e| Error::io("open", from, None, e))?;
@@ -145,13 +142,11 @@ pub(super) fn recycle_into(
             .map_err(|e| Error::io("unlink", from, None, e))?;
         return Ok(None);
     }
-    let to = dir.join(super::format::segment_name(seq));
+    let to = dir.join(segment_name(seq));
     // Its blocks were written and synced in an earlier life; the rename
     // must be durable before the writer makes the segment live, else a
     // cut could bring back `from` and lose what was acknowledged in `to`.
-    let renamed = super::storage::durable_rename(io, &*fd, from, &to, dir, true, || {
-        super::Faults::after_rename(opts, seq)
-    });
+    let renamed = durable_rename(io, &*fd, from, &to, dir, true);
     match renamed {
         Ok(_) => Ok(Some(Prepared { seq, path: to, fd })),
         Err((e, moved)) => {
@@ -165,38 +160,28 @@ pub(super) fn recycle_into(
     }
 }
 
-/// `fsync`s directory `dir`, making renames in it durable.
-pub(super) fn sync_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
-    io.sync_dir(dir)
-        .map_err(|(op, e)| Error::io(op, dir, None, e))
-}
-
 /// Creates segment `seq`, fully grown and durable under its final name.
+/// Returns it, with how it was grown and why in the stats'
+/// `last_prepare` and `last_prepare_reason`.
 pub(super) fn create_segment(
     io: &dyn Storage,
+    site: &Site,
     dir: &Path,
     seq: u64,
     opts: &WalOptions,
     stop: Option<&AtomicBool>,
     urgent: Option<&AtomicBool>,
-    stats: &mut WalStats,
-) -> Result<Prepared> {
-    let name = super::format::segment_name(seq);
+) -> Result<(Prepared, WalStats)> {
+    let mut stats = WalStats::default();
+    let name = segment_name(seq);
     let path = dir.join(&name);
-    if let Some(e) = opts
-        .faults
-        .as_ref()
-        .and_then(|f| super::Faults::take(&f.prepare))
-    {
-        return Err(Error::io("prepare", &path, None, e));
-    }
     let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));
     let fd = io
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
         stats.last_prepare_reason =
-            io.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
+            site.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
         let gopts = GrowOptions {
             choice: opts.prepare.clone(),
             intent: Intent::Log,
@@ -208,7 +193,7 @@ pub(super) fn create_segment(
         while len < opts.segment_size {
             let target = (len + PREPARE_STEP).min(opts.segment_size);
             let t0 = Instant::now();
-            stats.last_prepare = Some(fd.grow(&path, &tmp, target, &gopts)?);
+            stats.last_prepare = Some(describe(&fd.grow(&path, &tmp, target, &gopts)?));
             len = target;
             if len < opts.segment_size {
                 pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
@@ -216,11 +201,9 @@ pub(super) fn create_segment(
         }
         // The data was synced by each step; the rename makes it the
         // segment, durably, before anyone can use it.
-        super::storage::durable_rename(io, &*fd, &tmp, &path, dir, false, || {
-            super::Faults::after_rename(opts, seq)
-        })
-        .map(|_| ())
-        .map_err(|(e, _)| e)
+        durable_rename(io, &*fd, &tmp, &path, dir, false)
+            .map(|_| ())
+            .map_err(|(e, _)| e)
     })();
     match result {
         Ok(()) => {
@@ -231,7 +214,7 @@ pub(super) fn create_segment(
             let fd = io
                 .open(&path, OpenMode::ReadWrite)
                 .map_err(|e| Error::io("open", &path, None, e))?;
-            Ok(Prepared { seq, path, fd })
+            Ok((Prepared { seq, path, fd }, stats))
         }
         Err(e) => {
             // Gone already if the rename happened.
@@ -239,6 +222,16 @@ pub(super) fn create_segment(
             Err(e)
         }
     }
+}
+
+/// The strategy that grew a segment, with the fallbacks tried before it,
+/// as [`WalStats::last_prepare`] says it.
+fn describe(g: &Grown) -> String {
+    let mut what = g.strategy.name().to_string();
+    for f in &g.fallbacks {
+        what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
+    }
+    what
 }
 
 /// Sleeps so that work that took `worked` uses `duty` of the time; wakes

@@ -3,7 +3,7 @@
 use super::format::HeaderProblem;
 use super::scan::{open_segment, read_header, Scan, Step};
 use super::storage::Storage;
-use super::{Lsn, SegmentInfo};
+use super::types::{Lsn, SegmentInfo};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 
@@ -20,7 +20,7 @@ pub struct Record {
     pub offset: u64,
 }
 
-/// Iterates the durable records of a [`Wal`](super::Wal) from an LSN on,
+/// Iterates the durable records of a [`Wal`](crate::wal::Wal) from an LSN on,
 /// verifying each (CRC, LSN sequence, segment header). Damage is an
 /// [`Error::Corrupt`] naming the segment and offset, after which the
 /// iterator ends.

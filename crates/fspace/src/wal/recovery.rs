@@ -27,22 +27,23 @@
 //!    ends the log. Anywhere else a bad header is corruption.
 
 use super::format::{
-    parse_segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
+    parse_segment_name, segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
 };
+use super::options::{LOCK_NAME, WRITE_PAGE};
 use super::scan::{open_segment, read_at, read_header, Scan, Step, SCAN_READ};
 use super::storage::Storage;
-use super::{Lsn, SegmentInfo, LOCK_NAME, WRITE_PAGE};
+use super::types::{Lsn, SegmentInfo};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// What [`Wal::open`](super::Wal::open) found and did.
+/// What [`Wal::open`](crate::wal::Wal::open) found and did.
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct RecoveryReport {
-    /// A read-only look ([`WalView`](super::WalView)): nothing was changed,
+    /// A read-only look ([`WalView`](crate::wal::WalView)): nothing was changed,
     /// and the fields that say what was removed or set aside say what a
     /// writable open would remove or set aside.
     pub read_only: bool,
@@ -77,7 +78,7 @@ pub struct RecoveryReport {
     /// Segments found in the recycle pool.
     pub recycle_pool: usize,
     /// Time spent recovering.
-    #[serde(with = "super::duration_secs")]
+    #[serde(with = "super::types::duration_secs")]
     pub elapsed: Duration,
 }
 
@@ -135,7 +136,7 @@ pub(crate) enum Access {
     /// A writable open holding the lock: leftovers are removed, a torn
     /// newest segment is set aside; prepared segments must have this size.
     Write { segment_size: u64 },
-    /// A read-only look ([`WalView`](super::WalView)): nothing is changed;
+    /// A read-only look ([`WalView`](crate::wal::WalView)): nothing is changed;
     /// the report says what a writable open would do.
     ReadOnly,
 }
@@ -339,7 +340,7 @@ fn check_follows(
 ) -> Result<()> {
     if seq != prev.seq + 1 {
         return Err(corrupt(
-            &dir.join(super::format::segment_name(prev.seq + 1)),
+            &dir.join(segment_name(prev.seq + 1)),
             0,
             format!(
                 "segment is missing: {} and {} exist",

@@ -1,7 +1,8 @@
 //! Sequential, verified reading of one segment file (recovery and readers).
 
 use super::format::{
-    decode_record, Decoded, EndReason, HeaderProblem, SegmentHeader, SEGMENT_HEADER_LEN,
+    decode_record, Decoded, EndReason, HeaderProblem, RecordKey, SegmentHeader, RECORD_HEADER_LEN,
+    SEGMENT_HEADER_LEN,
 };
 use super::storage::{OpenMode, SegmentFile, Storage};
 use crate::error::{Error, Result};
@@ -136,12 +137,12 @@ impl Scan {
             });
         }
         let room = (self.header.size - offset) as usize;
-        let mut need = super::format::RECORD_HEADER_LEN.min(room);
+        let mut need = RECORD_HEADER_LEN.min(room);
         loop {
             let held = self.fill(need)?;
             let start = (self.pos - self.buf_off) as usize;
             let b = &self.buf[start..start + held];
-            let key = super::format::RecordKey::from(&self.header);
+            let key = RecordKey::from(&self.header);
             match decode_record(b, room, &key, self.expect) {
                 Decoded::NeedMore(n) => {
                     // The decoder asks only for more than it holds; if the
@@ -162,8 +163,7 @@ impl Scan {
                     let len = span.min(self.buf.len() - start);
                     let b = &self.buf[start..start + len];
                     let plen = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
-                    let payload = &b
-                        [super::format::RECORD_HEADER_LEN..super::format::RECORD_HEADER_LEN + plen];
+                    let payload = &b[RECORD_HEADER_LEN..RECORD_HEADER_LEN + plen];
                     return Ok(Step::Record {
                         lsn,
                         payload,

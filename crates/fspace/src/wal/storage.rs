@@ -10,13 +10,14 @@
 //! `docs/wal.md`, "What survives a power cut").
 //!
 //! Calls return the bare errno; the callers name the operation and the
-//! path (rule 7 of `docs/design.md`).
+//! path (rule 7 of `docs/design.md`). The seam does I/O only: what the log
+//! asks about the filesystem (its kind, the policy's plan) is asked above
+//! it, in `site.rs`.
 
 use crate::durable::{self, Steps};
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
-use crate::policy::StrategyChoice;
-use crate::strategy::{Intent, Strategy};
+use crate::strategy::{Fallback, Strategy};
 use crate::sys::{self, Errno};
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
@@ -40,6 +41,15 @@ pub(crate) enum OpenMode {
 pub(crate) struct Entry {
     pub name: OsString,
     pub is_file: bool,
+}
+
+/// What [`SegmentFile::grow`] did.
+#[derive(Debug, Clone)]
+pub(crate) struct Grown {
+    /// The strategy that did the work.
+    pub strategy: Strategy,
+    /// Strategies tried before it, with their errors.
+    pub fallbacks: Vec<Fallback>,
 }
 
 /// An open segment file.
@@ -66,15 +76,14 @@ pub(crate) trait SegmentFile: Send + Sync {
     /// Turns `O_DIRECT` on (or off) for later reads and writes.
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno>;
     /// Grows the file to `target` bytes with the library's growth (`path`
-    /// names it in errors, `probe_path` is where it is now); returns the
-    /// strategy used, with the fallbacks tried before it.
+    /// names it in errors, `probe_path` is where it is now).
     fn grow(
         &self,
         path: &Path,
         probe_path: &Path,
         target: u64,
         opts: &GrowOptions<'_>,
-    ) -> Result<String>;
+    ) -> Result<Grown>;
 }
 
 /// The directory operations of the log.
@@ -101,21 +110,6 @@ pub(crate) trait Storage: Send + Sync {
     /// `fsync` of directory `dir`: names created, renamed or removed in it
     /// become durable. Returns which step failed.
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
-    /// Whether `dir` is on a network or FUSE filesystem (true when unknown).
-    fn is_network(&self, dir: &Path) -> bool;
-    /// The kind of filesystem `dir` is on, when known.
-    fn fs_kind(&self, dir: &Path) -> Option<crate::fs_info::FsKind>;
-    /// Asks the policy how a segment of `size` bytes is prepared here and
-    /// returns its reason; checks, before the segment is grown in steps,
-    /// that the space is free when the plan prepares it with holes (which
-    /// reserve none): ENOSPC must show here, not in a commit.
-    fn segment_plan(
-        &self,
-        dir: &Path,
-        path: &Path,
-        size: u64,
-        choice: &StrategyChoice,
-    ) -> Result<Option<String>>;
 }
 
 /// The real filesystem, through [`crate::sys`].
@@ -180,13 +174,12 @@ impl SegmentFile for RealFile {
         probe_path: &Path,
         target: u64,
         opts: &GrowOptions<'_>,
-    ) -> Result<String> {
+    ) -> Result<Grown> {
         let r = crate::grow::grow_fd_named(&self.0, path, probe_path, target, opts)?;
-        let mut what = r.strategy.name().to_string();
-        for f in &r.fallbacks {
-            what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
-        }
-        Ok(what)
+        Ok(Grown {
+            strategy: r.strategy,
+            fallbacks: r.fallbacks,
+        })
     }
 }
 
@@ -249,24 +242,13 @@ impl Storage for Real {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)> {
         sys::fsync_dir(dir)
     }
+}
 
-    fn is_network(&self, dir: &Path) -> bool {
-        crate::fs_info::identify(dir).map_or(true, |i| i.network || i.kind.is_network())
-    }
-
-    fn fs_kind(&self, dir: &Path) -> Option<crate::fs_info::FsKind> {
-        crate::fs_info::identify(dir).ok().map(|i| i.kind)
-    }
-
-    fn segment_plan(
-        &self,
-        dir: &Path,
-        path: &Path,
-        size: u64,
-        choice: &StrategyChoice,
-    ) -> Result<Option<String>> {
-        segment_plan(dir, path, size, choice).map(Some)
-    }
+/// `fsync`s directory `dir`, making names created, renamed or removed in
+/// it durable; the error names the step and the directory.
+pub(crate) fn sync_dir(io: &dyn Storage, dir: &Path) -> Result<()> {
+    io.sync_dir(dir)
+        .map_err(|(op, e)| Error::io(op, dir, None, e))
 }
 
 /// Renames `file`, open as `from`, to `to` in `dir`, so that a crash at
@@ -277,8 +259,7 @@ impl Storage for Real {
 /// 1. `fsync` the file: its data and size are durable before any name
 ///    says it is complete; without it a power cut could leave `to` naming
 ///    a short or empty file.
-/// 2. Rename (`RENAME_NOREPLACE` unless `replace`). `after_rename` runs
-///    here (fault injection).
+/// 2. Rename (`RENAME_NOREPLACE` unless `replace`).
 /// 3. `fsync` the file again, under its new name: filesystems that record
 ///    the rename in the inode (its change time, a parent pointer) get that
 ///    durable too, so that no later step depends on it.
@@ -297,19 +278,12 @@ pub(crate) fn durable_rename(
     to: &Path,
     dir: &Path,
     replace: bool,
-    after_rename: impl FnOnce(),
 ) -> std::result::Result<Option<String>, (Error, bool)> {
     let steps = Steps {
         replace,
         ..Steps::DURABLE
     };
-    durable::publish(
-        &Seam { io, file },
-        (from, to, from),
-        dir,
-        steps,
-        after_rename,
-    )
+    durable::publish(&Seam { io, file }, (from, to, from), dir, steps)
 }
 
 /// The log's storage as [`durable::publish`] sees it.
@@ -334,39 +308,4 @@ impl durable::Namespace for Seam<'_> {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)> {
         self.io.sync_dir(dir)
     }
-}
-
-/// The policy's plan for log space in `dir`, as its reason. When it (or the
-/// caller) prepares log space with holes
-/// (copy-on-write filesystems, [`crate::policy::rules::COW_LOG_STRATEGY`]),
-/// checks that the whole segment's `size` is free before the first step: a
-/// sparse file reserves nothing, so ENOSPC must be found here, not in a
-/// commit. Elsewhere the growth itself reserves the space.
-fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<String> {
-    // Measured (once per device, then cached), as the growth that follows
-    // asks it: the same plan and reason.
-    let info = if choice.is_policy() {
-        crate::fs_info::fs_info(dir)?
-    } else {
-        crate::fs_info::identify(dir)?
-    };
-    let plan = crate::policy::plan(&info, Intent::Log, choice);
-    if plan.first() != Strategy::Sparse {
-        return Ok(plan.reason);
-    }
-    // Copy-on-write: f_bavail is what data can use (f_bfree is raw space).
-    let free = info.free_bytes;
-    if free < size {
-        return Err(Error::refused_errno(
-            "prepare",
-            path,
-            Errno::NOSPC,
-            format!(
-                "a {} segment needs that much free space; the filesystem has {}",
-                crate::units::format_human(size),
-                crate::units::format_human(free)
-            ),
-        ));
-    }
-    Ok(plan.reason)
 }

@@ -4,8 +4,8 @@
 use super::reader::{Record, WalReader};
 use super::recovery::{self, RecoveryReport};
 use super::storage::{self, Storage};
+use super::types::{Lsn, SegmentInfo};
 use super::writer::{poisoned, Shared};
-use super::{Lsn, SegmentInfo};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::path::{Path, PathBuf};
@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 /// Opening one never writes: no file is created, removed or renamed, no
 /// segment is added, the `LOCK` is not taken, so it works on a read-only
 /// mount and beside a live writer in another process. It verifies every
-/// live segment as [`Wal::open`](super::Wal::open) does (each record's
+/// live segment as [`Wal::open`](crate::wal::Wal::open) does (each record's
 /// CRC, the LSN sequence, the segment chain) and stops the last segment at
 /// its first invalid record. Beside a live writer that is the end of what
 /// is readable *now*, which may include records whose commit has not
-/// returned yet (written, not yet synced); in-process, [`Wal::follow`](super::Wal::follow)
+/// returned yet (written, not yet synced); in-process, [`Wal::follow`](crate::wal::Wal::follow)
 /// returns only durable records.
 ///
 /// ```no_run
@@ -188,10 +188,10 @@ fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> 
     }
 }
 
-/// Follows a [`Wal`](super::Wal)'s durable records as they are committed
+/// Follows a [`Wal`](crate::wal::Wal)'s durable records as they are committed
 /// (for replication or change capture): [`next_timeout`](Self::next_timeout)
 /// returns the next record once it is durable, waiting for it if needed.
-/// Made by [`Wal::follow`](super::Wal::follow); it keeps the log's state
+/// Made by [`Wal::follow`](crate::wal::Wal::follow); it keeps the log's state
 /// alive, not its segments: release only what every follower has read.
 pub struct WalFollower {
     /// The log's state; weak, so that a follower left alive keeps neither

@@ -1,10 +1,15 @@
 //! The writer engine: the in-memory tail, group commit, segment switches,
-//! releases and poisoning, behind the [`Wal`](super::Wal) facade.
+//! releases and poisoning, behind the [`Wal`](crate::wal::Wal) handle.
 
 use super::flush::{Chunk, FlushIo, Poison};
-use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
-use super::storage::{SegmentFile, Storage};
-use super::*;
+use super::format::{
+    self, encode_record, record_span, RecordKey, SegmentHeader, SEGMENT_HEADER_LEN,
+};
+use super::options::{WalOptions, GROUP_COMMIT_WAIT, WRITE_PAGE};
+use super::scan::open_segment;
+use super::site::Site;
+use super::storage::{durable_rename, sync_dir, SegmentFile, Storage};
+use super::types::{max_record, Lsn, ReleaseReport, SegmentInfo, WalStats};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::collections::VecDeque;
@@ -40,6 +45,8 @@ pub(super) struct Shared {
     pub(super) release_lock: Mutex<()>,
     /// Every call to storage goes through here.
     pub(super) io: Arc<dyn Storage>,
+    /// What the log asks about its filesystem, above `io`.
+    pub(super) site: Site,
     pub(super) _lock_file: Box<dyn Send + Sync>,
 }
 
@@ -476,7 +483,6 @@ impl Shared {
         st.handed_lsn = target;
         st.flushes += 1;
         let mut io = FlushIo {
-            faults: self.opts.faults.clone(),
             dirty: st.dirty.take(),
             staging: std::mem::take(&mut st.staging),
             fsync: st.fsync,
@@ -614,8 +620,8 @@ impl Shared {
             // Its records are durable (only those are released); a cut
             // before the directory fsync leaves it live under its old name,
             // and recovery reads it as before.
-            let (fd, _) = scan::open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
-            storage::durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true, || {})?;
+            let (fd, _) = open_segment(&*self.io, &seg.path).map_err(|e| (e, false))?;
+            durable_rename(&*self.io, &*fd, &seg.path, &to, &self.dir, true)?;
             Ok(Some(to))
         } else {
             // Unlinked, then the directory synced: a cut before the sync
@@ -629,7 +635,7 @@ impl Shared {
     }
 
     pub(super) fn sync_dir(&self) -> Result<()> {
-        preparer::sync_dir(&*self.io, &self.dir)
+        sync_dir(&*self.io, &self.dir)
     }
 }
 

@@ -23,11 +23,13 @@
 //! a test can cut at every point of a run; random choices come from the
 //! seed, so a single-threaded run is reproducible from it.
 
-use super::storage::{Entry, OpenMode, SegmentFile, Storage};
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
-use crate::policy::StrategyChoice;
+use crate::strategy::Strategy;
 use crate::sys::Errno;
+use crate::wal::format::FREE_PREFIX;
+use crate::wal::site::Site;
+use crate::wal::storage::{Entry, Grown, OpenMode, SegmentFile, Storage};
 use rustix::io::IoSlice;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -190,6 +192,16 @@ impl Model {
             m: self.clone(),
             gen,
         })
+    }
+
+    /// What the log is told about the filesystem behind the model: a
+    /// local one of no known kind, with no policy to ask (segments are
+    /// zero-filled).
+    pub(crate) fn site() -> Site {
+        Site::Given {
+            network: false,
+            kind: None,
+        }
     }
 
     /// What ended the current process, if anything did.
@@ -498,7 +510,7 @@ impl Storage for Proc {
         )?;
         m.change(&dir, DirOp::Rename(a.to_owned(), b.to_owned()));
         let name = b.to_string_lossy();
-        if name.ends_with(".seg") && !name.starts_with(super::format::FREE_PREFIX) {
+        if name.ends_with(".seg") && !name.starts_with(FREE_PREFIX) {
             m.segment_renames += 1;
             if let Some(CrashAt::AfterSegmentRename(k)) = m.crash_at {
                 if k == m.segment_renames {
@@ -546,24 +558,6 @@ impl Storage for Proc {
             d.pending.clear();
         }
         Ok(())
-    }
-
-    fn fs_kind(&self, _dir: &Path) -> Option<crate::fs_info::FsKind> {
-        None
-    }
-
-    fn is_network(&self, _dir: &Path) -> bool {
-        false
-    }
-
-    fn segment_plan(
-        &self,
-        _dir: &Path,
-        _path: &Path,
-        _size: u64,
-        _choice: &StrategyChoice,
-    ) -> Result<Option<String>> {
-        Ok(None)
     }
 }
 
@@ -657,7 +651,7 @@ impl SegmentFile for File {
         _probe_path: &Path,
         target: u64,
         opts: &GrowOptions<'_>,
-    ) -> Result<String> {
+    ) -> Result<Grown> {
         let t = self.m.lock().grow_time;
         if !t.is_zero() {
             std::thread::sleep(t);
@@ -677,6 +671,9 @@ impl SegmentFile for File {
                 .map_err(|e| Error::io("fdatasync", path, None, e))?;
             m.sync(self.ino);
         }
-        Ok("zero-fill".into())
+        Ok(Grown {
+            strategy: Strategy::ZeroFill,
+            fallbacks: vec![],
+        })
     }
 }

@@ -2,13 +2,14 @@
 //! refuses `RWF_DSYNC` or `O_DIRECT` writes gets the next method, said in
 //! the stats; any other error fails the open.
 
-use super::storage::{Entry, OpenMode, Real, SegmentFile, Storage};
-use super::*;
 use crate::error::Result;
 use crate::grow::GrowOptions;
-use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
+use crate::wal::log::Wal;
+use crate::wal::options::WalOptions;
+use crate::wal::site::Site;
+use crate::wal::storage::{Entry, Grown, OpenMode, Real, SegmentFile, Storage};
 use rustix::io::IoSlice;
 use std::path::Path;
 use std::sync::Arc;
@@ -80,7 +81,7 @@ impl SegmentFile for RefusingFile {
         probe_path: &Path,
         target: u64,
         opts: &GrowOptions<'_>,
-    ) -> Result<String> {
+    ) -> Result<Grown> {
         self.inner.grow(path, probe_path, target, opts)
     }
 }
@@ -122,21 +123,6 @@ impl Storage for Refusing {
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)> {
         Real.sync_dir(dir)
     }
-    fn is_network(&self, dir: &Path) -> bool {
-        Real.is_network(dir)
-    }
-    fn fs_kind(&self, dir: &Path) -> Option<crate::fs_info::FsKind> {
-        Real.fs_kind(dir)
-    }
-    fn segment_plan(
-        &self,
-        dir: &Path,
-        path: &Path,
-        size: u64,
-        choice: &StrategyChoice,
-    ) -> Result<Option<String>> {
-        Real.segment_plan(dir, path, size, choice)
-    }
 }
 
 fn opts(method: SyncMethod) -> WalOptions {
@@ -153,7 +139,7 @@ fn opts(method: SyncMethod) -> WalOptions {
 fn open_commit(io: Refusing, method: SyncMethod) -> Result<(String, String)> {
     let dir = tempfile::tempdir_in(".").unwrap();
     let path = dir.path().join("wal");
-    let wal = Wal::open_on(&path, opts(method), Arc::new(io))?;
+    let wal = Wal::open_on(&path, opts(method), Arc::new(io), Site::Filesystem)?;
     let lsn = wal.commit(b"after the fallback")?;
     let said = (wal.stats().sync_method, wal.stats().direct_io);
     wal.close()?;

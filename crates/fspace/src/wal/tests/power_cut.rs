@@ -17,8 +17,10 @@
 //! runs just that one).
 
 use super::model::{CrashAt, Event, Model};
-use super::{Lsn, Wal, WalOptions};
 use crate::strategy::SyncMethod;
+use crate::wal::log::Wal;
+use crate::wal::options::WalOptions;
+use crate::wal::types::Lsn;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
@@ -253,7 +255,7 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
             v.other.push("the log did not open after 12 tries".into());
             break;
         }
-        let wal = match Wal::open_on(Path::new(DIR), opts(&s), model.storage()) {
+        let wal = match Wal::open_on(Path::new(DIR), opts(&s), model.storage(), Model::site()) {
             Ok(w) => w,
             Err(e) => match model.event() {
                 Some(ev) => {
