@@ -76,6 +76,7 @@ pub mod markdown_doctests {
     doctest!(DocsIndex, "../../../docs/README.md");
     doctest!(Cli, "../../../docs/cli.md");
     doctest!(Library, "../../../docs/library.md");
+    doctest!(Api, "../../../docs/api.md");
     doctest!(Capi, "../../../docs/capi.md");
     doctest!(Copy, "../../../docs/copy.md");
     doctest!(Design, "../../../docs/design.md");
