@@ -292,7 +292,7 @@ pub unsafe extern "C" fn fspace_fs_info_auto_strategy(
         // SAFETY: forwarded caller promises.
         let (h, strategy) = unsafe { (arg(F, "info", info)?, out(F, "strategy", strategy)?) };
         let intent = intent_from_c(F, intent)?;
-        let plan = fspace::policy::plan(&h.info, intent, &StrategyChoice::auto_from_state_dir());
+        let plan = fspace::plan(&h.info, intent, &StrategyChoice::auto_from_state_dir());
         strategy.set(strategy_to_c(plan.first()));
         Ok(0)
     })

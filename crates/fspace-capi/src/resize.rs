@@ -392,7 +392,7 @@ pub unsafe extern "C" fn fspace_allocate_range(
         let len = len as u64;
         end_arg(F, offset, len)?;
         let path = crate::fd_path(fd);
-        let r = fspace::grow::allocate_range(borrowed, &path, offset, len)?;
+        let r = fspace::allocate_range(borrowed, &path, offset, len)?;
         // SAFETY: NULL or writable by the caller's promise.
         if let Some(s) = unsafe { crate::opt_out(summary) } {
             s.set(fspace_range_summary {

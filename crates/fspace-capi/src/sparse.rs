@@ -5,7 +5,7 @@ use crate::{
     arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult,
     Failure,
 };
-use fspace::sparse::{CopyMethod, ReflinkMode, SparseMode, SparseStats, SparseWriterOptions};
+use fspace::{CopyMethod, ReflinkMode, SparseMode, SparseStats, SparseWriterOptions};
 use fspace::{CopyOptions, CopyReport, SparseWriter};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::PathBuf;

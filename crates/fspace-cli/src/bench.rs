@@ -3,11 +3,11 @@
 //! its JSON).
 
 use crate::cli::CommitArgs;
+use crate::fmt::format_human;
 use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
 use fspace::bench::{
     check_suite, run_suite, suite_runs, CommitBenchOptions, SpaceState, SuiteReport,
 };
-use fspace::units::format_human;
 use fspace::StrategyChoice;
 use std::sync::atomic::Ordering;
 

@@ -2,7 +2,6 @@
 //! parsers. What each one does is in its own file.
 
 use clap::{Args, Parser, Subcommand};
-use fspace::units::parse_size;
 use fspace::{Intent, Strategy};
 use std::path::PathBuf;
 
@@ -238,14 +237,14 @@ fn mode_arg(s: &str) -> Result<Option<fspace::bench::SpaceState>, String> {
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
-    let n = parse_size(s).map_err(|e| e.to_string())?;
-    if n > fspace::units::MAX_FILE_SIZE {
+    let n: fspace::Size = s.parse().map_err(|e: fspace::SizeError| e.to_string())?;
+    if n > fspace::Size::MAX_FILE {
         return Err(format!(
             "size {s:?} is larger than the largest file Linux allows ({} bytes, 8 EiB - 1)",
-            fspace::units::MAX_FILE_SIZE
+            fspace::Size::MAX_FILE.bytes()
         ));
     }
-    Ok(n)
+    Ok(n.bytes())
 }
 
 /// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
@@ -347,11 +346,11 @@ pub(crate) struct CopyArgs {
     /// The copy's name, or an existing directory to copy into.
     pub dst: PathBuf,
     /// What to do with zeros: auto, always, never.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::SparseMode>()))]
-    pub sparse: fspace::sparse::SparseMode,
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::SparseMode>()))]
+    pub sparse: fspace::SparseMode,
     /// Whether the copy may share the source's blocks: auto, always, never.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::sparse::ReflinkMode>()))]
-    pub reflink: fspace::sparse::ReflinkMode,
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::ReflinkMode>()))]
+    pub reflink: fspace::ReflinkMode,
     /// Replace DST if it exists (never SRC itself).
     #[arg(long, short)]
     pub force: bool,

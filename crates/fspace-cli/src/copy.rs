@@ -1,9 +1,9 @@
 //! `fspace copy`: progress and printing around [`fspace::copy`].
 
 use crate::cli::CopyArgs;
+use crate::fmt::format_human;
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
-use fspace::sparse::{CopyMethod, CopyOptions, CopyReport};
-use fspace::units::format_human;
+use fspace::{CopyMethod, CopyOptions, CopyReport};
 
 /// `fspace copy`: validates the options in the library (a conflict is a
 /// usage error), copies with progress, prints the report.

@@ -1,9 +1,9 @@
 //! `fspace dig`: progress and printing around [`fspace::dig`].
 
 use crate::cli::DigArgs;
+use crate::fmt::format_human;
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
-use fspace::sparse::{DigOptions, DigReport};
-use fspace::units::format_human;
+use fspace::{DigOptions, DigReport};
 
 /// `fspace dig`: digs with progress, prints the report.
 pub(crate) fn run(a: DigArgs) -> fspace::Result<()> {

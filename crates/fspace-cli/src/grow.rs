@@ -1,8 +1,8 @@
 //! `fspace grow`: growth with the right strategy, and its report.
 
 use crate::cli::GrowArgs;
+use crate::fmt::format_human;
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
-use fspace::units::format_human;
 use fspace::{GrowOptions, GrowReport, StrategyChoice};
 
 /// `fspace grow`: the choice from the flags (auto follows the state

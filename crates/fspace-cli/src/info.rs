@@ -2,19 +2,19 @@
 //! (measured), and what the policy answers there.
 
 use crate::cli::InfoArgs;
+use crate::fmt::format_human;
 use crate::output::{emit, print_json, yes_no};
-use fspace::units::format_human;
 use fspace::{FsInfo, Intent, Strategy};
 use serde::Serialize;
 
 /// The policy's answer for `intent` on `info`'s filesystem, as `info`,
 /// `grow` and the log get it (saved measurements from the state directory).
-fn policy_plan(info: &FsInfo, intent: Intent) -> fspace::policy::Plan {
-    fspace::policy::plan(info, intent, &fspace::StrategyChoice::auto_from_state_dir())
+fn policy_plan(info: &FsInfo, intent: Intent) -> fspace::Plan {
+    fspace::plan(info, intent, &fspace::StrategyChoice::auto_from_state_dir())
 }
 
 /// The plan's reason with its notes.
-fn plan_reason(p: &fspace::policy::Plan) -> String {
+fn plan_reason(p: &fspace::Plan) -> String {
     if p.notes.is_empty() {
         p.reason.clone()
     } else {
@@ -162,12 +162,7 @@ fn policy_text(info: &FsInfo) -> String {
 
 /// Two lines per block device (the ones under it indented), within 80
 /// columns; `indent` starts every line.
-pub(crate) fn device_lines(
-    o: &mut String,
-    d: &fspace::fs_info::BlockDevice,
-    depth: usize,
-    indent: &str,
-) {
+pub(crate) fn device_lines(o: &mut String, d: &fspace::BlockDevice, depth: usize, indent: &str) {
     let yes_no = |v: Option<bool>| match v {
         Some(true) => "yes",
         Some(false) => "no",

@@ -25,6 +25,7 @@ mod cli;
 mod copy;
 mod dig;
 mod errors;
+mod fmt;
 mod grow;
 mod info;
 mod map;

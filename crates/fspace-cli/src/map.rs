@@ -1,8 +1,8 @@
 //! `fspace map`: what a file holds, extent by extent.
 
 use crate::cli::MapArgs;
+use crate::fmt::format_human;
 use crate::output::{emit, print_json, ser_path};
-use fspace::units::format_human;
 use fspace::{ExtentState, MapOptions};
 use serde::Serialize;
 use std::path::Path;

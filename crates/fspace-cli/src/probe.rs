@@ -2,11 +2,9 @@
 //! around [`fspace::probe::probe`].
 
 use crate::cli::ProbeArgs;
+use crate::fmt::{format_count as commas, format_human, format_seconds as secs};
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
-use fspace::units::{
-    errno_text as why, format_count as commas, format_human, format_seconds as secs,
-};
 use rustix::io::Errno;
 use std::path::Path;
 
@@ -289,7 +287,7 @@ fn runs_range(s: &fspace::probe::StateResult) -> String {
 /// One row of the commit tables (76 columns).
 fn commit_row(o: &mut String, label: &str, s: &fspace::probe::StateResult) {
     if let Some(u) = &s.unsupported {
-        for (i, line) in wrap(&format!("not supported here: {}", why(u)), 50)
+        for (i, line) in wrap(&format!("not supported here: {u}"), 50)
             .iter()
             .enumerate()
         {
@@ -396,12 +394,7 @@ fn growth_text(r: &ProbeResult) -> String {
     );
     for x in &g.results {
         if let Some(u) = &x.unsupported {
-            out!(
-                o,
-                "  {:<13} not supported here: {}",
-                x.strategy.name(),
-                why(u)
-            );
+            out!(o, "  {:<13} not supported here: {u}", x.strategy.name(),);
             continue;
         }
         // Only zero-fill moves data; for the others a rate is only a
@@ -579,7 +572,7 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
             Errno::NOENT.raw_os_error(),
             format!(
                 "no directory to save in: set {}, XDG_STATE_HOME or HOME",
-                fspace::policy::STATE_DIR_ENV
+                fspace::SavedResults::STATE_DIR_ENV
             ),
         )
     })

@@ -4,12 +4,12 @@
 //! it reads the same offline.
 
 use crate::chart::{chart, esc, Row, Scale};
+use crate::fmt::{format_count as commas, format_human};
 use fspace::probe::{ProbeResult, SpaceState, SWEEP_RECORDS};
-use fspace::units::{format_count as commas, format_human};
 use std::fmt::Write;
 
 fn why(u: &str) -> String {
-    format!("not supported here ({})", fspace::units::errno_text(u))
+    format!("not supported here ({u})")
 }
 
 /// The report's style sheet (inline in the page: no external references).
@@ -347,14 +347,11 @@ fn growth_html(r: &ProbeResult) -> String {
                 // only restate the time.
                 None if x.strategy == fspace::Strategy::ZeroFill => format!(
                     "{} ({}/s, {} written)",
-                    fspace::units::format_seconds(x.seconds),
+                    crate::fmt::format_seconds(x.seconds),
                     format_human(x.bytes_per_sec as u64),
                     format_human(x.bytes)
                 ),
-                None => format!(
-                    "{}, no data written",
-                    fspace::units::format_seconds(x.seconds)
-                ),
+                None => format!("{}, no data written", crate::fmt::format_seconds(x.seconds)),
             },
             class: if Some(x.strategy) == bulk_pick {
                 "best"

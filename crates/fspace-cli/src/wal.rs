@@ -3,8 +3,8 @@
 //! log can be looked at while its writer runs.
 
 use crate::cli::{WalArgs, WalCommand, WalDumpArgs};
+use crate::fmt::format_human;
 use crate::output::{emit, print_json, ser_path};
-use fspace::units::format_human;
 use fspace::wal::{RecoveryReport, SegmentInfo, WalView};
 use serde::Serialize;
 use std::path::{Path, PathBuf};

@@ -35,32 +35,48 @@
 pub mod bench;
 mod durable;
 mod errno;
-pub mod error;
-pub mod extents;
-pub mod fs_info;
-pub mod grow;
-pub mod policy;
+mod error;
+mod extents;
+mod fs_info;
+mod grow;
+mod policy;
 pub mod probe;
 mod runs;
-pub mod sparse;
+mod sparse;
 mod stale;
-pub mod strategy;
-/// Thin syscall wrappers. Public for tests and benchmarks (per-thread
-/// syscall counters); not part of the supported API.
-#[doc(hidden)]
-pub mod sys;
-pub mod units;
+mod strategy;
+mod sys;
+mod units;
 pub mod wal;
-pub mod zeros;
+mod zeros;
 
-pub use error::{Error, ErrorKind, Result};
-pub use extents::{map_file, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, Summary};
-pub use fs_info::{fs_info, Capabilities, Capability, FsInfo, FsKind};
-pub use grow::{grow, grow_fd, GrowOptions, GrowReport, Progress};
-pub use policy::{SavedResults, StrategyChoice};
-pub use sparse::{copy, dig, CopyOptions, CopyReport, SparseWriter};
-pub use strategy::{Fallback, Intent, Strategy, SyncMethod};
+pub use error::{errno_of, Error, ErrorKind, Result};
+pub use extents::{
+    map_file, space_use, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, SpaceUse, Summary,
+};
+pub use fs_info::{
+    fs_info, AllocUnit, AllocUnitSource, BlockDevice, Capabilities, Capability, FsInfo, FsKind,
+};
+pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeReport, TEMP_MARKER};
+pub use policy::{plan, Plan, SavedResults, StrategyChoice};
+pub use sparse::{
+    copy, dig, CopyFallback, CopyMethod, CopyOptions, CopyReport, DigOptions, DigReport,
+    ReflinkMode, SparseMode, SparseStats, SparseWriter, SparseWriterOptions,
+};
+pub use strategy::{Fallback, Intent, Progress, Strategy, SyncMethod};
+pub use units::{Size, SizeError};
 pub use wal::{Lsn, Wal, WalOptions};
+
+/// Internals that the programs in `bench/` time on their own (the zero
+/// scan, the record CRC). Only with the `bench-internals` feature, which
+/// nothing but `fspace-bench` turns on; not part of the API promise
+/// (docs/api.md).
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod bench_internals {
+    pub use crate::wal::format::{crc32c_append, crc32c_append_portable, crc32c_folds};
+    pub use crate::zeros::is_zero;
+}
 
 /// The ```rust blocks of README.md and docs/*.md, compiled as doctests
 /// (`crates/fspace-cli/tests/docs.rs` checks that every file is listed).

@@ -23,6 +23,72 @@ pub enum SizeError {
     Fraction(String),
 }
 
+/// A byte count as people write and read it: parsed from `4096`, `64K`,
+/// `16MiB`, `1.5G` or `10MB` ([`FromStr`](std::str::FromStr), the rules of
+/// the command line's sizes) and printed as `16 MiB`, `1.5 GiB` or
+/// `512 B` ([`Display`](std::fmt::Display); `{:#}` prints the exact form,
+/// `16MiB`, or plain bytes when no binary unit divides it).
+///
+/// ```
+/// use fspace::Size;
+/// let s: Size = "16M".parse().unwrap();
+/// assert_eq!(s.bytes(), 16 << 20);
+/// assert_eq!("1MB".parse::<Size>().unwrap().bytes(), 1_000_000);
+/// assert_eq!(s.to_string(), "16 MiB");
+/// assert_eq!(format!("{:#}", Size(4097)), "4097");
+/// assert!("1.1K".parse::<Size>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Size(pub u64);
+
+impl Size {
+    /// The largest length Linux allows a file (`loff_t` is signed 64-bit):
+    /// 2^63 - 1 bytes.
+    pub const MAX_FILE: Size = Size(MAX_FILE_SIZE);
+
+    /// Returns the count in bytes.
+    pub fn bytes(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Size {
+    type Err = SizeError;
+
+    /// Parses a byte count: plain digits, or a number (decimals allowed)
+    /// with a unit. `K`, `M`, `G`, `T`, `P`, `E` and `KiB` ... `EiB` are
+    /// binary (`16M` = `16MiB` = 16 × 2^20); `kB`/`KB`, `MB`, `GB`, `TB`,
+    /// `PB`, `EB` are decimal (`1MB` = 1,000,000), as in GNU `truncate` and
+    /// `dd`. `B` or no unit means bytes; a lowercase `b` (`1b`, `4Kb`:
+    /// blocks or bits elsewhere) is refused. A fraction must come to a
+    /// whole number of bytes (`1.5K` is 1536; `1.1K` is refused).
+    fn from_str(s: &str) -> Result<Size, SizeError> {
+        parse_size(s).map(Size)
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if f.alternate() {
+            f.write_str(&format_exact(self.0))
+        } else {
+            f.write_str(&format_human(self.0))
+        }
+    }
+}
+
+impl From<u64> for Size {
+    fn from(n: u64) -> Size {
+        Size(n)
+    }
+}
+
+impl From<Size> for u64 {
+    fn from(s: Size) -> u64 {
+        s.0
+    }
+}
+
 /// The largest length Linux allows a file (`loff_t` is signed 64-bit):
 /// 2^63 - 1 bytes.
 pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;

@@ -16,9 +16,9 @@
 //! Durable segments are released between slices (outside the timing), as
 //! a database's checkpoints would, so the log recycles its segments.
 
-use fspace::probe::{median, range};
 use fspace::wal::{Wal, WalOptions};
 use fspace::SyncMethod;
+use fspace_bench::{median, range};
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! 4 KiB block of the range: 65,536 `pwrite`s for 256 MiB (docs/design.md, source S3). This
 //! library keeps glibc's contract — the error number is returned, `errno`
 //! is left as it was, the same argument checks give the same errors — but
-//! falls back to [`fspace::grow::allocate_range`]'s 1 MiB zero writes of the
+//! falls back to [`fspace::allocate_range`]'s 1 MiB zero writes of the
 //! holes in the range and of the part beyond EOF. Bytes already in the file
 //! keep their values. Two differences from glibc: a `fallocate` interrupted
 //! by a signal is restarted rather than returning `EINTR`, and a
@@ -58,7 +58,7 @@ pub fn posix_allocate(fd: c_int, offset: i64, len: i64) -> c_int {
     // SAFETY: fd is not -1 and is the caller's for the duration of the call.
     let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
     let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
-    let result = fspace::grow::allocate_range(borrowed, &path, off, n);
+    let result = fspace::allocate_range(borrowed, &path, off, n);
     if std::env::var_os(VERBOSE_ENV).is_some() {
         tell(fd, offset, len, &result);
     }
@@ -72,7 +72,7 @@ pub fn posix_allocate(fd: c_int, offset: i64, len: i64) -> c_int {
 /// to see that the preload is loaded, and what it wrote.
 pub const VERBOSE_ENV: &str = "FSPACE_PRELOAD_VERBOSE";
 
-fn tell(fd: c_int, offset: i64, len: i64, result: &fspace::Result<fspace::grow::RangeReport>) {
+fn tell(fd: c_int, offset: i64, len: i64, result: &fspace::Result<fspace::RangeReport>) {
     use std::io::Write;
     let line = match result {
         Ok(r) => format!(

@@ -307,12 +307,12 @@ pub struct FsInfo {
     /// allocation figures are reported as unknown.
     pub st_blocks_measures_allocation: bool,
     /// The allocation unit (cluster on ext4 `bigalloc`, block elsewhere),
-    /// when known ([`alloc_unit`]).
+    /// when known (`alloc_unit`).
     pub allocation_unit: Option<AllocUnit>,
     /// Why the allocation unit is unknown, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation_unit_note: Option<String>,
-    /// The block devices under the filesystem ([`block_devices`]), or why
+    /// The block devices under the filesystem (`block_devices`), or why
     /// there are none; looked up only by [`FsInfo::with_block_devices`]
     /// (`fspace info` and the probe): a walk of sysfs, and a `stat` of a
     /// loop device's backing file, have no place in every growth.

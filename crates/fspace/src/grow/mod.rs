@@ -11,9 +11,8 @@ mod rollback;
 
 use rollback::{rollback, state_before, Before};
 
-pub use crate::policy::{Plan, StrategyChoice};
+pub use crate::policy::StrategyChoice;
 pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
-pub use crate::zeros::{ZERO_FILL_BUFFER, ZERO_FILL_IOVECS};
 pub use range::{allocate_range, RangeReport};
 
 use crate::durable::{Steps, TempFile};
@@ -62,7 +61,7 @@ pub struct GrowOptions<'a> {
     /// space than it needs, instead of writing until `ENOSPC`.
     pub check_free_space: bool,
     /// After a synced zero-fill for intent `log`, drop the filled range from
-    /// the page cache (default [`DROP_FILLED_PAGES_AFTER_SYNC`]).
+    /// the page cache (default `DROP_FILLED_PAGES_AFTER_SYNC`).
     pub drop_filled_pages: bool,
     /// Checked between zero-fill writes: when it becomes true the growth
     /// stops, the file is put back to its old length (a created file is
@@ -162,7 +161,7 @@ fn ser_opt_path<S: serde::Serializer>(
 ///
 /// Refuses, changing nothing, when the path is not a regular file or
 /// `target` is smaller than the current length or larger than Linux's
-/// largest file ([`MAX_FILE_SIZE`]). A created file appears at `path` only
+/// largest file (`MAX_FILE_SIZE`). A created file appears at `path` only
 /// once fully grown.
 ///
 /// fspace assumes no other process changes the file's length while it
@@ -689,12 +688,4 @@ fn check_free_space_for(
         }));
     }
     Ok(())
-}
-
-/// Opens `path` for growing, refusing anything but a regular file; exposed
-/// for callers that keep the descriptor (then [`grow_fd`]).
-pub fn open_for_grow(path: &Path) -> Result<OwnedFd> {
-    let fd = open_existing(path).map_err(|e| open_error(path, e))?;
-    make_ready(&fd, path)?;
-    Ok(fd)
 }

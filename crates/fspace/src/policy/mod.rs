@@ -29,9 +29,7 @@ pub mod rules;
 mod saved;
 
 pub use rules::built_in;
-pub use saved::{
-    state_dir, FsKey, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA, STATE_DIR_ENV,
-};
+pub use saved::{FsKey, Recommendation, SavedPolicy, SavedResults, SCHEMA};
 
 use crate::fs_info::FsInfo;
 use crate::strategy::{Intent, Strategy};
@@ -104,7 +102,7 @@ impl StrategyChoice {
         }
     }
 
-    /// The built-in rules only ([`built_in`]).
+    /// The built-in rules only (`built_in`).
     pub fn built_in() -> StrategyChoice {
         StrategyChoice(Choice::BuiltIn)
     }
@@ -117,7 +115,7 @@ impl StrategyChoice {
 
     /// `strategy`, then the strategies that give the same guarantee by
     /// other means when the filesystem does not support it
-    /// ([`rules::explicit`]).
+    /// (`rules::explicit`).
     pub fn with_fallbacks(strategy: Strategy) -> StrategyChoice {
         StrategyChoice(Choice::WithFallbacks(strategy))
     }

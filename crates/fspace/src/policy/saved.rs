@@ -266,12 +266,16 @@ pub struct SavedResults {
 }
 
 impl SavedResults {
+    /// Environment variable naming the directory saved measurements live
+    /// in ([`SavedResults::state_dir`]): `FSPACE_STATE_DIR`.
+    pub const STATE_DIR_ENV: &'static str = STATE_DIR_ENV;
+
     /// The measurements kept under `dir` (in `dir/probes/`).
     pub fn in_dir(dir: impl Into<PathBuf>) -> SavedResults {
         SavedResults { dir: dir.into() }
     }
 
-    /// The measurements in the state directory ([`state_dir`]:
+    /// The measurements in the state directory (`state_dir`:
     /// `$FSPACE_STATE_DIR`, else `$XDG_STATE_HOME/fspace`, else
     /// `~/.local/state/fspace`), the default of the CLI and the C API;
     /// `None` when no home is known.

@@ -84,7 +84,7 @@ pub struct DigReport {
 /// Punches holes over every run of zero blocks inside the ranges of `path`
 /// that hold data (`SEEK_DATA`/`SEEK_HOLE`), so the file reads back the
 /// same but allocates less. Each zero run is shrunk to whole allocation
-/// units ([`allocation_unit`]: the cluster on ext4 `bigalloc`) before it is
+/// units (`allocation_unit`: the cluster on ext4 `bigalloc`) before it is
 /// punched, so a punch never splits a unit; a zero tail at the end of file
 /// is punched to its unit's end. The report's `bytes_freed` is measured
 /// (`st_blocks` before and after), not the sum of the punches.

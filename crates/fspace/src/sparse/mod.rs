@@ -13,13 +13,6 @@ mod dig;
 mod scan;
 mod writer;
 
-pub use crate::zeros::is_zero;
-pub use copy::{
-    copy, offload_may_share, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode,
-    SparseMode, COPY_WRITE_SIZE, OFFLOAD_CHUNK, SCAN_READ,
-};
+pub use copy::{copy, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode, SparseMode};
 pub use dig::{dig, DigOptions, DigReport};
-pub use writer::{
-    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions, BLOCK_RANGE,
-    SPARSE_BUFFER,
-};
+pub use writer::{SparseStats, SparseWriter, SparseWriterOptions};

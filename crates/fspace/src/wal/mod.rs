@@ -14,7 +14,7 @@
 //!   (renamed; its blocks are already written, so no I/O), else a new one
 //!   grown with the `auto` policy for [`Intent::Log`](crate::Intent::Log)
 //!   (zero-fill on ext4 and xfs), or sparse on copy-on-write filesystems,
-//!   where filling cannot pay off ([`crate::policy::rules::COW_LOG_STRATEGY`]), created under
+//!   where filling cannot pay off (`crate::policy::rules::COW_LOG_STRATEGY`), created under
 //!   a temporary name, synced, renamed, and its directory synced.
 //! - Records are written as whole pages from an in-memory tail page: no
 //!   read-before-write of a partial page, no `O_DSYNC`.

@@ -97,7 +97,7 @@ pub struct WalOptions {
     /// Released segments kept for reuse. Default [`DEFAULT_RECYCLE_POOL`].
     pub recycle_pool: usize,
     /// How new segments are grown: the policy for intent `log`
-    /// ([`crate::policy`]) or a named strategy. Default
+    /// (`crate::policy`) or a named strategy. Default
     /// [`StrategyChoice::built_in`]; [`StrategyChoice::auto`] follows a
     /// measurement saved by `fspace probe --save` for this filesystem.
     pub prepare: StrategyChoice,
@@ -117,7 +117,7 @@ pub struct WalOptions {
     /// ([`StrategyChoice::auto`](crate::StrategyChoice::auto)) and a saved
     /// `fspace probe --save` measured the methods on this filesystem, the
     /// one it chose; else the policy's choice for the filesystem
-    /// ([`crate::policy::rules::LOG_DIRECT_DSYNC_ON`]: `direct-dsync` on ext4
+    /// (`crate::policy::rules::LOG_DIRECT_DSYNC_ON`: `direct-dsync` on ext4
     /// and xfs, `fdatasync` elsewhere). A log of large records (hundreds of
     /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`
     /// (so `direct_io` must not be `Some(false)`); where the filesystem

@@ -47,11 +47,11 @@ pub struct SparseWriterOptions {
     /// Make holes for ranges declared with [`SparseWriter::skip`] (default
     /// true); false writes zeros there, so the file ends fully allocated.
     pub keep_holes: bool,
-    /// Buffer size (default [`SPARSE_BUFFER`]); rounded up to a whole
+    /// Buffer size (default `SPARSE_BUFFER`); rounded up to a whole
     /// number of blocks, at least one.
     pub buffer_size: usize,
     /// Block size for zero detection; `None` uses the file's `st_blksize`
-    /// (clamped to [`BLOCK_RANGE`]).
+    /// (clamped to `BLOCK_RANGE`).
     pub block_size: Option<u64>,
 }
 

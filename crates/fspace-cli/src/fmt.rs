@@ -1,0 +1,46 @@
+//! How the CLI prints numbers. Byte counts go through the library's
+//! [`fspace::Size`] (the same units it parses); counts and durations are
+//! presentation and belong here.
+
+/// Formats a byte count for people: `1.5 GiB`, `512 B`.
+pub(crate) fn format_human(n: u64) -> String {
+    fspace::Size(n).to_string()
+}
+
+/// Formats a count rounded to a whole number with thousands separators:
+/// `7,034`.
+pub(crate) fn format_count(x: f64) -> String {
+    let digits = (x.round().max(0.0) as u64).to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Formats a duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`.
+pub(crate) fn format_seconds(secs: f64) -> String {
+    match secs {
+        s if s < 1e-3 => format!("{:.0} µs", s * 1e6),
+        s if s < 1.0 => format!("{:.1} ms", s * 1e3),
+        s => format!("{s:.2} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(format_human(16 << 20), "16 MiB");
+        assert_eq!(format_count(7034.4), "7,034");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_seconds(0.000725), "725 µs");
+        assert_eq!(format_seconds(0.0014), "1.4 ms");
+        assert_eq!(format_seconds(2.5), "2.50 s");
+    }
+}
