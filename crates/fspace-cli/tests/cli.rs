@@ -1009,35 +1009,33 @@ common::per_fs! {
     }
 }
 
-/// Ctrl-C during a long copy: exit 130, no destination, no temporary file.
-#[test]
-fn sigint_during_copy_leaves_nothing() {
-    let Some((t, sh)) = common::pair("copy-sigint", "tmpfs", "sshfs") else {
-        return;
-    };
-    let _g = common::lock_pair(&t, &sh);
-    let sdir = t.tempdir();
-    let ddir = sh.tempdir();
-    let src = sdir.path().join("big");
-    write_random(&src, 192 << 20, 8);
-    let dst = ddir.path().join("copy");
-    let mut child = Command::new(bin())
-        .args(["copy", "--sparse", "always"])
-        .arg(&src)
-        .arg(&dst)
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "the copy finished before the signal; make the file larger"
-    );
-    let pid = rustix::process::Pid::from_child(&child);
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(130), "{st:?}");
-    assert!(!dst.exists());
-    assert!(temp_names(ddir.path()).is_empty());
+common::per_fs! {
+    /// Ctrl-C during a long copy: exit 130, no destination, no temporary file.
+    fn sigint_during_copy_leaves_nothing(t, sh) on pairs [tmpfs_to_sshfs: (tmpfs, sshfs)] {
+        let _g = common::lock_pair(t, sh);
+        let sdir = t.tempdir();
+        let ddir = sh.tempdir();
+        let src = sdir.path().join("big");
+        write_random(&src, 192 << 20, 8);
+        let dst = ddir.path().join("copy");
+        let mut child = Command::new(bin())
+            .args(["copy", "--sparse", "always"])
+            .arg(&src)
+            .arg(&dst)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the copy finished before the signal; make the file larger"
+        );
+        let pid = rustix::process::Pid::from_child(&child);
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        let st = child.wait().unwrap();
+        assert_eq!(st.code(), Some(130), "{st:?}");
+        assert!(!dst.exists());
+        assert!(temp_names(ddir.path()).is_empty());
+    }
 }
 
 /// A file name that is not UTF-8 does not turn a done copy into a failure

@@ -799,90 +799,88 @@ fn probe_error_mid_run_removes_the_scratch_directory() {
     assert!(listing(&at).is_empty(), "{:?}", listing(&at));
 }
 
-/// `--save` keeps the result for this filesystem; `grow --strategy auto`
-/// and `info` follow it there and say so; another filesystem, or the same
-/// one mounted elsewhere, does not use it; a damaged saved file is a note,
-/// not a failure.
-#[test]
-fn probe_save_reaches_the_auto_policy() {
-    let _m = measuring();
-    let Some((ext3, xfs)) = common::pair("probe-save", "ext4-noextents", "xfs") else {
-        return;
-    };
-    let _g = common::lock_pair(&ext3, &xfs);
-    let state = tempfile::tempdir().unwrap();
-    let dir = ext3.tempdir();
-    let o = probe(&["--quick", "--save", "-q"], dir.path(), Some(state.path()));
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("Saved to"), "{}", text(&o));
-    let saved: Vec<PathBuf> = std::fs::read_dir(state.path().join("probes"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(saved.len(), 1, "{saved:?}");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
-    let log_strategy = rec(&doc, "log")["strategy"].as_str().unwrap().to_string();
+common::per_fs! {
+    /// `--save` keeps the result for this filesystem; `grow --strategy auto`
+    /// and `info` follow it there and say so; another filesystem, or the same
+    /// one mounted elsewhere, does not use it; a damaged saved file is a note,
+    /// not a failure.
+    fn probe_save_reaches_the_auto_policy(ext3, xfs) on pairs [ext4_noextents_and_xfs: (ext4_noextents, xfs)] {
+        let _m = measuring();
+        let _g = common::lock_pair(ext3, xfs);
+        let state = tempfile::tempdir().unwrap();
+        let dir = ext3.tempdir();
+        let o = probe(&["--quick", "--save", "-q"], dir.path(), Some(state.path()));
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("Saved to"), "{}", text(&o));
+        let saved: Vec<PathBuf> = std::fs::read_dir(state.path().join("probes"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(saved.len(), 1, "{saved:?}");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
+        let log_strategy = rec(&doc, "log")["strategy"].as_str().unwrap().to_string();
 
-    let grow = |d: &Path, name: &str| -> Value {
+        let grow = |d: &Path, name: &str| -> Value {
+            let o = Command::new(bin())
+                .args(["grow", "--json", "--create", "--for", "log"])
+                .arg(d.join(name))
+                .arg("1MiB")
+                .env("FSPACE_STATE_DIR", state.path())
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+            serde_json::from_slice(&o.stdout).unwrap()
+        };
+        let v = grow(dir.path(), "seg");
+        assert_eq!(v["strategy"], log_strategy.as_str(), "{v}");
+        assert_eq!(v["saved_probe"], saved[0].to_str().unwrap(), "{v}");
+        assert!(
+            v["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("measured by `fspace probe --save`"),
+            "{v}"
+        );
         let o = Command::new(bin())
-            .args(["grow", "--json", "--create", "--for", "log"])
-            .arg(d.join(name))
-            .arg("1MiB")
+            .arg("info")
+            .arg(dir.path())
             .env("FSPACE_STATE_DIR", state.path())
             .output()
             .unwrap();
-        assert!(o.status.success(), "{}", text(&o));
-        serde_json::from_slice(&o.stdout).unwrap()
-    };
-    let v = grow(dir.path(), "seg");
-    assert_eq!(v["strategy"], log_strategy.as_str(), "{v}");
-    assert_eq!(v["saved_probe"], saved[0].to_str().unwrap(), "{v}");
-    assert!(
-        v["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("measured by `fspace probe --save`"),
-        "{v}"
-    );
-    let o = Command::new(bin())
-        .arg("info")
-        .arg(dir.path())
-        .env("FSPACE_STATE_DIR", state.path())
-        .output()
-        .unwrap();
-    assert!(
-        text(&o).contains("following the probe saved in"),
-        "{}",
-        text(&o)
-    );
-
-    // Another filesystem: the built-in policy.
-    let xdir = xfs.tempdir();
-    let v = grow(xdir.path(), "seg");
-    assert!(v["saved_probe"].is_null(), "{v}");
-
-    // The same filesystem mounted elsewhere: another key.
-    if common::is_root() {
-        let other = tempfile::tempdir().unwrap();
-        let unmount = common::bind_mount(dir.path(), other.path(), false).expect("bind mount");
-        let v = grow(other.path(), "seg2");
-        drop(unmount);
         assert!(
-            v["saved_probe"].is_null(),
-            "a bind mount reused the saved probe: {v}"
+            text(&o).contains("following the probe saved in"),
+            "{}",
+            text(&o)
+        );
+
+        // Another filesystem: the built-in policy.
+        let xdir = xfs.tempdir();
+        let v = grow(xdir.path(), "seg");
+        assert!(v["saved_probe"].is_null(), "{v}");
+
+        // The same filesystem mounted elsewhere: another key.
+        if common::is_root() {
+            let other = tempfile::tempdir().unwrap();
+            let unmount = common::bind_mount(dir.path(), other.path(), false).expect("bind mount");
+            let v = grow(other.path(), "seg2");
+            drop(unmount);
+            assert!(
+                v["saved_probe"].is_null(),
+                "a bind mount reused the saved probe: {v}"
+            );
+        }
+
+        // A damaged saved file: a note, and the built-in policy decides.
+        std::fs::write(&saved[0], b"{not json").unwrap();
+        let v = grow(dir.path(), "seg3");
+        assert!(v["saved_probe"].is_null(), "{v}");
+        assert!(
+            v["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("could not be read")),
+            "{v}"
         );
     }
-
-    // A damaged saved file: a note, and the built-in policy decides.
-    std::fs::write(&saved[0], b"{not json").unwrap();
-    let v = grow(dir.path(), "seg3");
-    assert!(v["saved_probe"].is_null(), "{v}");
-    assert!(
-        v["notes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|n| n.as_str().unwrap().contains("could not be read")),
-        "{v}"
-    );
 }

@@ -2,7 +2,7 @@
 
 use fspace_test_kit as common;
 
-use common::{Fs, EXPECTED};
+use common::Fs;
 use fspace::extents::{map_file, ExtentState, MapOptions};
 use fspace::{grow, FsKind, GrowOptions, Intent, Strategy, StrategyChoice};
 use proptest::prelude::*;
@@ -12,21 +12,11 @@ use std::path::Path;
 
 const ENOSPC: i32 = 28;
 
-#[test]
-fn matrix_is_complete_and_each_mount_is_what_its_name_says() {
-    let all = common::all();
-    let names: Vec<&str> = all.iter().map(|f| f.name.as_str()).collect();
-    eprintln!("matrix: {names:?}");
-    for want in EXPECTED {
-        if !names.contains(&want) {
-            assert!(
-                !common::require_matrix(),
-                "filesystem {want} missing and FSPACE_REQUIRE_MATRIX=1"
-            );
-            common::skipped("matrix", want, "not in FSPACE_TEST_MOUNTS");
-        }
-    }
-    for fs in &all {
+common::per_fs! {
+    /// Each mount of the matrix is the filesystem its name says, and the
+    /// probe leaves no scratch file behind. (A filesystem missing from the
+    /// matrix makes this test ignored, or failed under FSPACE_REQUIRE_MATRIX=1.)
+    fn each_mount_is_what_its_name_says(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
         let info = fspace::fs_info(&fs.root).unwrap();
         let caps = info.caps().expect("capabilities measured");
         match fs.name.as_str() {
@@ -813,15 +803,14 @@ common::per_fs! {
     }
 }
 
-/// `allocate_range` (the library under `posix_fallocate`'s preload and
-/// `fspace_allocate_range`): a range over data, holes and beyond EOF keeps
-/// every data byte, ends allocated, uses `fallocate` where it works and fills
-/// only holes and the tail elsewhere; a fill that cannot fit fails with
-/// ENOSPC before writing anything.
-#[test]
-fn allocate_range_keeps_data_fills_holes_and_refuses_what_cannot_fit() {
-    use std::os::unix::fs::{FileExt, MetadataExt};
-    for fs in common::all() {
+common::per_fs! {
+    /// `allocate_range` (the library under `posix_fallocate`'s preload and
+    /// `fspace_allocate_range`): a range over data, holes and beyond EOF keeps
+    /// every data byte, ends allocated, uses `fallocate` where it works and fills
+    /// only holes and the tail elsewhere; a fill that cannot fit fails with
+    /// ENOSPC before writing anything.
+    fn allocate_range_keeps_data_fills_holes_and_refuses_what_cannot_fit(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
+        use std::os::unix::fs::{FileExt, MetadataExt};
         let _g = fs.lock();
         let dir = fs.tempdir();
         let path = dir.path().join("range");

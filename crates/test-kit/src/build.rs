@@ -75,7 +75,11 @@ pub fn signature(mounts: Option<&str>, bigalloc: Option<&str>, require: Option<&
 
 /// The filesystems whose `per_fs!` tests run (all of [`KNOWN`] when the
 /// matrix is required).
-pub fn runs_on(mounts: Option<&str>, bigalloc: Option<&str>, require: Option<&str>) -> Vec<&'static str> {
+pub fn runs_on(
+    mounts: Option<&str>,
+    bigalloc: Option<&str>,
+    require: Option<&str>,
+) -> Vec<&'static str> {
     let have = names(mounts, bigalloc);
     KNOWN
         .into_iter()
@@ -95,11 +99,7 @@ pub fn emit() {
         "cargo::rustc-check-cfg=cfg(fspace_test_fs, values({}))",
         values.join(", ")
     );
-    let (m, b, r) = (
-        var(ENV[0]),
-        var(ENV[1]),
-        var(ENV[2]),
-    );
+    let (m, b, r) = (var(ENV[0]), var(ENV[1]), var(ENV[2]));
     for fs in runs_on(m.as_deref(), b.as_deref(), r.as_deref()) {
         println!("cargo::rustc-cfg=fspace_test_fs=\"{fs}\"");
     }
