@@ -16,78 +16,76 @@ use std::process::Command;
 /// byte accounted for by one rung of the ladder, and no more write calls
 /// than the extents call for.
 fn copies_are_byte_identical(sfs: &Fs, dfs: &Fs) {
-    {
-        let _g = common::lock_pair(&sfs, &dfs);
-        let sdir = sfs.tempdir();
-        let ddir = dfs.tempdir();
-        let what = format!("{} -> {}", sfs.name, dfs.name);
-        for case in CASES {
-            let src = make(sdir.path(), case);
-            let len = std::fs::metadata(&src).unwrap().len();
-            for (sparse, reflink) in MODES {
-                let dst = ddir.path().join(format!("{case:?}-{sparse}-{reflink}"));
-                let opts = CopyOptions {
-                    sparse,
-                    reflink,
-                    ..Default::default()
-                };
-                let r = copy(&src, &dst, &opts)
-                    .unwrap_or_else(|e| panic!("{what} {case:?} {sparse}/{reflink}: {e}"));
-                let label = format!("{what} {case:?} --sparse {sparse} --reflink {reflink}");
-                assert_same(&src, &dst, &label);
-                assert_eq!(r.len, len, "{label}");
-                assert_eq!(std::fs::metadata(&dst).unwrap().len(), len, "{label}");
-                assert_eq!(r.dst, dst);
-                // Every byte is accounted for by exactly one rung.
-                let moved = r.bytes_cloned + r.bytes_offloaded + r.bytes_copied;
-                match r.method {
-                    CopyMethod::None => assert_eq!(len, 0, "{label}"),
-                    CopyMethod::Clone => {
-                        assert_eq!(r.bytes_cloned, len, "{label}");
-                        // A clone does not visit the extents to count them.
-                        assert_eq!((r.holes, r.hole_bytes, r.data_extents), (None, None, None));
-                    }
-                    _ => assert_eq!(moved + r.hole_bytes.unwrap(), len, "{label}: {r:?}"),
+    let _g = common::lock_pair(sfs, dfs);
+    let sdir = sfs.tempdir();
+    let ddir = dfs.tempdir();
+    let what = format!("{} -> {}", sfs.name, dfs.name);
+    for case in CASES {
+        let src = make(sdir.path(), case);
+        let len = std::fs::metadata(&src).unwrap().len();
+        for (sparse, reflink) in MODES {
+            let dst = ddir.path().join(format!("{case:?}-{sparse}-{reflink}"));
+            let opts = CopyOptions {
+                sparse,
+                reflink,
+                ..Default::default()
+            };
+            let r = copy(&src, &dst, &opts)
+                .unwrap_or_else(|e| panic!("{what} {case:?} {sparse}/{reflink}: {e}"));
+            let label = format!("{what} {case:?} --sparse {sparse} --reflink {reflink}");
+            assert_same(&src, &dst, &label);
+            assert_eq!(r.len, len, "{label}");
+            assert_eq!(std::fs::metadata(&dst).unwrap().len(), len, "{label}");
+            assert_eq!(r.dst, dst);
+            // Every byte is accounted for by exactly one rung.
+            let moved = r.bytes_cloned + r.bytes_offloaded + r.bytes_copied;
+            match r.method {
+                CopyMethod::None => assert_eq!(len, 0, "{label}"),
+                CopyMethod::Clone => {
+                    assert_eq!(r.bytes_cloned, len, "{label}");
+                    // A clone does not visit the extents to count them.
+                    assert_eq!((r.holes, r.hole_bytes, r.data_extents), (None, None, None));
                 }
-                if sparse == SparseMode::Never && len > 0 {
-                    assert_eq!(r.method, CopyMethod::ReadWrite, "{label}");
-                    assert_eq!(
-                        r.bytes_copied + r.bytes_offloaded,
-                        len,
-                        "{label}: never writes everything"
-                    );
-                    assert_eq!(r.holes, Some(0), "{label}");
-                }
-                if reflink == ReflinkMode::Never {
-                    assert_ne!(r.method, CopyMethod::Clone, "{label}");
-                }
-                if sfs.name != dfs.name && len > 0 {
-                    assert_ne!(
-                        r.method,
-                        CopyMethod::Clone,
-                        "{label}: no clone across filesystems"
-                    );
-                }
-                // The report's syscall count bounds the writes: one per
-                // COPY_WRITE_SIZE (512 KiB; cp writes 128 KiB) at most, plus
-                // one per extent, hole and setup call.
-                let bound = len / fspace::sparse::COPY_WRITE_SIZE as u64
-                    + 2 * r.data_extents.unwrap_or(0)
-                    + 2 * r.holes.unwrap_or(0)
-                    + 8;
-                if r.method == CopyMethod::ReadWrite && sparse != SparseMode::Always {
-                    assert!(
-                        r.write_syscalls <= bound,
-                        "{label}: {} write syscalls > {bound}",
-                        r.write_syscalls
-                    );
-                }
-                assert!(common::temp_files(ddir.path()).is_empty(), "{label}");
-                // Keep the footprint small: the matrix's filesystems are small.
-                std::fs::remove_file(&dst).unwrap();
+                _ => assert_eq!(moved + r.hole_bytes.unwrap(), len, "{label}: {r:?}"),
             }
-            std::fs::remove_file(&src).unwrap();
+            if sparse == SparseMode::Never && len > 0 {
+                assert_eq!(r.method, CopyMethod::ReadWrite, "{label}");
+                assert_eq!(
+                    r.bytes_copied + r.bytes_offloaded,
+                    len,
+                    "{label}: never writes everything"
+                );
+                assert_eq!(r.holes, Some(0), "{label}");
+            }
+            if reflink == ReflinkMode::Never {
+                assert_ne!(r.method, CopyMethod::Clone, "{label}");
+            }
+            if sfs.name != dfs.name && len > 0 {
+                assert_ne!(
+                    r.method,
+                    CopyMethod::Clone,
+                    "{label}: no clone across filesystems"
+                );
+            }
+            // The report's syscall count bounds the writes: one per
+            // COPY_WRITE_SIZE (512 KiB; cp writes 128 KiB) at most, plus
+            // one per extent, hole and setup call.
+            let bound = len / fspace::sparse::COPY_WRITE_SIZE as u64
+                + 2 * r.data_extents.unwrap_or(0)
+                + 2 * r.holes.unwrap_or(0)
+                + 8;
+            if r.method == CopyMethod::ReadWrite && sparse != SparseMode::Always {
+                assert!(
+                    r.write_syscalls <= bound,
+                    "{label}: {} write syscalls > {bound}",
+                    r.write_syscalls
+                );
+            }
+            assert!(common::temp_files(ddir.path()).is_empty(), "{label}");
+            // Keep the footprint small: the matrix's filesystems are small.
+            std::fs::remove_file(&dst).unwrap();
         }
+        std::fs::remove_file(&src).unwrap();
     }
 }
 

@@ -450,9 +450,9 @@ macro_rules! __per_fs_pair {
     ($y:literal $why:literal $x:literal $test:ident) => {
         #[test]
         #[cfg_attr(
-                    not(all(fspace_test_fs = $x, fspace_test_fs = $y)),
-                    ignore = "a filesystem of the pair is not in FSPACE_TEST_MOUNTS"
-                )]
+                                    not(all(fspace_test_fs = $x, fspace_test_fs = $y)),
+                                    ignore = "a filesystem of the pair is not in FSPACE_TEST_MOUNTS"
+                                )]
         fn $test() {
             case(&$crate::fs($x), &$crate::fs($y));
         }

@@ -1,8 +1,7 @@
 //! `CopyOptions::keep_allocation` on the filesystem matrix: the copy's
 //! extent states equal the source's block by block (written, unwritten,
 //! hole, past the end included) where the filesystem can allocate, and the
-//! report says what was done instead where it cannot. (Named to sort after
-//! the wal tests, as zeros_holes_copy.rs is.)
+//! report says what was done instead where it cannot.
 
 use fspace_test_kit as common;
 
