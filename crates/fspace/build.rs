@@ -3,11 +3,15 @@
 //! block goes into a module of its own, with a `run()` that calls the
 //! block's `fn NAME() -> fspace::Result<()>`. Outside the repository (a
 //! packaged crate) there is nothing to read and the list is empty.
+//!
+//! It also marks the integration tests of filesystems that are not mounted
+//! as ignored (`fspace_test_kit::build`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
+    fspace_test_kit::build::emit();
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
     let mut files = vec![root.join("README.md")];

@@ -15,6 +15,7 @@ use capi_common::prefix;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 fn crate_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -181,22 +182,33 @@ fn run_program(test: &str, fs: &str, exe: &Path, dir: &Path, valgrind: bool) -> 
     }
 }
 
-#[test]
-fn c_programs_pass_on_every_filesystem() {
-    let test = "c_programs_pass_on_every_filesystem";
-    let Some(prefix) = prefix(test) else { return };
-    let out = tempfile::tempdir().expect("build directory");
-    let mut builds = Vec::new();
-    for src in programs() {
-        for b in Build::ALL {
-            builds.push((b, compile(&prefix, &src, b, out.path())));
+/// Every test program in every build, compiled once per test binary (into
+/// cargo's scratch directory for tests) for all the filesystems' tests.
+fn builds(prefix: &Path) -> &'static [(Build, PathBuf)] {
+    static BUILDS: OnceLock<Vec<(Build, PathBuf)>> = OnceLock::new();
+    BUILDS.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_api_programs");
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).expect("build directory");
+        let mut builds = Vec::new();
+        for src in programs() {
+            for b in Build::ALL {
+                builds.push((b, compile(prefix, &src, b, &out)));
+            }
         }
-    }
-    let mut failures = Vec::new();
-    for fs in common::all() {
+        builds
+    })
+}
+
+common::per_fs! {
+    fn c_programs_pass_on_every_filesystem(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
+        let test = "c_programs_pass_on_every_filesystem";
+        let Some(prefix) = prefix(test) else { return };
+        let builds = builds(&prefix);
+        let mut failures = Vec::new();
         let _g = fs.lock();
         let dir = fs.tempdir();
-        for (b, exe) in &builds {
+        for (b, exe) in builds {
             failures.extend(run_program(test, &fs.name, exe, dir.path(), false));
             if *b == Build::C {
                 failures.extend(run_program(test, &fs.name, exe, dir.path(), true));
@@ -208,13 +220,13 @@ fn c_programs_pass_on_every_filesystem() {
             "the programs left files behind on {}",
             fs.name
         );
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
 }
 
 /// The exported functions, read from the header.
@@ -337,26 +349,25 @@ fn installed_library_exports_only_the_fspace_prefix() {
     );
 }
 
-#[test]
-fn example_wal_writer_builds_through_pkg_config() {
-    let test = "example_wal_writer_builds_through_pkg_config";
-    let Some(prefix) = prefix(test) else { return };
-    let example = crate_dir().join("../../examples/c");
-    let out = tempfile::tempdir().expect("build directory");
-    let exe = out.path().join("wal_writer");
-    let o = Command::new("make")
-        .arg("-C")
-        .arg(&example)
-        .arg(format!("OUT={}", exe.display()))
-        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
-        .env(
-            "LDFLAGS",
-            format!("-Wl,-rpath,{}", prefix.join("lib").display()),
-        )
-        .output()
-        .expect("make");
-    assert!(o.status.success(), "make -C examples/c: {}", text(&o));
-    for fs in common::only(test, &["ext4", "sshfs"]) {
+common::per_fs! {
+    fn example_wal_writer_builds_through_pkg_config(fs) on [ext4, sshfs] {
+        let test = "example_wal_writer_builds_through_pkg_config";
+        let Some(prefix) = prefix(test) else { return };
+        let example = crate_dir().join("../../examples/c");
+        let out = tempfile::tempdir().expect("build directory");
+        let exe = out.path().join("wal_writer");
+        let o = Command::new("make")
+            .arg("-C")
+            .arg(&example)
+            .arg(format!("OUT={}", exe.display()))
+            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+            .env(
+                "LDFLAGS",
+                format!("-Wl,-rpath,{}", prefix.join("lib").display()),
+            )
+            .output()
+            .expect("make");
+        assert!(o.status.success(), "make -C examples/c: {}", text(&o));
         let dir = fs.tempdir();
         let log = dir.path().join("log");
         let run = |n: &str| {

@@ -84,14 +84,13 @@ fn check_zeros(file: &Path, fs: &str) {
     assert_eq!(total, 256 << 20, "bytes read on {fs}");
 }
 
-#[test]
-fn fallocate_x_256m_takes_hundreds_of_writes_not_65536() {
-    let test = "fallocate_x_256m_takes_hundreds_of_writes_not_65536";
-    let Some(prefix) = capi_common::prefix(test) else {
-        return;
-    };
-    let lib = preload_lib(&prefix);
-    for fs in common::only(test, &["ext4-noextents", "sshfs"]) {
+common::per_fs! {
+    fn fallocate_x_256m_takes_hundreds_of_writes_not_65536(fs) on [ext4_noextents, sshfs] {
+        let test = "fallocate_x_256m_takes_hundreds_of_writes_not_65536";
+        let Some(prefix) = capi_common::prefix(test) else {
+            return;
+        };
+        let lib = preload_lib(&prefix);
         let _g = fs.lock();
         let dir = fs.tempdir();
         let file = dir.path().join("preloaded");
@@ -169,16 +168,15 @@ fn cases_programs(out: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-#[test]
-fn preload_keeps_glibc_contract_and_every_data_byte() {
-    let test = "preload_keeps_glibc_contract_and_every_data_byte";
-    let Some(prefix) = capi_common::prefix(test) else {
-        return;
-    };
-    let lib = preload_lib(&prefix);
-    let out = tempfile::tempdir().expect("build directory");
-    for exe in cases_programs(out.path()) {
-        for fs in common::all() {
+common::per_fs! {
+    fn preload_keeps_glibc_contract_and_every_data_byte(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
+        let test = "preload_keeps_glibc_contract_and_every_data_byte";
+        let Some(prefix) = capi_common::prefix(test) else {
+            return;
+        };
+        let lib = preload_lib(&prefix);
+        let out = tempfile::tempdir().expect("build directory");
+        for exe in cases_programs(out.path()) {
             let _g = fs.lock();
             let dir = fs.tempdir();
             let run = |preload: bool| {
@@ -239,6 +237,7 @@ fn preload_keeps_glibc_contract_and_every_data_byte() {
                     fs.name
                 );
             }
+
         }
     }
 }

@@ -103,15 +103,14 @@ fn check_against_sysfs(d: &BlockDevice, name: &str, label: &str) {
     );
 }
 
-#[test]
-fn block_devices_match_sysfs() {
-    for fs in common::all() {
+common::per_fs! {
+    fn block_devices_match_sysfs(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
         let label = fs.name.clone();
         let devs = block_devices(&fs.root);
         if fs.is(&["tmpfs", "sshfs"]) {
             let why = devs.expect_err(&label);
             assert!(why.starts_with("no block device"), "{label}: {why}");
-            continue;
+            return;
         }
         let source = mount_source(&fs.root);
         let Some(loop_name) = source.strip_prefix("/dev/") else {
@@ -144,17 +143,13 @@ fn block_devices_match_sysfs() {
     }
 }
 
-/// The space a file pins: on btrfs an overwrite leaves the old extent
-/// allocated, whole, while any of it is referenced (64 KiB written, then
-/// 4 KiB of it overwritten: 64 KiB referenced, 68 KiB of disk extents);
-/// elsewhere nothing is read from an extent tree.
-#[test]
-fn copy_on_write_pins_what_an_overwrite_left() {
-    use std::os::unix::fs::FileExt;
-    for fs in common::only(
-        "copy_on_write_pins_what_an_overwrite_left",
-        &["btrfs", "ext4", "xfs"],
-    ) {
+common::per_fs! {
+    /// The space a file pins: on btrfs an overwrite leaves the old extent
+    /// allocated, whole, while any of it is referenced (64 KiB written, then
+    /// 4 KiB of it overwritten: 64 KiB referenced, 68 KiB of disk extents);
+    /// elsewhere nothing is read from an extent tree.
+    fn copy_on_write_pins_what_an_overwrite_left(fs) on [btrfs, ext4, xfs] {
+        use std::os::unix::fs::FileExt;
         let dir = fs.tempdir();
         let path = dir.path().join("f");
         let f = std::fs::File::create(&path).unwrap();
@@ -175,14 +170,13 @@ fn copy_on_write_pins_what_an_overwrite_left() {
     }
 }
 
-/// The log's space after a run of `bench commit --mode wal`: on btrfs
-/// each flush rewrites the partial last page, so the log pins more than
-/// its files reference; on ext4 (zero-filled segments) every byte is
-/// allocated and nothing is read from an extent tree.
-#[test]
-fn the_log_reports_the_space_it_pins() {
-    use fspace::bench::{run_commit, CommitBenchOptions};
-    for fs in common::only("the_log_reports_the_space_it_pins", &["btrfs", "ext4"]) {
+common::per_fs! {
+    /// The log's space after a run of `bench commit --mode wal`: on btrfs
+    /// each flush rewrites the partial last page, so the log pins more than
+    /// its files reference; on ext4 (zero-filled segments) every byte is
+    /// allocated and nothing is read from an extent tree.
+    fn the_log_reports_the_space_it_pins(fs) on [btrfs, ext4] {
+        use fspace::bench::{run_commit, CommitBenchOptions};
         let dir = fs.tempdir();
         let opts = CommitBenchOptions {
             duration: std::time::Duration::from_millis(500),
@@ -208,27 +202,23 @@ fn the_log_reports_the_space_it_pins() {
     }
 }
 
-/// Without `CAP_SYS_ADMIN` the extent tree cannot be searched: the pinned
-/// space is unknown, and says why, rather than zero. The test binary runs
-/// itself again under `setpriv --bounding-set -sys_admin`.
-#[test]
-fn without_cap_sys_admin_the_pinned_space_says_why() {
-    if let Ok(path) = std::env::var("FSPACE_SPACE_USE_CHILD") {
-        let u = fspace::extents::space_use(&[PathBuf::from(path)]).unwrap();
-        println!("SPACE{}", serde_json::to_string(&u).unwrap());
-        return;
-    }
-    for fs in common::only(
-        "without_cap_sys_admin_the_pinned_space_says_why",
-        &["btrfs"],
-    ) {
+common::per_fs! {
+    /// Without `CAP_SYS_ADMIN` the extent tree cannot be searched: the pinned
+    /// space is unknown, and says why, rather than zero. The test binary runs
+    /// itself again under `setpriv --bounding-set -sys_admin`.
+    fn without_cap_sys_admin_the_pinned_space_says_why(fs) on [btrfs] {
+        if let Ok(path) = std::env::var("FSPACE_SPACE_USE_CHILD") {
+            let u = fspace::extents::space_use(&[PathBuf::from(path)]).unwrap();
+            println!("SPACE{}", serde_json::to_string(&u).unwrap());
+            return;
+        }
         if !common::is_root() {
             common::skipped(
                 "without_cap_sys_admin_the_pinned_space_says_why",
                 &fs.name,
                 "needs root to drop a capability",
             );
-            continue;
+            return;
         }
         let dir = fs.tempdir();
         let path = dir.path().join("f");
@@ -239,7 +229,7 @@ fn without_cap_sys_admin_the_pinned_space_says_why() {
             .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "without_cap_sys_admin_the_pinned_space_says_why",
+                "without_cap_sys_admin_the_pinned_space_says_why::btrfs",
                 "--nocapture",
             ])
             .env("FSPACE_SPACE_USE_CHILD", &path)

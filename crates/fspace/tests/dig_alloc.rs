@@ -71,17 +71,15 @@ fn cluster_size_from_dumpe2fs(fs: &Fs, info: &FsInfo) -> u64 {
         .unwrap()
 }
 
-#[test]
-fn bigalloc_unit_is_the_cluster_size() {
-    let Some(fs) = common::bigalloc("bigalloc_unit_is_the_cluster_size") else {
-        return;
-    };
-    let info = fspace::fs_info(&fs.root).unwrap();
-    let unit = info.allocation_unit.expect("a unit on ext4");
-    assert_eq!(unit.bytes, cluster_size_from_dumpe2fs(&fs, &info));
-    assert_eq!(unit.bytes, 64 * KIB, "the matrix makes 64 KiB clusters");
-    if common::is_root() {
-        assert_eq!(unit.source, AllocUnitSource::Superblock, "{unit:?}");
+common::per_fs! {
+    fn bigalloc_unit_is_the_cluster_size(fs) on [ext4_bigalloc] {
+        let info = fspace::fs_info(&fs.root).unwrap();
+        let unit = info.allocation_unit.expect("a unit on ext4");
+        assert_eq!(unit.bytes, cluster_size_from_dumpe2fs(fs, &info));
+        assert_eq!(unit.bytes, 64 * KIB, "the matrix makes 64 KiB clusters");
+        if common::is_root() {
+            assert_eq!(unit.source, AllocUnitSource::Superblock, "{unit:?}");
+        }
     }
 }
 
@@ -103,74 +101,69 @@ common::per_fs! {
     }
 }
 
-/// 4 KiB zero runs between 4 KiB of data: no cluster is all zeros, so
-/// nothing may be punched, and allocation must not grow (it did, 256 to
-/// 262 MiB, when 4 KiB punches split clusters).
-#[test]
-fn bigalloc_dig_of_small_zero_runs_never_grows_allocation() {
-    let Some(fs) = common::bigalloc("bigalloc_dig_of_small_zero_runs_never_grows_allocation")
-    else {
-        return;
-    };
-    let dir = fs.tempdir();
-    let p = dir.path().join("scattered");
-    let bytes = pattern(&p, 32 * MIB, 4 * KIB, 4 * KIB);
-    let before = st_allocated(&p);
-    let r = dig(&p, &DigOptions::default()).unwrap();
-    let after = st_allocated(&p);
-    assert!(std::fs::read(&p).unwrap() == bytes, "dig changed bytes");
-    assert!(
-        after <= before,
-        "allocation grew: {before} -> {after}: {r:?}"
-    );
-    assert_eq!(r.allocation_unit.map(|u| u.bytes), Some(64 * KIB), "{r:?}");
-    assert_eq!(r.holes_punched, 0, "{r:?}");
-    assert_eq!(r.zero_bytes_kept, 16 * MIB, "{r:?}");
-    assert_eq!(r.allocated_before, Some(before), "{r:?}");
-    assert_eq!(r.allocated_after, Some(after), "{r:?}");
-    assert_eq!(r.bytes_freed, Some(before - after), "{r:?}");
+common::per_fs! {
+    /// 4 KiB zero runs between 4 KiB of data: no cluster is all zeros, so
+    /// nothing may be punched, and allocation must not grow (it did, 256 to
+    /// 262 MiB, when 4 KiB punches split clusters).
+    fn bigalloc_dig_of_small_zero_runs_never_grows_allocation(fs) on [ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let p = dir.path().join("scattered");
+        let bytes = pattern(&p, 32 * MIB, 4 * KIB, 4 * KIB);
+        let before = st_allocated(&p);
+        let r = dig(&p, &DigOptions::default()).unwrap();
+        let after = st_allocated(&p);
+        assert!(std::fs::read(&p).unwrap() == bytes, "dig changed bytes");
+        assert!(
+            after <= before,
+            "allocation grew: {before} -> {after}: {r:?}"
+        );
+        assert_eq!(r.allocation_unit.map(|u| u.bytes), Some(64 * KIB), "{r:?}");
+        assert_eq!(r.holes_punched, 0, "{r:?}");
+        assert_eq!(r.zero_bytes_kept, 16 * MIB, "{r:?}");
+        assert_eq!(r.allocated_before, Some(before), "{r:?}");
+        assert_eq!(r.allocated_after, Some(after), "{r:?}");
+        assert_eq!(r.bytes_freed, Some(before - after), "{r:?}");
+    }
 }
 
-/// Zero runs of whole 64 KiB clusters are punched and freed, and the
-/// report's freed figure is the measured difference.
-#[test]
-fn bigalloc_dig_frees_whole_zero_clusters() {
-    let Some(fs) = common::bigalloc("bigalloc_dig_frees_whole_zero_clusters") else {
-        return;
-    };
-    let dir = fs.tempdir();
-    let p = dir.path().join("aligned");
-    // 64 KiB of data, then 64 KiB of zeros, then 16 KiB of data, 112 KiB
-    // of zeros (one whole cluster among them), repeated every 256 KiB.
-    let mut rng = Rng::new(7);
-    let mut bytes = Vec::new();
-    for _ in 0..(16 * MIB / (256 * KIB)) {
-        for (data, zeros) in [(64 * KIB, 64 * KIB), (16 * KIB, 112 * KIB)] {
-            bytes.extend((0..data).map(|_| rng.byte() | 1));
-            bytes.resize(bytes.len() + zeros as usize, 0);
+common::per_fs! {
+    /// Zero runs of whole 64 KiB clusters are punched and freed, and the
+    /// report's freed figure is the measured difference.
+    fn bigalloc_dig_frees_whole_zero_clusters(fs) on [ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let p = dir.path().join("aligned");
+        // 64 KiB of data, then 64 KiB of zeros, then 16 KiB of data, 112 KiB
+        // of zeros (one whole cluster among them), repeated every 256 KiB.
+        let mut rng = Rng::new(7);
+        let mut bytes = Vec::new();
+        for _ in 0..(16 * MIB / (256 * KIB)) {
+            for (data, zeros) in [(64 * KIB, 64 * KIB), (16 * KIB, 112 * KIB)] {
+                bytes.extend((0..data).map(|_| rng.byte() | 1));
+                bytes.resize(bytes.len() + zeros as usize, 0);
+            }
         }
+        std::fs::write(&p, &bytes).unwrap();
+        std::fs::File::open(&p).unwrap().sync_all().unwrap();
+        let before = st_allocated(&p);
+        let r = dig(&p, &DigOptions::default()).unwrap();
+        let after = st_allocated(&p);
+        assert!(std::fs::read(&p).unwrap() == bytes, "dig changed bytes");
+        let clusters = 2 * 16 * MIB / (256 * KIB);
+        assert_eq!(r.holes_punched, clusters, "{r:?}");
+        assert_eq!(r.bytes_punched, clusters * 64 * KIB, "{r:?}");
+        assert_eq!(
+            r.zero_bytes_kept,
+            16 * MIB / (256 * KIB) * 48 * KIB,
+            "{r:?}"
+        );
+        assert_eq!(r.bytes_freed, Some(before - after), "{r:?}");
+        // What was punched was freed, less at most a few clusters of extent
+        // tree the punches may have needed.
+        assert!(
+            before - after + 4 * 64 * KIB >= r.bytes_punched,
+            "{before} -> {after}: {r:?}"
+        );
+        let again = dig(&p, &DigOptions::default()).unwrap();
+        assert_eq!(again.holes_punched, 0, "{again:?}");
     }
-    std::fs::write(&p, &bytes).unwrap();
-    std::fs::File::open(&p).unwrap().sync_all().unwrap();
-    let before = st_allocated(&p);
-    let r = dig(&p, &DigOptions::default()).unwrap();
-    let after = st_allocated(&p);
-    assert!(std::fs::read(&p).unwrap() == bytes, "dig changed bytes");
-    let clusters = 2 * 16 * MIB / (256 * KIB);
-    assert_eq!(r.holes_punched, clusters, "{r:?}");
-    assert_eq!(r.bytes_punched, clusters * 64 * KIB, "{r:?}");
-    assert_eq!(
-        r.zero_bytes_kept,
-        16 * MIB / (256 * KIB) * 48 * KIB,
-        "{r:?}"
-    );
-    assert_eq!(r.bytes_freed, Some(before - after), "{r:?}");
-    // What was punched was freed, less at most a few clusters of extent
-    // tree the punches may have needed.
-    assert!(
-        before - after + 4 * 64 * KIB >= r.bytes_punched,
-        "{before} -> {after}: {r:?}"
-    );
-    let again = dig(&p, &DigOptions::default()).unwrap();
-    assert_eq!(again.holes_punched, 0, "{again:?}");
 }

@@ -1,8 +1,8 @@
 # Port of GNU coreutils tests/cp/sparse-extents-2.sh: files of 1 to 100
 # data runs of 1-21 KiB, each after a hole of its own size, copy without
 # data loss with --sparse=always. Adapted: the filefrag extent comparison,
-# which coreutils only warns about, is left out (tests/zeros_holes_copy.rs
-# compares extent maps).
+# which coreutils only warns about, is left out (crates/fspace/tests/
+# copy_keep_allocation.rs compares extent maps).
 . "$(dirname "$0")/lib.sh"
 
 for i in $(seq 1 2 21); do

@@ -1,8 +1,7 @@
 //! `CopyOptions::keep_allocation` on the filesystem matrix: the copy's
 //! extent states equal the source's block by block (written, unwritten,
 //! hole, past the end included) where the filesystem can allocate, and the
-//! report says what was done instead where it cannot. (Named to sort after
-//! the wal tests, as zeros_holes_copy.rs is.)
+//! report says what was done instead where it cannot.
 
 use fspace_test_kit as common;
 
@@ -161,21 +160,19 @@ common::per_fs! {
     }
 }
 
-/// Cross-filesystem: an ext4 source's unwritten extents become unwritten in
-/// an xfs copy.
-#[test]
-fn keeps_allocation_across_filesystems() {
-    let Some((a, b)) = common::pair("keep_allocation_across", "ext4", "xfs") else {
-        return;
-    };
-    let _g = common::lock_pair(&a, &b);
-    let (da, db) = (a.tempdir(), b.tempdir());
-    let (src, dst) = (da.path().join("src"), db.path().join("dst"));
-    make_source(&src);
-    let r = copy(&src, &dst, &keep(ReflinkMode::Auto)).unwrap();
-    assert_eq!(r.bytes_kept_allocated, 40 * MIB, "{r:?}");
-    assert_eq!(block_states(&src, 41 * MIB), block_states(&dst, 41 * MIB));
-    assert_eq!(beyond_eof(&dst), Some(8 * MIB));
+common::per_fs! {
+    /// Cross-filesystem: an ext4 source's unwritten extents become unwritten in
+    /// an xfs copy.
+    fn keeps_allocation_across_filesystems(a, b) on pairs [ext4_to_xfs: (ext4, xfs)] {
+        let _g = common::lock_pair(a, b);
+        let (da, db) = (a.tempdir(), b.tempdir());
+        let (src, dst) = (da.path().join("src"), db.path().join("dst"));
+        make_source(&src);
+        let r = copy(&src, &dst, &keep(ReflinkMode::Auto)).unwrap();
+        assert_eq!(r.bytes_kept_allocated, 40 * MIB, "{r:?}");
+        assert_eq!(block_states(&src, 41 * MIB), block_states(&dst, 41 * MIB));
+        assert_eq!(beyond_eof(&dst), Some(8 * MIB));
+    }
 }
 
 #[test]
