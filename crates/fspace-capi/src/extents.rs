@@ -114,10 +114,9 @@ pub unsafe extern "C" fn fspace_extent_map_new(
         if flags & !(FSPACE_MAP_SYNC | FSPACE_MAP_FORCE_SEEK) != 0 {
             return Err(Failure::invalid(F, format!("unknown flags {flags:#x}")));
         }
-        let opts = MapOptions {
-            sync: flags & FSPACE_MAP_SYNC != 0,
-            force_seek: flags & FSPACE_MAP_FORCE_SEEK != 0,
-        };
+        let opts = MapOptions::default()
+            .sync(flags & FSPACE_MAP_SYNC != 0)
+            .force_seek(flags & FSPACE_MAP_FORCE_SEEK != 0);
         let map = fspace::map_file(&path, opts)?;
         o.set(Box::into_raw(Box::new(fspace_extent_map {
             map,

@@ -99,10 +99,7 @@ const _: () = assert!(
 );
 
 fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
-    let mut g = GrowOptions {
-        choice: StrategyChoice::auto_from_state_dir(),
-        ..GrowOptions::default()
-    };
+    let mut g = GrowOptions::default().choice(StrategyChoice::auto_from_state_dir());
     if let Some(o) = o {
         g.choice = choice_from_c(func, o.strategy, o.fallback != 0, o.use_saved != 0)?;
         g.intent = intent_from_c(func, o.intent)?;

@@ -400,11 +400,9 @@ pub unsafe extern "C" fn fspace_sparse_writer_new(
         if flags & !(FSPACE_SPARSE_WRITER_NO_DETECT | FSPACE_SPARSE_WRITER_NO_HOLES) != 0 {
             return Err(Failure::invalid(F, format!("unknown flags {flags:#x}")));
         }
-        let opts = SparseWriterOptions {
-            detect_zeros: flags & FSPACE_SPARSE_WRITER_NO_DETECT == 0,
-            keep_holes: flags & FSPACE_SPARSE_WRITER_NO_HOLES == 0,
-            ..SparseWriterOptions::default()
-        };
+        let opts = SparseWriterOptions::default()
+            .detect_zeros(flags & FSPACE_SPARSE_WRITER_NO_DETECT == 0)
+            .keep_holes(flags & FSPACE_SPARSE_WRITER_NO_HOLES == 0);
         let writer = SparseWriter::new(borrowed, &path, opts)?;
         o.set(Box::into_raw(Box::new(fspace_sparse_writer {
             writer: Some(writer),

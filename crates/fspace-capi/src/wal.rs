@@ -111,10 +111,7 @@ const _: () = assert!(
 );
 
 fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
-    let mut w = WalOptions {
-        prepare: StrategyChoice::auto_from_state_dir(),
-        ..Default::default()
-    };
+    let mut w = WalOptions::default().prepare(StrategyChoice::auto_from_state_dir());
     if let Some(o) = o {
         w.sync_method = match o.sync_method {
             FSPACE_SYNC_AUTO => None,

@@ -11,17 +11,16 @@ pub(crate) fn run(a: CopyArgs) -> fspace::Result<()> {
     let bar = Progress::bytes("copy");
     let show = |p| bar.update(p);
     let cancel = cancel_on_signals();
-    let opts = CopyOptions {
-        sparse: a.sparse,
-        reflink: a.reflink,
-        force: a.force,
-        preserve: a.preserve,
-        sync: a.sync,
-        keep_allocation: a.keep_allocation,
-        target_is_zero: a.target_is_zero,
-        progress: Some(&show),
-        cancel: Some(&cancel),
-    };
+    let opts = CopyOptions::default()
+        .sparse(a.sparse)
+        .reflink(a.reflink)
+        .force(a.force)
+        .preserve(a.preserve)
+        .sync(a.sync)
+        .keep_allocation(a.keep_allocation)
+        .target_is_zero(a.target_is_zero)
+        .progress(Some(&show))
+        .cancel(Some(&cancel));
     if let Err(m) = opts.validate() {
         crate::usage_error(clap::error::ErrorKind::ArgumentConflict, m);
     }

@@ -10,11 +10,10 @@ pub(crate) fn run(a: DigArgs) -> fspace::Result<()> {
     let bar = Progress::bytes("dig");
     let show = |p| bar.update(p);
     let cancel = cancel_on_signals();
-    let opts = DigOptions {
-        sync: a.sync,
-        progress: Some(&show),
-        cancel: Some(&cancel),
-    };
+    let opts = DigOptions::default()
+        .sync(a.sync)
+        .progress(Some(&show))
+        .cancel(Some(&cancel));
     let r = fspace::dig(&a.file, &opts)?;
     drop(bar);
     if a.json {

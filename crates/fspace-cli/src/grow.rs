@@ -15,29 +15,23 @@ pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
                 .into(),
         );
     }
-    let opts = GrowOptions {
-        choice: match a.strategy.0 {
+    let opts = GrowOptions::default()
+        .choice(match a.strategy.0 {
             Some(s) if a.no_fallback => StrategyChoice::exactly(s),
             Some(s) => StrategyChoice::with_fallbacks(s),
             None => StrategyChoice::auto_from_state_dir(),
-        },
-        intent: a.intent,
-        sync: a.sync,
-        create: a.create,
-        check_free_space: !a.no_space_check,
-        ..GrowOptions::default()
-    };
+        })
+        .intent(a.intent)
+        .sync(a.sync)
+        .create(a.create)
+        .check_free_space(!a.no_space_check);
     let bar = Progress::bytes("zero-fill");
     let show = |p: fspace::Progress| bar.update(p);
     // Ctrl-C, SIGTERM or SIGHUP stop a zero-fill and put the file back.
     // Further signals do not cut the rollback short (SIGKILL still works);
     // if the handlers cannot be installed the default behaviour (exit) stays.
     let cancel = cancel_on_signals();
-    let opts = GrowOptions {
-        progress: Some(&show),
-        cancel: Some(&cancel),
-        ..opts
-    };
+    let opts = opts.progress(Some(&show)).cancel(Some(&cancel));
     let r = fspace::grow(&a.file, a.size, &opts)?;
     drop(bar);
     if a.json {

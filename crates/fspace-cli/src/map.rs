@@ -10,13 +10,7 @@ use std::path::Path;
 /// `fspace map`: the extents and their summary.
 pub(crate) fn run(a: MapArgs) -> fspace::Result<()> {
     let (file, sync, summary_only, json) = (a.file.as_path(), a.sync, a.summary, a.json);
-    let m = fspace::map_file(
-        file,
-        MapOptions {
-            sync,
-            ..Default::default()
-        },
-    )?;
+    let m = fspace::map_file(file, MapOptions::default().sync(sync))?;
     if json {
         return map_json(file, &m, summary_only);
     }

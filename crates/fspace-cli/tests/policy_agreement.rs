@@ -130,12 +130,10 @@ fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> String {
 /// The strategy the log's preparer grew its first segment with, following
 /// the same saved measurements.
 fn from_wal(dir: &Path, n: &str) -> String {
-    let o = WalOptions {
-        segment_size: 1 << 20,
-        prepare_ahead: 1,
-        prepare: StrategyChoice::auto(SavedResults::in_dir(state_dir())),
-        ..Default::default()
-    };
+    let o = WalOptions::default()
+        .segment_size(1 << 20)
+        .prepare_ahead(1)
+        .prepare(StrategyChoice::auto(SavedResults::in_dir(state_dir())));
     let wal = Wal::open(dir.join(format!("wal-{n}")), o).expect("open log");
     wal.wait_prepared().expect("prepared");
     let what = wal.stats().last_prepare.expect("a segment was created");
@@ -164,7 +162,7 @@ fn agree(fs: &common::Fs) {
     let auto = StrategyChoice::auto(store.clone());
 
     // No saved measurement: the built-in rules, everywhere.
-    let probe = fspace::probe::recommend(&info, &[], &[], &[], None);
+    let probe = fspace::internals::recommend(&info, &[], &[], &[], None);
     let mut saved = vec![];
     for intent in INTENTS {
         let want = plan(&info, intent, &auto);

@@ -27,10 +27,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn opts() -> WalOptions {
-    WalOptions {
-        segment_size: 64 << 10,
-        ..Default::default()
-    }
+    WalOptions::default().segment_size(64 << 10)
 }
 
 common::per_fs! {

@@ -12,10 +12,7 @@ fn main() -> fspace::Result<()> {
         std::process::exit(2);
     };
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
-    let opts = WalOptions {
-        segment_size: 64 << 10,
-        ..Default::default()
-    };
+    let opts = WalOptions::default().segment_size(64 << 10);
     let wal = Wal::open(&dir, opts)?;
     for i in 0..n {
         let len = 20 + (i * 4099 % 5000) as usize;

@@ -150,6 +150,7 @@ impl ExtentMap {
 
 /// Options for [`map_file`].
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct MapOptions {
     /// Flush dirty data first (`FIEMAP_FLAG_SYNC`) so that delayed
     /// allocations show as the extents they become.
@@ -165,7 +166,8 @@ const SEEK_NOTE: &str = "FIEMAP is not available here: ranges come from SEEK_DAT
                          st_blocks";
 
 /// Maps the file at `path`.
-pub fn map_file(path: &Path, opts: MapOptions) -> Result<ExtentMap> {
+pub fn map_file(path: impl AsRef<Path>, opts: MapOptions) -> Result<ExtentMap> {
+    let path = path.as_ref();
     let fd = sys::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
         .map_err(|e| Error::io("open", path, None, e))?;
     let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
@@ -465,6 +467,11 @@ pub fn space_use(paths: &[std::path::PathBuf]) -> Result<SpaceUse> {
     }
     Ok(u)
 }
+
+setters!(MapOptions {
+    sync: bool,
+    force_seek: bool
+});
 
 #[cfg(test)]
 mod tests {

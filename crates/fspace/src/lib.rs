@@ -32,6 +32,9 @@
 
 #![deny(missing_docs)]
 
+#[macro_use]
+mod setters;
+
 pub mod bench;
 mod durable;
 mod errno;
@@ -67,13 +70,21 @@ pub use strategy::{Fallback, Intent, Progress, Strategy, SyncMethod};
 pub use units::{Size, SizeError};
 pub use wal::{Lsn, Wal, WalOptions};
 
-/// Internals that the programs in `bench/` time on their own (the zero
-/// scan, the record CRC). Only with the `bench-internals` feature, which
-/// nothing but `fspace-bench` turns on; not part of the API promise
-/// (docs/api.md).
-#[cfg(feature = "bench-internals")]
+/// Internals that fspace's own benchmark programs (`bench/`) and tests
+/// reach into: the zero scan and the record CRC they time, the per-thread
+/// syscall counters, the log's on-disk encoder (to write damaged logs),
+/// the built-in policy and the probe's decision. Only with the `internals`
+/// feature, which nothing but fspace's tests and `fspace-bench` turn on;
+/// not part of the API promise (docs/api.md).
+#[cfg(feature = "internals")]
 #[doc(hidden)]
-pub mod bench_internals {
+pub mod internals {
+    pub use crate::fs_info::{block_devices, SCRATCH_PREFIX};
+    pub use crate::policy::built_in;
+    pub use crate::probe::recommend;
+    pub use crate::sparse::COPY_WRITE_SIZE;
+    pub use crate::sys::{counters, Counters};
+    pub use crate::wal::format as wal_format;
     pub use crate::wal::format::{crc32c_append, crc32c_append_portable, crc32c_folds};
     pub use crate::zeros::is_zero;
 }

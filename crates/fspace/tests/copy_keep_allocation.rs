@@ -5,8 +5,8 @@
 
 use fspace_test_kit as common;
 
-use fspace::extents::{map_file, ExtentState, MapOptions};
-use fspace::sparse::{copy, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{copy, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{map_file, ExtentState, MapOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::Command;
@@ -39,24 +39,14 @@ fn make_source(p: &Path) {
 
 /// Bytes allocated past the end of the file (after a sync).
 fn beyond_eof(p: &Path) -> Option<u64> {
-    let o = MapOptions {
-        sync: true,
-        ..Default::default()
-    };
+    let o = MapOptions::default().sync(true);
     map_file(p, o).unwrap().summary.beyond_eof
 }
 
 /// The state of every block up to `end`, from the extent map (after a
 /// sync): written, unwritten or hole.
 fn block_states(p: &Path, end: u64) -> Vec<ExtentState> {
-    let map = map_file(
-        p,
-        MapOptions {
-            sync: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let map = map_file(p, MapOptions::default().sync(true)).unwrap();
     let mut states = vec![ExtentState::Hole; (end / BLOCK) as usize];
     for e in &map.extents {
         let state = match e.state {
@@ -74,12 +64,10 @@ fn block_states(p: &Path, end: u64) -> Vec<ExtentState> {
 }
 
 fn keep(reflink: ReflinkMode) -> CopyOptions<'static> {
-    CopyOptions {
-        sparse: SparseMode::Auto,
-        reflink,
-        keep_allocation: true,
-        ..Default::default()
-    }
+    CopyOptions::default()
+        .sparse(SparseMode::Auto)
+        .reflink(reflink)
+        .keep_allocation(true)
 }
 
 common::per_fs! {
@@ -118,10 +106,7 @@ common::per_fs! {
         let dir = fs.tempdir();
         let (src, dst) = (dir.path().join("src"), dir.path().join("dst"));
         make_source(&src);
-        let opts = CopyOptions {
-            reflink: ReflinkMode::Never,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().reflink(ReflinkMode::Never);
         let r = copy(&src, &dst, &opts).unwrap();
         assert_eq!(r.bytes_kept_allocated, 0);
         let b = block_states(&dst, 41 * MIB);
@@ -178,11 +163,7 @@ common::per_fs! {
 #[test]
 fn keep_allocation_refuses_other_sparse_modes() {
     for sparse in [SparseMode::Always, SparseMode::Never] {
-        let o = CopyOptions {
-            sparse,
-            keep_allocation: true,
-            ..Default::default()
-        };
+        let o = CopyOptions::default().sparse(sparse).keep_allocation(true);
         let m = o.validate().unwrap_err();
         assert!(m.contains("sparse mode auto"), "{m}");
     }

@@ -8,7 +8,7 @@ use fspace_test_kit as common;
 
 use common::Fs;
 use copy_common::{assert_same, make, Case, CASES, MIB, MODES};
-use fspace::sparse::{copy, CopyMethod, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{copy, CopyMethod, CopyOptions, ReflinkMode, SparseMode};
 use std::os::unix::fs::FileExt;
 use std::process::Command;
 
@@ -25,11 +25,7 @@ fn copies_are_byte_identical(sfs: &Fs, dfs: &Fs) {
         let len = std::fs::metadata(&src).unwrap().len();
         for (sparse, reflink) in MODES {
             let dst = ddir.path().join(format!("{case:?}-{sparse}-{reflink}"));
-            let opts = CopyOptions {
-                sparse,
-                reflink,
-                ..Default::default()
-            };
+            let opts = CopyOptions::default().sparse(sparse).reflink(reflink);
             let r = copy(&src, &dst, &opts)
                 .unwrap_or_else(|e| panic!("{what} {case:?} {sparse}/{reflink}: {e}"));
             let label = format!("{what} {case:?} --sparse {sparse} --reflink {reflink}");
@@ -70,7 +66,7 @@ fn copies_are_byte_identical(sfs: &Fs, dfs: &Fs) {
             // The report's syscall count bounds the writes: one per
             // COPY_WRITE_SIZE (512 KiB; cp writes 128 KiB) at most, plus
             // one per extent, hole and setup call.
-            let bound = len / fspace::sparse::COPY_WRITE_SIZE as u64
+            let bound = len / fspace::internals::COPY_WRITE_SIZE as u64
                 + 2 * r.data_extents.unwrap_or(0)
                 + 2 * r.holes.unwrap_or(0)
                 + 8;
@@ -134,11 +130,7 @@ common::per_fs! {
             let cp_alloc = common::allocated(&cp_dst);
             for sparse in [SparseMode::Always, SparseMode::Auto] {
                 let dst = dir.path().join(format!("{case:?}.{sparse}"));
-                let opts = CopyOptions {
-                    sparse,
-                    reflink: ReflinkMode::Never,
-                    ..Default::default()
-                };
+                let opts = CopyOptions::default().sparse(sparse).reflink(ReflinkMode::Never);
                 copy(&src, &dst, &opts).unwrap();
                 assert_same(&src, &dst, &format!("{} {case:?}", fs.name));
                 let ours = common::allocated(&dst);
@@ -164,10 +156,7 @@ common::per_fs! {
         let dir = fs.tempdir();
         let src = make(dir.path(), Case::AllZeros);
         let dst = dir.path().join("z");
-        let opts = CopyOptions {
-            sparse: SparseMode::Always,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().sparse(SparseMode::Always);
         let r = copy(&src, &dst, &opts).unwrap();
         assert_same(&src, &dst, &fs.name);
         assert_eq!(r.zero_bytes_holed, 4 * MIB, "{}: {r:?}", fs.name);
@@ -213,11 +202,7 @@ common::per_fs! {
             (SparseMode::Always, ReflinkMode::Never),
         ] {
             let dst = dir.path().join(format!("copy-{sparse}"));
-            let opts = CopyOptions {
-                sparse,
-                reflink,
-                ..Default::default()
-            };
+            let opts = CopyOptions::default().sparse(sparse).reflink(reflink);
             let r = copy(&src, &dst, &opts).unwrap();
             assert_same(&src, &dst, &format!("{} {sparse}", fs.name));
             assert_eq!(r.len, len);
@@ -248,12 +233,7 @@ common::per_fs! {
                 use std::io::Write;
                 (&appender).write_all(&[7u8; 10000]).unwrap();
             };
-            let opts = CopyOptions {
-                sparse,
-                reflink,
-                progress: Some(&grow),
-                ..Default::default()
-            };
+            let opts = CopyOptions::default().sparse(sparse).reflink(reflink).progress(Some(&grow));
             let r = copy(&src, &dst, &opts).unwrap();
             let label = format!("{} {sparse}/{reflink}", fs.name);
             assert_eq!(r.len, len, "{label}");
@@ -273,12 +253,7 @@ common::per_fs! {
             let dst = dir.path().join("cut");
             let victim = std::fs::OpenOptions::new().write(true).open(&src).unwrap();
             let cut = |_p: fspace::Progress| victim.set_len(MIB).unwrap();
-            let opts = CopyOptions {
-                sparse,
-                reflink,
-                progress: Some(&cut),
-                ..Default::default()
-            };
+            let opts = CopyOptions::default().sparse(sparse).reflink(reflink).progress(Some(&cut));
             let label = format!("{} {sparse}/{reflink}", fs.name);
             match copy(&src, &dst, &opts) {
                 Err(e) => {
@@ -300,11 +275,7 @@ common::per_fs! {
         let dst = dir.path().join("shrunk");
         let victim = std::fs::OpenOptions::new().write(true).open(&src).unwrap();
         let cut = |_p: fspace::Progress| victim.set_len(4096).unwrap();
-        let opts = CopyOptions {
-            sparse: SparseMode::Always,
-            progress: Some(&cut),
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().sparse(SparseMode::Always).progress(Some(&cut));
         let e = copy(&src, &dst, &opts).expect_err("a shrinking source fails the copy");
         assert!(e.to_string().contains("shrank"), "{}: {e}", fs.name);
         assert!(!dst.exists());
@@ -320,12 +291,7 @@ common::per_fs! {
         let dst = dir.path().join("cancelled");
         let flag = std::sync::atomic::AtomicBool::new(false);
         let stop = |_p: fspace::Progress| flag.store(true, std::sync::atomic::Ordering::Relaxed);
-        let opts = CopyOptions {
-            reflink: ReflinkMode::Never,
-            cancel: Some(&flag),
-            progress: Some(&stop),
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().reflink(ReflinkMode::Never).cancel(Some(&flag)).progress(Some(&stop));
         let e = copy(&src, &dst, &opts).expect_err("cancelled");
         assert_eq!(e.raw_os_error(), Some(125), "{}: {e}", fs.name);
         assert!(!dst.exists());

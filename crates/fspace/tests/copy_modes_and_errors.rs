@@ -6,7 +6,7 @@ mod copy_common;
 use fspace_test_kit as common;
 
 use copy_common::{assert_same, make, Case, MIB};
-use fspace::sparse::{copy, CopyMethod, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{copy, CopyMethod, CopyOptions, ReflinkMode, SparseMode};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -45,10 +45,7 @@ common::per_fs! {
             assert!(r.fallbacks[0].errno.is_some(), "{}: {r:?}", fs.name);
         }
         let never = dir.path().join("never");
-        let opts = CopyOptions {
-            reflink: ReflinkMode::Never,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().reflink(ReflinkMode::Never);
         let r = copy(&src, &never, &opts).unwrap();
         assert_ne!(r.method, CopyMethod::Clone);
         if fs.is(&["ext4", "tmpfs"]) {
@@ -69,10 +66,7 @@ common::per_fs! {
             );
         }
         let always = dir.path().join("always");
-        let opts = CopyOptions {
-            reflink: ReflinkMode::Always,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().reflink(ReflinkMode::Always);
         match copy(&src, &always, &opts) {
             Ok(r) => {
                 assert!(clones, "{}: cloned where it should not: {r:?}", fs.name);
@@ -94,10 +88,7 @@ common::per_fs! {
         let _g = common::lock_pair(a, b);
         let (da, db) = (a.tempdir(), b.tempdir());
         let src = make(da.path(), Case::OneByte);
-        let opts = CopyOptions {
-            reflink: ReflinkMode::Always,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().reflink(ReflinkMode::Always);
         let e = copy(&src, &db.path().join("x"), &opts).expect_err("no clone across filesystems");
         assert_eq!(e.raw_os_error(), Some(18), "{e}");
     }
@@ -122,10 +113,7 @@ common::per_fs! {
         };
         let s = std::fs::metadata(&src).unwrap();
         let dst = dir.path().join("kept");
-        let opts = CopyOptions {
-            preserve: true,
-            ..Default::default()
-        };
+        let opts = CopyOptions::default().preserve(true);
         let r = copy(&src, &dst, &opts).unwrap();
         assert!(r.preserved);
         let d = std::fs::metadata(&dst).unwrap();
@@ -193,10 +181,7 @@ common::per_fs! {
             std::fs::remove_file(d.join("x")).unwrap();
         }
         // The same file, by name, hard link and symbolic link, even with force.
-        let force = CopyOptions {
-            force: true,
-            ..Default::default()
-        };
+        let force = CopyOptions::default().force(true);
         expect(&src, &src, &force, 22, "is the same file as");
         std::fs::hard_link(&src, d.join("hard")).unwrap();
         if fs.name == "sshfs" {
@@ -301,11 +286,7 @@ common::per_fs! {
         for reflink in [ReflinkMode::Auto, ReflinkMode::Never] {
             for sparse in [SparseMode::Auto, SparseMode::Always] {
                 let dst = dir.path().join("full");
-                let opts = CopyOptions {
-                    sparse,
-                    reflink,
-                    ..Default::default()
-                };
+                let opts = CopyOptions::default().sparse(sparse).reflink(reflink);
                 let e = copy(&src, &dst, &opts).expect_err("copy into a full filesystem");
                 assert_eq!(e.raw_os_error(), Some(28), "{}: {e}", fs.name);
                 assert!(e.to_string().contains(&dst.display().to_string()), "{e}");

@@ -5,7 +5,8 @@
 
 use fspace_test_kit as common;
 
-use fspace::fs_info::{block_devices, BlockDevice};
+use fspace::internals::block_devices;
+use fspace::BlockDevice;
 use std::path::{Path, PathBuf};
 
 use std::process::Command;
@@ -157,7 +158,7 @@ common::per_fs! {
         f.sync_data().unwrap();
         f.write_all_at(&common::pattern(2, 4096), 4096).unwrap();
         f.sync_data().unwrap();
-        let u = fspace::extents::space_use(std::slice::from_ref(&path)).unwrap();
+        let u = fspace::space_use(std::slice::from_ref(&path)).unwrap();
         assert_eq!((u.files, u.logical_bytes), (1, 64 << 10), "{}", fs.name);
         assert_eq!(u.allocated_bytes, common::allocated(&path), "{}", fs.name);
         if fs.is(&["btrfs"]) {
@@ -208,7 +209,7 @@ common::per_fs! {
     /// itself again under `setpriv --bounding-set -sys_admin`.
     fn without_cap_sys_admin_the_pinned_space_says_why(fs) on [btrfs] {
         if let Ok(path) = std::env::var("FSPACE_SPACE_USE_CHILD") {
-            let u = fspace::extents::space_use(&[PathBuf::from(path)]).unwrap();
+            let u = fspace::space_use(&[PathBuf::from(path)]).unwrap();
             println!("SPACE{}", serde_json::to_string(&u).unwrap());
             return;
         }
@@ -240,13 +241,13 @@ common::per_fs! {
             .lines()
             .find_map(|l| l.strip_prefix("SPACE"))
             .unwrap_or_else(|| panic!("no result from the child: {out}"));
-        let child: fspace::extents::SpaceUse = serde_json::from_str(line).unwrap();
+        let child: fspace::SpaceUse = serde_json::from_str(line).unwrap();
         assert_eq!(child.pinned_bytes, None, "{child:?}");
         let why = child.pinned_unknown.clone().unwrap_or_default();
         assert!(why.contains("CAP_SYS_ADMIN"), "{child:?}");
         assert!(child.words().contains("were not read"), "{}", child.words());
         // With the capability: the same file's extents.
-        let u = fspace::extents::space_use(std::slice::from_ref(&path)).unwrap();
+        let u = fspace::space_use(std::slice::from_ref(&path)).unwrap();
         assert_eq!(u.pinned_bytes, Some(64 << 10), "{u:?}");
         assert_eq!(u.pinned_unknown, None, "{u:?}");
         assert_eq!(u.allocated_bytes, child.allocated_bytes);

@@ -6,8 +6,8 @@
 use fspace_test_kit as common;
 
 use common::Fs;
-use fspace::fs_info::{AllocUnitSource, FsInfo};
-use fspace::sparse::{dig, DigOptions};
+use fspace::{dig, DigOptions};
+use fspace::{AllocUnitSource, FsInfo};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

@@ -31,12 +31,8 @@ common::per_fs! {
             }
             let free_before = common::free_after_sync(dir.path());
             let target = init.len() as u64 + free_before + (64 << 20);
-            let opts = GrowOptions {
-                choice: strategy
-                    .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks),
-                check_free_space: check,
-                ..Default::default()
-            };
+            let opts = GrowOptions::default().choice(strategy
+                    .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks)).check_free_space(check);
             let e = grow(&p, target, &opts).expect_err("growth past free space must fail");
             assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
             let msg = e.to_string();
@@ -102,14 +98,10 @@ common::per_fs! {
                 std::thread::sleep(std::time::Duration::from_micros(20));
             }
         });
-        let opts = GrowOptions {
-            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
-            sync: true,
-            ..Default::default()
-        };
-        let restarts_before = fspace::sys::counters().restarts;
+        let opts = GrowOptions::default().choice(StrategyChoice::with_fallbacks(Strategy::ZeroFill)).sync(true);
+        let restarts_before = fspace::internals::counters().restarts;
         let r = grow(&p, 96 << 20, &opts);
-        let restarts = fspace::sys::counters().restarts - restarts_before;
+        let restarts = fspace::internals::counters().restarts - restarts_before;
         stop.store(true, Ordering::Relaxed);
         storm.join().unwrap();
         let r = r.unwrap_or_else(|e| panic!("{}: {e}", fs.name));
@@ -135,12 +127,7 @@ common::per_fs! {
         let r = grow(
             &p,
             4 << 20,
-            &GrowOptions {
-                create: true,
-                sync: true,
-                intent: Intent::Log,
-                ..Default::default()
-            },
+            &GrowOptions::default().create(true).sync(true).intent(Intent::Log),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
         assert!(r.created);
@@ -148,11 +135,7 @@ common::per_fs! {
         // A creation refused by the free-space check leaves nothing at all
         // (a real mid-fill ENOSPC: failed_creation_leaves_nothing).
         let q = dir.path().join("huge.seg");
-        let big = GrowOptions {
-            create: true,
-            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
-            ..Default::default()
-        };
+        let big = GrowOptions::default().create(true).choice(StrategyChoice::with_fallbacks(Strategy::ZeroFill));
         if fs.name != "sshfs" && fs.name != "cwd" {
             assert!(grow(&q, 1 << 50, &big).is_err());
             assert!(!q.exists());
@@ -176,10 +159,7 @@ common::per_fs! {
         grow(
             &p,
             8 << 20,
-            &GrowOptions {
-                choice: StrategyChoice::with_fallbacks(Strategy::Reserve),
-                ..Default::default()
-            },
+            &GrowOptions::default().choice(StrategyChoice::with_fallbacks(Strategy::Reserve)),
         )
         .unwrap();
         let blocks =
@@ -194,10 +174,7 @@ common::per_fs! {
         let e = grow(
             &p,
             free + (64 << 20),
-            &GrowOptions {
-                choice: StrategyChoice::with_fallbacks(Strategy::Allocate),
-                ..Default::default()
-            },
+            &GrowOptions::default().choice(StrategyChoice::with_fallbacks(Strategy::Allocate)),
         )
         .expect_err("too big");
         assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
@@ -225,12 +202,7 @@ common::per_fs! {
                 cancel.store(true, Ordering::Relaxed);
             }
         };
-        let opts = GrowOptions {
-            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
-            cancel: Some(&cancel),
-            progress: Some(&stop_after_3),
-            ..Default::default()
-        };
+        let opts = GrowOptions::default().choice(StrategyChoice::with_fallbacks(Strategy::ZeroFill)).cancel(Some(&cancel)).progress(Some(&stop_after_3));
         let e = grow(&p, 64 << 20, &opts).expect_err("cancelled");
         assert_eq!(e.raw_os_error(), Some(125), "{}: {e}", fs.name); // ECANCELED
         assert!(e.to_string().contains("interrupted"), "{e}");
@@ -245,11 +217,7 @@ common::per_fs! {
                 cancel.store(true, Ordering::Relaxed);
             }
         };
-        let opts = GrowOptions {
-            create: true,
-            progress: Some(&check),
-            ..opts
-        };
+        let opts = opts.create(true).progress(Some(&check));
         assert!(grow(&q, 64 << 20, &opts).is_err());
         assert!(
             seen_absent.get(),
@@ -273,12 +241,7 @@ common::per_fs! {
         let dir = fs.tempdir();
         let q = dir.path().join("huge.seg");
         let free = common::free_after_sync(dir.path());
-        let opts = GrowOptions {
-            create: true,
-            choice: StrategyChoice::with_fallbacks(Strategy::ZeroFill),
-            check_free_space: false,
-            ..Default::default()
-        };
+        let opts = GrowOptions::default().create(true).choice(StrategyChoice::with_fallbacks(Strategy::ZeroFill)).check_free_space(false);
         let e = grow(&q, free + (64 << 20), &opts).expect_err("must not fit");
         assert_eq!(e.raw_os_error(), Some(ENOSPC), "{}: {e}", fs.name);
         assert!(
@@ -319,20 +282,17 @@ common::per_fs! {
         let dir = fs.tempdir();
         let dead = dir
             .path()
-            .join(format!(".x{}{host}-5000000-0", fspace::grow::TEMP_MARKER));
+            .join(format!(".x{}{host}-5000000-0", fspace::TEMP_MARKER));
         let foreign = dir.path().join(format!(
             ".x{}otherhost-5000000-0",
-            fspace::grow::TEMP_MARKER
+            fspace::TEMP_MARKER
         ));
         std::fs::write(&dead, b"left by a killed fspace").unwrap();
         std::fs::write(&foreign, b"another host's").unwrap();
         grow(
             &dir.path().join("new"),
             4096,
-            &GrowOptions {
-                create: true,
-                ..Default::default()
-            },
+            &GrowOptions::default().create(true),
         )
         .unwrap();
         assert!(!dead.exists(), "{}", fs.name);

@@ -3,8 +3,8 @@
 
 use fspace_test_kit as common;
 
-use fspace::extents::{map_file, ExtentState, MapOptions};
 use fspace::{grow, GrowOptions, Strategy, StrategyChoice};
+use fspace::{map_file, ExtentState, MapOptions};
 
 const ENOSPC: i32 = 28;
 
@@ -27,10 +27,7 @@ common::per_fs! {
         let caps = info.caps().unwrap();
         let seek = map_file(
             &p,
-            MapOptions {
-                force_seek: true,
-                ..Default::default()
-            },
+            MapOptions::default().force_seek(true),
         )
         .unwrap();
         assert_eq!(seek.summary.size, 2 << 20);
@@ -77,11 +74,7 @@ common::per_fs! {
         let dir = fs.tempdir();
         for (strategy, bytes) in [(Strategy::Allocate, 8u64 << 20), (Strategy::Sparse, 0)] {
             let p = dir.path().join(strategy.name());
-            let opts = GrowOptions {
-                create: true,
-                choice: StrategyChoice::with_fallbacks(strategy),
-                ..Default::default()
-            };
+            let opts = GrowOptions::default().create(true).choice(StrategyChoice::with_fallbacks(strategy));
             let r = grow(&p, 8 << 20, &opts).unwrap();
             let m = map_file(&p, MapOptions::default()).unwrap();
             assert_eq!(m.method, fspace::MapMethod::Seek, "{}", fs.name);
@@ -122,7 +115,7 @@ common::per_fs! {
         f.write_all_at(&b, 1 << 20).unwrap();
         let old_len = (1 << 20) + b.len() as u64;
         let (start, len) = (32u64 << 10, 3u64 << 20);
-        let r = fspace::grow::allocate_range(&f, &path, start, len).unwrap();
+        let r = fspace::allocate_range(&f, &path, start, len).unwrap();
         let fallocate_works = !fs.is(&["ext4-noextents", "sshfs"]);
         assert_eq!(
             r.strategy,
@@ -182,7 +175,7 @@ common::per_fs! {
         if !fallocate_works && fs.is(&common::BOUNDED) {
             // Far more than the filesystem holds: refused before writing.
             let before = common::read(&path);
-            let e = fspace::grow::allocate_range(&f, &path, 0, 64 << 30).unwrap_err();
+            let e = fspace::allocate_range(&f, &path, 0, 64 << 30).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(ENOSPC), "{e}");
             assert!(e.to_string().contains("nothing was written"), "{e}");
             assert_eq!(common::read(&path), before, "{}", fs.name);
@@ -196,16 +189,16 @@ common::per_fs! {
                 .write(true)
                 .open(&wo_path)
                 .unwrap();
-            let r = fspace::grow::allocate_range(&wo, &wo_path, 0, 1 << 20).unwrap();
+            let r = fspace::allocate_range(&wo, &wo_path, 0, 1 << 20).unwrap();
             assert!(!r.holes_known, "{r:?}");
             assert_eq!(r.bytes_written, (1 << 20) - a.len() as u64, "{r:?}");
             assert_eq!(&common::read(&wo_path)[..a.len()], &a[..]);
         }
         // Argument errors keep the kernel's errno.
-        let e = fspace::grow::allocate_range(&f, &path, 0, 0).unwrap_err();
+        let e = fspace::allocate_range(&f, &path, 0, 0).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(22), "{e}");
         let ro = std::fs::File::open(&path).unwrap();
-        let e = fspace::grow::allocate_range(&ro, &path, 0, 4096).unwrap_err();
+        let e = fspace::allocate_range(&ro, &path, 0, 4096).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(9), "{e}");
     }
 }

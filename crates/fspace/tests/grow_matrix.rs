@@ -3,8 +3,8 @@
 use fspace_test_kit as common;
 
 use common::Fs;
-use fspace::extents::{map_file, ExtentState, MapOptions};
 use fspace::{grow, FsKind, GrowOptions, Intent, Strategy, StrategyChoice};
+use fspace::{map_file, ExtentState, MapOptions};
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -53,7 +53,7 @@ common::per_fs! {
             let n = e.unwrap().file_name();
             assert!(
                 !n.to_string_lossy()
-                    .starts_with(fspace::fs_info::SCRATCH_PREFIX),
+                    .starts_with(fspace::internals::SCRATCH_PREFIX),
                 "{n:?} left in {}",
                 fs.name
             );
@@ -98,15 +98,14 @@ fn check_growth(
     }
     let old = init.len() as u64;
     let target = old + c.extra;
-    let opts = GrowOptions {
-        choice: mode
-            .0
-            .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks),
-        intent: mode.1,
-        sync: c.sync,
-        create,
-        ..Default::default()
-    };
+    let opts = GrowOptions::default()
+        .choice(
+            mode.0
+                .map_or_else(StrategyChoice::built_in, StrategyChoice::with_fallbacks),
+        )
+        .intent(mode.1)
+        .sync(c.sync)
+        .create(create);
     let r = grow(&path, target, &opts);
     if let (true, Err(e)) = (create, &r) {
         prop_assert!(
@@ -223,18 +222,11 @@ common::per_fs! {
         let dir = fs.tempdir();
         let p = dir.path().join("seg");
         std::fs::write(&p, common::pattern(7, 12345)).unwrap();
-        let log = GrowOptions {
-            intent: Intent::Log,
-            sync: true,
-            ..Default::default()
-        };
+        let log = GrowOptions::default().intent(Intent::Log).sync(true);
         let r = grow(&p, 16 << 20, &log).unwrap();
         let m = map_file(
             &p,
-            MapOptions {
-                sync: true,
-                ..Default::default()
-            },
+            MapOptions::default().sync(true),
         )
         .unwrap();
         let grown = 12345..16 << 20;
@@ -274,10 +266,7 @@ common::per_fs! {
             assert_eq!(r.bytes_written, 0);
             let m = map_file(
                 &q,
-                MapOptions {
-                    sync: true,
-                    ..Default::default()
-                },
+                MapOptions::default().sync(true),
             )
             .unwrap();
             assert_eq!(
@@ -301,11 +290,7 @@ common::per_fs! {
         let r = grow(
             &p,
             256 << 20,
-            &GrowOptions {
-                create: true,
-                sync: true,
-                ..Default::default()
-            },
+            &GrowOptions::default().create(true).sync(true),
         )
         .unwrap();
         assert_eq!(r.strategy, Strategy::ZeroFill, "{}", fs.name);
@@ -333,10 +318,7 @@ common::per_fs! {
         let r = grow(
             &p,
             1 << 20,
-            &GrowOptions {
-                choice: StrategyChoice::with_fallbacks(Strategy::Allocate),
-                ..Default::default()
-            },
+            &GrowOptions::default().choice(StrategyChoice::with_fallbacks(Strategy::Allocate)),
         )
         .unwrap();
         assert_eq!(r.strategy, Strategy::ZeroFill);
@@ -349,10 +331,7 @@ common::per_fs! {
             r.fallbacks[0].error
         );
 
-        let strict = GrowOptions {
-            choice: StrategyChoice::exactly(Strategy::Allocate),
-            ..Default::default()
-        };
+        let strict = GrowOptions::default().choice(StrategyChoice::exactly(Strategy::Allocate));
         let e = grow(&p, 2 << 20, &strict).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(95));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 20);
@@ -367,7 +346,7 @@ fn impossible_targets_are_refused_up_front() {
     let dir = fs.tempdir();
     let p = dir.path().join("f");
     std::fs::write(&p, b"x").unwrap();
-    for target in [u64::MAX, fspace::units::MAX_FILE_SIZE + 1] {
+    for target in [u64::MAX, fspace::Size::MAX_FILE.bytes() + 1] {
         let e = grow(&p, target, &GrowOptions::default()).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(27), "{e}"); // EFBIG
         assert!(e.to_string().contains("largest file"), "{e}");
@@ -375,15 +354,7 @@ fn impossible_targets_are_refused_up_front() {
     assert_eq!(std::fs::read(&p).unwrap(), b"x");
     let link = dir.path().join("dangling");
     std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
-    let e = grow(
-        &link,
-        1 << 20,
-        &GrowOptions {
-            create: true,
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let e = grow(&link, 1 << 20, &GrowOptions::default().create(true)).unwrap_err();
     assert!(e.to_string().contains("dangling symbolic link"), "{e}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }

@@ -40,7 +40,7 @@ per_fs! {
             m.extents
         );
 
-        let m = map_file(&path, MapOptions { sync: true, ..Default::default() }).unwrap();
+        let m = map_file(&path, MapOptions::default().sync(true)).unwrap();
         assert_eq!(m.summary.unwritten_cached, None, "{}", fs.name);
         assert_eq!(m.bytes_in(ExtentState::Written, 2 * MIB..3 * MIB), MIB, "{}: {:?}", fs.name, m.extents);
         assert_eq!(m.bytes_in(ExtentState::Unwritten, 0..2 * MIB), 2 * MIB, "{}", fs.name);

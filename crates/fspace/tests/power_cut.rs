@@ -31,7 +31,7 @@ fn write_durably(path: &Path, data: &[u8]) {
 }
 
 fn copy_force_case(fs: &'static str) {
-    use fspace::sparse::{copy, CopyOptions, ReflinkMode};
+    use fspace::{copy, CopyOptions, ReflinkMode};
     let Some(mut env) = LoopFs::new("copy_force_power_cut", fs) else {
         return;
     };
@@ -43,13 +43,11 @@ fn copy_force_case(fs: &'static str) {
     let src = env.mnt.join("src.bin");
     write_durably(&dst, &old);
     write_durably(&src, &new);
-    let opts = CopyOptions {
-        force: true,
-        // Shared blocks would be the source's, durable already: copy the
-        // bytes, as across filesystems.
-        reflink: ReflinkMode::Never,
-        ..Default::default()
-    };
+    // Shared blocks would be the source's, durable already: copy the
+    // bytes, as across filesystems.
+    let opts = CopyOptions::default()
+        .force(true)
+        .reflink(ReflinkMode::Never);
     let r = copy(&src, &dst, &opts).unwrap_or_else(|e| panic!("{fs}: copy --force: {e}"));
     assert!(r.replaced && !r.synced, "{fs}: {r:?}");
     // Another program's fsync commits the journal, the rename with it.
@@ -78,7 +76,7 @@ fn copy_force_case(fs: &'static str) {
 /// length (documented), but never bytes that are not zeros. Prints what
 /// it found: the figures behind the docs.
 fn grow_create_case(fs: &'static str) {
-    use fspace::grow::{grow, GrowOptions, Intent};
+    use fspace::{grow, GrowOptions, Intent};
     let Some(mut env) = LoopFs::new("grow_create_power_cut", fs) else {
         return;
     };
@@ -86,11 +84,7 @@ fn grow_create_case(fs: &'static str) {
     let target = 8u64 << 20;
     for intent in [Intent::Bulk, Intent::Log] {
         let p = path.with_extension(format!("{intent:?}").to_lowercase());
-        let opts = GrowOptions {
-            create: true,
-            intent,
-            ..Default::default()
-        };
+        let opts = GrowOptions::default().create(true).intent(intent);
         grow(&p, target, &opts).unwrap_or_else(|e| panic!("{fs}: grow --create: {e}"));
     }
     write_durably(&env.mnt.join("other.txt"), b"unrelated");

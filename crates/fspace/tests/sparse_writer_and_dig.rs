@@ -5,7 +5,7 @@ mod copy_common;
 use fspace_test_kit as common;
 
 use copy_common::{make, Case, MIB};
-use fspace::sparse::{dig, DigOptions, SparseWriter, SparseWriterOptions};
+use fspace::{dig, DigOptions, SparseWriter, SparseWriterOptions};
 use std::os::fd::AsFd;
 
 common::per_fs! {
@@ -41,11 +41,7 @@ common::per_fs! {
                     .truncate(false)
                     .open(&p)
                     .unwrap();
-                let opts = SparseWriterOptions {
-                    detect_zeros: detect,
-                    buffer_size: 64 << 10,
-                    ..Default::default()
-                };
+                let opts = SparseWriterOptions::default().detect_zeros(detect).buffer_size(64 << 10);
                 let mut w = SparseWriter::new(f.as_fd(), &p, opts).unwrap();
                 let mut model: Vec<u8> = Vec::new();
                 for (i, (kind, len)) in pieces.iter().enumerate() {
@@ -105,14 +101,14 @@ common::per_fs! {
         let mut w = SparseWriter::new(f.as_fd(), &p, SparseWriterOptions::default()).unwrap();
         // rsync's pattern: 1 KiB at a time. 8 MiB data, 8 MiB zeros, 8 MiB data.
         let data = common::random_bytes(77, 8 * MIB as usize);
-        let before = fspace::sys::counters();
+        let before = fspace::internals::counters();
         for part in [&data[..], &vec![0u8; 8 * MIB as usize][..], &data[..]] {
             for c in part.chunks(1024) {
                 w.write(c).unwrap();
             }
         }
         let s = w.finish().unwrap();
-        let writes = fspace::sys::counters().since(before).writes;
+        let writes = fspace::internals::counters().since(before).writes;
         assert_eq!(s.bytes_written, 16 * MIB, "{}: {s:?}", fs.name);
         assert!(
             s.write_calls <= 17 && writes <= 20,

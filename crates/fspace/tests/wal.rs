@@ -239,12 +239,7 @@ common::per_fs! {
         // Take (almost) all the space.
         let ballast = dir.path().join("ballast");
         let free = common::free_after_sync(dir.path());
-        let gopts = fspace::GrowOptions {
-            intent: fspace::Intent::Bulk,
-            create: true,
-            check_free_space: false,
-            ..Default::default()
-        };
+        let gopts = fspace::GrowOptions::default().intent(fspace::Intent::Bulk).create(true).check_free_space(false);
         let mut target = free.saturating_sub(256 << 10);
         while fspace::grow(&ballast, target, &gopts).is_err() {
             target -= 1 << 20;
@@ -286,7 +281,7 @@ common::per_fs! {
         let dir = fs.tempdir();
         for method in SyncMethod::ALL {
             let d = dir.path().join(method.name());
-            let o = WalOptions { sync_method: Some(method), ..opts() };
+            let o = opts().sync_method(Some(method));
             let wal = Wal::open(&d, o.clone()).unwrap();
             let stats = wal.stats();
             let used = if method == SyncMethod::DirectDsync && stats.direct_io != "yes" {
@@ -364,7 +359,7 @@ common::per_fs! {
 /// write buffer smaller than a page are refused, not a panic or a hang.
 #[test]
 fn impossible_numbers_are_refused() {
-    use fspace::wal::format::SegmentHeader;
+    use fspace::internals::wal_format::SegmentHeader;
     let fs = &common::all()[0];
     let _g = fs.lock();
     let dir = fs.tempdir();
@@ -452,7 +447,7 @@ common::per_fs! {
         let info = fspace::fs_info(dir.path()).unwrap();
         let rec = fspace::policy::Recommendation {
             intent: fspace::Intent::Log,
-            strategy: fspace::policy::built_in(&info, fspace::Intent::Log).first(),
+            strategy: fspace::internals::built_in(&info, fspace::Intent::Log).first(),
             recycle: Some(false),
             summary: "test".into(),
             reason: "test".into(),
@@ -474,10 +469,7 @@ common::per_fs! {
                 recommendations: vec![rec],
             })
             .unwrap();
-        let auto = WalOptions {
-            prepare: fspace::StrategyChoice::auto(store.clone()),
-            ..opts()
-        };
+        let auto = opts().prepare(fspace::StrategyChoice::auto(store.clone()));
         let wal = Wal::open(dir.path().join("a"), auto.clone()).unwrap();
         let m = wal.stats().sync_method;
         assert!(m.starts_with("dsync (auto: measured fastest by `fspace probe --save`"), "{}: {m}", fs.name);
@@ -487,7 +479,7 @@ common::per_fs! {
         let m = built_in.stats().sync_method;
         assert!(!m.contains("fspace probe"), "{}: {m}", fs.name);
         built_in.close().unwrap();
-        let asked = WalOptions { sync_method: Some(SyncMethod::Fdatasync), ..auto };
+        let asked = auto.sync_method(Some(SyncMethod::Fdatasync));
         let wal = Wal::open(dir.path().join("c"), asked).unwrap();
         assert!(wal.stats().sync_method.starts_with("fdatasync (asked for"), "{}", wal.stats().sync_method);
         wal.close().unwrap();

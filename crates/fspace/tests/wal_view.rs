@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 fn opts() -> WalOptions {
-    WalOptions {
-        segment_size: 64 << 10,
-        ..Default::default()
-    }
+    WalOptions::default().segment_size(64 << 10)
 }
 
 fn payload(n: u64) -> Vec<u8> {

@@ -2,13 +2,13 @@
 //!
 //! `cargo run --release -p fspace-bench --bin crc_speed -- [SIZE] [ROUNDS]`
 //! times CRC-32C of SIZE bytes (default 8208: an 8 KiB record with its
-//! 16-byte header) with `fspace::bench_internals::crc32c_append` (what the log
+//! 16-byte header) with `fspace::internals::crc32c_append` (what the log
 //! uses) and with `crc-fast` alone (what it used before), alternating the
 //! two in each of ROUNDS rounds (default 7) of 200,000 calls each, and
 //! prints ns per call, the per-round ratio, and the median with the
 //! min-max of the rounds.
 
-use fspace::bench_internals::{crc32c_append, crc32c_append_portable, crc32c_folds};
+use fspace::internals::{crc32c_append, crc32c_append_portable, crc32c_folds};
 use fspace_bench::{median, range};
 use std::hint::black_box;
 use std::time::Instant;

@@ -17,10 +17,7 @@ fn main() -> fspace::Result<()> {
     let opens: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20);
     let d = std::path::Path::new(&dir).join("wal-open-time");
     let _ = std::fs::remove_dir_all(&d);
-    let o = WalOptions {
-        segment_size: 1 << 20,
-        ..Default::default()
-    };
+    let o = WalOptions::default().segment_size(1 << 20);
     let wal = Wal::open(&d, o.clone())?;
     let rec = vec![7u8; 64 << 10];
     while wal.stats().switches < segments {

@@ -62,10 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let file = written_file(&work.join("overwrite"), &buf)?;
     let wal = Wal::open(
         work.join("log"),
-        WalOptions {
-            sync_method: Some(method),
-            ..Default::default()
-        },
+        WalOptions::default().sync_method(Some(method)),
     )?;
     wal.wait_prepared()?;
     let mut at = 0u64;

@@ -1,5 +1,5 @@
 //! Measures the zero scan behind sparse copies and `dig`: fspace's
-//! [`fspace::bench_internals::is_zero`] against a byte-at-a-time loop (the baseline),
+//! [`fspace::internals::is_zero`] against a byte-at-a-time loop (the baseline),
 //! in one run, over an all-zero buffer, per 4 KiB block as the writer calls it.
 //!
 //! ```text
@@ -46,7 +46,7 @@ fn main() {
         // Touch every page so the measurement reads memory, not fresh zero pages.
         let buf: Vec<u8> = buf.iter().map(|&b| black_box(b)).collect();
         let r = rounds * reps;
-        let ours = rate(&buf, r, fspace::bench_internals::is_zero);
+        let ours = rate(&buf, r, fspace::internals::is_zero);
         let base = rate(&buf, rounds.min(r), naive);
         println!(
             "zero scan {name:>5} ({mib} MiB): fspace {ours:6.1} GB/s   byte loop {base:5.2} GB/s   ratio {:5.1}x",

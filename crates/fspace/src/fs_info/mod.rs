@@ -394,7 +394,8 @@ fn cache() -> &'static Mutex<BTreeMap<u64, Arc<Capabilities>>> {
 /// Describes the filesystem holding `path` (a file or a directory), probing
 /// its capabilities with a scratch file in the directory the first time a
 /// device is seen.
-pub fn fs_info(path: &Path) -> Result<FsInfo> {
+pub fn fs_info(path: impl AsRef<Path>) -> Result<FsInfo> {
+    let path = path.as_ref();
     fs_info_impl(path, Probe::Cached)
 }
 

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 /// How to grow.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct GrowOptions<'a> {
     /// How the strategies are chosen: the policy (built-in rules, or a saved
     /// measurement when it names where they are kept), or a strategy the
@@ -167,7 +168,8 @@ fn ser_opt_path<S: serde::Serializer>(
 /// fspace assumes no other process changes the file's length while it
 /// grows it: a concurrent appender's bytes past the old length may be
 /// overwritten by a zero-fill, or cut by a rollback.
-pub fn grow(path: &Path, target: u64, opts: &GrowOptions<'_>) -> Result<GrowReport> {
+pub fn grow(path: impl AsRef<Path>, target: u64, opts: &GrowOptions<'_>) -> Result<GrowReport> {
+    let path = path.as_ref();
     let start = Instant::now();
     let before = sys::counters();
     match open_existing(path) {
@@ -218,10 +220,11 @@ fn open_error(path: &Path, errno: Errno) -> Error {
 /// ignored.
 pub fn grow_fd<Fd: AsFd>(
     fd: Fd,
-    path: &Path,
+    path: impl AsRef<Path>,
     target: u64,
     opts: &GrowOptions<'_>,
 ) -> Result<GrowReport> {
+    let path = path.as_ref();
     let start = Instant::now();
     let before = sys::counters();
     let fd = fd.as_fd();
@@ -689,3 +692,5 @@ fn check_free_space_for(
     }
     Ok(())
 }
+
+setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)> });

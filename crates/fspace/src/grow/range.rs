@@ -80,7 +80,13 @@ pub struct RangeReport {
 /// Not atomic against other writers: like glibc's emulation, a concurrent
 /// write into a hole or past EOF between the scan and the fill can be
 /// overwritten with zeros. Nothing is synced.
-pub fn allocate_range<Fd: AsFd>(fd: Fd, path: &Path, offset: u64, len: u64) -> Result<RangeReport> {
+pub fn allocate_range<Fd: AsFd>(
+    fd: Fd,
+    path: impl AsRef<Path>,
+    offset: u64,
+    len: u64,
+) -> Result<RangeReport> {
+    let path = path.as_ref();
     let start = Instant::now();
     let before = sys::counters();
     let fd = fd.as_fd();

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 /// Options of [`dig()`].
 #[derive(Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct DigOptions<'a> {
     /// `fsync` the file at the end.
     pub sync: bool,
@@ -93,7 +94,8 @@ pub struct DigReport {
 /// holes (the first punch fails with `EOPNOTSUPP`; nothing was changed). No
 /// other process may write the file meanwhile: a block read as zeros and
 /// then written by someone else before the punch would lose that write.
-pub fn dig(path: &Path, opts: &DigOptions<'_>) -> Result<DigReport> {
+pub fn dig(path: impl AsRef<Path>, opts: &DigOptions<'_>) -> Result<DigReport> {
+    let path = path.as_ref();
     let start = Instant::now();
     let before = sys::counters();
     let fd = sys::open(path, OFlags::RDWR | OFlags::NONBLOCK | OFlags::NOCTTY, 0).map_err(|e| {
@@ -302,3 +304,5 @@ impl Digger<'_> {
         }
     }
 }
+
+setters!(DigOptions<'a> { sync: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)> });

@@ -13,6 +13,8 @@ mod dig;
 mod scan;
 mod writer;
 
+#[cfg(feature = "internals")]
+pub use copy::COPY_WRITE_SIZE;
 pub use copy::{copy, CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode, SparseMode};
 pub use dig::{dig, DigOptions, DigReport};
 pub use writer::{SparseStats, SparseWriter, SparseWriterOptions};

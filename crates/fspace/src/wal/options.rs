@@ -87,6 +87,7 @@ pub const LOCK_NAME: &str = "LOCK";
 /// assert!(opts.validate().is_ok());
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct WalOptions {
     /// Size of new segments in bytes: a multiple of 4 KiB, at least 64 KiB.
     /// Existing segments keep their size. Default [`DEFAULT_SEGMENT_SIZE`].
@@ -195,3 +196,5 @@ pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
     o.validate()
         .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
 }
+
+setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod> });

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
-use fspace::sparse::{ReflinkMode, SparseMode};
+use fspace::{ReflinkMode, SparseMode};
 use fspace_test_kit as common;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 pub const SEG: u64 = 256 << 10;
 
 pub fn opts() -> WalOptions {
-    WalOptions {
-        segment_size: SEG,
-        ..Default::default()
-    }
+    WalOptions::default().segment_size(SEG)
 }
 
 /// xorshift64*: deterministic test randomness.

@@ -118,7 +118,13 @@ fn blind_source_note(
 /// The copy holds the source's first `len` bytes, `len` being its length
 /// when the copy began: bytes appended meanwhile are not copied (the
 /// report notes it); a source that shrinks meanwhile fails the copy.
-pub fn copy(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> Result<CopyReport> {
+pub fn copy(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    opts: &CopyOptions<'_>,
+) -> Result<CopyReport> {
+    let src = src.as_ref();
+    let dst = dst.as_ref();
     let start = Instant::now();
     let before = sys::counters();
     opts.validate()

@@ -126,6 +126,7 @@ pub struct CopyFallback {
 
 /// How to copy.
 #[derive(Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct CopyOptions<'a> {
     /// What to do with zeros (default `auto`: keep the source's holes).
     pub sparse: SparseMode,
@@ -278,3 +279,5 @@ pub struct CopyReport {
     #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
 }
+
+setters!(CopyOptions<'a> { sparse: SparseMode, reflink: ReflinkMode, force: bool, preserve: bool, sync: bool, keep_allocation: bool, target_is_zero: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)> });

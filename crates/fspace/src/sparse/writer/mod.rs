@@ -41,6 +41,7 @@ pub fn speculative_preallocation(kind: FsKind) -> bool {
 
 /// How a [`SparseWriter`] treats zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SparseWriterOptions {
     /// Scan data for zero blocks and make them holes (default true).
     pub detect_zeros: bool,
@@ -597,6 +598,8 @@ impl<'fd> SparseWriter<'fd> {
         self.fd
     }
 }
+
+setters!(SparseWriterOptions { detect_zeros: bool, keep_holes: bool, buffer_size: usize, block_size: Option<u64> });
 
 #[cfg(test)]
 mod tests {
