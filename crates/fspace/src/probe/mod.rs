@@ -23,6 +23,7 @@
 
 pub mod busy;
 pub mod decide;
+mod entry;
 mod plan;
 mod rounds;
 mod run;
@@ -35,6 +36,11 @@ pub use crate::policy::FsKey;
 pub use crate::policy::Recommendation;
 pub use busy::Busy;
 pub use decide::{recommend, TIE_MARGIN};
-pub use run::*;
-pub use schema::*;
+pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
+pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
+pub use run::ProbeOptions;
+pub use schema::{
+    save, saved_policy, CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction,
+    ProbeProgress, ProbeResult, StateResult, SweepPoint, SyncMethodResult, SCHEMA,
+};
 pub use stats::{median, p_greater, range, ALPHA, EXACT_SPLITS};
