@@ -1,6 +1,6 @@
 //! The commit benchmark behind `fspace bench commit` (and, later, `fspace
 //! probe`): records committed with `fdatasync` into space in each state,
-//! and through the [`Wal`], measured in one run so the ratios are fair on a
+//! and through the [`Wal`](crate::wal::Wal), measured in one run so the ratios are fair on a
 //! noisy machine.
 //!
 //! Every mode works in a scratch file or directory inside the directory

@@ -123,12 +123,12 @@ pub struct CommitBenchOptions {
     /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
     pub direct_io: Option<bool>,
     /// How the log prepares new segments in `wal` mode
-    /// ([`WalOptions::prepare`]).
+    /// ([`WalOptions::prepare`](crate::wal::WalOptions::prepare)).
     pub prepare: StrategyChoice,
-    /// Sync methods to measure ([`SyncMethod`]). [`run_commit`] uses the
-    /// first; [`run_suite`] runs each mode once per method, in this order.
+    /// Sync methods to measure ([`SyncMethod`]). [`run_commit`](super::run_commit) uses the
+    /// first; [`run_suite`](super::run_suite) runs each mode once per method, in this order.
     /// Empty: `fdatasync` for the file modes, the log's own choice
-    /// ([`WalOptions::sync_method`] `None`) for `wal`.
+    /// ([`WalOptions::sync_method`](crate::wal::WalOptions::sync_method) `None`) for `wal`.
     pub sync_methods: Vec<SyncMethod>,
     /// Stop a file mode when its prepared space is used up (one pass
     /// through `file_size`) instead of wrapping around: later passes would

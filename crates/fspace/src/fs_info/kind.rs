@@ -33,7 +33,7 @@ pub enum FsKind {
     Ceph,
     /// 9P (network/virtual).
     NineP,
-    /// Any FUSE filesystem; see [`FsInfo::fs_type`] for the subtype.
+    /// Any FUSE filesystem; see [`FsInfo::fs_type`](super::FsInfo::fs_type) for the subtype.
     Fuse,
     /// overlayfs: behaviour comes from the upper layer.
     Overlay,
@@ -118,7 +118,7 @@ impl FsKind {
     }
 
     /// Returns true if and only if the data lives behind a network protocol.
-    /// FUSE is decided by its subtype in [`FsInfo::network`].
+    /// FUSE is decided by its subtype in [`FsInfo::network`](super::FsInfo::network).
     pub fn is_network(self) -> bool {
         matches!(
             self,

@@ -56,7 +56,7 @@ fn blind_source_note(
 /// The ladder: `FICLONE` when allowed (`reflink` auto with `sparse` auto,
 /// or `reflink` always) → `copy_file_range` per data extent (found with
 /// `SEEK_DATA`/`SEEK_HOLE`) when no zero scan is needed → `pread` +
-/// [`SparseWriter`]. A rung falls to the next only when nothing has been
+/// [`SparseWriter`](crate::sparse::SparseWriter). A rung falls to the next only when nothing has been
 /// copied yet; each fallback is in the report.
 ///
 /// When `dst` is a directory the copy goes into it under the source's name.
