@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 /// Shortest time per commit mode when the budget is tight: below this the
 /// percentiles mean little.
-pub(super) const MIN_MODE: Duration = Duration::from_millis(250);
+const MIN_MODE: Duration = Duration::from_millis(250);
 
 /// Most runs of one state in one round (see [`Rounds::commit`]).
-pub(super) const MAX_RUNS: usize = 32;
+const MAX_RUNS: usize = 32;
 
 /// Most extra rounds for a close call (see [`Rounds::commit`]).
-pub(super) const MAX_EXTRA_ROUNDS: usize = 4;
+const MAX_EXTRA_ROUNDS: usize = 4;
 
 /// The two cases to measure again when a decision was too noisy (the
 /// challenger, the standing choice): the log's preparation first, else
@@ -72,12 +72,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
     /// Time for the next state so that the states still to run fit what
     /// is left of the budget, counting each one's preparation at the
     /// measured zero-fill rate.
-    pub(super) fn state_time(
-        &self,
-        left_states: usize,
-        setup: Duration,
-        reserve: Duration,
-    ) -> Duration {
+    fn state_time(&self, left_states: usize, setup: Duration, reserve: Duration) -> Duration {
         let left = self
             .run
             .budget
@@ -95,7 +90,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
     /// Runs `state` for `per_state`, again on a freshly prepared file
     /// while its file is used up early (a fast device, tmpfs) and time
     /// lasts: more samples, never a wrap into written blocks.
-    pub(super) fn run_state(
+    fn run_state(
         &self,
         case: Case,
         bopts: &mut CommitBenchOptions,

@@ -103,7 +103,7 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn grow_one(&self, s: Strategy, size: u64) -> Result<GrowthResult> {
+    fn grow_one(&self, s: Strategy, size: u64) -> Result<GrowthResult> {
         let p = self.dir.join(format!("grow-{}", s.name()));
         let _ = std::fs::File::create(&p).map_err(|e| Error::from_io("create", &p, None, e))?;
         let r = self.grow_timed(&p, s, size);
@@ -145,7 +145,7 @@ impl Run<'_> {
     /// Grows `p` from empty by `s` with `fdatasync`; zero-fill goes in
     /// synced steps sized to take about [`ZERO_FILL_STEP_TIME`] each and
     /// stops at the time cap. Returns (bytes, seconds, capped).
-    pub(super) fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
+    fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
         let opts = GrowOptions {
             choice: StrategyChoice::exactly(s),
             intent: Intent::Bulk,
