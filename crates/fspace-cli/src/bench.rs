@@ -13,23 +13,21 @@ use std::sync::atomic::Ordering;
 
 /// `fspace bench commit`.
 pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
-    let mut o = CommitBenchOptions {
-        record_size: a.record as usize,
-        writers: a.writers as usize,
-        duration: std::time::Duration::from_secs_f64(a.seconds),
-        file_size: a.file_size,
-        segment_size: a.segment_size,
-        prepare: match a.prepare.0 {
+    let mut o = CommitBenchOptions::default()
+        .record_size(a.record as usize)
+        .writers(a.writers as usize)
+        .duration(std::time::Duration::from_secs_f64(a.seconds))
+        .file_size(a.file_size)
+        .segment_size(a.segment_size)
+        .prepare(match a.prepare.0 {
             Some(s) => StrategyChoice::with_fallbacks(s),
             None => StrategyChoice::auto_from_state_dir(),
-        },
-        direct_io: match a.direct_io.as_str() {
+        })
+        .direct_io(match a.direct_io.as_str() {
             "on" => Some(true),
             "off" => Some(false),
             _ => None,
-        },
-        ..Default::default()
-    };
+        });
     for m in a.sync_method.into_iter().flatten() {
         if !o.sync_methods.contains(&m) {
             o.sync_methods.push(m);

@@ -64,11 +64,10 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
             }
         }
     };
-    let opts = ProbeOptions {
-        level: a.level,
-        cancel: Some(&cancel),
-        progress: Some(&show),
-    };
+    let opts = ProbeOptions::default()
+        .level(a.level)
+        .cancel(Some(&cancel))
+        .progress(Some(&show));
     let result = fspace::probe::probe(a.dir, &opts);
     drop(bar);
     let r = result?;

@@ -1,17 +1,16 @@
 //! One question, one answer: on every filesystem of the matrix, `fspace
 //! info`, `fspace grow --for INTENT`, the log's preparer, the C API's
 //! `fspace_grow` and `fspace_fs_info_auto_strategy`, and the probe's
-//! built-in recommendation name the strategy `fspace::policy::plan` names,
+//! built-in recommendation name the strategy `fspace::probe::plan` names,
 //! for each intent: first with no saved measurement, then with one saved for
 //! the filesystem (which they all must follow).
 
 use fspace_test_kit as common;
 
-use fspace::policy::{
-    plan, FsKey, Recommendation, SavedPolicy, SavedResults, StrategyChoice, SCHEMA,
-};
+use fspace::probe::{FsKey, Recommendation, SavedPolicy, SAVED_SCHEMA};
 use fspace::wal::{Wal, WalOptions};
 use fspace::{fs_info, Intent, Strategy};
+use fspace::{plan, SavedResults, StrategyChoice};
 use serde_json::Value;
 use std::ffi::{c_char, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -207,7 +206,7 @@ fn agree(fs: &common::Fs) {
     // A saved measurement: everyone follows it.
     let file = store
         .save(&SavedPolicy {
-            schema: SCHEMA.into(),
+            schema: SAVED_SCHEMA.into(),
             measured_utc: "2026-11-24 00:00:00 UTC".into(),
             measured_by: "policy_agreement test".into(),
             key,

@@ -149,13 +149,13 @@ impl Error {
     /// Builds an [`Error::Io`] from a `std::io::Error`, keeping its errno.
     pub fn from_io(
         op: &'static str,
-        path: &Path,
+        path: impl AsRef<Path>,
         range: Option<Range<u64>>,
         err: io::Error,
     ) -> Self {
         Error::Io {
             op,
-            path: path.to_path_buf(),
+            path: path.as_ref().to_path_buf(),
             range,
             flags: None,
             source: err,

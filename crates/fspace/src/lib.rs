@@ -21,8 +21,8 @@
 //! ```no_run
 //! use fspace::{grow, GrowOptions, Intent};
 //! # fn main() -> fspace::Result<()> {
-//! let opts = GrowOptions { intent: Intent::Log, create: true, sync: true, ..Default::default() };
-//! let report = grow("wal/000001.seg".as_ref(), 16 << 20, &opts)?;
+//! let opts = GrowOptions::default().intent(Intent::Log).create(true).sync(true);
+//! let report = grow("wal/000001.seg", 16 << 20, &opts)?;
 //! println!("{} via {} ({} syscalls)", report.new_len, report.strategy, report.syscalls);
 //! # Ok(()) }
 //! ```
@@ -81,7 +81,7 @@ pub use wal::{Lsn, Wal, WalOptions};
 pub mod internals {
     pub use crate::fs_info::{block_devices, SCRATCH_PREFIX};
     pub use crate::policy::built_in;
-    pub use crate::probe::recommend;
+    pub use crate::probe::decide::recommend;
     pub use crate::sparse::COPY_WRITE_SIZE;
     pub use crate::sys::{counters, Counters};
     pub use crate::wal::format as wal_format;

@@ -179,12 +179,7 @@ common::per_fs! {
     fn the_log_reports_the_space_it_pins(fs) on [btrfs, ext4] {
         use fspace::bench::{run_commit, CommitBenchOptions};
         let dir = fs.tempdir();
-        let opts = CommitBenchOptions {
-            duration: std::time::Duration::from_millis(500),
-            segment_size: 1 << 20,
-            sync_methods: vec![fspace::SyncMethod::Fdatasync],
-            ..Default::default()
-        };
+        let opts = CommitBenchOptions::default().duration(std::time::Duration::from_millis(500)).segment_size(1 << 20).sync_methods(vec![fspace::SyncMethod::Fdatasync]);
         let r = run_commit(dir.path(), fspace::bench::SpaceState::Wal, &opts, None).unwrap();
         let u = r.wal.and_then(|w| w.space).expect("the log's space");
         assert!(r.commits > 10 && u.files >= 1, "{}: {u:?}", fs.name);

@@ -2,7 +2,17 @@
 //! module of a lower layer, or one listed before it in its own layer, in the
 //! table at the top of `docs/design.md` ("Layers"). A use that goes up or
 //! sideways fails here, naming the file, the line and the two modules.
+//!
+//! And no file imports, directly or through others, a file that imports it
+//! back: the import graph between files (`crate::`, `super::`, `self::` and
+//! module-relative paths, re-exports and globs followed to the file that
+//! defines what they name; see `layering/imports.rs`) has no circle. A
+//! circle fails here, naming its files and the imports that tie them.
 
+#[path = "layering/imports.rs"]
+mod imports;
+
+use imports::{circles, Crate, Tree};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -199,4 +209,173 @@ fn the_checker_sees_uses() {
     let src = "use crate::{error::{Error, Result}, sys};\n// crate::probe\nfn f() { crate::units::x(); }\nuse crate::policy::{\n    a,\n};";
     let got: Vec<String> = crate_uses(src).into_iter().map(|(_, m)| m).collect();
     assert_eq!(got, ["error", "sys", "units", "policy"]);
+}
+
+/// Files allowed in an import circle, for now.
+///
+/// TEMPORARY: `wal/mod.rs` holds types its siblings take by `use super::*`
+/// while it uses those siblings; the change that makes it a facade (issue
+/// 27, item 3) removes these circles, and this list goes with it. A circle
+/// passes only when every file in it is listed here.
+const CIRCLES_ALLOWED_FOR_NOW: &[&str] = &[
+    "wal/mod.rs",
+    "wal/preparer.rs",
+    "wal/reader.rs",
+    "wal/recovery.rs",
+    "wal/view.rs",
+    "wal/writer.rs",
+];
+
+/// The sources under `src/` as a tree for the import reader.
+fn source_tree() -> Tree {
+    let src = root().join("src");
+    let mut files = vec![];
+    sources(&src, &mut files);
+    files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).expect("under src");
+            let text = std::fs::read_to_string(f).expect("read source");
+            (rel.to_string_lossy().replace('\\', "/"), text)
+        })
+        .collect()
+}
+
+/// The circles of `tree`, each as one line per file and one per import
+/// inside it.
+fn circle_report(tree: &Tree, allowed: &[&str]) -> Vec<String> {
+    let krate = Crate::read(tree);
+    circles(&krate.edges())
+        .into_iter()
+        .filter(|(files, _)| !files.iter().all(|f| allowed.contains(&f.as_str())))
+        .map(|(files, edges)| {
+            // One line per pair of files: the first import's line and the
+            // paths that tie them.
+            let mut pairs: BTreeMap<(&str, &str), (usize, Vec<&str>)> = BTreeMap::new();
+            for e in &edges {
+                let p = pairs.entry((&e.from, &e.to)).or_insert((e.line, vec![]));
+                p.0 = p.0.min(e.line);
+                if !p.1.contains(&e.path.as_str()) {
+                    p.1.push(&e.path);
+                }
+            }
+            let ties: Vec<String> = pairs
+                .iter()
+                .map(|((from, to), (line, paths))| {
+                    format!("  {from}:{line} -> {to}: {}", paths.join(", "))
+                })
+                .collect();
+            format!(
+                "circle of {} files: {}\n{}",
+                files.len(),
+                files.join(", "),
+                ties.join("\n")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn no_import_circle_between_files() {
+    let tree = source_tree();
+    assert!(tree.len() > 50, "the source tree looks empty");
+    let bad = circle_report(&tree, CIRCLES_ALLOWED_FOR_NOW);
+    assert!(bad.is_empty(), "import circles:\n{}", bad.join("\n"));
+}
+
+fn tree(files: &[(&str, &str)]) -> Tree {
+    files
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_circle_check_finds_a_planted_circle_through_super() {
+    // Two siblings that take from each other by `super::`.
+    let planted = tree(&[
+        ("lib.rs", "pub mod m;\n"),
+        ("m/mod.rs", "mod a;\nmod b;\npub use a::Alpha;\n"),
+        (
+            "m/a.rs",
+            "use super::b::Beta;\npub struct Alpha(pub Beta);\n",
+        ),
+        (
+            "m/b.rs",
+            "pub struct Beta;\npub fn make() -> super::Alpha { super::Alpha(Beta) }\n",
+        ),
+    ]);
+    let report = circle_report(&planted, &[]);
+    assert_eq!(report.len(), 1, "{report:?}");
+    assert!(
+        report[0].starts_with("circle of 2 files: m/a.rs, m/b.rs"),
+        "{}",
+        report[0]
+    );
+    // `super::Alpha` is a re-export: the edge goes to the file defining it.
+    assert!(
+        report[0].contains("m/b.rs:2 -> m/a.rs: super::Alpha"),
+        "{}",
+        report[0]
+    );
+    // Allowed files pass; the same tree without the back edge has none.
+    assert!(circle_report(&planted, &["m/a.rs", "m/b.rs"]).is_empty());
+    let mut fixed = planted.clone();
+    fixed.insert("m/b.rs".into(), "pub struct Beta;\n".into());
+    assert!(circle_report(&fixed, &[]).is_empty());
+}
+
+#[test]
+fn the_circle_check_sees_globs_facades_and_inline_modules() {
+    let planted = tree(&[
+        ("lib.rs", "mod m;\nmod n;\n"),
+        // A facade that also holds a type its sibling takes by a glob.
+        (
+            "m/mod.rs",
+            "mod a;\npub struct Shared;\npub fn f() { a::g() }\n",
+        ),
+        (
+            "m/a.rs",
+            "use super::*;\npub fn g() -> Shared { Shared }\n",
+        ),
+        // Test modules inside a file resolve `super` to the file itself;
+        // `crate::` paths in strings (attributes) are read too.
+        (
+            "n/mod.rs",
+            "mod p;\nmod q;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    fn t() { let _ = '{'; }\n}\n",
+        ),
+        (
+            "n/p.rs",
+            "#[serde(with = \"crate::n::q::x\")]\npub struct P;\n",
+        ),
+        // Braces inside character and raw string literals do not close
+        // the inline module: the `use` after it is `q`'s, so its
+        // `super::` is `n`.
+        (
+            "n/q.rs",
+            "pub fn x() {}\nmod inner {\n    fn f<'a>(_: &'a str) { let _ = ('}', '\\'', r#\"}\"#, \"}\"); }\n}\nuse super::p::P;\n",
+        ),
+    ]);
+    let report = circle_report(&planted, &[]);
+    assert_eq!(report.len(), 2, "{report:?}");
+    assert!(
+        report[0].contains("m/a.rs:1 -> m/mod.rs: super::*"),
+        "{}",
+        report[0]
+    );
+    assert!(
+        report[0].contains("m/mod.rs:3 -> m/a.rs: a::g"),
+        "{}",
+        report[0]
+    );
+    assert!(
+        report[1].starts_with("circle of 2 files: n/p.rs, n/q.rs"),
+        "{}",
+        report[1]
+    );
+    assert!(
+        report[1].contains("n/q.rs:5 -> n/p.rs: super::p::P"),
+        "{}",
+        report[1]
+    );
 }

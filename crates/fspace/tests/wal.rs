@@ -7,7 +7,7 @@ use fspace_test_kit as common;
 
 use wal_common::*;
 
-use fspace::wal::{Record, Wal, WalOptions};
+use fspace::wal::{Record, Wal};
 use fspace::{Error, Lsn, SyncMethod};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -445,7 +445,7 @@ common::per_fs! {
         let state = tempfile::tempdir().unwrap();
         let store = fspace::SavedResults::in_dir(state.path());
         let info = fspace::fs_info(dir.path()).unwrap();
-        let rec = fspace::policy::Recommendation {
+        let rec = fspace::probe::Recommendation {
             intent: fspace::Intent::Log,
             strategy: fspace::internals::built_in(&info, fspace::Intent::Log).first(),
             recycle: Some(false),
@@ -461,11 +461,11 @@ common::per_fs! {
             sync_too_noisy: false,
         };
         store
-            .save(&fspace::policy::SavedPolicy {
-                schema: fspace::policy::SCHEMA.into(),
+            .save(&fspace::probe::SavedPolicy {
+                schema: fspace::probe::SAVED_SCHEMA.into(),
                 measured_utc: "2026-11-26 00:00:00 UTC".into(),
                 measured_by: "test".into(),
-                key: fspace::policy::FsKey::of(&info),
+                key: fspace::probe::FsKey::of(&info),
                 recommendations: vec![rec],
             })
             .unwrap();

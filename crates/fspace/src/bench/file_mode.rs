@@ -2,7 +2,17 @@
 //! prepared file (or appended to it) and made durable with a
 //! [`SyncMethod`], as a database's own log would without fspace's.
 
-use super::*;
+use super::engine::{
+    few_samples, file_io_err, prepare_file, record, result, run_threads, write_at,
+};
+use super::types::{CommitBenchOptions, CommitResult, SpaceState};
+use crate::error::{Error, Result};
+use crate::strategy::SyncMethod;
+use crate::sys::{self, Errno};
+use rustix::fs::OFlags;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// How one file mode writes and syncs a record.
 struct Committer<'a> {

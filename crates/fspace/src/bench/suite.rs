@@ -4,7 +4,9 @@
 //! compare. `fspace bench commit` prints it; library users get the same
 //! figures.
 
-use super::{peak_rss_kib, run_commit, CommitBenchOptions, CommitResult, SpaceState};
+use super::commit::run_commit;
+use super::engine::peak_rss_kib;
+use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;

@@ -21,7 +21,8 @@
 //! filesystems: [`FsKind::st_blocks_measures_allocation`]) the unit is
 //! unknown.
 
-use super::{scratch, FsKind};
+use super::kind::FsKind;
+use super::scratch::scratch;
 use crate::error::{Error, Result};
 use crate::sys;
 use rustix::fd::{AsFd, BorrowedFd};

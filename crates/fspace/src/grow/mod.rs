@@ -6,13 +6,16 @@
 //! existing bytes and never shrinks a file; on failure the file is put back
 //! to its old length and blocks allocated past it are released (rule 2).
 
+mod failure;
 mod range;
 mod rollback;
 
+use failure::{check_free_space, classify, Failure};
 use rollback::{rollback, state_before, Before};
 
 pub use crate::policy::StrategyChoice;
 pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
+pub(crate) use failure::usable_by_root;
 pub use range::{allocate_range, RangeReport};
 
 use crate::durable::{Steps, TempFile};
@@ -542,21 +545,6 @@ fn settle(
 /// [`GrowOptions::drop_filled_pages`].
 pub const DROP_FILLED_PAGES_AFTER_SYNC: bool = true;
 
-enum Failure {
-    /// Try the next strategy (EOPNOTSUPP, ENOSYS, EINVAL).
-    Unsupported(Error),
-    /// Stop (ENOSPC, EDQUOT, anything else).
-    Fatal(Error),
-}
-
-fn classify(err: Error) -> Failure {
-    if crate::errno::unsupported_raw(crate::errno::Call::Fallocate, err.raw_os_error()) {
-        Failure::Unsupported(err)
-    } else {
-        Failure::Fatal(err)
-    }
-}
-
 /// Runs one strategy; returns the bytes written.
 fn run(
     fd: BorrowedFd<'_>,
@@ -634,63 +622,6 @@ fn run(
             )
         }
     }
-}
-
-/// Returns true if and only if this process may count on `f_bfree` (the
-/// blocks reserved for root, ext4's 5%) rather than `f_bavail`: only as
-/// root, and not on copy-on-write filesystems, where `f_bfree` is raw space
-/// and `f_bavail` what data can really use (btrfs, 512 MB: 442 vs 264 MiB;
-/// `df` and `btrfs filesystem usage` agree with the latter).
-pub(crate) fn usable_by_root(magic: u64) -> bool {
-    rustix::process::geteuid().is_root() && !fs_info::FsKind::from_magic(magic).is_copy_on_write()
-}
-
-fn check_free_space(
-    fd: BorrowedFd<'_>,
-    path: &Path,
-    range: std::ops::Range<u64>,
-    op: &'static str,
-) -> std::result::Result<(), Failure> {
-    let need = range.end - range.start;
-    check_free_space_for(fd, path, range, need, op)
-}
-
-/// As `check_free_space`, for `need` bytes somewhere in `range` (a range
-/// allocation writes only its holes).
-fn check_free_space_for(
-    fd: BorrowedFd<'_>,
-    path: &Path,
-    range: std::ops::Range<u64>,
-    need: u64,
-    op: &'static str,
-) -> std::result::Result<(), Failure> {
-    let sf = sys::fstatfs(fd).map_err(|e| Failure::Fatal(Error::io("fstatfs", path, None, e)))?;
-    let blocks = if usable_by_root(sf.magic) {
-        sf.blocks_free
-    } else {
-        sf.blocks_available
-    };
-    let free = blocks.saturating_mul(sf.fragment_size);
-    if sf.blocks > 0 && need > free {
-        return Err(Failure::Fatal(Error::Refused {
-            op,
-            path: path.to_path_buf(),
-            message: format!(
-                "{} {} {} but the filesystem has {} free: No space left on device (os error 28); \
-                 nothing was written",
-                crate::units::format_range(&range),
-                if op == "zero-fill" || op == "allocate range" {
-                    "would write"
-                } else {
-                    "needs"
-                },
-                format_human(need),
-                format_human(free)
-            ),
-            errno: Errno::NOSPC.raw_os_error(),
-        }));
-    }
-    Ok(())
 }
 
 setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)> });

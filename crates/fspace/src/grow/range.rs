@@ -9,10 +9,11 @@
 //! writes of only the holes inside the file and of the part of the range
 //! beyond EOF, so bytes already in the file keep their values.
 
-use super::{check_free_space_for, Failure, Fallback, Strategy};
+use super::failure::{check_free_space_for, Failure};
 use crate::errno::{unsupported, unsupported_raw, Call};
 use crate::error::{Error, Result};
 use crate::runs::{self, DataRuns};
+use crate::strategy::{Fallback, Strategy};
 use crate::sys::{self, Errno, FallocMode};
 use crate::zeros;
 use rustix::fd::{AsFd, BorrowedFd};

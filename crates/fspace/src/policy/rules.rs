@@ -3,7 +3,7 @@
 //! policy"), and the rules a measurement may not overrule. Every rule is a
 //! named constant or a match arm with its evidence.
 
-use super::Plan;
+use super::plan::Plan;
 use crate::fs_info::{FsInfo, FsKind};
 use crate::strategy::{Intent, Strategy, SyncMethod};
 
@@ -118,6 +118,25 @@ pub fn log_excluded(info: &FsInfo, s: Strategy) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// The preparations a measurement may choose between for a log on
+/// `info`'s filesystem, in tie-break order: [`LOG_PREFERENCE`]
+/// ([`LOG_PREFERENCE_COW`] on copy-on-write filesystems) without the ones
+/// [`log_excluded`] rules out. The probe asks this rather than picking an
+/// order itself, so that what it measures and what it may recommend are
+/// the policy's answer for this filesystem.
+pub(crate) fn log_candidates(info: &FsInfo) -> Vec<Strategy> {
+    let order: &[Strategy] = if info.copy_on_write {
+        &LOG_PREFERENCE_COW
+    } else {
+        &LOG_PREFERENCE
+    };
+    order
+        .iter()
+        .copied()
+        .filter(|&s| log_excluded(info, s).is_none())
+        .collect()
 }
 
 /// Returns the ladder for an explicitly requested strategy: the strategy
@@ -251,4 +270,27 @@ fn log(info: &FsInfo) -> Plan {
              (unwritten ones cost a journal commit each); {why}, so zero-fill"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_candidates_follow_the_preference_without_the_excluded() {
+        let mut ext4 = crate::fs_info::identify(std::path::Path::new("/")).unwrap();
+        ext4.kind = FsKind::Ext4;
+        ext4.copy_on_write = false;
+        ext4.network = false;
+        assert_eq!(log_candidates(&ext4), LOG_PREFERENCE);
+        let mut btrfs = ext4.clone();
+        btrfs.kind = FsKind::Btrfs;
+        btrfs.copy_on_write = true;
+        assert_eq!(log_candidates(&btrfs), LOG_PREFERENCE_COW);
+        // Network or FUSE: nothing built on fallocate.
+        let mut sshfs = ext4.clone();
+        sshfs.kind = FsKind::Fuse;
+        sshfs.network = true;
+        assert_eq!(log_candidates(&sshfs), [Strategy::ZeroFill]);
+    }
 }

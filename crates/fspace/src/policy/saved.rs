@@ -7,7 +7,8 @@
 //! Where they are read from is the caller's choice ([`SavedResults`]):
 //! nothing here reads a file the caller did not name.
 
-use super::{rules, Plan};
+use super::plan::Plan;
+use super::rules;
 use crate::durable::{self, Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsInfo;

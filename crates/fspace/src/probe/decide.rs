@@ -4,11 +4,16 @@
 //! The rules, each a named constant below:
 //!
 //! - **log**: the candidates are the preparations whose commits could be
-//!   measured here, minus the ruled-out ones: zero-fill on copy-on-write
-//!   filesystems ([`COW_EXCLUDES_ZERO_FILL`](crate::policy::rules::COW_EXCLUDES_ZERO_FILL)), sparse elsewhere (holes
-//!   reserve nothing), fallocate-based ones on network and FUSE filesystems
-//!   ([`REMOTE_EXCLUDES_FALLOCATE`]). The first candidate in
-//!   [`LOG_PREFERENCE`] ([`LOG_PREFERENCE_COW`] on copy-on-write) whose rate
+//!   measured here, among those the policy allows for a log on this
+//!   filesystem, in its order (the ruled-out ones left out: zero-fill on
+//!   copy-on-write filesystems
+//!   ([`COW_EXCLUDES_ZERO_FILL`](crate::policy::rules::COW_EXCLUDES_ZERO_FILL)),
+//!   sparse elsewhere (holes reserve nothing), fallocate-based ones on
+//!   network and FUSE filesystems ([`REMOTE_EXCLUDES_FALLOCATE`])). The
+//!   first candidate in
+//!   [`LOG_PREFERENCE`](crate::policy::rules::LOG_PREFERENCE)
+//!   ([`LOG_PREFERENCE_COW`](crate::policy::rules::LOG_PREFERENCE_COW) on
+//!   copy-on-write) whose rate
 //!   is within [`TIE_MARGIN`] of the fastest preparation measured wins; if
 //!   none is, the fastest candidate does, and the reason names the faster
 //!   one that was ruled out. Filesystems without `fallocate` (ext4 without
@@ -19,12 +24,12 @@
 //! - **sparse**: `ftruncate` (the intent is that the space may stay
 //!   empty); the reason says what it cost and whether holes are kept.
 
+use super::schema::{GrowthResult, LogCheck, StateResult, SyncMethodResult};
 use super::verdict::{spread, sync_choice, verdict, verdict_words, Verdict};
-use super::{GrowthResult, LogCheck, StateResult, SyncMethodResult};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{
-    log_excluded, BULK_PREFERENCE, LOG_PREFERENCE, LOG_PREFERENCE_COW, REMOTE_EXCLUDES_FALLOCATE,
+    log_candidates, log_excluded, BULK_PREFERENCE, REMOTE_EXCLUDES_FALLOCATE,
 };
 use crate::policy::Recommendation;
 use crate::strategy::{Intent, Strategy};
@@ -32,12 +37,9 @@ use crate::units::{
     errno_text as short_err, format_count as commas, format_human, format_seconds as duration,
 };
 
-/// Figures within this fraction of the best count as a tie: 10%. Evidence:
-/// repeated `fspace bench commit` runs on this project's test machine put
-/// the same mode about this far apart from one round to the next
-/// (bench/runs/2026-11-22-commit/, bench/runs/2026-11-22-commit-earlier-run/);
-/// a smaller difference is noise.
-pub const TIE_MARGIN: f64 = 0.10;
+/// The tie margin lives with the verdict it decides; this path to it stays
+/// public as it was.
+pub use super::verdict::TIE_MARGIN;
 
 fn ratio(a: f64, b: f64) -> String {
     if b <= 0.0 {
@@ -232,20 +234,13 @@ pub(crate) struct LogContest<'a> {
 
 /// The log decision on `states`; `None` when no candidate was measured.
 pub(crate) fn log_contest<'a>(info: &FsInfo, states: &'a [StateResult]) -> Option<LogContest<'a>> {
-    let cow = info.copy_on_write;
     let state_of = |s: Strategy| {
         SpaceState::of_strategy(s)
             .and_then(|st| states.iter().find(|x| x.state == st && x.measured()))
     };
-    let order: &[Strategy] = if cow {
-        &LOG_PREFERENCE_COW
-    } else {
-        &LOG_PREFERENCE
-    };
-    let cands: Vec<(Strategy, &StateResult)> = order
-        .iter()
-        .filter(|s| log_excluded(info, **s).is_none())
-        .filter_map(|&s| state_of(s).map(|r| (s, r)))
+    let cands: Vec<(Strategy, &StateResult)> = log_candidates(info)
+        .into_iter()
+        .filter_map(|s| state_of(s).map(|r| (s, r)))
         .collect();
     let fastest = fastest_preparation(states).filter(|_| !cands.is_empty())?;
     let built_in = crate::policy::built_in(info, Intent::Log).first();

@@ -21,8 +21,9 @@
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.
 
-pub mod busy;
-pub mod decide;
+mod busy;
+pub(crate) mod decide;
+mod entry;
 mod plan;
 mod rounds;
 mod run;
@@ -31,10 +32,12 @@ mod stats;
 pub(crate) mod verdict;
 
 pub use crate::bench::SpaceState;
-pub use crate::policy::FsKey;
-pub use crate::policy::Recommendation;
+pub use crate::policy::{FsKey, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA};
 pub use busy::Busy;
-pub use decide::{recommend, TIE_MARGIN};
-pub use run::*;
-pub use schema::*;
-pub use stats::{median, p_greater, range, ALPHA, EXACT_SPLITS};
+pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
+pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
+pub use run::ProbeOptions;
+pub use schema::{
+    save, CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction, ProbeProgress,
+    ProbeResult, StateResult, SweepPoint, SyncMethodResult, SCHEMA,
+};

@@ -1,20 +1,91 @@
-//! How the probe's commit measurements are planned: the cases of a round
-//! (space states and sync methods), which of them decide something, how
-//! large their files are and what preparing them costs, and the
-//! prediction made from a state's runs.
+//! How the probe's measurements are planned: what each level may spend,
+//! the cases of a round (space states and sync methods), which of them
+//! decide something, how large their files are and what preparing them
+//! costs, and how a state's runs are summed up and predict the log.
 
-use super::run::*;
-use super::schema::*;
-use super::stats::*;
+use super::schema::{GrowthSection, Level, Prediction, StateResult, SyncMethodResult};
+use super::stats::{median, range};
 use crate::bench::{CommitResult, SpaceState};
 use crate::fs_info::FsInfo;
-use crate::strategy::SyncMethod;
+use crate::policy::rules::{is_remote, log_candidates};
+use crate::strategy::{Strategy, SyncMethod};
 use crate::units::format_human;
 use std::time::Duration;
 
 /// Share of the budget the commit files' preparation may take at the
 /// measured zero-fill rate: 35%.
 pub(super) const PREPARE_SHARE: f64 = 0.35;
+
+/// What a level may spend.
+pub(super) struct Budget {
+    /// The whole run's target.
+    pub(super) total: Duration,
+    /// Alternating rounds of the commit measurements.
+    pub(super) rounds: usize,
+    /// Longest time per commit mode and round (shortened to fit `total`).
+    pub(super) max_mode: Duration,
+    /// The file each overwrite mode commits into (one pass, no wrap).
+    pub(super) file_size: u64,
+    /// Longest time the zero-fill growth may take; past it the throughput
+    /// is measured on what was written.
+    pub(super) growth_cap: Duration,
+    /// Whether to run the record-size sweep.
+    pub(super) sweep: bool,
+}
+
+/// Bytes per record in the commit measurements: 8 KiB, the page size of
+/// PostgreSQL's WAL and a common database page.
+pub const RECORD_SIZE: usize = 8 << 10;
+
+/// Record sizes of the [`Level::Full`] sweep.
+pub const SWEEP_RECORDS: [usize; 4] = [512, 8 << 10, 64 << 10, 1 << 20];
+
+/// Smallest commit file (on slow devices the files shrink to keep the
+/// budget).
+pub(super) const MIN_FILE: u64 = 1 << 20;
+
+/// Time per sweep point.
+pub(super) const SWEEP_TIME: Duration = Duration::from_millis(1500);
+
+/// Copy-on-write filesystems smaller than this (8 GiB) get a run scaled to
+/// one [`SMALL_COW_SHARE`]th of their size.
+pub(super) const SMALL_COW: u64 = 8 << 30;
+
+/// One eighth.
+pub(super) const SMALL_COW_SHARE: u64 = 8;
+
+/// Share of the budget the main rounds leave for a close call: 15%.
+pub(super) const CLOSE_CALL_SHARE: f64 = 0.15;
+
+/// What `level` may spend.
+pub(super) fn budget(level: Level) -> Budget {
+    match level {
+        Level::Quick => Budget {
+            total: Duration::from_secs(10),
+            rounds: 3,
+            max_mode: Duration::from_millis(1000),
+            file_size: 32 << 20,
+            growth_cap: Duration::from_millis(2500),
+            sweep: false,
+        },
+        Level::Standard => Budget {
+            total: Duration::from_secs(30),
+            rounds: 4,
+            max_mode: Duration::from_millis(1800),
+            file_size: 64 << 20,
+            growth_cap: Duration::from_secs(5),
+            sweep: false,
+        },
+        Level::Full => Budget {
+            total: Duration::from_secs(180),
+            rounds: 5,
+            max_mode: Duration::from_millis(3000),
+            file_size: 128 << 20,
+            growth_cap: Duration::from_secs(20),
+            sweep: true,
+        },
+    }
+}
 
 /// One measurement of the rounds: a space state, or commits into written
 /// (recycled) space made durable by a sync method other than `fdatasync`.
@@ -68,27 +139,17 @@ impl Case {
 /// filesystems), and the log itself (the prediction's runs). The appended
 /// baseline, ruled-out preparations and `fsync` inform but decide nothing.
 pub(super) fn decisive(info: &FsInfo, case: Case) -> bool {
-    use crate::policy::rules::{is_remote, log_excluded, LOG_PREFERENCE, LOG_PREFERENCE_COW};
-    let order: &[crate::grow::Strategy] = if info.copy_on_write {
-        &LOG_PREFERENCE_COW
-    } else {
-        &LOG_PREFERENCE
-    };
-    let candidates = order
-        .iter()
-        .filter(|s| log_excluded(info, **s).is_none())
-        .count();
+    let candidates = log_candidates(info);
     match case.method {
         Some(SyncMethod::Fsync) => false,
         Some(_) => !is_remote(info),
         None if case.state == SpaceState::Recycled => !info.copy_on_write || !is_remote(info),
         None if case.state == SpaceState::Wal => true,
         None => {
-            candidates > 1
-                && order.iter().any(|s| {
-                    log_excluded(info, *s).is_none()
-                        && SpaceState::of_strategy(*s) == Some(case.state)
-                })
+            candidates.len() > 1
+                && candidates
+                    .iter()
+                    .any(|s| SpaceState::of_strategy(*s) == Some(case.state))
         }
     }
 }
@@ -142,6 +203,68 @@ pub(super) fn prediction(s: &StateResult, setup: &str, basis: String) -> Predict
     }
 }
 
+/// The summary of one state's runs: the median rate and latencies over
+/// the runs, and the notes of all (each once).
+pub(super) fn summarize(state: SpaceState, rs: &[CommitResult]) -> StateResult {
+    let mut notes: Vec<String> = vec![];
+    for r in rs {
+        // Each run ends when its file is used up: that is the design here
+        // (see `runs`), not worth a note per run.
+        for n in r
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with("stopped after one pass"))
+        {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    let unsupported = rs.iter().find_map(|r| r.unsupported.clone());
+    let ok: Vec<&CommitResult> = rs.iter().filter(|r| r.unsupported.is_none()).collect();
+    let rounds: Vec<f64> = ok.iter().map(|r| r.commits_per_sec).collect();
+    let runs_p50: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| r.latency.as_ref().map(|l| l.p50_us))
+        .collect();
+    let mut p99: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| r.latency.as_ref().map(|l| l.p99_us))
+        .collect();
+    StateResult {
+        state,
+        unsupported,
+        commits_per_sec: median(&mut rounds.clone()),
+        runs: rounds,
+        p50_us: median(&mut runs_p50.clone()),
+        runs_p50_us: runs_p50,
+        p99_us: median(&mut p99),
+        commits: ok.iter().map(|r| r.commits).sum(),
+        vs_append: None,
+        wal: ok.last().and_then(|r| r.wal.clone()),
+        notes,
+    }
+}
+
+/// The rate zeros were written at in the growth step (bytes/s), or a guess
+/// when zero-fill could not run.
+pub(super) fn fill_rate(growth: &GrowthSection) -> f64 {
+    growth
+        .results
+        .iter()
+        .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
+        .map_or(100e6, |g| g.bytes_per_sec.max(1e6))
+}
+
+/// Returns the strategy whose support `state` needs, if any.
+pub(super) fn needs(state: SpaceState) -> Option<Strategy> {
+    match state {
+        SpaceState::Allocated => Some(Strategy::Allocate),
+        SpaceState::WriteZeroed => Some(Strategy::WriteZeroes),
+        _ => None,
+    }
+}
+
 /// How the commit measurements of one run are sized, and what they cannot
 /// measure here.
 pub(super) struct CommitPlan {
@@ -167,7 +290,7 @@ impl CommitPlan {
         b: &Budget,
         notes: &mut Vec<String>,
     ) -> Self {
-        let fill = Run::fill_rate(growth);
+        let fill = fill_rate(growth);
         // Files sized so that preparing all of them (the written states,
         // the sync methods' written files, every round) takes at most
         // PREPARE_SHARE of the budget at the measured rate (a slow disk or
@@ -202,7 +325,7 @@ impl CommitPlan {
         let unsupported = Case::all()
             .iter()
             .map(|c| {
-                let need = c.state.needs()?;
+                let need = needs(c.state)?;
                 growth
                     .results
                     .iter()

@@ -1,13 +1,19 @@
 //! The commit measurements of a probe run: time per state, alternating
-//! rounds per space state, close-call extra rounds, and the record-size
-//! sweep.
+//! rounds per space state, close-call extra rounds, the check of the log
+//! both ways, and the record-size sweep.
 
-use super::plan::*;
-use super::run::*;
-use super::schema::*;
-use super::stats::*;
-use crate::bench::SpaceState;
-use crate::bench::{run_commit, CommitBenchOptions, CommitResult};
+use super::busy::IDLE_WINDOW;
+use super::decide::{log_contest, recommend};
+use super::plan::{
+    decisive, merge, prediction, summarize, Case, CommitPlan, CLOSE_CALL_SHARE, RECORD_SIZE,
+    SWEEP_RECORDS, SWEEP_TIME,
+};
+use super::run::Run;
+use super::schema::{
+    CommitSection, GrowthSection, LogCheck, Prediction, StateResult, SweepPoint, SyncMethodResult,
+};
+use super::verdict::{sync_choice, verdict, Verdict};
+use crate::bench::{run_commit, CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::Strategy;
@@ -15,48 +21,81 @@ use crate::strategy::SyncMethod;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
 
-impl Run<'_> {
-    /// The rate zeros were written at in the growth step (bytes/s), or a
-    /// guess when zero-fill could not run.
-    pub(super) fn fill_rate(growth: &GrowthSection) -> f64 {
-        growth
-            .results
-            .iter()
-            .find(|g| g.strategy == Strategy::ZeroFill && g.unsupported.is_none())
-            .map_or(100e6, |g| g.bytes_per_sec.max(1e6))
+/// Shortest time per commit mode when the budget is tight: below this the
+/// percentiles mean little.
+const MIN_MODE: Duration = Duration::from_millis(250);
+
+/// Most runs of one state in one round (see [`Rounds::commit`]).
+const MAX_RUNS: usize = 32;
+
+/// Most extra rounds for a close call (see [`Rounds::commit`]).
+const MAX_EXTRA_ROUNDS: usize = 4;
+
+/// The two cases to measure again when a decision was too noisy (the
+/// challenger, the standing choice): the log's preparation first, else
+/// its sync method.
+fn undecided(
+    info: &FsInfo,
+    states: &[StateResult],
+    methods: &[SyncMethodResult],
+) -> Option<(Case, Case)> {
+    let state = |s: Strategy| {
+        SpaceState::of_strategy(s).map(|state| Case {
+            state,
+            method: None,
+        })
+    };
+    if let Some(c) = log_contest(info, states) {
+        if matches!(c.verdict, Verdict::TooNoisy { .. }) {
+            return Some((state(c.challenger.0)?, state(c.standing.0)?));
+        }
+    }
+    let s = sync_choice(info, methods, true)?;
+    let method = |m: SyncMethod| Case {
+        state: SpaceState::Recycled,
+        method: (m != SyncMethod::Fdatasync).then_some(m),
+    };
+    s.too_noisy
+        .then(|| (method(s.challenger), method(s.standing)))
+}
+
+/// The commit measurements of one run, made through its progress steps.
+pub(super) struct Rounds<'r, 'a> {
+    run: &'r mut Run<'a>,
+}
+
+impl<'r, 'a> Rounds<'r, 'a> {
+    pub(super) fn new(run: &'r mut Run<'a>) -> Self {
+        Rounds { run }
     }
 
     /// Time for the next state so that the states still to run fit what
     /// is left of the budget, counting each one's preparation at the
     /// measured zero-fill rate.
-    pub(super) fn state_time(
-        &self,
-        left_states: usize,
-        setup: Duration,
-        reserve: Duration,
-    ) -> Duration {
+    fn state_time(&self, left_states: usize, setup: Duration, reserve: Duration) -> Duration {
         let left = self
+            .run
             .budget
             .total
-            .saturating_sub(self.start.elapsed())
+            .saturating_sub(self.run.start.elapsed())
             .saturating_sub(reserve)
             .mul_f64(0.9);
         let per = left
             .checked_div(left_states.max(1) as u32)
             .unwrap_or(MIN_MODE)
             .saturating_sub(setup);
-        per.clamp(MIN_MODE, self.budget.max_mode)
+        per.clamp(MIN_MODE, self.run.budget.max_mode)
     }
 
     /// Runs `state` for `per_state`, again on a freshly prepared file
     /// while its file is used up early (a fast device, tmpfs) and time
     /// lasts: more samples, never a wrap into written blocks.
-    pub(super) fn run_state(
+    fn run_state(
         &self,
         case: Case,
         bopts: &mut CommitBenchOptions,
         per_state: Duration,
-    ) -> Result<Vec<crate::bench::CommitResult>> {
+    ) -> Result<Vec<CommitResult>> {
         let state = case.state;
         bopts.sync_methods = case.method.into_iter().collect();
         let slots = bopts.file_size / bopts.record_size as u64;
@@ -64,8 +103,8 @@ impl Run<'_> {
         let mut out = vec![];
         for _ in 0..MAX_RUNS {
             bopts.duration = per_state.saturating_sub(t0.elapsed());
-            let r = run_commit(self.dir, state, bopts, self.opts.cancel)?;
-            self.cancelled()?;
+            let r = run_commit(self.run.dir, state, bopts, self.run.opts.cancel)?;
+            self.run.cancelled()?;
             let used_up = r.unsupported.is_none() && r.commits >= slots;
             out.push(r);
             if !used_up || per_state.saturating_sub(t0.elapsed()) < MIN_MODE {
@@ -86,8 +125,8 @@ impl Run<'_> {
         growth: &GrowthSection,
         notes: &mut Vec<String>,
     ) -> Result<CommitSection> {
-        let b = self.budget;
-        let mut plan = CommitPlan::new(info, growth, self.budget, notes);
+        let b = self.run.budget;
+        let mut plan = CommitPlan::new(info, growth, self.run.budget, notes);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
             file_size: plan.file_size,
@@ -110,7 +149,7 @@ impl Run<'_> {
                     .rev()
                     .find_map(|r| r.wal.as_ref()?.space.clone())
             });
-        let rec = super::decide::recommend(info, &states, &sync_methods, &growth.results, None);
+        let rec = recommend(info, &states, &sync_methods, &growth.results, None);
         let (prediction, log_check) = match rec
             .iter()
             .find(|r| r.intent == crate::strategy::Intent::Log && r.measured)
@@ -165,10 +204,9 @@ impl Run<'_> {
     ) -> Result<(Option<Prediction>, Option<LogCheck>)> {
         // What stands unless beaten: the built-in choices, or their
         // fallbacks where those could not be measured here.
-        let built_in =
-            super::decide::log_contest(info, states).map_or(log.strategy, |c| c.standing.0);
-        let built_in_sync = super::verdict::sync_choice(info, methods, true)
-            .map_or(SyncMethod::Fdatasync, |c| c.standing);
+        let built_in = log_contest(info, states).map_or(log.strategy, |c| c.standing.0);
+        let built_in_sync =
+            sync_choice(info, methods, true).map_or(SyncMethod::Fdatasync, |c| c.standing);
         let sync = log.sync_method.unwrap_or(built_in_sync);
         let setup = format!("{} segments, {sync}", log.strategy);
         let built_in_setup = format!("{built_in} segments, {built_in_sync}");
@@ -186,16 +224,15 @@ impl Run<'_> {
         }
         let k = wal.map_or(3, |w| w.runs.len()).clamp(3, 4);
         let left = self
+            .run
             .budget
             .total
-            .saturating_sub(self.start.elapsed())
-            .saturating_sub(
-                plan.sweep_reserve + Duration::from_secs(1) + super::busy::IDLE_WINDOW * 2,
-            );
+            .saturating_sub(self.run.start.elapsed())
+            .saturating_sub(plan.sweep_reserve + Duration::from_secs(1) + IDLE_WINDOW * 2);
         // Each run opens a log, which prepares its first segments.
         let per = (left / (2 * k as u32))
             .saturating_sub(plan.setup_of(SpaceState::Wal))
-            .min(self.budget.max_mode);
+            .min(self.run.budget.max_mode);
         if per < MIN_MODE {
             // Unconfirmed, the suggestion does not stand.
             let none = summarize(SpaceState::Wal, &[]);
@@ -241,8 +278,8 @@ impl Run<'_> {
                         &mut b,
                     )
                 };
-                self.steps += 1;
-                self.begin(format!(
+                self.run.steps += 1;
+                self.run.begin(format!(
                     "8 KiB commits through fspace's log, {} ({} of {k})",
                     if first { &setup } else { &built_in_setup },
                     i + 1
@@ -257,10 +294,7 @@ impl Run<'_> {
         let built = summarize(SpaceState::Wal, &b);
         let confirmed = recommended.measured()
             && built.measured()
-            && matches!(
-                super::verdict::verdict(&recommended, &built),
-                super::verdict::Verdict::Faster { .. }
-            );
+            && matches!(verdict(&recommended, &built), Verdict::Faster { .. });
         let p = if confirmed {
             prediction(
                 &recommended,
@@ -304,7 +338,7 @@ impl Run<'_> {
         runs: &mut [Vec<CommitResult>],
         notes: &mut Vec<String>,
     ) -> Result<(Duration, Duration)> {
-        let b = self.budget;
+        let b = self.run.budget;
         let cases = Case::all();
         let n = cases.len();
         let mut shortest = b.max_mode;
@@ -317,7 +351,7 @@ impl Run<'_> {
             for k in 0..n {
                 let i = (k + round * 3) % n;
                 let case = cases[i];
-                self.begin(format!(
+                self.run.begin(format!(
                     "8 KiB commits {} (round {} of {})",
                     case.label(),
                     round + 1,
@@ -369,7 +403,11 @@ impl Run<'_> {
             return false;
         }
         let mean = t_run.iter().sum::<Duration>() / t_run.len() as u32;
-        let left = self.budget.total.saturating_sub(self.start.elapsed());
+        let left = self
+            .run
+            .budget
+            .total
+            .saturating_sub(self.run.start.elapsed());
         mean * to_run as u32 > left.mul_f64(1.0 - CLOSE_CALL_SHARE)
     }
 
@@ -401,9 +439,10 @@ impl Run<'_> {
             .count() as f64
             / cases.len() as f64;
         let left = self
+            .run
             .budget
             .total
-            .saturating_sub(self.start.elapsed())
+            .saturating_sub(self.run.start.elapsed())
             .saturating_sub(plan.reserve)
             .saturating_sub(MIN_MODE * runs_left as u32)
             .as_secs_f64();
@@ -439,7 +478,7 @@ impl Run<'_> {
         runs: &mut [Vec<CommitResult>],
         notes: &mut Vec<String>,
     ) -> Result<()> {
-        let b = self.budget;
+        let b = self.run.budget;
         let cases = Case::all();
         let mut extra = 0;
         let mut pair = None;
@@ -455,7 +494,7 @@ impl Run<'_> {
             pair = Some((fast, standing));
             let left = b
                 .total
-                .saturating_sub(self.start.elapsed())
+                .saturating_sub(self.run.start.elapsed())
                 .saturating_sub(plan.sweep_reserve + Duration::from_secs(1))
                 // Kept for a check of the log both ways (`predict`).
                 .saturating_sub((MIN_MODE + plan.setup_of(SpaceState::Wal)) * 6);
@@ -470,8 +509,8 @@ impl Run<'_> {
                 [fast, standing]
             };
             for case in order {
-                self.steps += 1;
-                self.begin(format!(
+                self.run.steps += 1;
+                self.run.begin(format!(
                     "too close to call: 8 KiB commits {} again",
                     case.label()
                 ))?;
@@ -525,7 +564,7 @@ impl Run<'_> {
         let mut skipped = 0;
         for rec in SWEEP_RECORDS {
             for state in [SpaceState::Appended, SpaceState::Recycled, SpaceState::Wal] {
-                self.begin(format!(
+                self.run.begin(format!(
                     "record-size sweep: {} commits {}",
                     format_human(rec as u64),
                     if state == SpaceState::Wal {
@@ -534,7 +573,7 @@ impl Run<'_> {
                         format!("into {} space", state.name())
                     }
                 ))?;
-                if self.start.elapsed() >= self.budget.total {
+                if self.run.start.elapsed() >= self.run.budget.total {
                     skipped += 1;
                     continue;
                 }
@@ -548,8 +587,8 @@ impl Run<'_> {
                     stop_at_end: true,
                     ..Default::default()
                 };
-                let r = run_commit(self.dir, state, &o, self.opts.cancel)?;
-                self.cancelled()?;
+                let r = run_commit(self.run.dir, state, &o, self.run.opts.cancel)?;
+                self.run.cancelled()?;
                 let lat = r.latency.clone().unwrap_or_default();
                 out.push(SweepPoint {
                     record_size: rec,

@@ -1,9 +1,6 @@
 //! Statistics of the probe's rounds: medians, the rank test that decides
-//! whether one state beat another, the summary of one space state's runs,
-//! and the UTC date formatter of its reports.
-
-use super::schema::*;
-use crate::bench::SpaceState;
+//! whether one state beat another, and the UTC date formatter of its
+//! reports.
 
 /// The median of `v` (sorting it; the mean of the middle two for an even
 /// count; 0 when empty).
@@ -149,48 +146,6 @@ pub fn range(v: &[f64]) -> (f64, f64) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
             (lo.min(x), hi.max(x))
         })
-}
-
-pub(super) fn summarize(state: SpaceState, rs: &[crate::bench::CommitResult]) -> StateResult {
-    let mut notes: Vec<String> = vec![];
-    for r in rs {
-        // Each run ends when its file is used up: that is the design here
-        // (see `runs`), not worth a note per run.
-        for n in r
-            .notes
-            .iter()
-            .filter(|n| !n.starts_with("stopped after one pass"))
-        {
-            if !notes.contains(n) {
-                notes.push(n.clone());
-            }
-        }
-    }
-    let unsupported = rs.iter().find_map(|r| r.unsupported.clone());
-    let ok: Vec<&crate::bench::CommitResult> =
-        rs.iter().filter(|r| r.unsupported.is_none()).collect();
-    let rounds: Vec<f64> = ok.iter().map(|r| r.commits_per_sec).collect();
-    let runs_p50: Vec<f64> = ok
-        .iter()
-        .filter_map(|r| r.latency.as_ref().map(|l| l.p50_us))
-        .collect();
-    let mut p99: Vec<f64> = ok
-        .iter()
-        .filter_map(|r| r.latency.as_ref().map(|l| l.p99_us))
-        .collect();
-    StateResult {
-        state,
-        unsupported,
-        commits_per_sec: median(&mut rounds.clone()),
-        runs: rounds,
-        p50_us: median(&mut runs_p50.clone()),
-        runs_p50_us: runs_p50,
-        p99_us: median(&mut p99),
-        commits: ok.iter().map(|r| r.commits).sum(),
-        vs_append: None,
-        wal: ok.last().and_then(|r| r.wal.clone()),
-        notes,
-    }
 }
 
 /// Formats Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days,

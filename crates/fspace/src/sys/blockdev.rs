@@ -1,7 +1,8 @@
 //! Block device ioctls: size, and zeroing a range the cheapest correct way.
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::AsFd;
+use rustix::io::Errno;
 
 /// `BLKGETSIZE64`: `_IOR(0x12, 114, size_t)`.
 const BLKGETSIZE64: rustix::ioctl::Opcode = rustix::ioctl::opcode::read::<u64>(0x12, 114);

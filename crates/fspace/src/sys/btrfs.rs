@@ -9,8 +9,9 @@
 //! extent (`disk_bytenr`, `disk_num_bytes`) and the part it references
 //! (`num_bytes`).
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::AsFd;
+use rustix::io::Errno;
 
 /// `f_type` of btrfs.
 pub const BTRFS_SUPER_MAGIC: u64 = 0x9123_683E;

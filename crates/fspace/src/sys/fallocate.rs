@@ -1,9 +1,10 @@
 //! `fallocate(2)`, called directly: never glibc's `posix_fallocate`, which
 //! silently falls back to writing one byte per block (docs/design.md rule 1).
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::AsFd;
 use rustix::fs::FallocateFlags;
+use rustix::io::Errno;
 
 /// `FALLOC_FL_WRITE_ZEROES` (Linux 6.17+): allocate *written* zeroed extents
 /// using the device's unmap-write-zeroes command instead of moving data.

@@ -1,7 +1,8 @@
 //! `ioctl(FS_IOC_FIEMAP)`: the extent map of a file.
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::AsFd;
+use rustix::io::Errno;
 
 /// `FIEMAP_FLAG_SYNC`: flush dirty data before mapping.
 pub const FIEMAP_FLAG_SYNC: u32 = 0x1;

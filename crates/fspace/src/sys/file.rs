@@ -1,8 +1,9 @@
 //! Opening, writing, truncating, syncing and seeking.
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, SeekFrom};
+use rustix::io::Errno;
 use rustix::io::IoSlice;
 use std::path::Path;
 
@@ -131,13 +132,13 @@ pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> Result<(), Errno> {
 /// already have dropped the dirty pages and marked them clean, so a second
 /// call could report success for data that is lost (docs/design.md rule 6).
 pub fn fdatasync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
-    super::TOTAL.with(|c| c.set(c.get() + 1));
+    super::restart::TOTAL.with(|c| c.set(c.get() + 1));
     rustix::fs::fdatasync(fd)
 }
 
 /// `fsync(fd)`. Never restarted, for the same reason as [`fdatasync`].
 pub fn fsync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
-    super::TOTAL.with(|c| c.set(c.get() + 1));
+    super::restart::TOTAL.with(|c| c.set(c.get() + 1));
     rustix::fs::fsync(fd)
 }
 
@@ -220,7 +221,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<DirEntry>, Errno> {
         let name = std::ffi::OsStr::from_bytes(name).to_os_string();
         let mut file_type = e.file_type();
         if file_type == rustix::fs::FileType::Unknown {
-            if let Ok(st) = super::lstat(&dir.join(&name)) {
+            if let Ok(st) = super::statfs::lstat(&dir.join(&name)) {
                 file_type = rustix::fs::FileType::from_raw_mode(st.mode);
             }
         }

@@ -7,8 +7,6 @@
 //! rule 3). Offsets and lengths are `u64`; errors are raw `Errno`s that the
 //! caller wraps with the operation, path and range (rule 7).
 
-use std::cell::Cell;
-
 pub use rustix::io::Errno;
 
 mod blockdev;
@@ -16,104 +14,24 @@ mod btrfs;
 mod fallocate;
 mod fiemap;
 mod file;
+mod restart;
 mod statfs;
 
-pub use blockdev::*;
-pub use btrfs::*;
-pub use fallocate::*;
-pub use fiemap::*;
-pub use file::*;
-pub use statfs::*;
-
-/// Syscalls issued by the current thread through this module.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Every syscall, including restarts after `EINTR`.
-    pub total: u64,
-    /// Calls that change file contents, size or allocation: `pwritev`,
-    /// `fallocate`, `ftruncate`.
-    pub writes: u64,
-    /// Calls that returned `EINTR` and were issued again.
-    pub restarts: u64,
-}
-
-impl Counters {
-    /// Returns the calls issued since `earlier` was taken.
-    pub fn since(self, earlier: Counters) -> Counters {
-        Counters {
-            total: self.total - earlier.total,
-            writes: self.writes - earlier.writes,
-            restarts: self.restarts - earlier.restarts,
-        }
-    }
-}
-
-thread_local! {
-    static TOTAL: Cell<u64> = const { Cell::new(0) };
-    static WRITES: Cell<u64> = const { Cell::new(0) };
-    static RESTARTS: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Returns the current thread's running syscall counters.
-pub fn counters() -> Counters {
-    Counters {
-        total: TOTAL.with(Cell::get),
-        writes: WRITES.with(Cell::get),
-        restarts: RESTARTS.with(Cell::get),
-    }
-}
-
-/// The kind of a call, for counting.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Read,
-    Write,
-}
-
-/// Issues `call` until it returns something other than `EINTR`, counting
-/// every attempt. This is the single place where `EINTR` is handled.
-pub(crate) fn restart<T>(
-    kind: Kind,
-    mut call: impl FnMut() -> Result<T, Errno>,
-) -> Result<T, Errno> {
-    loop {
-        TOTAL.with(|c| c.set(c.get() + 1));
-        if kind == Kind::Write {
-            WRITES.with(|c| c.set(c.get() + 1));
-        }
-        match call() {
-            Err(Errno::INTR) => RESTARTS.with(|c| c.set(c.get() + 1)),
-            other => return other,
-        }
-    }
-}
-
+pub use blockdev::{block_device_size, block_zero_out};
+pub use btrfs::{btrfs_extents, BTRFS_SUPER_MAGIC};
+pub use fallocate::{fallocate, FallocMode};
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn restart_retries_eintr_and_counts_each_attempt() {
-        let before = counters();
-        let mut left = 3;
-        let r = restart(Kind::Write, || {
-            if left > 0 {
-                left -= 1;
-                Err(Errno::INTR)
-            } else {
-                Ok(7)
-            }
-        });
-        assert_eq!(r, Ok(7));
-        let d = counters().since(before);
-        assert_eq!(d.total, 4);
-        assert_eq!(d.writes, 4);
-        assert_eq!(d.restarts, 3);
-    }
-
-    #[test]
-    fn restart_passes_other_errors_through() {
-        let r: Result<(), Errno> = restart(Kind::Read, || Err(Errno::NOSPC));
-        assert_eq!(r, Err(Errno::NOSPC));
-    }
-}
+pub use fiemap::FIEMAP_EXTENT_LAST;
+pub use fiemap::{
+    fiemap, RawExtent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_SHARED,
+    FIEMAP_EXTENT_UNKNOWN, FIEMAP_EXTENT_UNWRITTEN,
+};
+pub use file::{
+    copy_file_range, fadvise_dontneed, fadvise_sequential, fchmod, fchown, fdatasync, ficlone,
+    flock_exclusive_nonblocking, fsync, fsync_dir, ftruncate, futimens, getrandom, mkdir, open,
+    pread, pwrite, pwrite_all, pwrite_all_with, pwritev, pwritev_dsync, read, read_dir, rename,
+    rename_noreplace, seek_data, seek_hole, set_status_flags, status_flags, unlink, wait_readable,
+    write_all,
+};
+pub use restart::{counters, Counters};
+pub use statfs::{fs_uuid, fsid, fstat, fstatfs, lstat, stat, Stat};

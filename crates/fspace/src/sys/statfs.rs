@@ -1,7 +1,8 @@
 //! `fstatfs(2)` and `fstat(2)`.
 
-use super::{restart, Errno, Kind};
+use super::restart::{restart, Kind};
 use rustix::fd::AsFd;
+use rustix::io::Errno;
 
 /// The parts of `struct statfs` fspace uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,7 +83,9 @@ pub const LOCK_NAME: &str = "LOCK";
 /// ```
 /// use fspace::wal::WalOptions;
 /// use fspace::SyncMethod;
-/// let opts = WalOptions { segment_size: 64 << 20, sync_method: Some(SyncMethod::Dsync), ..Default::default() };
+/// let opts = WalOptions::default()
+///     .segment_size(64 << 20)
+///     .sync_method(Some(SyncMethod::Dsync));
 /// assert!(opts.validate().is_ok());
 /// ```
 #[derive(Clone)]

@@ -11,9 +11,13 @@
 //! (a cloned file of them is holes); where the clone did share them (btrfs)
 //! the range is allocated and `fallocate` leaves it as it is.
 
-use super::*;
+use super::job::Job;
+use super::types::CopyReport;
 use crate::errno::{unsupported, Call};
+use crate::error::{Error, Result};
 use crate::sys::FallocMode;
+use crate::sys::{self, Errno};
+use rustix::fd::BorrowedFd;
 
 /// The source's unwritten ranges (block-aligned, as `FIEMAP` gives them,
 /// merged where adjacent), past its end included; `Err` with the errno when

@@ -10,8 +10,14 @@
 //! --target-is-zero` and bmaptool do. The device keeps whatever lies past
 //! the source's end.
 
-use super::*;
+use super::job::{Job, RunSink};
+use super::stream::read_to_end;
+use super::types::{CopyMethod, CopyReport};
+use crate::error::{Error, Result};
+use crate::sys::{self};
+use rustix::fd::BorrowedFd;
 use std::ops::Range;
+use std::path::Path;
 
 /// Block size of the zero scan and of the ranges zeroed: a page, a
 /// multiple of every logical block size Linux supports up to 4 KiB.
@@ -190,7 +196,7 @@ impl<'a> DeviceSink<'a> {
     }
 }
 
-impl job::RunSink for DeviceSink<'_> {
+impl RunSink for DeviceSink<'_> {
     fn hole(&mut self, r: Range<u64>) -> Result<()> {
         self.zero(r)
     }
@@ -212,7 +218,7 @@ impl Job<'_> {
         self.advise_sequential();
         if let Some(fifo) = stream {
             let mut pos = 0u64;
-            report.len = stream::read_to_end(self, fifo, |b| {
+            report.len = read_to_end(self, fifo, |b| {
                 sink.put(pos, b)?;
                 pos += b.len() as u64;
                 Ok(())

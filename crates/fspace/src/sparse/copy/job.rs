@@ -2,7 +2,21 @@
 //! sparse write), each rung falling to the next only before anything was
 //! copied.
 
-use super::*;
+use super::shared::{
+    length_now, not_possible, offload_may_share, COPY_WRITE_SIZE, OFFLOAD_CHUNK, SCAN_READ,
+};
+use super::types::{CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode, SparseMode};
+use crate::error::{Error, Result};
+use crate::fs_info::FsKind;
+use crate::runs::DataRuns;
+use crate::sparse::writer::{
+    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions,
+};
+use crate::strategy::Progress;
+use crate::sys::{self, Errno};
+use rustix::fd::BorrowedFd;
+use std::path::Path;
+use std::sync::atomic::Ordering;
 
 pub(super) struct Job<'a> {
     pub(super) src: &'a Path,

@@ -8,8 +8,15 @@
 //! `/proc/cpuinfo`. fspace trusts the size where it is a file's length and
 //! reads to the end where it is not.
 
-use super::*;
+use super::job::{Job, RunSink};
+use super::shared::COPY_WRITE_SIZE;
+use super::types::{CopyMethod, CopyReport, SparseMode};
+use crate::error::{Error, Result};
+use crate::sparse::writer::{SparseWriter, SparseWriterOptions};
+use crate::sys::{self, Errno};
 use crate::zeros;
+use rustix::fd::BorrowedFd;
+use std::path::Path;
 
 /// `statfs` magics of filesystems whose files report sizes that are not
 /// what `read` returns (0 bytes, or a page for a few bytes): procfs, sysfs,
@@ -158,7 +165,7 @@ impl StreamSink<'_> {
     }
 }
 
-impl super::job::RunSink for StreamSink<'_> {
+impl RunSink for StreamSink<'_> {
     fn hole(&mut self, r: std::ops::Range<u64>) -> Result<()> {
         self.zeros(r.end - r.start)
     }

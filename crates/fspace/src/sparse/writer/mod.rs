@@ -149,7 +149,12 @@ pub struct SparseWriter<'fd> {
 impl<'fd> SparseWriter<'fd> {
     /// Starts writing `fd` (opened for writing) from offset 0; `path` names
     /// it in errors.
-    pub fn new(fd: BorrowedFd<'fd>, path: &Path, opts: SparseWriterOptions) -> Result<Self> {
+    pub fn new(
+        fd: BorrowedFd<'fd>,
+        path: impl AsRef<Path>,
+        opts: SparseWriterOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
         let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
         if !st.is_regular() {
             return Err(Error::not_regular("sparse write", path, &st, None));

@@ -1,0 +1,63 @@
+//! One run of one mode in a scratch file or directory, removed afterwards.
+
+use super::file_mode::run_file;
+use super::types::{CommitBenchOptions, CommitResult, SpaceState};
+use super::wal_mode::run_wal;
+use crate::error::{Error, Result};
+use crate::sys::{self, Errno};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Runs one mode in `dir`. `cancel` stops the run early (the partial
+/// figures are returned; scratch files are removed either way).
+pub fn run_commit(
+    dir: &Path,
+    mode: SpaceState,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+) -> Result<CommitResult> {
+    if opts.record_size == 0 || opts.writers == 0 || opts.record_size as u64 > opts.file_size {
+        return Err(Error::refused_errno(
+            "bench commit",
+            dir,
+            Errno::INVAL,
+            format!(
+                "record size ({}) and writers ({}) must be positive, and the record no larger than the file ({})",
+                opts.record_size, opts.writers, opts.file_size
+            ),
+        ));
+    }
+    let st = sys::stat(dir).map_err(|e| Error::io("stat", dir, None, e))?;
+    if !st.is_dir() {
+        return Err(Error::refused_errno(
+            "bench commit",
+            dir,
+            Errno::NOTDIR,
+            format!("is a {}, not a directory", st.type_name()),
+        ));
+    }
+    let scratch = dir.join(crate::stale::unique_name(
+        &format!(".{}", mode.name()),
+        BENCH_MARKER,
+    ));
+    crate::stale::remove_stale(dir, BENCH_MARKER);
+    let r = match mode {
+        SpaceState::Wal => run_wal(&scratch, opts, cancel),
+        _ => run_file(&scratch, mode, opts, cancel),
+    };
+    remove_scratch(&scratch);
+    r
+}
+
+/// Marker in the names of the benchmark's scratch files:
+/// `.MODE.fspace-bench-HOST-PID-SEQ`; leftovers of dead
+/// processes are removed by the next run in the same directory.
+pub const BENCH_MARKER: &str = ".fspace-bench-";
+
+fn remove_scratch(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}

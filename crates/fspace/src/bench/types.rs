@@ -1,0 +1,231 @@
+//! What the commit benchmark measures and reports: the space states, the
+//! options of a run, and its result.
+
+use crate::grow::Strategy;
+use crate::policy::StrategyChoice;
+use crate::strategy::SyncMethod;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A state the space a commit overwrites can be in: what `fspace bench
+/// commit --mode` measures and what the probe reports, one vocabulary.
+/// The benchmark's older mode names are accepted as input (`append`,
+/// `allocate`, `write-zeroes`, `zero-fill-now`, `overwrite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpaceState {
+    /// No space prepared: each commit appends (`O_APPEND`) and allocates.
+    Appended,
+    /// A hole (`ftruncate`): each commit allocates.
+    Sparse,
+    /// Unwritten extents (`fallocate`): each commit converts one.
+    Allocated,
+    /// Written zeroed blocks made without moving data
+    /// (`FALLOC_FL_WRITE_ZEROES`).
+    WriteZeroed,
+    /// Written blocks made by writing zeros (fspace `zero-fill`).
+    ZeroFilled,
+    /// Blocks written by earlier records (a recycled log segment).
+    Recycled,
+    /// fspace's segment log: prepared and recycled segments, group commit.
+    Wal,
+}
+
+impl SpaceState {
+    /// Every state, baseline first.
+    pub const ALL: [SpaceState; 7] = [
+        SpaceState::Appended,
+        SpaceState::Sparse,
+        SpaceState::Allocated,
+        SpaceState::WriteZeroed,
+        SpaceState::ZeroFilled,
+        SpaceState::Recycled,
+        SpaceState::Wal,
+    ];
+
+    /// Returns the name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended",
+            SpaceState::Sparse => "sparse",
+            SpaceState::Allocated => "allocated",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled",
+            SpaceState::Wal => "wal",
+        }
+    }
+
+    /// Returns a label for tables: the name and what it means.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpaceState::Appended => "appended (no preparation)",
+            SpaceState::Sparse => "sparse (holes)",
+            SpaceState::Allocated => "allocated (unwritten)",
+            SpaceState::WriteZeroed => "write-zeroed",
+            SpaceState::ZeroFilled => "zero-filled",
+            SpaceState::Recycled => "recycled (written before)",
+            SpaceState::Wal => "fspace wal",
+        }
+    }
+
+    /// Returns the state a growth strategy leaves new space in.
+    pub fn of_strategy(s: Strategy) -> Option<SpaceState> {
+        match s {
+            Strategy::Sparse => Some(SpaceState::Sparse),
+            Strategy::Allocate => Some(SpaceState::Allocated),
+            Strategy::WriteZeroes => Some(SpaceState::WriteZeroed),
+            Strategy::ZeroFill => Some(SpaceState::ZeroFilled),
+            Strategy::Reserve => None,
+        }
+    }
+}
+
+impl std::fmt::Display for SpaceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for SpaceState {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let old = match s {
+            "append" => Some(SpaceState::Appended),
+            "allocate" => Some(SpaceState::Allocated),
+            "write-zeroes" => Some(SpaceState::WriteZeroed),
+            "zero-fill-now" => Some(SpaceState::ZeroFilled),
+            "overwrite" => Some(SpaceState::Recycled),
+            _ => None,
+        };
+        old.or_else(|| SpaceState::ALL.into_iter().find(|m| m.name() == s))
+            .ok_or_else(|| {
+                let names: Vec<&str> = SpaceState::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mode {s:?} (one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// How to run the commit benchmark.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CommitBenchOptions {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Threads committing at once.
+    pub writers: usize,
+    /// Time per mode.
+    pub duration: Duration,
+    /// Size of the file the overwrite modes cycle through (append mode
+    /// truncates its file when it reaches it).
+    pub file_size: u64,
+    /// Segment size of the log in `wal` mode.
+    pub segment_size: u64,
+    /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
+    pub direct_io: Option<bool>,
+    /// How the log prepares new segments in `wal` mode
+    /// ([`WalOptions::prepare`](crate::wal::WalOptions::prepare)).
+    pub prepare: StrategyChoice,
+    /// Sync methods to measure ([`SyncMethod`]). [`run_commit`](super::run_commit) uses the
+    /// first; [`run_suite`](super::run_suite) runs each mode once per method, in this order.
+    /// Empty: `fdatasync` for the file modes, the log's own choice
+    /// ([`WalOptions::sync_method`](crate::wal::WalOptions::sync_method) `None`) for `wal`.
+    pub sync_methods: Vec<SyncMethod>,
+    /// Stop a file mode when its prepared space is used up (one pass
+    /// through `file_size`) instead of wrapping around: later passes would
+    /// overwrite written blocks and measure another state. The probe sets
+    /// it; `bench commit` wraps and says so.
+    pub stop_at_end: bool,
+}
+
+impl Default for CommitBenchOptions {
+    fn default() -> Self {
+        CommitBenchOptions {
+            record_size: 8192,
+            writers: 1,
+            duration: Duration::from_secs(5),
+            file_size: 256 << 20,
+            segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
+            direct_io: None,
+            prepare: StrategyChoice::built_in(),
+            sync_methods: vec![],
+            stop_at_end: false,
+        }
+    }
+}
+
+/// Latency figures, in microseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Slowest.
+    pub max_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+/// The log's side of a `wal` run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WalFigures {
+    /// `fdatasync` calls (fewer than commits when groups form).
+    pub syncs: u64,
+    /// Segment switches during the run.
+    pub switches: u64,
+    /// Switches that waited for the preparer.
+    pub switch_waits: u64,
+    /// Commits whose record opened a new segment.
+    pub switch_commits: u64,
+    /// Their mean latency in microseconds.
+    pub switch_mean_us: f64,
+    /// Segments created by the preparer during the run.
+    pub prepared_created: u64,
+    /// Segments recycled during the run.
+    pub prepared_recycled: u64,
+    /// How the preparer grew new segments.
+    pub prepare_strategy: Option<String>,
+    /// Why the policy prepares the log's segments that way here.
+    #[serde(default)]
+    pub prepare_reason: Option<String>,
+    /// Whether records went out with `O_DIRECT`, and why.
+    pub direct_io: String,
+    /// How commits were made durable, and why that way.
+    pub sync_method: String,
+    /// The space the log's files took when the run ended: their length,
+    /// what they reference and, on btrfs, the disk extents they pin.
+    #[serde(default)]
+    pub space: Option<crate::extents::SpaceUse>,
+}
+
+/// The result of one mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitResult {
+    /// The mode.
+    pub state: SpaceState,
+    /// The sync method measured; `None` for the log's own choice (its
+    /// [`WalFigures::sync_method`] says which it made).
+    pub sync_method: Option<SyncMethod>,
+    /// Commits completed.
+    pub commits: u64,
+    /// Measured time in seconds.
+    pub seconds: f64,
+    /// Commits per second.
+    pub commits_per_sec: f64,
+    /// Payload throughput in MiB/s.
+    pub mib_per_sec: f64,
+    /// Commit latency (`None` when no commit completed).
+    pub latency: Option<Latency>,
+    /// Time spent preparing the file or log before the run, in seconds.
+    pub setup_seconds: f64,
+    /// Log figures (`wal` mode).
+    pub wal: Option<WalFigures>,
+    /// Anything that qualifies the figures.
+    pub notes: Vec<String>,
+    /// Why the mode could not run here (e.g. no `fallocate` on this
+    /// filesystem), if so; the figures are then zero.
+    pub unsupported: Option<String>,
+}
+
+setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool });

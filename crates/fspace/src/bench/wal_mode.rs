@@ -1,0 +1,120 @@
+//! The log's mode: commits through fspace's [`Wal`].
+
+use super::engine::{few_samples, result, run_threads};
+use super::types::{CommitBenchOptions, CommitResult, SpaceState, WalFigures};
+use crate::error::{Error, Result};
+use crate::sys::{self};
+use crate::wal::{Lsn, Wal, WalOptions};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Commits through the [`Wal`] in `dir`, with a checkpointer releasing
+/// what is durable so that segments are recycled.
+pub(super) fn run_wal(
+    dir: &Path,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+) -> Result<CommitResult> {
+    let t0 = Instant::now();
+    let wo = WalOptions {
+        segment_size: opts.segment_size,
+        direct_io: opts.direct_io,
+        prepare: opts.prepare.clone(),
+        sync_method: opts.sync_methods.first().copied(),
+        ..Default::default()
+    };
+    let wal = Wal::open(dir, wo)?;
+    wal.wait_prepared()?;
+    let setup = t0.elapsed().as_secs_f64();
+    let before = wal.stats();
+    let first_seq = wal.segments().last().map_or(0, |s| s.seq);
+    let switch_lsns: Mutex<HashSet<u64>> = Mutex::new(HashSet::new());
+    let done = AtomicBool::new(false);
+    let mut run = Ok((vec![], 0.0));
+    std::thread::scope(|s| {
+        // A checkpointer, as a database has: releases what is durable so
+        // that segments are recycled (PostgreSQL recycles at checkpoints).
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                let segs = wal.segments();
+                {
+                    let mut set = switch_lsns.lock().unwrap_or_else(|e| e.into_inner());
+                    for sg in segs.iter().filter(|sg| sg.seq > first_seq) {
+                        set.insert(sg.first_lsn.0);
+                    }
+                }
+                let _ = wal.release_before(wal.durable_lsn());
+            }
+        });
+        let op = |buf: &[u8]| -> Result<Option<u64>> { wal.commit(buf).map(|Lsn(l)| Some(l)) };
+        run = run_threads(opts, cancel, &op);
+        done.store(true, Ordering::Relaxed);
+    });
+    let (lat, secs) = run?;
+    let after = wal.stats();
+    for sg in wal.segments().iter().filter(|sg| sg.seq > first_seq) {
+        switch_lsns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sg.first_lsn.0);
+    }
+    let set = switch_lsns.into_inner().unwrap_or_else(|e| e.into_inner());
+    let crossing: Vec<u64> = lat
+        .iter()
+        .filter(|(_, l)| set.contains(l))
+        .map(|x| x.0)
+        .collect();
+    let mut notes = vec![];
+    few_samples(&mut notes, lat.len());
+    let mut r = result(SpaceState::Wal, opts, &lat, secs, setup, notes);
+    r.wal = Some(WalFigures {
+        syncs: after.syncs - before.syncs,
+        switches: after.switches - before.switches,
+        switch_waits: after.switch_waits - before.switch_waits,
+        switch_commits: crossing.len() as u64,
+        switch_mean_us: if crossing.is_empty() {
+            0.0
+        } else {
+            crossing.iter().sum::<u64>() as f64 / crossing.len() as f64 / 1000.0
+        },
+        prepared_created: after.prepared_created - before.prepared_created,
+        prepared_recycled: after.prepared_recycled - before.prepared_recycled,
+        prepare_strategy: after.last_prepare.clone(),
+        prepare_reason: after.last_prepare_reason.clone(),
+        direct_io: after.direct_io.clone(),
+        sync_method: after.sync_method.clone(),
+        space: None,
+    });
+    wal.close()?;
+    // Measured closed: the preparer has stopped, every segment is synced.
+    let space = log_files(dir).and_then(|files| crate::extents::space_use(&files));
+    match space {
+        Ok(u) => {
+            if let Some(w) = r.wal.as_mut() {
+                w.space = Some(u);
+            }
+        }
+        Err(e) => r
+            .notes
+            .push(format!("the log's space was not measured: {e}")),
+    }
+    Ok(r)
+}
+
+/// The segment files of a log directory (live, free and prepared; not
+/// its `LOCK`).
+fn log_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let entries = sys::read_dir(dir).map_err(|e| Error::io("read_dir", dir, None, e))?;
+    let mut out: Vec<std::path::PathBuf> = entries
+        .into_iter()
+        .filter(|e| e.file_type == rustix::fs::FileType::RegularFile)
+        .filter(|e| e.name.to_str().is_some_and(|n| n.ends_with(".seg")))
+        .map(|e| dir.join(e.name))
+        .collect();
+    out.sort();
+    Ok(out)
+}
