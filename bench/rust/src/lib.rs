@@ -7,7 +7,7 @@ pub fn median(v: &[f64]) -> f64 {
     s.sort_by(f64::total_cmp);
     match s.len() {
         0 => 0.0,
-        n if n % 2 == 1 => s[n / 2],
+        n if !n.is_multiple_of(2) => s[n / 2],
         n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
     }
 }

@@ -18,14 +18,14 @@ common::per_fs! {
         let dir = fs.tempdir();
         let src = make(dir.path(), Case::HalfHoles);
         let clones = fs.is(&["btrfs", "xfs"]);
-        let r = copy(&src, &dir.path().join("auto"), &CopyOptions::default()).unwrap();
+        let r = copy(&src, dir.path().join("auto"), &CopyOptions::default()).unwrap();
         if clones {
             assert_eq!(r.method, CopyMethod::Clone, "{}: {r:?}", fs.name);
             assert_eq!(r.bytes_cloned, 8 * MIB);
             // Not counted after a clone; the copy has the source's 4 MiB
             // of holes all the same.
             assert_eq!(r.holes, None, "{}: {r:?}", fs.name);
-            let m = fspace::map_file(&dir.path().join("auto"), Default::default()).unwrap();
+            let m = fspace::map_file(dir.path().join("auto"), Default::default()).unwrap();
             assert_eq!(
                 m.summary.holes,
                 Some(4 * MIB),
@@ -89,7 +89,7 @@ common::per_fs! {
         let (da, db) = (a.tempdir(), b.tempdir());
         let src = make(da.path(), Case::OneByte);
         let opts = CopyOptions::default().reflink(ReflinkMode::Always);
-        let e = copy(&src, &db.path().join("x"), &opts).expect_err("no clone across filesystems");
+        let e = copy(&src, db.path().join("x"), &opts).expect_err("no clone across filesystems");
         assert_eq!(e.raw_os_error(), Some(18), "{e}");
     }
 }
@@ -174,7 +174,7 @@ common::per_fs! {
             // A FIFO is read to its end (it used to be refused).
             let fifo = d.join("fifo");
             let writer = std::thread::spawn(move || std::fs::write(fifo, b"through a fifo"));
-            let r = copy(&d.join("fifo"), &d.join("x"), &o).unwrap();
+            let r = copy(d.join("fifo"), d.join("x"), &o).unwrap();
             writer.join().unwrap().unwrap();
             assert_eq!(common::read(&d.join("x")), b"through a fifo");
             assert!(!r.size_reliable);
@@ -218,11 +218,11 @@ common::per_fs! {
         );
         assert_eq!(common::read(&d.join("existing")), b"keep me");
         // ... is replaced with it.
-        let r = copy(&src, &d.join("existing"), &force).unwrap();
+        let r = copy(&src, d.join("existing"), &force).unwrap();
         assert!(r.replaced);
         assert_same(&src, &d.join("existing"), &fs.name);
         // A directory as destination means "inside it".
-        let r = copy(&src, &d.join("adir"), &o).unwrap();
+        let r = copy(&src, d.join("adir"), &o).unwrap();
         assert_eq!(r.dst, d.join("adir").join("Unaligned"));
         // Missing destination directory.
         expect(&src, &d.join("no/such/dir/x"), &o, 2, "create(");

@@ -290,7 +290,7 @@ common::per_fs! {
         std::fs::write(&dead, b"left by a killed fspace").unwrap();
         std::fs::write(&foreign, b"another host's").unwrap();
         grow(
-            &dir.path().join("new"),
+            dir.path().join("new"),
             4096,
             &GrowOptions::default().create(true),
         )

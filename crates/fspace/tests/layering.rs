@@ -211,21 +211,6 @@ fn the_checker_sees_uses() {
     assert_eq!(got, ["error", "sys", "units", "policy"]);
 }
 
-/// Files allowed in an import circle, for now.
-///
-/// TEMPORARY: `wal/mod.rs` holds types its siblings take by `use super::*`
-/// while it uses those siblings; the change that makes it a facade (issue
-/// 27, item 3) removes these circles, and this list goes with it. A circle
-/// passes only when every file in it is listed here.
-const CIRCLES_ALLOWED_FOR_NOW: &[&str] = &[
-    "wal/mod.rs",
-    "wal/preparer.rs",
-    "wal/reader.rs",
-    "wal/recovery.rs",
-    "wal/view.rs",
-    "wal/writer.rs",
-];
-
 /// The sources under `src/` as a tree for the import reader.
 fn source_tree() -> Tree {
     let src = root().join("src");
@@ -279,7 +264,7 @@ fn circle_report(tree: &Tree, allowed: &[&str]) -> Vec<String> {
 fn no_import_circle_between_files() {
     let tree = source_tree();
     assert!(tree.len() > 50, "the source tree looks empty");
-    let bad = circle_report(&tree, CIRCLES_ALLOWED_FOR_NOW);
+    let bad = circle_report(&tree, &[]);
     assert!(bad.is_empty(), "import circles:\n{}", bad.join("\n"));
 }
 

@@ -172,7 +172,7 @@ common::per_fs! {
                 }
             }
         }
-        let e = dig(&dir.path().join("missing"), &DigOptions::default()).unwrap_err();
+        let e = dig(dir.path().join("missing"), &DigOptions::default()).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(2));
         let e = dig(dir.path(), &DigOptions::default()).unwrap_err();
         assert!(e.to_string().contains("directory"), "{e}");

@@ -53,6 +53,6 @@ fn main() {
         ratios.push(a / b);
     }
     let (lo, hi) = range(&ratios);
-    let m = median(&mut ratios);
+    let m = median(&ratios);
     println!("fspace is {m:.2}x as fast as crc-fast (rounds {lo:.2}-{hi:.2})");
 }

@@ -130,7 +130,7 @@ fn report(windows: &[f64], totals: [(u64, f64); 2]) {
     let list: Vec<String> = windows.iter().map(|r| format!("{r:.3}")).collect();
     println!("per-second windows, log ÷ overwrite: {}", list.join(" "));
     let (lo, hi) = range(windows);
-    let median = median(&mut windows.to_vec());
+    let median = median(windows);
     println!(
         "overwrite {:.0}/s, log {:.0}/s overall ({:.3}); log ÷ overwrite median of the windows {median:.3} (min-max {:.3}-{:.3})",
         rate(totals[0]),

@@ -51,7 +51,7 @@ pub struct Busy {
     /// kernel threads and FUSE servers.
     pub others_cpu: f64,
     /// The same while the probe was idle (the larger of the windows
-    /// before and after the measurements): what decides [`BUSY_CPU_SHARE`].
+    /// before and after the measurements): what decides `BUSY_CPU_SHARE`.
     pub idle_others_cpu: f64,
     /// Share of all CPUs' time stolen by the hypervisor, 0-1.
     pub steal: f64,

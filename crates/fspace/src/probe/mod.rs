@@ -5,7 +5,7 @@
 //! A probe works in a scratch directory inside the directory given, which is
 //! removed afterwards, also after an error or a cancel. It measures:
 //!
-//! - the filesystem's facts and capabilities ([`fs_info_uncached`](crate::fs_info::fs_info_uncached));
+//! - the filesystem's facts and capabilities (`fs_info_uncached`);
 //! - growth of a fresh file by each [`Strategy`](crate::Strategy) that works here (256 MiB,
 //!   `fdatasync` included);
 //! - 8 KiB commits (`pwrite` + `fdatasync`) into space in each
@@ -13,10 +13,10 @@
 //!   [`bench`](crate::bench) engine, in alternating rounds;
 //! - with [`Level::Full`], a record-size sweep.
 //!
-//! From those it [recommends](decide) a strategy per [`Intent`](crate::Intent) with the
+//! From those it recommends a strategy per `Intent` with the
 //! measured reason, and [`save`] keeps the recommendations in a
 //! [`SavedResults`](crate::SavedResults) store, where the policy finds them for that filesystem
-//! ([`crate::policy`]).
+//! (`crate::policy`).
 //!
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.

@@ -11,7 +11,7 @@ use rustix::fd::BorrowedFd;
 pub const SCAN_READ: usize = 128 << 10;
 
 /// Bytes per `pwritev` of every copy that reads and writes its data (the
-/// third rung): 128 KiB reads ([`SCAN_READ`]) land in the writer's buffer,
+/// third rung): 128 KiB reads (`SCAN_READ`) land in the writer's buffer,
 /// which goes out this much at a time. Chosen by measurement on every
 /// filesystem of the matrix (bench/runs/2026-11-25-write-size/: `dd` with
 /// each block size, 1 GiB from the page cache until on disk, alternating
