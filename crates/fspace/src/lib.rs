@@ -85,7 +85,7 @@ pub mod internals {
     pub use crate::sparse::COPY_WRITE_SIZE;
     pub use crate::sys::{counters, Counters};
     pub use crate::wal::format as wal_format;
-    pub use crate::wal::format::{crc32c_append, crc32c_append_portable, crc32c_folds};
+    pub use crate::wal::format::crc32c_append;
     pub use crate::zeros::is_zero;
 }
 

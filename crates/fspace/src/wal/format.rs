@@ -184,28 +184,8 @@ pub fn crc32c(bytes: &[u8]) -> u32 {
 }
 
 /// CRC-32C of `a` followed by `bytes`, given `crc = crc32c(a)`.
-///
-/// Long input is folded 32 bytes at a time with `VPCLMULQDQ` where the CPU
-/// has it with AVX2 ([`crc32c_folds`]); everything else goes to `crc-fast`.
-/// Both give the same values.
-///
-/// ```
-/// use fspace::wal::format::{crc32c, crc32c_append};
-/// assert_eq!(crc32c_append(crc32c(b"1234"), b"56789"), crc32c(b"123456789"));
-/// ```
 pub fn crc32c_append(crc: u32, bytes: &[u8]) -> u32 {
     super::crc::append(crc, bytes)
-}
-
-/// Whether [`crc32c_append`] folds long input with `VPCLMULQDQ` on this CPU.
-pub fn crc32c_folds() -> bool {
-    super::crc::folds_here()
-}
-
-/// [`crc32c_append`] computed by `crc-fast` alone, for comparisons.
-#[doc(hidden)]
-pub fn crc32c_append_portable(crc: u32, bytes: &[u8]) -> u32 {
-    super::crc::portable(crc, bytes)
 }
 
 /// Appends a record (header, payload, zero padding) to `out`.
