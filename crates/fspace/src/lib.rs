@@ -84,8 +84,7 @@ pub mod internals {
     pub use crate::probe::decide::recommend;
     pub use crate::sparse::COPY_WRITE_SIZE;
     pub use crate::sys::{counters, Counters};
-    pub use crate::wal::format as wal_format;
-    pub use crate::wal::format::crc32c_append;
+    pub use crate::wal::format::{crc32c_append, record_crc, RecordKey, SegmentHeader};
     pub use crate::zeros::is_zero;
 }
 

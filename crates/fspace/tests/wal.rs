@@ -359,7 +359,7 @@ common::per_fs! {
 /// write buffer smaller than a page are refused, not a panic or a hang.
 #[test]
 fn impossible_numbers_are_refused() {
-    use fspace::internals::wal_format::SegmentHeader;
+    use fspace::internals::SegmentHeader;
     let fs = &common::all()[0];
     let _g = fs.lock();
     let dir = fs.tempdir();

@@ -288,7 +288,7 @@ fn arbitrary_damage_never_returns_a_bad_record() {
 /// the test checks the CRC itself).
 #[test]
 fn arbitrary_bytes_as_a_segment() {
-    use fspace::internals::wal_format::{record_crc, RecordKey, SegmentHeader};
+    use fspace::internals::{record_crc, RecordKey, SegmentHeader};
     let fs = &common::all()[0];
     let _g = fs.lock();
     let base = fs.tempdir();

@@ -40,7 +40,7 @@
 
 mod crc;
 mod flush;
-pub mod format;
+pub(crate) mod format;
 mod log;
 mod open;
 mod options;

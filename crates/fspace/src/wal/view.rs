@@ -168,16 +168,41 @@ const SETTLE_FOR: Duration = Duration::from_secs(2);
 /// log's state and is returned at once. (Five tries 20 ms apart were not
 /// enough beside a writer that switches segments every few milliseconds
 /// on tmpfs: each try met a different segment going away.)
+/// What makes two failures of recovery the same one: the operation, the
+/// file, the errno and, for damage, where it is (errors are compared by
+/// what they say, never by their text).
+#[derive(Debug, PartialEq, Eq)]
+struct FailureKey {
+    op: &'static str,
+    path: std::path::PathBuf,
+    errno: Option<i32>,
+    offset: Option<u64>,
+}
+
+impl FailureKey {
+    fn of(e: &crate::error::Error) -> FailureKey {
+        FailureKey {
+            op: e.op(),
+            path: e.path().to_path_buf(),
+            errno: e.raw_os_error(),
+            offset: match e {
+                crate::error::Error::Corrupt { offset, .. } => Some(*offset),
+                _ => None,
+            },
+        }
+    }
+}
+
 fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> {
     let deadline = std::time::Instant::now() + SETTLE_FOR;
-    let mut last: Option<String> = None;
+    let mut last: Option<FailureKey> = None;
     let mut pause = Duration::from_millis(1);
     loop {
         match recovery::recover(io, dir, recovery::Access::ReadOnly) {
             Ok(r) => return Ok(r),
             Err(e) => {
-                let now = e.to_string();
-                if last.as_deref() == Some(now.as_str()) || std::time::Instant::now() >= deadline {
+                let now = FailureKey::of(&e);
+                if last.as_ref() == Some(&now) || std::time::Instant::now() >= deadline {
                     return Err(e);
                 }
                 last = Some(now);
