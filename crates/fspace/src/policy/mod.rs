@@ -16,10 +16,10 @@
 //! their answers agree by construction.
 //!
 //! ```
-//! use fspace::policy::{plan, StrategyChoice};
+//! use fspace::{plan, StrategyChoice};
 //! use fspace::{fs_info, Intent};
 //! # fn main() -> fspace::Result<()> {
-//! let info = fs_info(".".as_ref())?;
+//! let info = fs_info(".")?;
 //! let p = plan(&info, Intent::Log, &StrategyChoice::built_in());
 //! println!("log space here: {} ({})", p.first(), p.reason);
 //! # Ok(()) }

@@ -107,11 +107,11 @@ pub struct SparseStats {
 /// if larger): the writer describes the whole file.
 ///
 /// ```no_run
-/// use fspace::sparse::{SparseWriter, SparseWriterOptions};
+/// use fspace::{SparseWriter, SparseWriterOptions};
 /// use std::os::fd::AsFd;
 /// # fn main() -> fspace::Result<()> {
-/// let f = std::fs::File::create("image.raw").map_err(|e| fspace::Error::from_io("create", "image.raw".as_ref(), None, e))?;
-/// let mut w = SparseWriter::new(f.as_fd(), "image.raw".as_ref(), SparseWriterOptions::default())?;
+/// let f = std::fs::File::create("image.raw").map_err(|e| fspace::Error::from_io("create", "image.raw", None, e))?;
+/// let mut w = SparseWriter::new(f.as_fd(), "image.raw", SparseWriterOptions::default())?;
 /// w.write(b"boot sector")?;
 /// w.write(&vec![0u8; 64 << 20])?; // becomes a hole
 /// w.write_at(1 << 30, b"end")?;   // so does everything in between
