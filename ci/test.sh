@@ -5,7 +5,8 @@
 # unmounts again, even when a test fails.
 #
 # As root it installs what it needs (Debian packages) and builds the matrix.
-# Without root it runs everything on the current directory's filesystem.
+# Without root there is no matrix: the per-filesystem cases are reported as
+# ignored, and the tests that need none run on the current directory's filesystem.
 # FSPACE_REQUIRE_MATRIX=1 turns a missing filesystem into a failure (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ if [ "$(id -u)" = 0 ]; then
         echo "$line"
     done < <(ci/matrix.sh up | tail -n 2)
 else
-    echo "test: not root: no filesystem matrix; testing on $(pwd)'s filesystem only" >&2
+    echo "test: not root: no filesystem matrix; per-filesystem cases are ignored; the rest runs on $(pwd)'s filesystem" >&2
 fi
 
 FSPACE_SKIP_LOG=$(mktemp)

@@ -61,7 +61,7 @@ pub use fs_info::{
     fs_info, AllocUnit, AllocUnitSource, BlockDevice, Capabilities, Capability, FsInfo, FsKind,
 };
 pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeReport, TEMP_MARKER};
-pub use policy::{plan, Plan, SavedResults, StrategyChoice};
+pub use policy::{plan, Plan, SavedProbe, SavedResults, StrategyChoice};
 pub use sparse::{
     copy, dig, CopyFallback, CopyMethod, CopyOptions, CopyReport, DigOptions, DigReport,
     ReflinkMode, SparseMode, SparseStats, SparseWriter, SparseWriterOptions,

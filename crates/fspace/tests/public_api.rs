@@ -16,6 +16,10 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The rustdoc JSON format `public-api` 0.51 was checked to read correctly
+/// (Rust 1.95 writes it; the crate itself was built for format 56).
+const READ_FORMAT: u64 = 57;
+
 /// The public items of the library, one per line, sorted.
 fn public_items() -> String {
     let root = workspace();
@@ -37,7 +41,20 @@ fn public_items() -> String {
         "cargo rustdoc --output-format json failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let api = public_api::Builder::from_rustdoc_json(target.join("doc/fspace.json"))
+    let json = target.join("doc/fspace.json");
+    // The reader was checked against this rustdoc JSON format (Rust 1.95's);
+    // another toolchain's may parse wrongly or not at all: say so instead.
+    let text = std::fs::read_to_string(&json).expect("read rustdoc JSON");
+    let version: serde_json::Value = serde_json::from_str(&text).expect("rustdoc JSON");
+    assert_eq!(
+        version["format_version"].as_u64(),
+        Some(READ_FORMAT),
+        "rustdoc wrote JSON format {} but the public-api reader in use was checked against \
+         format {READ_FORMAT}: run this test with Rust 1.95, or move the public-api \
+         dev-dependency to a release that reads the new format and re-check docs/public-api.txt",
+        version["format_version"]
+    );
+    let api = public_api::Builder::from_rustdoc_json(json)
         .omit_blanket_impls(true)
         .omit_auto_trait_impls(true)
         .omit_auto_derived_impls(true)

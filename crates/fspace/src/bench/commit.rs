@@ -11,11 +11,12 @@ use std::sync::atomic::AtomicBool;
 /// Runs one mode in `dir`. `cancel` stops the run early (the partial
 /// figures are returned; scratch files are removed either way).
 pub fn run_commit(
-    dir: &Path,
+    dir: impl AsRef<Path>,
     mode: SpaceState,
     opts: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
+    let dir = dir.as_ref();
     if opts.record_size == 0 || opts.writers == 0 || opts.record_size as u64 > opts.file_size {
         return Err(Error::refused_errno(
             "bench commit",

@@ -140,12 +140,13 @@ pub fn suite_runs(
 /// that fails, or a cancel, ends the run: the report holds the modes
 /// finished, and the error is returned beside it.
 pub fn run_suite(
-    dir: &Path,
+    dir: impl AsRef<Path>,
     modes: &[SpaceState],
     o: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
     started: &dyn Fn(usize, (SpaceState, Option<SyncMethod>)),
 ) -> Result<(SuiteReport, Option<Error>)> {
+    let dir = dir.as_ref();
     let fs = crate::fs_info::fs_info(dir)?;
     let needs = if modes.iter().any(|m| needs_file(*m)) {
         o.file_size

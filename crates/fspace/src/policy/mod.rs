@@ -31,7 +31,7 @@ mod saved;
 
 pub use plan::Plan;
 pub use rules::built_in;
-pub use saved::{FsKey, Recommendation, SavedPolicy, SavedResults, SCHEMA};
+pub use saved::{FsKey, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA};
 
 use crate::fs_info::FsInfo;
 use crate::strategy::{Intent, Strategy};

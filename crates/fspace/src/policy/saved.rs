@@ -239,7 +239,7 @@ impl SavedProbe {
     }
 
     /// Returns the plan this measurement gives for `intent` on `info`'s
-    /// filesystem ([`rules::measured_ladder`]), with a reason that names the
+    /// filesystem (`rules::measured_ladder`), with a reason that names the
     /// measurement; `None` when nothing was measured for `intent`.
     pub fn plan(&self, intent: Intent, info: &FsInfo) -> Option<Plan> {
         let r = self.recommendation(intent)?;

@@ -33,7 +33,7 @@ pub(crate) mod verdict;
 
 pub use crate::bench::SpaceState;
 pub use crate::policy::{FsKey, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA};
-pub use busy::Busy;
+pub use busy::{Busy, DeviceWrites};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
 pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
 pub use run::ProbeOptions;

@@ -17,8 +17,10 @@
 //!   where filling cannot pay off (`crate::policy::rules::COW_LOG_STRATEGY`), created under
 //!   a temporary name, synced, renamed, and its directory synced.
 //! - Records are written as whole pages from an in-memory tail page: no
-//!   read-before-write of a partial page, no `O_DSYNC`.
-//! - Many threads commit at once; one `fdatasync` serves the whole group.
+//!   read-before-write of a partial page.
+//! - Many threads commit at once; one sync serves the whole group: one
+//!   `fdatasync`, or, with `direct-dsync` (the auto choice on ext4 and
+//!   xfs), one `O_DIRECT` + `RWF_DSYNC` write of the group's pages.
 //! - Opening recovers: verifies every live segment, stops the last one at
 //!   its first invalid record, and never returns a record of a segment's
 //!   previous life (the record CRC covers the segment sequence).

@@ -56,8 +56,10 @@ pub const WRITE_PAGE: usize = 4096;
 /// one writer than with it, which about doubled the commits per fdatasync.
 pub const GROUP_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 
-/// Whether the `auto` choice writes records with `O_DIRECT` on local
-/// filesystems: no. The writer sends whole, page-aligned pages, so
+/// Whether the log writes with `O_DIRECT` on local filesystems when neither
+/// the caller nor the sync method asks for it: no. (`direct-dsync`, the
+/// auto sync method on ext4 and xfs, writes with `O_DIRECT` by itself; this
+/// constant decides for the other methods.) The writer sends whole, page-aligned pages, so
 /// `O_DIRECT` is possible, and a bare loop of overwrites + fdatasync ran
 /// faster with it (by hand, in no run folder); but through the log it did
 /// not pay (bench/runs/2026-11-22-commit/, notes.md: `fspace bench commit
@@ -111,8 +113,9 @@ pub struct WalOptions {
     /// Appended bytes buffered before being written out. Default
     /// [`DEFAULT_WRITE_BUFFER`].
     pub write_buffer: usize,
-    /// Write records with `O_DIRECT`: `None` decides by filesystem
-    /// ([`DIRECT_IO_ON_LOCAL_FS`]); where the filesystem refuses it, writes
+    /// Write records with `O_DIRECT`: `None` follows the sync method (on
+    /// with `direct-dsync`, the auto choice on ext4 and xfs) and otherwise
+    /// [`DIRECT_IO_ON_LOCAL_FS`]; where the filesystem refuses it, writes
     /// stay buffered and [`WalStats::direct_io`](crate::wal::WalStats::direct_io) says why.
     pub direct_io: Option<bool>,
     /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:

@@ -160,23 +160,16 @@ impl WalView {
 /// the directory under it.
 const SETTLE_FOR: Duration = Duration::from_secs(2);
 
-/// Recovery of a directory a live writer may be changing: segments are
-/// read one after the other, so a release, a recycle or a segment going
-/// live between two reads can look like damage or a missing file. Such an
-/// error is retried, the pause doubling from 1 ms to 20 ms, for up to
-/// [`SETTLE_FOR`]; one that comes back the same twice in a row is the
-/// log's state and is returned at once. (Five tries 20 ms apart were not
-/// enough beside a writer that switches segments every few milliseconds
-/// on tmpfs: each try met a different segment going away.)
 /// What makes two failures of recovery the same one: the operation, the
-/// file, the errno and, for damage, where it is (errors are compared by
-/// what they say, never by their text).
+/// file, the errno and, for damage, where it is and what (errors are
+/// compared field by field, never by their formatted text).
 #[derive(Debug, PartialEq, Eq)]
 struct FailureKey {
     op: &'static str,
     path: std::path::PathBuf,
     errno: Option<i32>,
-    offset: Option<u64>,
+    /// Damage: where, and what is wrong there.
+    damage: Option<(u64, String)>,
 }
 
 impl FailureKey {
@@ -185,14 +178,24 @@ impl FailureKey {
             op: e.op(),
             path: e.path().to_path_buf(),
             errno: e.raw_os_error(),
-            offset: match e {
-                crate::error::Error::Corrupt { offset, .. } => Some(*offset),
+            damage: match e {
+                crate::error::Error::Corrupt {
+                    offset, message, ..
+                } => Some((*offset, message.clone())),
                 _ => None,
             },
         }
     }
 }
 
+/// Recovery of a directory a live writer may be changing: segments are
+/// read one after the other, so a release, a recycle or a segment going
+/// live between two reads can look like damage or a missing file. Such an
+/// error is retried, the pause doubling from 1 ms to 20 ms, for up to
+/// [`SETTLE_FOR`]; one that comes back the same twice in a row is the
+/// log's state and is returned at once. (Five tries 20 ms apart were not
+/// enough beside a writer that switches segments every few milliseconds
+/// on tmpfs: each try met a different segment going away.)
 fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> {
     let deadline = std::time::Instant::now() + SETTLE_FOR;
     let mut last: Option<FailureKey> = None;
