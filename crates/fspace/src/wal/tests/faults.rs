@@ -19,7 +19,7 @@ use crate::wal::types::Lsn;
 use fspace_test_kit as common;
 use rustix::io::IoSlice;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The calls to fail: while a field holds a non-zero errno, such calls
@@ -30,6 +30,12 @@ pub(super) struct Faults {
     pub fdatasync: AtomicI32,
     /// Fails writes to segment files (`pwrite`, `pwritev2(RWF_DSYNC)`).
     pub write: AtomicI32,
+    /// Fails `pwritev2(RWF_DSYNC)` writes only (a filesystem or kernel
+    /// without it).
+    pub dsync_write: AtomicI32,
+    /// Fails writes made while `O_DIRECT` is on (a filesystem that accepts
+    /// the flag but refuses the write).
+    pub direct_write: AtomicI32,
     /// Fails the creation of new files (a new segment's temporary file):
     /// preparation fails before any I/O.
     pub create: AtomicI32,
@@ -63,6 +69,23 @@ pub(super) struct Faulty(pub Arc<Faults>);
 struct FaultyFile {
     inner: Box<dyn SegmentFile>,
     faults: Arc<Faults>,
+    /// Whether `O_DIRECT` is on (for [`Faults::direct_write`]).
+    direct: AtomicBool,
+}
+
+impl FaultyFile {
+    /// The armed fault for a write (`dsync`: with `RWF_DSYNC`), if any.
+    fn write_fault(&self, dsync: bool) -> Option<Errno> {
+        let f = &self.faults;
+        Faults::armed(&f.write)
+            .or_else(|| {
+                self.direct
+                    .load(Ordering::SeqCst)
+                    .then(|| Faults::armed(&f.direct_write))
+                    .flatten()
+            })
+            .or_else(|| dsync.then(|| Faults::armed(&f.dsync_write)).flatten())
+    }
 }
 
 impl SegmentFile for FaultyFile {
@@ -70,7 +93,7 @@ impl SegmentFile for FaultyFile {
         self.inner.read_at(buf, offset)
     }
     fn write_at(&self, bufs: &[IoSlice<'_>], offset: u64) -> std::result::Result<usize, Errno> {
-        match Faults::armed(&self.faults.write) {
+        match self.write_fault(false) {
             Some(e) => Err(e),
             None => self.inner.write_at(bufs, offset),
         }
@@ -80,7 +103,7 @@ impl SegmentFile for FaultyFile {
         bufs: &[IoSlice<'_>],
         offset: u64,
     ) -> std::result::Result<usize, Errno> {
-        match Faults::armed(&self.faults.write) {
+        match self.write_fault(true) {
             Some(e) => Err(e),
             None => self.inner.write_at_dsync(bufs, offset),
         }
@@ -99,7 +122,9 @@ impl SegmentFile for FaultyFile {
         self.inner.stat()
     }
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno> {
-        self.inner.set_direct(on)
+        self.inner.set_direct(on)?;
+        self.direct.store(on, Ordering::SeqCst);
+        Ok(())
     }
     fn grow(
         &self,
@@ -138,6 +163,7 @@ impl Storage for Faulty {
         Ok(Box::new(FaultyFile {
             inner: Real.open(path, mode)?,
             faults: self.0.clone(),
+            direct: AtomicBool::new(false),
         }))
     }
     fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno> {
