@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 // ---------------------------------------------------------------------
 // kill -9
 
-/// The child side of the kill tests: runs only when spawned by them.
+/// The child side of the kill tests: runs only when spawned by them
+/// (ignored otherwise, so that it does not count as a passed test).
 #[test]
+#[ignore = "the child process of the kill tests; runs when spawned"]
 fn wal_kill_child() {
     let Ok(spec) = std::env::var("FSPACE_WAL_CHILD") else {
         return;
@@ -99,6 +101,7 @@ fn spawn_child_with(
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
+            "--ignored",
             "wal_kill_child",
             "--nocapture",
             "--test-threads=1",

@@ -37,6 +37,53 @@ pub const KNOWN: [&str; 7] = [
     "ext4-bigalloc",
 ];
 
+/// The filesystems a test can make on a private loop image
+/// (`loop_fs::LoopFs`), each with the tools that takes besides root.
+pub const LOOP: [(&str, &str); 3] = [
+    ("ext4", "mkfs.ext4"),
+    ("xfs", "mkfs.xfs"),
+    ("btrfs", "mkfs.btrfs"),
+];
+
+/// The commands every loop filesystem needs.
+pub const LOOP_TOOLS: [&str; 4] = ["losetup", "mount", "umount", "cp"];
+
+/// Why a loop image of `fs` cannot be made on this machine (root and the
+/// tools on `PATH`), or `None` when it can.
+pub fn loop_missing(fs: &str) -> Option<String> {
+    let mkfs = LOOP.iter().find(|(n, _)| *n == fs).map(|(_, m)| *m)?;
+    if !effective_root() {
+        return Some("needs root (loop devices, mounts)".into());
+    }
+    LOOP_TOOLS
+        .into_iter()
+        .chain([mkfs])
+        .find(|c| !on_path(c))
+        .map(|c| format!("{c} is not installed"))
+}
+
+/// Whether this process runs as root, read from `/proc/self/status`
+/// (this module has no dependencies).
+fn effective_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// Whether an executable named `cmd` is in a directory of `PATH`.
+fn on_path(cmd: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            std::fs::metadata(d.join(cmd))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
 /// The name of the rustc-env variable that carries the build-time
 /// [`signature`] into the test kit.
 pub const BUILT_FOR: &str = "FSPACE_TEST_MATRIX_BUILT_FOR";
@@ -102,6 +149,21 @@ pub fn emit() {
     let (m, b, r) = (var(ENV[0]), var(ENV[1]), var(ENV[2]));
     for fs in runs_on(m.as_deref(), b.as_deref(), r.as_deref()) {
         println!("cargo::rustc-cfg=fspace_test_fs=\"{fs}\"");
+    }
+    // Loop images: made only by tests that ask for them, so a machine
+    // without root or a mkfs ignores those tests (counted as ignored)
+    // rather than passing them; under FSPACE_REQUIRE_MATRIX they run and
+    // fail on what is missing. PATH decides the tools, so it reruns this.
+    println!("cargo:rerun-if-env-changed=PATH");
+    let loops: Vec<String> = LOOP.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    println!(
+        "cargo::rustc-check-cfg=cfg(fspace_loop_fs, values({}))",
+        loops.join(", ")
+    );
+    for (fs, _) in LOOP {
+        if required(r.as_deref()) || loop_missing(fs).is_none() {
+            println!("cargo::rustc-cfg=fspace_loop_fs=\"{fs}\"");
+        }
     }
     println!(
         "cargo::rustc-env={BUILT_FOR}={}",

@@ -5,8 +5,12 @@
 //! transaction are lost). Only then is the original unmounted (which
 //! writes everything back); the copy is mounted (its journal replays).
 //!
-//! Needs root, `losetup` and the filesystem's `mkfs`; without them
-//! [`LoopFs::new`] reports a skip (a failure when `FSPACE_REQUIRE_MATRIX=1`).
+//! Needs root, `losetup` and the filesystem's `mkfs`. A test that makes one
+//! carries `#[cfg_attr(not(fspace_loop_fs = "ext4"), ignore = "...")]`: the
+//! build script (`build::emit`) sets that cfg where the machine can, so
+//! elsewhere the test counts as ignored, not as passed; under
+//! `FSPACE_REQUIRE_MATRIX=1` it always runs, and [`LoopFs::new`] fails on
+//! what is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,14 +48,6 @@ pub fn run(cmd: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// Whether `cmd` is on `PATH`.
-pub fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 impl Scratch {
@@ -109,9 +105,10 @@ pub struct LoopFs {
 }
 
 impl LoopFs {
-    /// Makes and mounts the filesystem; `None` (after reporting a skip)
-    /// when this machine cannot.
-    pub fn new(test: &str, fs: &'static str) -> Option<LoopFs> {
+    /// Makes and mounts the filesystem. Panics, naming what is missing,
+    /// when this machine cannot: the test was compiled to run here (see
+    /// the module's documentation), so a missing tool is a failure.
+    pub fn new(test: &str, fs: &'static str) -> LoopFs {
         let (mkfs, size_mb, mount_opts): (&str, u64, &str) = match fs {
             // commit=600: no periodic journal commit inside the test's
             // window, so the result does not depend on racing ext4's 5 s
@@ -122,18 +119,8 @@ impl LoopFs {
             "btrfs" => ("mkfs.btrfs", 256, ""),
             _ => panic!("no loop filesystem {fs}"),
         };
-        let missing = if !crate::is_root() {
-            Some("needs root (loop devices, mounts)".to_string())
-        } else {
-            ["losetup", "mount", "umount", "cp", mkfs]
-                .iter()
-                .find(|c| !have(c))
-                .map(|c| format!("{c} is not installed"))
-        };
-        if let Some(why) = missing {
-            assert!(!crate::require_matrix(), "{test} on {fs}: {why}");
-            crate::skipped(test, fs, &why);
-            return None;
+        if let Some(why) = crate::build::loop_missing(fs) {
+            panic!("{test} on {fs}: {why} (rebuild the tests to have them ignored here)");
         }
         let base = tempfile::Builder::new()
             .prefix("fspace-power-cut-")
@@ -154,13 +141,13 @@ impl LoopFs {
         let dev = s.attach(&image);
         let mnt = root.join("mnt");
         s.mount(&dev, &mnt, mount_opts);
-        Some(LoopFs {
+        LoopFs {
             s,
             fs,
             image,
             dev,
             mnt,
-        })
+        }
     }
 
     /// Cuts the power: copies the image as the device holds it now, then
