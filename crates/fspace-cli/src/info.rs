@@ -18,7 +18,8 @@ fn plan_reason(p: &fspace::Plan) -> String {
     if p.notes.is_empty() {
         p.reason.clone()
     } else {
-        format!("{} ({})", p.reason, p.notes.join("; "))
+        let notes: Vec<&str> = p.notes.iter().map(|n| n.text.as_str()).collect();
+        format!("{} ({})", p.reason, notes.join("; "))
     }
 }
 

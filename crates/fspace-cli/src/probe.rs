@@ -5,6 +5,7 @@ use crate::cli::ProbeArgs;
 use crate::fmt::{format_count as commas, format_human, format_seconds as secs};
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
+use fspace::NoteKind;
 use rustix::io::Errno;
 use std::path::Path;
 
@@ -542,11 +543,11 @@ fn recommendations_text(r: &ProbeResult) -> String {
     let notes: Vec<String> = r
         .notes
         .iter()
-        .cloned()
+        .map(|n| n.text.clone())
         .chain(c.states.iter().flat_map(|s| {
             s.notes
                 .iter()
-                .filter(|n| !n.starts_with("stopped after one pass"))
+                .filter(|n| n.kind != NoteKind::OnePass)
                 .map(move |n| format!("{}: {n}", s.state.name()))
         }))
         .collect();

@@ -319,7 +319,12 @@ fn commit_table_html(r: &ProbeResult) -> String {
                 .unsupported
                 .as_deref()
                 .map(why)
-                .unwrap_or_else(|| s.notes.join("; ")))
+                .unwrap_or_else(|| s
+                    .notes
+                    .iter()
+                    .map(|n| n.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")))
         );
     }
     h.push_str("</table>\n");
@@ -423,7 +428,7 @@ fn footer_html(r: &ProbeResult) -> String {
     if !r.notes.is_empty() {
         h.push_str("<h2>Notes</h2>\n<ul class=\"notes\">\n");
         for n in &r.notes {
-            let _ = writeln!(h, "<li>{}</li>", esc(n));
+            let _ = writeln!(h, "<li>{}</li>", esc(&n.text));
         }
         h.push_str("</ul>\n");
     }

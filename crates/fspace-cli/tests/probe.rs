@@ -231,7 +231,7 @@ common::per_fs! {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|n| n.as_str().unwrap().contains("could not be read")),
+                .any(|n| n["kind"] == "saved-unreadable" && n["text"].is_string()),
             "{v}"
         );
     }

@@ -110,7 +110,7 @@ fn probe_bad_directories_fail_cleanly() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|n| n.as_str().unwrap().starts_with("scaled down")),
+            .any(|n| n["kind"] == "scaled-down" && n["text"].is_string()),
         "{}",
         v["notes"]
     );

@@ -26,6 +26,7 @@
 //! name whatever the error says.
 
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sys::{self, Errno};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::OFlags;
@@ -68,7 +69,7 @@ pub(crate) trait Namespace {
     fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno>;
     /// `RENAME_NOREPLACE`, or a checked rename where the filesystem refuses
     /// the flag (the note says so).
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>>;
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>>;
     /// `fsync` of directory `dir`; which step failed.
     fn sync_dir(&self, dir: &Path) -> std::result::Result<(), (&'static str, Errno)>;
 }
@@ -85,7 +86,7 @@ impl Namespace for Real<'_> {
         sys::rename(from, to)
     }
 
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>> {
         rename_noreplace(from, to)
     }
 
@@ -104,7 +105,7 @@ pub(crate) fn publish(
     (from, to, named): (&Path, &Path, &Path),
     dir: &Path,
     steps: Steps,
-) -> std::result::Result<Option<String>, (Error, bool)> {
+) -> std::result::Result<Option<Note>, (Error, bool)> {
     if steps.fsync_before {
         ns.fsync_file()
             .map_err(|e| (Error::io("fsync", named, None, e), false))?;
@@ -137,7 +138,7 @@ pub(crate) fn publish(
 /// the filesystem refuses the flag (FUSE, NFS), checks that `to` is absent
 /// and renames plainly, returning a note that says so; never link + unlink,
 /// which leaves two names after a crash.
-pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<Note>> {
     match sys::rename_noreplace(from, to) {
         Ok(()) => Ok(None),
         Err(e) if crate::errno::unsupported(crate::errno::Call::RenameNoReplace, e) => {
@@ -150,9 +151,10 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<Option<String>>
                 ));
             }
             sys::rename(from, to).map_err(|e| Error::io("rename", to, None, e))?;
-            Ok(Some(
-                "RENAME_NOREPLACE is not supported here: checked that the name was free, then renamed".into(),
-            ))
+            Ok(Some(Note::new(
+                NoteKind::CheckedRename,
+                "RENAME_NOREPLACE is not supported here: checked that the name was free, then renamed",
+            )))
         }
         Err(e) => Err(Error::io("rename", to, None, e)),
     }
@@ -198,7 +200,7 @@ impl TempFile {
     /// Renames the file into place taking `steps` ([`publish`]). Returns the
     /// rename's note. After an error the temporary file is removed if the
     /// rename had not happened.
-    pub fn publish(&mut self, steps: Steps) -> Result<Option<String>> {
+    pub fn publish(&mut self, steps: Steps) -> Result<Option<Note>> {
         let r = publish(
             &Real(self.fd.as_fd()),
             (&self.tmp, &self.path, &self.path),

@@ -42,6 +42,7 @@ mod error;
 mod extents;
 mod fs_info;
 mod grow;
+mod note;
 mod policy;
 pub mod probe;
 mod runs;
@@ -61,6 +62,7 @@ pub use fs_info::{
     fs_info, AllocUnit, AllocUnitSource, BlockDevice, Capabilities, Capability, FsInfo, FsKind,
 };
 pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeReport, TEMP_MARKER};
+pub use note::{Note, NoteKind};
 pub use policy::{plan, Plan, SavedProbe, SavedResults, StrategyChoice};
 pub use sparse::{
     copy, dig, CopyFallback, CopyMethod, CopyOptions, CopyReport, DigOptions, DigReport,

@@ -5,7 +5,7 @@
 
 use fspace_test_kit as common;
 
-use fspace::{copy, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{copy, CopyOptions, NoteKind, ReflinkMode, SparseMode};
 use fspace::{map_file, ExtentState, MapOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -136,7 +136,7 @@ common::per_fs! {
         assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
         if r.bytes_kept_allocated == 0 {
             assert!(
-                r.notes.iter().any(|n| n.contains("allocation not kept"))
+                r.notes.iter().any(|n| n.kind == NoteKind::AllocationNotKept)
                     || fs.is(&["ext4-noextents"]),
                 "{}: {r:?}",
                 fs.name

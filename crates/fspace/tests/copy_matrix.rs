@@ -8,7 +8,7 @@ use fspace_test_kit as common;
 
 use common::Fs;
 use copy_common::{assert_same, make, Case, CASES, MIB, MODES};
-use fspace::{copy, CopyMethod, CopyOptions, ReflinkMode, SparseMode};
+use fspace::{copy, CopyMethod, CopyOptions, NoteKind, ReflinkMode, SparseMode};
 use std::os::unix::fs::FileExt;
 use std::process::Command;
 
@@ -239,7 +239,7 @@ common::per_fs! {
             assert_eq!(r.len, len, "{label}");
             assert_eq!(common::read(&dst), original, "{label}");
             assert!(
-                r.notes.iter().any(|n| n.contains("grew")),
+                r.notes.iter().any(|n| n.kind == NoteKind::SourceGrew),
                 "{label}: {:?}",
                 r.notes
             );

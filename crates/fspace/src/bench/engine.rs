@@ -4,6 +4,7 @@
 use super::types::{CommitBenchOptions, CommitResult, Latency, SpaceState};
 use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
+use crate::note::{Note, NoteKind};
 use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use crate::sys::{self, Errno};
@@ -36,7 +37,7 @@ pub(super) fn prepare_file(
     mode: SpaceState,
     size: u64,
     cancel: Option<&AtomicBool>,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Note>> {
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let mut notes = vec![];
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
@@ -166,7 +167,7 @@ pub(super) fn result(
     lat_tags: &[(u64, u64)],
     secs: f64,
     setup: f64,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 ) -> CommitResult {
     let mut s = Samples {
         lat: lat_tags.iter().map(|x| x.0).collect(),
@@ -198,10 +199,11 @@ pub(super) fn result(
 /// Fewer commits than this make the percentiles rough: say so.
 const FEW_SAMPLES: usize = 100;
 
-pub(super) fn few_samples(notes: &mut Vec<String>, n: usize) {
+pub(super) fn few_samples(notes: &mut Vec<Note>, n: usize) {
     if n < FEW_SAMPLES {
-        notes.push(format!(
-            "only {n} commits: the percentiles are rough (a longer run gives more)"
+        notes.push(Note::new(
+            NoteKind::FewCommits,
+            format!("only {n} commits: the percentiles are rough (a longer run gives more)"),
         ));
     }
 }

@@ -7,6 +7,7 @@ use super::engine::{
 };
 use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use crate::sys::{self, Errno};
 use rustix::fs::OFlags;
@@ -158,8 +159,11 @@ pub(super) fn run_file(
     pass_notes(&mut notes, mode, opts, lat.len() as u64, slots);
     let t = truncations.load(Ordering::Relaxed);
     if t > 0 {
-        notes.push(format!(
-            "the append file was truncated to empty {t} time(s) to stay within --file-size"
+        notes.push(Note::new(
+            NoteKind::Truncated,
+            format!(
+                "the append file was truncated to empty {t} time(s) to stay within --file-size"
+            ),
         ));
     }
     Ok(result(mode, opts, &lat, secs, setup, notes))
@@ -168,7 +172,7 @@ pub(super) fn run_file(
 /// Says whether the run stopped at the end of the file or wrapped around
 /// it (`n` commits into `slots` record slots).
 fn pass_notes(
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     mode: SpaceState,
     opts: &CommitBenchOptions,
     n: u64,
@@ -176,14 +180,20 @@ fn pass_notes(
 ) {
     let wraps = n / slots;
     if opts.stop_at_end && n >= slots {
-        notes.push(format!(
-            "stopped after one pass through the {} file ({n} commits): the space it was prepared with was used up",
-            crate::units::format_human(opts.file_size),
+        notes.push(Note::new(
+            NoteKind::OnePass,
+            format!(
+                "stopped after one pass through the {} file ({n} commits): the space it was prepared with was used up",
+                crate::units::format_human(opts.file_size),
+            ),
         ));
     } else if mode != SpaceState::Appended && wraps > 0 {
-        notes.push(format!(
-            "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
-            crate::units::format_human(opts.file_size)
+        notes.push(Note::new(
+            NoteKind::WrappedAround,
+            format!(
+                "the run wrapped around the {} file {wraps} time(s): later passes overwrote written blocks",
+                crate::units::format_human(opts.file_size)
+            ),
         ));
     }
 }

@@ -2,6 +2,7 @@
 //! options of a run, and its result.
 
 use crate::grow::Strategy;
+use crate::note::Note;
 use crate::policy::StrategyChoice;
 use crate::strategy::SyncMethod;
 use serde::{Deserialize, Serialize};
@@ -222,7 +223,7 @@ pub struct CommitResult {
     /// Log figures (`wal` mode).
     pub wal: Option<WalFigures>,
     /// Anything that qualifies the figures.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Why the mode could not run here (e.g. no `fallocate` on this
     /// filesystem), if so; the figures are then zero.
     pub unsupported: Option<String>,

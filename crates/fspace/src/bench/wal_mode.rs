@@ -3,6 +3,7 @@
 use super::engine::{few_samples, result, run_threads};
 use super::types::{CommitBenchOptions, CommitResult, SpaceState, WalFigures};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sys::{self};
 use crate::wal::{Lsn, Wal, WalOptions};
 use std::collections::HashSet;
@@ -98,9 +99,10 @@ pub(super) fn run_wal(
                 w.space = Some(u);
             }
         }
-        Err(e) => r
-            .notes
-            .push(format!("the log's space was not measured: {e}")),
+        Err(e) => r.notes.push(Note::new(
+            NoteKind::SpaceNotMeasured,
+            format!("the log's space was not measured: {e}"),
+        )),
     }
     Ok(r)
 }

@@ -21,6 +21,7 @@ pub use range::{allocate_range, RangeReport};
 use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info;
+use crate::note::Note;
 use crate::policy;
 use crate::sys::{self, Errno, FallocMode};
 use crate::units::{format_human, MAX_FILE_SIZE};
@@ -128,7 +129,7 @@ pub struct GrowReport {
     /// Strategies tried before it, with their errors.
     pub fallbacks: Vec<Fallback>,
     /// Other things worth knowing that did not change the outcome.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Length before.
     pub old_len: u64,
     /// Length after (unchanged by `reserve`).

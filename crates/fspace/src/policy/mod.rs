@@ -34,6 +34,7 @@ pub use rules::built_in;
 pub use saved::{FsKey, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA};
 
 use crate::fs_info::FsInfo;
+use crate::note::{Note, NoteKind};
 use crate::strategy::{Intent, Strategy};
 
 /// How the strategies of a growth are chosen. Each constructor says what it
@@ -128,8 +129,11 @@ pub fn plan(info: &FsInfo, intent: Intent, choice: &StrategyChoice) -> Plan {
                 .unwrap_or_else(|| built_in(info, intent)),
             Err(e) => {
                 let mut p = built_in(info, intent);
-                p.notes.push(format!(
-                    "a saved probe measurement could not be read ({e}); the built-in policy decided"
+                p.notes.push(Note::new(
+                    NoteKind::SavedUnreadable,
+                    format!(
+                        "a saved probe measurement could not be read ({e}); the built-in policy decided"
+                    ),
                 ));
                 p
             }

@@ -1,5 +1,6 @@
 //! [`Plan`]: the policy's answer, a ladder of strategies and its reason.
 
+use crate::note::Note;
 use crate::strategy::Strategy;
 use std::path::PathBuf;
 
@@ -14,7 +15,7 @@ pub struct Plan {
     pub saved: Option<PathBuf>,
     /// Things worth knowing that did not decide the plan (a saved
     /// measurement that could not be read).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl Plan {

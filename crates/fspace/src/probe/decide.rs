@@ -182,11 +182,11 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult], allow_change: bool) -> 
     )
     .into_iter()
     .collect();
-    why.extend(d.choice_notes(&c.cands));
-    why.extend(d.state_notes());
+    why.extend(d.choice_reasons(&c.cands));
+    why.extend(d.state_reasons());
     let (recycle, note) = d.recycle();
     why.extend(note);
-    why.extend(d.context_notes(append));
+    why.extend(d.context_reasons(append));
     let head = match append {
         Some(a) => format!(
             "{} commits/s vs {} appending ({})",
@@ -295,6 +295,8 @@ fn log_not_measured(info: &FsInfo, append: Option<f64>) -> Recommendation {
 }
 
 /// A log choice and what it was chosen from, for the words of its reason.
+/// Its clauses are joined into [`Recommendation::reason`], one sentence:
+/// they are not report notes ([`Note`](crate::note::Note)), and no caller picks one out.
 struct LogDecision<'a> {
     info: &'a FsInfo,
     states: &'a [StateResult],
@@ -306,7 +308,7 @@ struct LogDecision<'a> {
 
 impl LogDecision<'_> {
     /// Why the choice beat the fastest preparation and the ties.
-    fn choice_notes(&self, cands: &[(Strategy, &StateResult)]) -> Vec<String> {
+    fn choice_reasons(&self, cands: &[(Strategy, &StateResult)]) -> Vec<String> {
         let (info, strategy, figure, fastest) =
             (self.info, self.strategy, self.figure, self.fastest);
         let mut why = vec![];
@@ -358,7 +360,7 @@ impl LogDecision<'_> {
     }
 
     /// What the other space states measured that bears on the choice.
-    fn state_notes(&self) -> Vec<String> {
+    fn state_reasons(&self) -> Vec<String> {
         let (states, strategy, figure) = (self.states, self.strategy, self.figure);
         let cow = self.info.copy_on_write;
         let unsupported = |st: SpaceState| {
@@ -462,7 +464,7 @@ impl LogDecision<'_> {
     }
 
     /// The log's own rate, and what memory filesystems' figures mean.
-    fn context_notes(&self, append: Option<f64>) -> Vec<String> {
+    fn context_reasons(&self, append: Option<f64>) -> Vec<String> {
         let mut why = vec![];
         if let (Some(w), Some(a)) = (rate(self.states, SpaceState::Wal), append) {
             why.push(format!(

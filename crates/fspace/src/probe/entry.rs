@@ -12,6 +12,7 @@ use super::stats::utc;
 use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::Strategy;
+use crate::note::{Note, NoteKind};
 use crate::policy::FsKey;
 use crate::sys::{self, Errno};
 use crate::units::format_human;
@@ -97,9 +98,12 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         filesystem.kind,
         crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
     ) {
-        notes.push(format!(
-            "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
-            filesystem.display_name()
+        notes.push(Note::new(
+            NoteKind::MemoryFilesystem,
+            format!(
+                "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
+                filesystem.display_name()
+            ),
         ));
     }
     let recommendations = recommend(
@@ -186,7 +190,7 @@ fn over_budget_note(
     budget: &Budget,
     level: Level,
     growth: &GrowthSection,
-) -> Option<String> {
+) -> Option<Note> {
     if elapsed <= budget.total + Duration::from_secs(2) {
         return None;
     }
@@ -201,11 +205,14 @@ fn over_budget_note(
             )
         })
         .unwrap_or_default();
-    Some(format!(
-        "took {:.1} s, over the {} run's {} s budget: preparing files and syncing took longer here than the plan allows{fill}",
-        elapsed.as_secs_f64(),
-        level.name(),
-        budget.total.as_secs()
+    Some(Note::new(
+        NoteKind::OverBudget,
+        format!(
+            "took {:.1} s, over the {} run's {} s budget: preparing files and syncing took longer here than the plan allows{fill}",
+            elapsed.as_secs_f64(),
+            level.name(),
+            budget.total.as_secs()
+        ),
     ))
 }
 
@@ -281,7 +288,7 @@ fn size_run(
     info: &FsInfo,
     budget: &Budget,
     level: Level,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<u64> {
     let free = if crate::grow::usable_by_root(info.magic) {
         info.free_bytes_root.max(info.free_bytes)
@@ -311,22 +318,28 @@ fn size_run(
         let cap = (info.total_bytes / SMALL_COW_SHARE) >> 20 << 20;
         target = cap.clamp(MIN_GROWTH, GROWTH_SIZE);
         if target < GROWTH_SIZE {
-            notes.push(format!(
-                "small copy-on-write filesystem ({}): growth measured on {} and files kept to {} or less, \
-                 so that the probe does not use up its chunk space",
-                format_human(info.total_bytes),
-                format_human(target),
-                format_human(cap.max(MIN_FILE))
+            notes.push(Note::new(
+                NoteKind::SmallCopyOnWrite,
+                format!(
+                    "small copy-on-write filesystem ({}): growth measured on {} and files kept to {} or less, \
+                     so that the probe does not use up its chunk space",
+                    format_human(info.total_bytes),
+                    format_human(target),
+                    format_human(cap.max(MIN_FILE))
+                ),
             ));
         }
     }
     if info.total_bytes > 0 && free < target + others {
         let g = ((free - others) / ZERO_FILL_STEP * ZERO_FILL_STEP).clamp(MIN_GROWTH, target);
-        notes.push(format!(
-            "scaled down: growth measured on {} instead of {} ({} free)",
-            format_human(g),
-            format_human(target),
-            format_human(free)
+        notes.push(Note::new(
+            NoteKind::ScaledDown,
+            format!(
+                "scaled down: growth measured on {} instead of {} ({} free)",
+                format_human(g),
+                format_human(target),
+                format_human(free)
+            ),
         ));
         return Ok(g);
     }
@@ -343,7 +356,7 @@ type Sections = (
 
 /// The measurements in order: the filesystem's facts, growth, commits (with
 /// what the rest of the machine did meanwhile), and the sweep.
-fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<String>) -> Result<Sections> {
+fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result<Sections> {
     let b = run.budget;
     let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
     run.steps = 1 + Strategy::ALL.len() + b.rounds * Case::all().len() + sweep_steps;
@@ -360,9 +373,12 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<String>) -> Resu
     let (end, _, idle_after) = Snapshot::idle_window(&devices);
     let busy = before.until_judged(&end, idle_before.max(idle_after));
     if busy.busy {
-        notes.push(format!(
-            "the machine was busy while measuring ({}): the figures are noisier, and a choice is made only where the runs separate",
-            busy.reasons.join("; ")
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            format!(
+                "the machine was busy while measuring ({}): the figures are noisier, and a choice is made only where the runs separate",
+                busy.reasons.join("; ")
+            ),
         ));
     }
     let sweep = if b.sweep {
@@ -378,7 +394,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<String>) -> Resu
 /// speculative preallocation, given back later), and says where a
 /// strategy that promises reserved space reserved less than half of it
 /// (`st_blocks`; a `fallocate` that succeeds and reserves nothing).
-fn allocation_notes(info: &FsInfo, growth: &GrowthSection) -> Vec<String> {
+fn allocation_notes(info: &FsInfo, growth: &GrowthSection) -> Vec<Note> {
     let short = growth
         .results
         .iter()
@@ -389,11 +405,14 @@ fn allocation_notes(info: &FsInfo, growth: &GrowthSection) -> Vec<String> {
                 && g.allocated_bytes < g.bytes / 2
         })
         .map(|g| {
-            format!(
-                "{} succeeded but only {} of {} is allocated afterwards (st_blocks): this filesystem did not reserve the space",
-                g.strategy,
-                format_human(g.allocated_bytes),
-                format_human(g.bytes)
+            Note::new(
+                NoteKind::SpaceNotReserved,
+                format!(
+                    "{} succeeded but only {} of {} is allocated afterwards (st_blocks): this filesystem did not reserve the space",
+                    g.strategy,
+                    format_human(g.allocated_bytes),
+                    format_human(g.bytes)
+                ),
             )
         });
     let over = growth
@@ -406,11 +425,14 @@ fn allocation_notes(info: &FsInfo, growth: &GrowthSection) -> Vec<String> {
             } else {
                 "the filesystem preallocated beyond the end of the growing file (speculative preallocation); the extra is not the file's data and is given back later"
             };
-            format!(
-                "{}: {} allocated right after growing {}: {why}",
-                g.strategy,
-                format_human(g.allocated_bytes),
-                format_human(g.bytes)
+            Note::new(
+                NoteKind::SpeculativePreallocation,
+                format!(
+                    "{}: {} allocated right after growing {}: {why}",
+                    g.strategy,
+                    format_human(g.allocated_bytes),
+                    format_human(g.bytes)
+                ),
             )
         });
     short.chain(over).collect()

@@ -7,6 +7,7 @@ use super::schema::{GrowthSection, Level, Prediction, StateResult, SyncMethodRes
 use super::stats::{median, range};
 use crate::bench::{CommitResult, SpaceState};
 use crate::fs_info::FsInfo;
+use crate::note::{Note, NoteKind};
 use crate::policy::rules::{is_remote, log_candidates};
 use crate::strategy::{Strategy, SyncMethod};
 use crate::units::format_human;
@@ -206,15 +207,11 @@ pub(super) fn prediction(s: &StateResult, setup: &str, basis: String) -> Predict
 /// The summary of one state's runs: the median rate and latencies over
 /// the runs, and the notes of all (each once).
 pub(super) fn summarize(state: SpaceState, rs: &[CommitResult]) -> StateResult {
-    let mut notes: Vec<String> = vec![];
+    let mut notes: Vec<Note> = vec![];
     for r in rs {
         // Each run ends when its file is used up: that is the design here
         // (see `runs`), not worth a note per run.
-        for n in r
-            .notes
-            .iter()
-            .filter(|n| !n.starts_with("stopped after one pass"))
-        {
+        for n in r.notes.iter().filter(|n| n.kind != NoteKind::OnePass) {
             if !notes.contains(n) {
                 notes.push(n.clone());
             }
@@ -288,7 +285,7 @@ impl CommitPlan {
         info: &FsInfo,
         growth: &GrowthSection,
         b: &Budget,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Self {
         let fill = fill_rate(growth);
         // Files sized so that preparing all of them (the written states,
@@ -313,13 +310,16 @@ impl CommitPlan {
             segment_size = segment_size.min((cap / 8).max(1 << 20));
         }
         if file_size < b.file_size {
-            notes.push(format!(
-                "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
-                format_human(fill as u64),
-                format_human(file_size),
-                format_human(segment_size),
-                format_human(b.file_size),
-                format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+            notes.push(Note::new(
+                NoteKind::SlowWrites,
+                format!(
+                    "slow writes ({}/s): commit files of {} and log segments of {} instead of {} and {}",
+                    format_human(fill as u64),
+                    format_human(file_size),
+                    format_human(segment_size),
+                    format_human(b.file_size),
+                    format_human(crate::wal::DEFAULT_SEGMENT_SIZE)
+                ),
             ));
         }
         let unsupported = Case::all()

@@ -17,6 +17,7 @@ use crate::bench::{run_commit, CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::Strategy;
+use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
@@ -123,7 +124,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         &mut self,
         info: &FsInfo,
         growth: &GrowthSection,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Result<CommitSection> {
         let b = self.run.budget;
         let mut plan = CommitPlan::new(info, growth, self.run.budget, notes);
@@ -169,9 +170,12 @@ impl<'r, 'a> Rounds<'r, 'a> {
             }
         }
         if shortest <= MIN_MODE {
-            notes.push(format!(
-                "the budget left {} ms for some states: their commit figures are rough",
-                MIN_MODE.as_millis()
+            notes.push(Note::new(
+                NoteKind::RoughFigures,
+                format!(
+                    "the budget left {} ms for some states: their commit figures are rough",
+                    MIN_MODE.as_millis()
+                ),
             ));
         }
         Ok(CommitSection {
@@ -336,7 +340,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         plan: &mut CommitPlan,
         bopts: &mut CommitBenchOptions,
         runs: &mut [Vec<CommitResult>],
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Result<(Duration, Duration)> {
         let b = self.run.budget;
         let cases = Case::all();
@@ -388,9 +392,12 @@ impl<'r, 'a> Rounds<'r, 'a> {
         if !skipped.is_empty() {
             skipped.sort();
             skipped.dedup();
-            notes.push(format!(
-                "short of time: after the first round only the cases that decide something ran again; measured once: {}",
-                skipped.join(", ")
+            notes.push(Note::new(
+                NoteKind::MeasuredOnce,
+                format!(
+                    "short of time: after the first round only the cases that decide something ran again; measured once: {}",
+                    skipped.join(", ")
+                ),
             ));
         }
         Ok((shortest, longest))
@@ -421,7 +428,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         bopts: &mut CommitBenchOptions,
         setup_seconds: f64,
         runs_left: usize,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) {
         if setup_seconds <= 0.0 {
             return;
@@ -452,12 +459,15 @@ impl<'r, 'a> Rounds<'r, 'a> {
         let want =
             ((rate * left * 0.8 / prepared_left) as u64 >> 20 << 20).clamp(floor, plan.file_size);
         if want < plan.file_size {
-            notes.push(format!(
-                "preparing commit files ran at {}/s, slower than the growth step's {}/s: the files still to prepare were cut from {} to {}",
-                format_human(rate as u64),
-                format_human(was as u64),
-                format_human(plan.file_size),
-                format_human(want)
+            notes.push(Note::new(
+                NoteKind::SlowWrites,
+                format!(
+                    "preparing commit files ran at {}/s, slower than the growth step's {}/s: the files still to prepare were cut from {} to {}",
+                    format_human(rate as u64),
+                    format_human(was as u64),
+                    format_human(plan.file_size),
+                    format_human(want)
+                ),
             ));
             plan.file_size = want;
             plan.segment_size = plan.segment_size.min((want / 2).max(1 << 20));
@@ -476,7 +486,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         plan: &CommitPlan,
         bopts: &mut CommitBenchOptions,
         runs: &mut [Vec<CommitResult>],
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Result<()> {
         let b = self.run.budget;
         let cases = Case::all();
@@ -542,7 +552,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         } else {
             "that decided it"
         };
-        notes.push(if extra == 0 {
+        let text = if extra == 0 {
             format!(
                 "too close to call between {fast_name} and {standing_name}: no time was left to measure them again"
             )
@@ -551,14 +561,15 @@ impl<'r, 'a> Rounds<'r, 'a> {
                 "too close to call between {fast_name} and {standing_name}: measured both {extra} more time{} (alternating); {outcome}",
                 if extra == 1 { "" } else { "s" }
             )
-        });
+        };
+        notes.push(Note::new(NoteKind::TooCloseToCall, text));
         Ok(())
     }
 
     pub(super) fn sweep(
         &mut self,
         file_size: u64,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Result<Vec<SweepPoint>> {
         let mut out = vec![];
         let mut skipped = 0;
@@ -602,9 +613,12 @@ impl<'r, 'a> Rounds<'r, 'a> {
             }
         }
         if skipped > 0 {
-            notes.push(format!(
-                "the budget ran out: {skipped} of {} sweep points were not measured",
-                SWEEP_RECORDS.len() * 3
+            notes.push(Note::new(
+                NoteKind::SweepCut,
+                format!(
+                    "the budget ran out: {skipped} of {} sweep points were not measured",
+                    SWEEP_RECORDS.len() * 3
+                ),
             ));
         }
         Ok(out)

@@ -5,6 +5,7 @@ use crate::bench::{SpaceState, WalFigures};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::{Intent, Strategy};
+use crate::note::Note;
 use crate::policy::{FsKey, Recommendation, SavedPolicy, SavedResults};
 use crate::strategy::SyncMethod;
 use serde::{Deserialize, Serialize};
@@ -14,7 +15,7 @@ use std::time::Duration;
 /// The JSON schema of [`ProbeResult`] (and of saved measurements): a name
 /// and a major version, bumped when a field changes meaning or goes away
 /// (fields may be added within a version).
-pub const SCHEMA: &str = "fspace-probe/2";
+pub const SCHEMA: &str = "fspace-probe/3";
 
 /// How thorough a probe is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -85,7 +86,7 @@ pub struct StateResult {
     /// The log's figures from the last round (`wal` only).
     pub wal: Option<WalFigures>,
     /// What qualifies the figures (each note once).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl StateResult {
@@ -263,7 +264,7 @@ pub struct ProbeResult {
     /// One recommendation per intent (log, bulk, sparse).
     pub recommendations: Vec<Recommendation>,
     /// What qualifies the run (scaled down, over budget, ...).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl ProbeResult {

@@ -17,6 +17,7 @@
 use crate::durable::{self, Steps};
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
+use crate::note::Note;
 use crate::strategy::{Fallback, Strategy};
 use crate::sys::{self, Errno};
 use rustix::fd::OwnedFd;
@@ -104,7 +105,7 @@ pub(crate) trait Storage: Send + Sync {
     fn rename(&self, from: &Path, to: &Path) -> std::result::Result<(), Errno>;
     /// Renames without replacing (`RENAME_NOREPLACE`, or a checked rename
     /// where the filesystem lacks it); a note says when it was the latter.
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>>;
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>>;
     /// `unlink(2)`.
     fn unlink(&self, path: &Path) -> std::result::Result<(), Errno>;
     /// `fsync` of directory `dir`: names created, renamed or removed in it
@@ -231,7 +232,7 @@ impl Storage for Real {
         sys::rename(from, to)
     }
 
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>> {
         durable::rename_noreplace(from, to)
     }
 
@@ -278,7 +279,7 @@ pub(crate) fn durable_rename(
     to: &Path,
     dir: &Path,
     replace: bool,
-) -> std::result::Result<Option<String>, (Error, bool)> {
+) -> std::result::Result<Option<Note>, (Error, bool)> {
     let steps = Steps {
         replace,
         ..Steps::DURABLE
@@ -301,7 +302,7 @@ impl durable::Namespace for Seam<'_> {
         self.io.rename(from, to)
     }
 
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>> {
         self.io.rename_noreplace(from, to)
     }
 

@@ -15,6 +15,7 @@ use super::job::Job;
 use super::types::CopyReport;
 use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sys::FallocMode;
 use crate::sys::{self, Errno};
 use rustix::fd::BorrowedFd;
@@ -44,9 +45,12 @@ impl Job<'_> {
         let ranges = match unwritten_ranges(self.sfd) {
             Ok(r) => r,
             Err(e) if unsupported(Call::Fiemap, e) => {
-                report.notes.push(format!(
-                    "allocation not kept: the source's filesystem has no FIEMAP ({}), so its unwritten extents cannot be told from holes; they are holes in the copy",
-                    std::io::Error::from_raw_os_error(e.raw_os_error())
+                report.notes.push(Note::new(
+                    NoteKind::AllocationNotKept,
+                    format!(
+                        "allocation not kept: the source's filesystem has no FIEMAP ({}), so its unwritten extents cannot be told from holes; they are holes in the copy",
+                        std::io::Error::from_raw_os_error(e.raw_os_error())
+                    ),
                 ));
                 return Ok(());
             }
@@ -58,11 +62,14 @@ impl Job<'_> {
             match sys::fallocate(self.tfd, FallocMode::KeepSize, start, end - start) {
                 Ok(()) => report.bytes_kept_allocated += end - start,
                 Err(e) if i == 0 && unsupported(Call::Fallocate, e) => {
-                    report.notes.push(format!(
-                        "allocation not kept: {} cannot allocate without writing (fallocate: {}); the source's {} unwritten bytes are holes in the copy",
-                        self.dst_kind()?.name(),
-                        std::io::Error::from_raw_os_error(e.raw_os_error()),
-                        total
+                    report.notes.push(Note::new(
+                        NoteKind::AllocationNotKept,
+                        format!(
+                            "allocation not kept: {} cannot allocate without writing (fallocate: {}); the source's {} unwritten bytes are holes in the copy",
+                            self.dst_kind()?.name(),
+                            std::io::Error::from_raw_os_error(e.raw_os_error()),
+                            total
+                        ),
                     ));
                     return Ok(());
                 }

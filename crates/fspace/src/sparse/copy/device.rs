@@ -14,6 +14,7 @@ use super::job::{Job, RunSink};
 use super::stream::read_to_end;
 use super::types::{CopyMethod, CopyReport};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sys::{self};
 use rustix::fd::BorrowedFd;
 use std::ops::Range;
@@ -234,9 +235,12 @@ impl Job<'_> {
         report.hole_bytes = Some(sink.zeroed + sink.skipped);
         report.zero_bytes_holed = sink.found_in_data;
         if sink.skipped > 0 {
-            report.notes.push(format!(
-                "{} bytes of zero ranges skipped: the device was declared to read zeros there (target is zero)",
-                sink.skipped
+            report.notes.push(Note::new(
+                NoteKind::ZeroRangesSkipped,
+                format!(
+                    "{} bytes of zero ranges skipped: the device was declared to read zeros there (target is zero)",
+                    sink.skipped
+                ),
             ));
         }
         Ok(())

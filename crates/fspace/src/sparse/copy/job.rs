@@ -8,6 +8,7 @@ use super::shared::{
 use super::types::{CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode, SparseMode};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
+use crate::note::{Note, NoteKind};
 use crate::runs::DataRuns;
 use crate::sparse::writer::{
     speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions,
@@ -365,9 +366,12 @@ impl Job<'_> {
         report.zero_bytes_holed = s.zero_bytes_found;
         report.data_extents = Some(extents);
         if s.zeros_written > 0 && self.opts.sparse != SparseMode::Never {
-            report.notes.push(format!(
-                "this filesystem cannot punch holes: {} bytes of zeros were written as data",
-                s.zeros_written
+            report.notes.push(Note::new(
+                NoteKind::HolesAsZeros,
+                format!(
+                    "this filesystem cannot punch holes: {} bytes of zeros were written as data",
+                    s.zeros_written
+                ),
             ));
         }
         Ok(())

@@ -15,6 +15,7 @@ pub use types::{CopyFallback, CopyMethod, CopyOptions, CopyReport, ReflinkMode, 
 use crate::durable::{Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
+use crate::note::{Note, NoteKind};
 use crate::sys::{self, Errno};
 use job::Job;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -32,7 +33,7 @@ fn blind_source_note(
     sfd: BorrowedFd<'_>,
     report: &CopyReport,
     opts: &CopyOptions<'_>,
-) -> Option<String> {
+) -> Option<Note> {
     if opts.sparse != SparseMode::Auto
         || report.zero_bytes_holed > 0
         || report.holes.is_some_and(|h| h > 0)
@@ -43,10 +44,13 @@ fn blind_source_note(
     }
     let kind = FsKind::from_magic(sys::fstatfs(sfd).ok()?.magic);
     kind.seek_hole_may_be_blind().then(|| {
-        format!(
-            "the source is on {}, whose SEEK_HOLE reports every byte as data: any holes in it could not be seen \
-             and would have been copied as zeros; sparse mode `always` finds zero blocks by reading them",
-            kind.name()
+        Note::new(
+            NoteKind::HolesUnseen,
+            format!(
+                "the source is on {}, whose SEEK_HOLE reports every byte as data: any holes in it could not be seen \
+                 and would have been copied as zeros; sparse mode `always` finds zero blocks by reading them",
+                kind.name()
+            ),
         )
     })
 }
@@ -105,7 +109,7 @@ fn copy_to_file(
     src: &Path,
     dst: &Path,
     (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
-    stream: Option<String>,
+    stream: Option<Note>,
     opts: &CopyOptions<'_>,
 ) -> Result<CopyReport> {
     let replaced = check_destination(src, sst, dst, opts.force)?;
@@ -137,7 +141,7 @@ fn copy_to_file(
 /// Records that the source was read to its end because `why`; an empty
 /// file that read as empty is just an empty file (method `none`, its size
 /// confirmed).
-fn read_to_end(report: &mut CopyReport, sst: &sys::Stat, why: String) {
+fn read_to_end(report: &mut CopyReport, sst: &sys::Stat, why: Note) {
     if report.len == 0 && sst.is_regular() && sst.size == 0 {
         report.method = CopyMethod::None;
         return;
@@ -152,7 +156,7 @@ fn copy_into_stream(
     src: &Path,
     dst: &Path,
     (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
-    stream: Option<String>,
+    stream: Option<Note>,
     out: BorrowedFd<'_>,
     opts: &CopyOptions<'_>,
 ) -> Result<CopyReport> {
@@ -173,16 +177,18 @@ fn copy_into_stream(
         finish_copy(&job, sst, false, &mut report)?;
     }
     if opts.preserve {
-        report
-            .notes
-            .push("mode, owner and times not preserved: the destination is not a file".into());
+        report.notes.push(Note::new(
+            NoteKind::NotPreserved,
+            "mode, owner and times not preserved: the destination is not a file",
+        ));
     }
     if opts.sync {
         match sys::fsync(out) {
             Ok(()) => report.synced = true,
-            Err(Errno::INVAL | Errno::ROFS) => report
-                .notes
-                .push("not synced: the destination (a pipe or device) cannot be synced".into()),
+            Err(Errno::INVAL | Errno::ROFS) => report.notes.push(Note::new(
+                NoteKind::NotSynced,
+                "not synced: the destination (a pipe or device) cannot be synced",
+            )),
             Err(e) => return Err(Error::io("fsync", dst, None, e)),
         }
     }
@@ -259,10 +265,13 @@ fn finish_copy(
             return Err(job.shrank(now, now));
         }
         if now > sst.size {
-            report.notes.push(format!(
-                "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
-                now - sst.size,
-                sst.size
+            report.notes.push(Note::new(
+                NoteKind::SourceGrew,
+                format!(
+                    "the source grew by {} bytes during the copy; the copy holds its first {} bytes (its length when the copy began)",
+                    now - sst.size,
+                    sst.size
+                ),
             ));
         }
     }
@@ -302,9 +311,10 @@ fn publish_steps(
 ) -> Steps {
     let replacing = replaced || (opts.force && sys::lstat(dst).is_ok());
     if replacing && !opts.sync {
-        report.notes.push(
-            "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back".into(),
-        );
+        report.notes.push(Note::new(
+            NoteKind::DirectoryNotSynced,
+            "the copy was fsynced before it replaced the existing file, so a power cut leaves either file whole under the name; the directory was not synced (sync off): the old file may come back",
+        ));
     }
     Steps {
         fsync_before: opts.sync || replacing,
@@ -425,7 +435,7 @@ fn copy_onto_device(
     src: &Path,
     dst: &Path,
     (sfd, sst): (BorrowedFd<'_>, &sys::Stat),
-    stream: Option<String>,
+    stream: Option<Note>,
     out: BorrowedFd<'_>,
     opts: &CopyOptions<'_>,
 ) -> Result<CopyReport> {
@@ -541,9 +551,12 @@ fn preserve(
 ) -> Result<()> {
     match sys::fchown(tfd, sst.uid, sst.gid) {
         Ok(()) => {}
-        Err(Errno::PERM) => report.notes.push(format!(
-            "owner {}:{} not preserved: only root may give files away (EPERM)",
-            sst.uid, sst.gid
+        Err(Errno::PERM) => report.notes.push(Note::new(
+            NoteKind::OwnerNotPreserved,
+            format!(
+                "owner {}:{} not preserved: only root may give files away (EPERM)",
+                sst.uid, sst.gid
+            ),
         )),
         Err(e) => return Err(Error::io("fchown", dst, None, e)),
     }

@@ -12,6 +12,7 @@ use super::job::{Job, RunSink};
 use super::shared::COPY_WRITE_SIZE;
 use super::types::{CopyMethod, CopyReport, SparseMode};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sparse::writer::{SparseWriter, SparseWriterOptions};
 use crate::sys::{self, Errno};
 use crate::zeros;
@@ -38,22 +39,26 @@ const PSEUDO_FS_MAGICS: [u64; 11] = [
 
 /// Why the source must be read to its end rather than up to its size, or
 /// `None` when its size can be trusted.
-pub(super) fn stream_reason(sfd: BorrowedFd<'_>, st: &sys::Stat) -> Option<String> {
+pub(super) fn stream_reason(sfd: BorrowedFd<'_>, st: &sys::Stat) -> Option<Note> {
+    let note = |text: String| Some(Note::new(NoteKind::ReadToEnd, text));
     if st.is_fifo() {
-        return Some("the source is a pipe or FIFO: read to its end".into());
+        return note("the source is a pipe or FIFO: read to its end".into());
     }
     if let Ok(fs) = sys::fstatfs(sfd) {
         if PSEUDO_FS_MAGICS.contains(&fs.magic) {
-            return Some(format!(
+            return note(format!(
                 "the source is on a pseudo filesystem (statfs magic {:#x}) whose sizes are not what read returns: read to its end",
                 fs.magic
             ));
         }
     }
-    (st.size == 0).then(|| {
-        "the source reports 0 bytes (as files in /proc and some FUSE files do): read to its end"
-            .into()
-    })
+    if st.size == 0 {
+        return note(
+            "the source reports 0 bytes (as files in /proc and some FUSE files do): read to its end"
+                .into(),
+        );
+    }
+    None
 }
 
 /// Waits until the pipe `fd` has data (or its writer closed it), checking
@@ -193,9 +198,12 @@ impl Job<'_> {
         }
         report.bytes_copied = sink.written;
         if sink.zeros_written > 0 {
-            report.notes.push(format!(
-                "the destination cannot seek: the source's holes ({} bytes) were written as zeros",
-                sink.zeros_written
+            report.notes.push(Note::new(
+                NoteKind::HolesAsZeros,
+                format!(
+                    "the destination cannot seek: the source's holes ({} bytes) were written as zeros",
+                    sink.zeros_written
+                ),
             ));
         }
         Ok(())

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use crate::note::Note;
 use crate::strategy::Progress;
 
 /// What to do with zeros.
@@ -274,7 +275,7 @@ pub struct CopyReport {
     /// Whether the copy was made durable.
     pub synced: bool,
     /// Other things worth knowing.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Wall time.
     #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,

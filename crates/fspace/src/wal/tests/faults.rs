@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
+use crate::note::Note;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use crate::wal::format::segment_name;
@@ -171,7 +172,7 @@ impl Storage for Faulty {
         self.0.after_rename(to);
         Ok(())
     }
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>> {
         let note = Real.rename_noreplace(from, to)?;
         self.0.after_rename(to);
         Ok(note)

@@ -25,6 +25,7 @@
 
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
+use crate::note::Note;
 use crate::strategy::Strategy;
 use crate::sys::Errno;
 use crate::wal::format::FREE_PREFIX;
@@ -523,7 +524,7 @@ impl Storage for Proc {
         Ok(())
     }
 
-    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<String>> {
+    fn rename_noreplace(&self, from: &Path, to: &Path) -> Result<Option<Note>> {
         let exists = self.m.lock().lookup(to).is_ok();
         if exists {
             return Err(Error::io("rename", to, None, Errno::EXIST));
