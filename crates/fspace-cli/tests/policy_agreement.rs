@@ -186,32 +186,35 @@ fn agree(fs: &common::Fs) {
         if intent == Intent::Log {
             assert_eq!(from_wal(dir.path(), "a"), w, "log preparer: {ctx}");
         }
-        saved.push(Recommendation {
-            intent,
-            strategy: other_than(want.first()),
-            recycle: None,
-            summary: "saved by the agreement test".into(),
-            reason: "test".into(),
-            figure: 1.0,
-            baseline: None,
-            baseline_label: None,
-            measured: true,
-            too_noisy: false,
-            sync_method: None,
-            sync_reason: None,
-            sync_too_noisy: false,
-        });
+        // Built as the saved file spells it: the types are
+        // #[non_exhaustive], and the file format is what a fleet writes.
+        saved.push(
+            serde_json::from_value::<Recommendation>(serde_json::json!({
+                "intent": intent,
+                "strategy": other_than(want.first()),
+                "recycle": null,
+                "summary": "saved by the agreement test",
+                "reason": "test",
+                "figure": 1.0,
+                "measured": true,
+                "too_noisy": false,
+            }))
+            .expect("a recommendation"),
+        );
     }
 
     // A saved measurement: everyone follows it.
     let file = store
-        .save(&SavedPolicy {
-            schema: SAVED_SCHEMA.into(),
-            measured_utc: "2026-11-24 00:00:00 UTC".into(),
-            measured_by: "policy_agreement test".into(),
-            key,
-            recommendations: saved.clone(),
-        })
+        .save(
+            &serde_json::from_value::<SavedPolicy>(serde_json::json!({
+                "schema": SAVED_SCHEMA,
+                "measured_utc": "2026-11-24 00:00:00 UTC",
+                "measured_by": "policy_agreement test",
+                "key": key,
+                "recommendations": saved,
+            }))
+            .expect("a saved policy"),
+        )
         .expect("save");
     for rec in &saved {
         let intent = rec.intent;

@@ -57,6 +57,7 @@ impl ExtentState {
 
 /// One range of a file in one state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Extent {
     /// Byte offset in the file.
     pub offset: u64,
@@ -85,6 +86,7 @@ pub enum MapMethod {
 
 /// Byte totals of an [`ExtentMap`], all within `0..size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[non_exhaustive]
 pub struct Summary {
     /// File length.
     pub size: u64,
@@ -121,6 +123,7 @@ pub struct Summary {
 
 /// A file's extent map.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ExtentMap {
     /// How it was obtained.
     pub method: MapMethod,
@@ -362,6 +365,7 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
 /// The space a set of files takes: their length, what the filesystem
 /// counts against them, and, on btrfs, the disk extents they pin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[non_exhaustive]
 pub struct SpaceUse {
     /// Files counted.
     pub files: u64,

@@ -180,6 +180,7 @@ impl FromStr for Intent {
 
 /// A strategy that was tried and abandoned for the next one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Fallback {
     /// The strategy tried.
     pub strategy: Strategy,
@@ -191,6 +192,7 @@ pub struct Fallback {
 
 /// Progress of a long operation (a zero-fill, a copy, a dig), in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Progress {
     /// Bytes done so far.
     pub done: u64,

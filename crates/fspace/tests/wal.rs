@@ -445,30 +445,27 @@ common::per_fs! {
         let state = tempfile::tempdir().unwrap();
         let store = fspace::SavedResults::in_dir(state.path());
         let info = fspace::fs_info(dir.path()).unwrap();
-        let rec = fspace::probe::Recommendation {
-            intent: fspace::Intent::Log,
-            strategy: fspace::internals::built_in(&info, fspace::Intent::Log).first(),
-            recycle: Some(false),
-            summary: "test".into(),
-            reason: "test".into(),
-            figure: 1.0,
-            baseline: None,
-            baseline_label: None,
-            measured: true,
-            too_noisy: false,
-            sync_method: Some(SyncMethod::Dsync),
-            sync_reason: Some("dsync: test".into()),
-            sync_too_noisy: false,
-        };
-        store
-            .save(&fspace::probe::SavedPolicy {
-                schema: fspace::probe::SAVED_SCHEMA.into(),
-                measured_utc: "2026-11-26 00:00:00 UTC".into(),
-                measured_by: "test".into(),
-                key: fspace::probe::FsKey::of(&info),
-                recommendations: vec![rec],
-            })
-            .unwrap();
+        // Built as the saved file spells it (the types are #[non_exhaustive]).
+        let saved: fspace::probe::SavedPolicy = serde_json::from_value(serde_json::json!({
+            "schema": fspace::probe::SAVED_SCHEMA,
+            "measured_utc": "2026-11-26 00:00:00 UTC",
+            "measured_by": "test",
+            "key": fspace::probe::FsKey::of(&info),
+            "recommendations": [{
+                "intent": fspace::Intent::Log,
+                "strategy": fspace::internals::built_in(&info, fspace::Intent::Log).first(),
+                "recycle": false,
+                "summary": "test",
+                "reason": "test",
+                "figure": 1.0,
+                "measured": true,
+                "too_noisy": false,
+                "sync_method": SyncMethod::Dsync,
+                "sync_reason": "dsync: test",
+            }],
+        }))
+        .unwrap();
+        store.save(&saved).unwrap();
         let auto = opts().prepare(fspace::StrategyChoice::auto(store.clone()));
         let wal = Wal::open(dir.path().join("a"), auto.clone()).unwrap();
         let m = wal.stats().sync_method;

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One mode's figures with its ratios to the baselines of the same run.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SuiteRow {
     /// The mode's figures.
     #[serde(flatten)]
@@ -32,6 +33,7 @@ pub struct SuiteRow {
 
 /// What a suite measured (the JSON of `fspace bench commit --json`).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SuiteReport {
     /// The fspace that measured.
     pub fspace_version: &'static str,

@@ -54,6 +54,7 @@ impl AllocUnitSource {
 
 /// The filesystem's allocation unit (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AllocUnit {
     /// Bytes; a power of two, at least 512.
     pub bytes: u64,

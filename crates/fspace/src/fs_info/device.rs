@@ -17,6 +17,7 @@ const MAX_DEPTH: usize = 8;
 
 /// One block device and the ones under it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct BlockDevice {
     /// The kernel's name (`loop0`, `vda`, `sda1`, `dm-0`).
     pub name: String,

@@ -49,6 +49,7 @@ const NETWORK_FUSE_SUBTYPES: &[&str] = &[
 
 /// Whether one operation works here, as measured on a scratch file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Capability {
     /// True if and only if the operation succeeded and behaved as specified.
     pub supported: bool,
@@ -91,6 +92,7 @@ impl Capability {
 
 /// Capabilities measured on a scratch file (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// `fallocate` mode 0.
     pub fallocate: Capability,
@@ -129,6 +131,7 @@ impl Capabilities {
 
 /// Everything fspace knows about the filesystem holding a path.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct FsInfo {
     /// The path asked about.
     pub path: PathBuf,

@@ -108,6 +108,7 @@ impl fmt::Debug for GrowOptions<'_> {
 
 /// What a growth did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct GrowReport {
     /// The file grown.
     #[serde(serialize_with = "crate::units::ser_path_lossy")]

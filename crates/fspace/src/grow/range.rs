@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 /// What [`allocate_range`] did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RangeReport {
     /// The file, as named by the caller.
     #[serde(serialize_with = "crate::units::ser_path_lossy")]

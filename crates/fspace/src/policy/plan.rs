@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 /// A ladder of strategies to try in order, and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Plan {
     /// Strategies in the order they will be tried (never empty).
     pub ladder: Vec<Strategy>,

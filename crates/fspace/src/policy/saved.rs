@@ -35,6 +35,7 @@ pub const STATE_DIR_ENV: &str = "FSPACE_STATE_DIR";
 /// (`data=journal`, `nobarrier`, NFS `sync`) differs in options. The device
 /// number is left out: btrfs gives each mount a new anonymous one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FsKey {
     /// Mount type (`ext4`, `fuse.sshfs`) or the magic's family name.
     pub fs_type: String,
@@ -159,6 +160,7 @@ pub fn state_dir() -> Option<PathBuf> {
 /// What to do for one intent on a filesystem, and why: what the probe
 /// recommends, and what is saved of it for the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Recommendation {
     /// The intent.
     pub intent: Intent,
@@ -206,6 +208,7 @@ pub struct Recommendation {
 
 /// What is saved for one filesystem.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SavedPolicy {
     /// [`SCHEMA`].
     pub schema: String,
@@ -222,6 +225,7 @@ pub struct SavedPolicy {
 
 /// A [`SavedPolicy`] as read back, with the file it came from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SavedProbe {
     /// The file it was read from.
     pub path: PathBuf,

@@ -41,6 +41,7 @@ pub const BUSY_DEVICE_BYTES_PER_SEC: f64 = 16.0 * 1024.0 * 1024.0;
 
 /// What the rest of the machine did while the probe measured.
 #[derive(Debug, Clone, Serialize, Default)]
+#[non_exhaustive]
 pub struct Busy {
     /// Seconds observed.
     pub seconds: f64,
@@ -68,6 +69,7 @@ pub struct Busy {
 
 /// Writes to one block device while the probe measured.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DeviceWrites {
     /// Its kernel name (`loop0`, `nvme0n1`).
     pub name: String,

@@ -44,6 +44,7 @@ impl Level {
 
 /// Where a probe is.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ProbeProgress {
     /// The measurement starting (1-based).
     pub step: usize,
@@ -59,6 +60,7 @@ pub struct ProbeProgress {
 
 /// Commits into one space state, over all rounds.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct StateResult {
     /// The state.
     pub state: SpaceState,
@@ -104,6 +106,7 @@ impl StateResult {
 /// Commits into written (recycled) space made durable by one
 /// [`SyncMethod`], measured in the same rounds as the space states.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SyncMethodResult {
     /// The method.
     pub method: SyncMethod,
@@ -116,6 +119,7 @@ pub struct SyncMethodResult {
 /// What fspace's log, set up as recommended, should reach here: one
 /// writer, 8 KiB records.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Prediction {
     /// Commits per second: the median of the runs of the log with the
     /// recommended setup.
@@ -134,6 +138,7 @@ pub struct Prediction {
 /// its built-in setup, in alternating runs: a recommendation that leaves
 /// the built-in setup must make the log itself faster.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct LogCheck {
     /// The suggested setup: preparation and sync method.
     pub setup: String,
@@ -150,6 +155,7 @@ pub struct LogCheck {
 
 /// The commit measurements.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CommitSection {
     /// Bytes per record.
     pub record_size: usize,
@@ -179,6 +185,7 @@ pub struct CommitSection {
 
 /// Growth of a fresh file by one strategy.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct GrowthResult {
     /// The strategy.
     pub strategy: Strategy,
@@ -201,6 +208,7 @@ pub struct GrowthResult {
 
 /// The growth measurements.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct GrowthSection {
     /// Bytes each strategy grows a fresh file to.
     pub target_size: u64,
@@ -210,6 +218,7 @@ pub struct GrowthSection {
 
 /// One point of the record-size sweep.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SweepPoint {
     /// Bytes per record.
     pub record_size: usize,
@@ -229,6 +238,7 @@ pub struct SweepPoint {
 
 /// Everything one probe measured and concluded (the JSON document).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ProbeResult {
     /// [`SCHEMA`].
     pub schema: &'static str,

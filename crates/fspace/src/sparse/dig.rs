@@ -43,6 +43,7 @@ impl std::fmt::Debug for DigOptions<'_> {
 
 /// What [`dig()`] did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DigReport {
     /// The file.
     #[serde(serialize_with = "crate::units::ser_path_lossy")]

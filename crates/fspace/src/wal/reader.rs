@@ -9,6 +9,7 @@ use crate::sys::Errno;
 
 /// A record read back from the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Record {
     /// Its LSN.
     pub lsn: Lsn,

@@ -116,6 +116,7 @@ impl fmt::Display for CopyMethod {
 
 /// A rung that was tried (or ruled out) before the one that did the work.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CopyFallback {
     /// The rung.
     pub method: CopyMethod,
@@ -208,6 +209,7 @@ impl fmt::Debug for CopyOptions<'_> {
 
 /// What a copy did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CopyReport {
     /// The source.
     #[serde(serialize_with = "crate::units::ser_path_lossy")]

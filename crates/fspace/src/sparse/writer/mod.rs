@@ -69,6 +69,7 @@ impl Default for SparseWriterOptions {
 
 /// What a [`SparseWriter`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SparseStats {
     /// Data bytes written (by `pwritev`), zeros written as data included.
     pub bytes_written: u64,
