@@ -213,7 +213,7 @@ fn rows(r: &SuiteReport) -> String {
     }
     out!(
         o,
-        "÷: commits/s over the named row's; each row's sync is in \"{DURABLE_BY}\""
+        "÷ X: commits/s over the X row's (compare their \"{DURABLE_BY}\")"
     );
     o
 }
@@ -272,13 +272,13 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
         io.sync_chosen_by
     );
     match (io.direct_io, io.direct_io_by.wants()) {
-        (true, _) => out!(o, "     O_DIRECT writes: yes ({})", io.direct_io_by),
+        (true, _) => out!(o, "     O_DIRECT writes: yes: {}", io.direct_io_by),
         (false, true) => out!(
             o,
-            "     O_DIRECT writes: no, refused (wanted: {})",
+            "     O_DIRECT writes: no: refused (wanted: {})",
             io.direct_io_by
         ),
-        (false, false) => out!(o, "     O_DIRECT writes: no ({})", io.direct_io_by),
+        (false, false) => out!(o, "     O_DIRECT writes: no: {}", io.direct_io_by),
     }
     for f in &io.fallbacks {
         out!(o, "     fell back: {f}");

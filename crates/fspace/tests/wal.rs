@@ -359,7 +359,7 @@ common::per_fs! {
         let got: Vec<Vec<u8>> = read_all(&wal).into_iter().map(|r| r.data).collect();
         assert_eq!(got, want, "{}: after reopen", fs.name);
         wal.close().unwrap();
-        eprintln!("{}: O_DIRECT {direct}", fs.name);
+        eprintln!("{}: {io}", fs.name);
     }
 }
 

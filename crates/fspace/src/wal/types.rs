@@ -97,8 +97,9 @@ impl WalStats {
 
 /// How a log's records go out and are made durable, and why: what
 /// [`WalStats::io`] and [`WalFigures::io`](crate::bench::WalFigures::io)
-/// report. Its `Display` is the sentence the CLI prints, e.g.
-/// `direct-dsync (auto: ...), O_DIRECT on (direct-dsync writes with O_DIRECT)`.
+/// report. Its `Display` words it in one line, e.g.
+/// `direct-dsync (auto: ...); O_DIRECT on: direct-dsync writes with O_DIRECT`
+/// (the CLI prints the parts on lines of their own).
 ///
 /// The method and `O_DIRECT` are decided at open ([`WalStats::io`]'s
 /// `sync_chosen_by` and `direct_io_by`); where the filesystem refuses one
@@ -151,11 +152,11 @@ impl WalIo {
 
 impl fmt::Display for WalIo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}), ", self.sync_method, self.sync_chosen_by)?;
+        write!(f, "{} ({}); ", self.sync_method, self.sync_chosen_by)?;
         match (self.direct_io, self.direct_io_by.wants()) {
-            (true, _) => write!(f, "O_DIRECT on ({})", self.direct_io_by)?,
-            (false, true) => write!(f, "O_DIRECT off, refused (wanted: {})", self.direct_io_by)?,
-            (false, false) => write!(f, "O_DIRECT off ({})", self.direct_io_by)?,
+            (true, _) => write!(f, "O_DIRECT on: {}", self.direct_io_by)?,
+            (false, true) => write!(f, "O_DIRECT off: refused (wanted: {})", self.direct_io_by)?,
+            (false, false) => write!(f, "O_DIRECT off: {}", self.direct_io_by)?,
         }
         for fb in &self.fallbacks {
             write!(f, "; {fb}")?;

@@ -94,3 +94,32 @@ fn other_write_errors_fail_the_open() {
     let e = open_commit(io, SyncMethod::Dsync).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(Errno::IO.raw_os_error()), "{e}");
 }
+
+/// The stats' I/O is values in JSON (kinds in kebab-case, no sentence) and
+/// a sentence only through `Display`.
+#[test]
+fn io_is_values_in_json_and_words_in_display() {
+    let io = refusing(Some(Errno::NOSYS), None);
+    let said = open_commit(io, SyncMethod::Dsync).unwrap();
+    let v = serde_json::to_value(&said).unwrap();
+    assert_eq!(v["sync_method"], "fdatasync", "{v}");
+    assert_eq!(
+        v["sync_chosen_by"],
+        serde_json::json!({ "kind": "asked" }),
+        "{v}"
+    );
+    assert_eq!(v["fallbacks"][0]["refused"], "rwf-dsync", "{v}");
+    assert_eq!(
+        v["fallbacks"][0]["errno"],
+        Errno::NOSYS.raw_os_error(),
+        "{v}"
+    );
+    assert_eq!(v["fallbacks"][0]["before"], "dsync", "{v}");
+    let f = &said.fallbacks[0];
+    let why = std::io::Error::from_raw_os_error(Errno::NOSYS.raw_os_error());
+    let words = format!(
+        "pwritev2 with RWF_DSYNC refused on {} ({why}): dsync became fdatasync",
+        f.path.display()
+    );
+    assert_eq!(f.to_string(), words);
+}
