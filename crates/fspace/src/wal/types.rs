@@ -185,7 +185,7 @@ pub enum SyncChoice {
         path: PathBuf,
     },
     /// `auto`: the policy's rule for this filesystem
-    /// ([`log_sync_method`](crate::policy::rules::log_sync_method)).
+    /// (`LOG_DIRECT_DSYNC_ON`, see `docs/wal.md` "Sync methods").
     Policy {
         /// The rule's reason.
         reason: String,
