@@ -123,3 +123,44 @@ fn io_is_values_in_json_and_words_in_display() {
     );
     assert_eq!(f.to_string(), words);
 }
+
+/// `O_DIRECT` refused on a later segment (the flag, at the switch): the log
+/// goes on with buffered `RWF_DSYNC` writes, and says on which segment.
+#[test]
+fn direct_refused_on_a_new_segment_falls_back_to_dsync() {
+    let faults = Arc::new(Faults::default());
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let path = dir.path().join("wal");
+    let io = Faulty(faults.clone());
+    let opts = opts(SyncMethod::DirectDsync);
+    let wal = Wal::open_on(&path, opts, Arc::new(io), Site::Filesystem).unwrap();
+    if !wal.stats().io.direct_io {
+        // O_DIRECT refused at open by this filesystem: nothing to switch from.
+        eprintln!("skipped: {}", wal.stats().io);
+        return;
+    }
+    faults
+        .set_direct
+        .store(Errno::INVAL.raw_os_error(), Ordering::SeqCst);
+    let record = vec![7u8; 64 << 10];
+    while wal.stats().switches == 0 {
+        wal.commit(&record).unwrap();
+    }
+    let last = wal.commit(b"after the switch").unwrap();
+    let io = wal.stats().io;
+    assert!(!io.direct_io, "{io}");
+    assert_eq!(io.sync_method, SyncMethod::Dsync, "{io}");
+    let second = wal.segments()[1].path.clone();
+    let f = &io.fallbacks[..];
+    assert_eq!(f.len(), 1, "{io}");
+    assert_eq!((f[0].refused, &f[0].path), (IoRefusal::ODirect, &second));
+    assert_eq!(f[0].errno, Errno::INVAL.raw_os_error());
+    assert_eq!(
+        (f[0].before, f[0].after),
+        (SyncMethod::DirectDsync, SyncMethod::Dsync)
+    );
+    wal.close().unwrap();
+    let wal = Wal::open(&path, WalOptions::default()).unwrap();
+    let got = wal.read_from(last).unwrap().next().unwrap().unwrap();
+    assert_eq!(got.data, b"after the switch");
+}
