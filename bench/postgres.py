@@ -79,7 +79,7 @@ def fspace_wal(d, writers):
                           "--writers", str(writers), "--seconds", str(SECONDS), d],
                          check=True, capture_output=True, text=True).stdout
     r = json.loads(out)["results"][0]
-    return r["commits_per_sec"], r["wal"]["sync_method"]
+    return r["commits_per_sec"], r["wal"]["io"]["sync_method"]
 
 
 def summary(xs):

@@ -130,8 +130,24 @@ fn table(r: &SuiteReport) -> String {
     o
 }
 
-/// The table's rows: one per run, with the ratios of the same run (and to
-/// `fdatasync` when several sync methods ran).
+/// How a row's commits were made durable: the method measured (`fdatasync`
+/// for the file states by default), or for the log the method it really
+/// used at the end of its run, marked `+O_DIRECT` where its writes
+/// bypassed the page cache and the method's name does not say so.
+fn durable_by(x: &fspace::bench::CommitResult) -> String {
+    match (&x.wal, x.sync_method) {
+        (Some(w), _) if w.io.direct_io && !w.io.sync_method.direct() => {
+            format!("{}+O_DIRECT", w.io.sync_method)
+        }
+        (Some(w), _) => w.io.sync_method.to_string(),
+        (None, Some(m)) => m.to_string(),
+        (None, None) => "-".to_string(),
+    }
+}
+
+/// The table's rows: one per run, with how its commits were made durable
+/// and the ratios of the same run (and to `fdatasync` when several sync
+/// methods ran).
 fn rows(r: &SuiteReport) -> String {
     let mut o = String::new();
     let methods = !r.sync_methods.is_empty();
@@ -142,7 +158,14 @@ fn rows(r: &SuiteReport) -> String {
         .map(|x| name(&x.result).len())
         .max()
         .unwrap_or(5)
-        .max(14);
+        .max(5);
+    let d = r
+        .results
+        .iter()
+        .map(|x| durable_by(&x.result).len())
+        .max()
+        .unwrap_or(0)
+        .max(DURABLE_BY.len());
     let extra = if r.sync_methods.len() > 1 {
         format!(" {:>9}", "÷ fdatas.")
     } else {
@@ -150,9 +173,10 @@ fn rows(r: &SuiteReport) -> String {
     };
     out!(
         o,
-        "{:<w$} {:>10} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}{extra}",
+        "{:<w$} {:>9} {:<d$} {:>6} {:>7} {:>7} {:>7} {:>9} {:>9}{extra}",
         "state",
         "commits/s",
+        DURABLE_BY,
         "MiB/s",
         "p50",
         "p99",
@@ -175,9 +199,10 @@ fn rows(r: &SuiteReport) -> String {
         };
         out!(
             o,
-            "{:<w$} {:>10.0} {:>9.1} {:>9} {:>9} {:>9}  {:>9} {:>9}{extra}",
+            "{:<w$} {:>9.0} {:<d$} {:>6.1} {:>7} {:>7} {:>7} {:>9} {:>9}{extra}",
             name(x),
             x.commits_per_sec,
+            durable_by(x),
             x.mib_per_sec,
             time(l.p50_us),
             time(l.p99_us),
@@ -186,8 +211,15 @@ fn rows(r: &SuiteReport) -> String {
             x_of(row.vs_overwrite)
         );
     }
+    out!(
+        o,
+        "÷ X: commits/s over the X row's (compare their \"{DURABLE_BY}\")"
+    );
     o
 }
+
+/// The header of the column that says how commits were made durable.
+const DURABLE_BY: &str = "durable by";
 
 /// What the log did during its mode.
 fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
@@ -232,7 +264,24 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
     if let Some(why) = &w.prepare_reason {
         out!(o, "     why: {why}");
     }
-    out!(o, "     O_DIRECT writes: {}", w.direct_io);
-    out!(o, "     sync method: {}", w.sync_method);
+    let io = &w.io;
+    out!(
+        o,
+        "     sync method: {} ({})",
+        io.sync_method,
+        io.sync_chosen_by
+    );
+    match (io.direct_io, io.direct_io_by.wants()) {
+        (true, _) => out!(o, "     O_DIRECT writes: yes: {}", io.direct_io_by),
+        (false, true) => out!(
+            o,
+            "     O_DIRECT writes: no: refused (wanted: {})",
+            io.direct_io_by
+        ),
+        (false, false) => out!(o, "     O_DIRECT writes: no: {}", io.direct_io_by),
+    }
+    for f in &io.fallbacks {
+        out!(o, "     fell back: {f}");
+    }
     o
 }

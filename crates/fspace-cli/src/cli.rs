@@ -188,8 +188,10 @@ pub(crate) enum BenchCommand {
         are accepted.)\n\n\
         Sync methods: the file modes commit with fdatasync unless --sync-method names \
         others; the log uses its own choice (direct-dsync on ext4 and xfs, fdatasync \
-        elsewhere, or what a saved probe chose), printed under the table. The ratio \
-        columns divide rates as they ran, each row with its own method.\n\n\
+        elsewhere, or what a saved probe chose). Each row's \"durable by\" column \
+        names the method its commits used (+O_DIRECT where on); the log's choice is \
+        explained under the table. The ratio columns divide rates as they ran, each \
+        row with the method in its line.\n\n\
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
         fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \

@@ -76,12 +76,16 @@ common::per_fs! {
         let wal = &results[6]["wal"];
         // fdatasync per commit group, or none when each write is durable
         // (the auto choice on ext4 and xfs: O_DIRECT + RWF_DSYNC).
-        let method = wal["sync_method"].as_str().unwrap();
-        if method.starts_with("fdatasync") {
+        let io = &wal["io"];
+        if io["sync_method"] == "fdatasync" {
             assert!(wal["syncs"].as_u64().unwrap() > 0, "{}: {wal}", fs.name);
         } else {
             assert!(fs.is(&["ext4", "xfs", "ext4-noextents"]), "{}: {wal}", fs.name);
-            assert!(method.starts_with("direct-dsync (auto"), "{}: {wal}", fs.name);
+            assert_eq!(io["sync_method"], "direct-dsync", "{}: {wal}", fs.name);
+            assert_eq!(io["sync_chosen_by"]["kind"], "policy", "{}: {wal}", fs.name);
+            assert_eq!(io["direct_io"], true, "{}: {wal}", fs.name);
+            assert_eq!(io["direct_io_by"]["kind"], "sync-method", "{}: {wal}", fs.name);
+            assert_eq!(io["fallbacks"], serde_json::json!([]), "{}: {wal}", fs.name);
             assert_eq!(wal["syncs"].as_u64().unwrap(), 0, "{}: {wal}", fs.name);
         }
         assert_eq!(
@@ -107,7 +111,7 @@ common::per_fs! {
         assert!(o.status.success(), "{}: {}", fs.name, text(&o));
         let t = String::from_utf8_lossy(&o.stdout);
         assert!(
-            t.contains("commits/s") && t.contains("wal") && t.contains("append"),
+            t.contains("commits/s") && t.contains("wal") && t.contains("append") && t.contains("durable by"),
             "{t}"
         );
         assert_eq!(

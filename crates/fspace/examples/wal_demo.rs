@@ -22,7 +22,7 @@ fn main() -> fspace::Result<()> {
     println!(
         "{n} records committed to {dir} ({} segments, {})",
         wal.segments().len(),
-        wal.stats().sync_method
+        wal.stats().io.sync_method
     );
     wal.close()
 }

@@ -7,7 +7,7 @@ use fspace_test_kit as common;
 
 use wal_common::*;
 
-use fspace::wal::{Record, Wal};
+use fspace::wal::{DirectIoChoice, IoRefusal, Record, SyncChoice, Wal};
 use fspace::{Error, Lsn, SyncMethod};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -283,15 +283,19 @@ common::per_fs! {
             let d = dir.path().join(method.name());
             let o = opts().sync_method(Some(method));
             let wal = Wal::open(&d, o.clone()).unwrap();
-            let stats = wal.stats();
-            let used = if method == SyncMethod::DirectDsync && stats.direct_io != "yes" {
+            let io = wal.stats().io;
+            assert_eq!(io.sync_chosen_by, SyncChoice::Asked, "{}: {io}", fs.name);
+            let used = if method == SyncMethod::DirectDsync && !io.direct_io {
                 // O_DIRECT refused (FUSE): the writes still carry RWF_DSYNC.
-                assert!(stats.sync_method.starts_with("dsync (direct-dsync asked for"), "{}: {}", fs.name, stats.sync_method);
+                let f = &io.fallbacks[..];
+                assert!(matches!(f, [f] if f.refused == IoRefusal::ODirect), "{}: {io}", fs.name);
+                assert_eq!((f[0].before, f[0].after), (method, SyncMethod::Dsync), "{}: {io}", fs.name);
                 SyncMethod::Dsync
             } else {
-                assert!(stats.sync_method.starts_with(&format!("{method} (asked for")), "{}: {}", fs.name, stats.sync_method);
+                assert!(io.fallbacks.is_empty(), "{}: {io}", fs.name);
                 method
             };
+            assert_eq!(io.sync_method, used, "{}: {io}", fs.name);
             let before = wal.stats().syncs;
             let mut want = vec![];
             for n in 0..60 {
@@ -326,11 +330,15 @@ common::per_fs! {
         let mut o = opts();
         o.direct_io = Some(true);
         let wal = Wal::open(&d, o.clone()).unwrap();
-        let direct = wal.stats().direct_io;
+        let io = wal.stats().io;
+        assert_eq!(io.direct_io_by, DirectIoChoice::CallerOn, "{}: {io}", fs.name);
         if fs.is(&["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"]) {
-            assert_eq!(direct, "yes", "{}", fs.name);
-        } else {
-            assert!(!direct.is_empty(), "{}", fs.name);
+            assert!(io.direct_io, "{}: {io}", fs.name);
+            assert!(io.fallbacks.is_empty(), "{}: {io}", fs.name);
+        } else if !io.direct_io {
+            // Refused (sshfs accepts it on this matrix; a FUSE server may
+            // not): said as a fallback, writes buffered.
+            assert!(matches!(&io.fallbacks[..], [f] if f.refused == IoRefusal::ODirect), "{}: {io}", fs.name);
         }
         let mut want = vec![];
         for n in 0..60 {
@@ -351,7 +359,7 @@ common::per_fs! {
         let got: Vec<Vec<u8>> = read_all(&wal).into_iter().map(|r| r.data).collect();
         assert_eq!(got, want, "{}: after reopen", fs.name);
         wal.close().unwrap();
-        eprintln!("{}: O_DIRECT {direct}", fs.name);
+        eprintln!("{}: {io}", fs.name);
     }
 }
 
@@ -468,17 +476,25 @@ common::per_fs! {
         store.save(&saved).unwrap();
         let auto = opts().prepare(fspace::StrategyChoice::auto(store.clone()));
         let wal = Wal::open(dir.path().join("a"), auto.clone()).unwrap();
-        let m = wal.stats().sync_method;
-        assert!(m.starts_with("dsync (auto: measured fastest by `fspace probe --save`"), "{}: {m}", fs.name);
+        let io = wal.stats().io;
+        assert_eq!(io.sync_method, SyncMethod::Dsync, "{}: {io}", fs.name);
+        match &io.sync_chosen_by {
+            SyncChoice::Saved { measured_utc, path } => {
+                assert_eq!(measured_utc, "2026-11-26 00:00:00 UTC", "{}: {io}", fs.name);
+                assert!(path.starts_with(state.path()), "{}: {io}", fs.name);
+            }
+            other => panic!("{}: chosen by {other:?}", fs.name),
+        }
         wal.commit(b"x").unwrap();
         wal.close().unwrap();
         let built_in = Wal::open(dir.path().join("b"), opts()).unwrap();
-        let m = built_in.stats().sync_method;
-        assert!(!m.contains("fspace probe"), "{}: {m}", fs.name);
+        let io = built_in.stats().io;
+        assert!(matches!(io.sync_chosen_by, SyncChoice::Policy { .. }), "{}: {io}", fs.name);
         built_in.close().unwrap();
         let asked = auto.sync_method(Some(SyncMethod::Fdatasync));
         let wal = Wal::open(dir.path().join("c"), asked).unwrap();
-        assert!(wal.stats().sync_method.starts_with("fdatasync (asked for"), "{}", wal.stats().sync_method);
+        let io = wal.stats().io;
+        assert_eq!((io.sync_method, &io.sync_chosen_by), (SyncMethod::Fdatasync, &SyncChoice::Asked), "{io}");
         wal.close().unwrap();
     }
 }

@@ -157,6 +157,7 @@ impl Default for CommitBenchOptions {
 
 /// Latency figures, in microseconds.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Latency {
     /// Median.
     pub p50_us: f64,
@@ -169,7 +170,8 @@ pub struct Latency {
 }
 
 /// The log's side of a `wal` run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct WalFigures {
     /// `fdatasync` calls (fewer than commits when groups form).
     pub syncs: u64,
@@ -190,10 +192,9 @@ pub struct WalFigures {
     /// Why the policy prepares the log's segments that way here.
     #[serde(default)]
     pub prepare_reason: Option<String>,
-    /// Whether records went out with `O_DIRECT`, and why.
-    pub direct_io: String,
-    /// How commits were made durable, and why that way.
-    pub sync_method: String,
+    /// How records went out and were made durable when the run ended,
+    /// why, and what the filesystem refused on the way.
+    pub io: crate::wal::WalIo,
     /// The space the log's files took when the run ended: their length,
     /// what they reference and, on btrfs, the disk extents they pin.
     #[serde(default)]
@@ -202,11 +203,12 @@ pub struct WalFigures {
 
 /// The result of one mode.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CommitResult {
     /// The mode.
     pub state: SpaceState,
     /// The sync method measured; `None` for the log's own choice (its
-    /// [`WalFigures::sync_method`] says which it made).
+    /// [`WalFigures::io`] says which it made).
     pub sync_method: Option<SyncMethod>,
     /// Commits completed.
     pub commits: u64,

@@ -86,8 +86,7 @@ pub(super) fn run_wal(
         prepared_recycled: after.prepared_recycled - before.prepared_recycled,
         prepare_strategy: after.last_prepare.clone(),
         prepare_reason: after.last_prepare_reason.clone(),
-        direct_io: after.direct_io.clone(),
-        sync_method: after.sync_method.clone(),
+        io: after.io.clone(),
         space: None,
     });
     wal.close()?;

@@ -67,5 +67,8 @@ pub use options::{
 };
 pub use reader::{Record, WalReader};
 pub use recovery::{RecoveryReport, TailReport};
-pub use types::{max_record, Lsn, ReleaseReport, SegmentInfo, WalStats};
+pub use types::{
+    max_record, DirectIoChoice, IoFallback, IoRefusal, Lsn, ReleaseReport, SegmentInfo, SyncChoice,
+    WalIo, WalStats,
+};
 pub use view::{WalFollower, WalView};

@@ -5,13 +5,13 @@
 use super::flush::{aligned, write_all_to};
 use super::format::{self, SegmentHeader, SEGMENT_HEADER_LEN};
 use super::log::Wal;
-use super::options::{check_options, WalOptions, DIRECT_IO_ON_LOCAL_FS, LOCK_NAME, WRITE_PAGE};
+use super::options::{check_options, WalOptions, LOCK_NAME, WRITE_PAGE};
 use super::preparer::{self, create_segment, recycle_into};
 use super::recovery::{self, Recovered};
 use super::scan::open_segment;
 use super::site::Site;
 use super::storage::{self, sync_dir, OpenMode, Storage};
-use super::types::{Lsn, SegmentInfo, WalStats};
+use super::types::{DirectIoChoice, IoRefusal, Lsn, SegmentInfo, SyncChoice, WalIo, WalStats};
 use super::writer::{nonce_for, Current, Prepared, Shared, State};
 use crate::error::{Error, Result};
 use crate::strategy::SyncMethod;
@@ -84,10 +84,10 @@ impl Wal {
         });
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
-        let mut state = initial_state(first, sealed, next_lsn, live, ready, pool);
         let (network, kind) = site.facts(dir);
         let saved = saved_sync_method(dir, &opts);
-        choose_io(&mut state, &opts, network, kind, saved);
+        let how = choose_io(&first, &opts, network, kind, saved);
+        let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
         confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -345,7 +345,7 @@ fn seal(first: &Prepared, log_id: [u8; 16], next_lsn: u64, nonce: u32) -> Result
 }
 
 /// The writer's state right after an open: `first` current, its header in
-/// the tail buffer.
+/// the tail buffer, records going out as `io` says.
 fn initial_state(
     first: Prepared,
     sealed: Sealed,
@@ -353,6 +353,7 @@ fn initial_state(
     live: VecDeque<SegmentInfo>,
     ready: VecDeque<Prepared>,
     pool: VecDeque<PathBuf>,
+    io: WalIo,
 ) -> State {
     let next_prepare_seq = ready.back().map_or(first.seq + 1, |p| p.seq + 1);
     let mut buf = Vec::with_capacity(WRITE_PAGE * 2);
@@ -381,9 +382,9 @@ fn initial_state(
         peak_committers: 0,
         peak_since: std::time::Instant::now(),
         flushes: 0,
-        direct: false,
-        dsync: false,
-        fsync: false,
+        direct: io.direct_io,
+        dsync: io.sync_method.per_write(),
+        fsync: io.sync_method == SyncMethod::Fsync,
         staging: Vec::new(),
         dirty: None,
         live,
@@ -396,7 +397,7 @@ fn initial_state(
         prep_error: None,
         cv_waiters: 0,
         spare: Vec::new(),
-        stats: WalStats::default(),
+        stats: WalStats::new(io),
     }
 }
 
@@ -405,7 +406,7 @@ fn initial_state(
 /// `pwritev2`/`RWF_DSYNC` (`ENOSYS`, `EOPNOTSUPP`, `EINVAL`), or a
 /// filesystem that accepts `O_DIRECT` at `fcntl` but refuses the write
 /// (`EINVAL`), falls back here (to buffered writes, then to `fdatasync`),
-/// said in the stats, instead of poisoning the first commit.
+/// recorded in the stats' fallbacks, instead of poisoning the first commit.
 fn confirm_io(state: &mut State) -> Result<()> {
     if !state.direct && !state.dsync {
         return Ok(());
@@ -415,6 +416,7 @@ fn confirm_io(state: &mut State) -> Result<()> {
     let mut staging = Vec::new();
     loop {
         let fd = state.cur.fd.clone();
+        let path = state.cur.path.clone();
         let bytes: &[u8] = if state.direct {
             let slice = aligned(&mut staging, WRITE_PAGE);
             slice.copy_from_slice(&page);
@@ -422,21 +424,26 @@ fn confirm_io(state: &mut State) -> Result<()> {
         } else {
             &page
         };
-        let e = match write_all_to(&*fd, &state.cur.path, bytes, 0, state.dsync) {
+        let e = match write_all_to(&*fd, &path, bytes, 0, state.dsync) {
             Ok(()) => return Ok(()),
             Err(e) => e,
         };
         let errno = Errno::from_raw_os_error(e.raw_os_error().unwrap_or(0));
-        let why = std::io::Error::from_raw_os_error(errno.raw_os_error());
         if state.direct && errno == Errno::INVAL {
             state.direct = false;
             let _ = fd.set_direct(false);
-            state.stats.direct_io = format!("no: an O_DIRECT write was refused ({why})");
-            state.stats.sync_method =
-                format!("{} without O_DIRECT: {why}", state.stats.sync_method);
+            let refused = IoRefusal::ODirectWrite;
+            state
+                .stats
+                .io
+                .fall_back(refused, &path, errno.raw_os_error());
         } else if state.dsync && [Errno::NOSYS, Errno::OPNOTSUPP, Errno::INVAL].contains(&errno) {
             state.dsync = false;
-            state.stats.sync_method = format!("fdatasync (pwritev2 with RWF_DSYNC refused: {why})");
+            let refused = IoRefusal::RwfDsync;
+            state
+                .stats
+                .io
+                .fall_back(refused, &path, errno.raw_os_error());
         } else {
             return Err(e);
         }
@@ -448,7 +455,7 @@ fn confirm_io(state: &mut State) -> Result<()> {
 /// policy follows saved measurements (`prepare` is
 /// [`StrategyChoice::auto`](crate::StrategyChoice::auto)). A saved probe
 /// that could not decide between the methods saved none (unless forced).
-fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, String)> {
+fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, SyncChoice)> {
     if opts.sync_method.is_some() {
         return None;
     }
@@ -460,11 +467,10 @@ fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, Strin
         .sync_method?;
     Some((
         method,
-        format!(
-            "measured fastest by `fspace probe --save` on {} ({})",
-            saved.policy.measured_utc,
-            saved.path.display()
-        ),
+        SyncChoice::Saved {
+            measured_utc: saved.policy.measured_utc.clone(),
+            path: saved.path.clone(),
+        },
     ))
 }
 
@@ -472,67 +478,52 @@ fn saved_sync_method(dir: &Path, opts: &WalOptions) -> Option<(SyncMethod, Strin
 /// probe's measurement, or the policy's for the filesystem,
 /// [`crate::policy::rules::log_sync_method`])
 /// and `O_DIRECT` (asked for, implied by `direct-dsync`, or by
-/// [`DIRECT_IO_ON_LOCAL_FS`]); records why in the stats. Where the
-/// filesystem refuses `O_DIRECT`, writes stay buffered (and `direct-dsync`
-/// becomes `dsync`).
+/// `DIRECT_IO_ON_LOCAL_FS` through [`DirectIoChoice::wants`]), each with why. Where the filesystem
+/// refuses `O_DIRECT` on `first`, writes stay buffered (and `direct-dsync`
+/// becomes `dsync`), recorded as a fallback.
 fn choose_io(
-    state: &mut State,
+    first: &Prepared,
     opts: &WalOptions,
     network: bool,
     kind: Option<crate::fs_info::FsKind>,
-    saved: Option<(SyncMethod, String)>,
-) {
-    let (mut auto, mut reason) = saved.unwrap_or_else(|| {
+    saved: Option<(SyncMethod, SyncChoice)>,
+) -> WalIo {
+    let (mut auto, mut auto_by) = saved.unwrap_or_else(|| {
         let (m, why) = crate::policy::rules::log_sync_method(kind, network);
-        (m, why.to_string())
+        let reason = why.to_string();
+        (m, SyncChoice::Policy { reason })
     });
     if auto.direct() && opts.direct_io == Some(false) {
-        (auto, reason) = (
-            crate::strategy::SyncMethod::Fdatasync,
-            "O_DIRECT turned off by the caller".to_string(),
-        );
+        (auto, auto_by) = (SyncMethod::Fdatasync, SyncChoice::DirectIoOff);
     }
-    let method = opts.sync_method.unwrap_or(auto);
-    let want = opts
-        .direct_io
-        .unwrap_or(method.direct() || (DIRECT_IO_ON_LOCAL_FS && !network));
-    let mut used = method;
-    state.stats.direct_io = if want {
-        match state.cur.fd.set_direct(true) {
-            Ok(()) => {
-                state.direct = true;
-                "yes".into()
-            }
-            Err(e) => {
-                if used == SyncMethod::DirectDsync {
-                    used = SyncMethod::Dsync;
-                }
-                format!(
-                    "no: the filesystem refused O_DIRECT ({})",
-                    std::io::Error::from_raw_os_error(e.raw_os_error())
-                )
-            }
-        }
-    } else {
-        match opts.direct_io {
-            Some(false) => "no: turned off by the caller".into(),
-            _ if network => "no: network or FUSE filesystem".into(),
-            _ => "no: off by default (DIRECT_IO_ON_LOCAL_FS: no gain measured at 8 KiB, slower at 1 MiB)".into(),
-        }
+    let (method, sync_chosen_by) = match opts.sync_method {
+        Some(m) => (m, SyncChoice::Asked),
+        None => (auto, auto_by),
     };
-    let refused = method.direct() && !state.direct;
-    let why = match (opts.sync_method, refused) {
-        (Some(_), false) if used == SyncMethod::Dsync && state.direct => {
-            // dsync with O_DIRECT asked for: that is direct-dsync.
-            used = SyncMethod::DirectDsync;
-            "dsync asked for, with O_DIRECT".to_string()
-        }
-        (Some(_), false) => "asked for".to_string(),
-        (Some(_), true) => format!("{method} asked for, but O_DIRECT was refused"),
-        (None, false) => format!("auto: {reason}"),
-        (None, true) => format!("auto chose {method}, but O_DIRECT was refused: {reason}"),
+    let direct_io_by = match opts.direct_io {
+        Some(true) => DirectIoChoice::CallerOn,
+        Some(false) => DirectIoChoice::CallerOff,
+        None if method.direct() => DirectIoChoice::SyncMethod,
+        None if network => DirectIoChoice::NetworkFs,
+        None => DirectIoChoice::LocalFsDefault,
     };
-    state.dsync = used.per_write();
-    state.fsync = used == SyncMethod::Fsync;
-    state.stats.sync_method = format!("{used} ({why})");
+    let mut io = WalIo {
+        sync_method: method,
+        sync_chosen_by,
+        direct_io: false,
+        direct_io_by,
+        fallbacks: Vec::new(),
+    };
+    if direct_io_by.wants() {
+        match first.fd.set_direct(true) {
+            Ok(()) => io.direct_io = true,
+            Err(e) => io.fall_back(IoRefusal::ODirect, &first.path, e.raw_os_error()),
+        }
+    }
+    if opts.sync_method == Some(SyncMethod::Dsync) && io.direct_io {
+        // dsync with O_DIRECT asked for: that is direct-dsync.
+        io.sync_method = SyncMethod::DirectDsync;
+        io.sync_chosen_by = SyncChoice::AskedDsyncWithDirectIo;
+    }
+    io
 }

@@ -116,7 +116,8 @@ pub struct WalOptions {
     /// Write records with `O_DIRECT`: `None` follows the sync method (on
     /// with `direct-dsync`, the auto choice on ext4 and xfs) and otherwise
     /// [`DIRECT_IO_ON_LOCAL_FS`]; where the filesystem refuses it, writes
-    /// stay buffered and [`WalStats::direct_io`](crate::wal::WalStats::direct_io) says why.
+    /// stay buffered and [`WalStats::io`](crate::wal::WalStats::io) says so
+    /// (`direct_io` false, the refusal in its `fallbacks`).
     pub direct_io: Option<bool>,
     /// How a commit is made durable ([`SyncMethod`]). `None` is `auto`:
     /// when `prepare` follows saved measurements
@@ -128,7 +129,8 @@ pub struct WalOptions {
     /// KiB) is faster with `fdatasync`. `direct-dsync` needs `O_DIRECT`
     /// (so `direct_io` must not be `Some(false)`); where the filesystem
     /// refuses it, records go out with `dsync` and
-    /// [`WalStats::sync_method`](crate::wal::WalStats::sync_method) says why.
+    /// [`WalStats::io`](crate::wal::WalStats::io) says why (its
+    /// `sync_chosen_by`, and the refusal in its `fallbacks`).
     pub sync_method: Option<SyncMethod>,
 }
 

@@ -12,7 +12,6 @@ use super::format::segment_name;
 use super::options::{WalOptions, PREPARE_STEP};
 use super::site::Site;
 use super::storage::{durable_rename, Grown, OpenMode, Storage};
-use super::types::WalStats;
 use super::writer::{Prepared, Shared};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
@@ -27,11 +26,11 @@ use std::time::{Duration, Instant};
 /// it, and hands it (or the failure) to the writer.
 pub(super) fn run(sh: &Shared) {
     while let Some((seq, recycled)) = wanted(sh) {
-        let mut stats = WalStats::default();
+        let mut grew = Grew::default();
         // A panic here must not leave commits waiting for a segment forever:
         // it becomes a preparation failure like any other.
         let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            prepare(sh, seq, recycled.as_deref(), &mut stats)
+            prepare(sh, seq, recycled.as_deref(), &mut grew)
         }))
         .unwrap_or_else(|_| {
             Err(Error::refused_errno(
@@ -50,8 +49,8 @@ pub(super) fn run(sh: &Shared) {
                     st.stats.prepared_recycled += 1;
                 } else {
                     st.stats.prepared_created += 1;
-                    st.stats.last_prepare = stats.last_prepare;
-                    st.stats.last_prepare_reason = stats.last_prepare_reason;
+                    st.stats.last_prepare = grew.how;
+                    st.stats.last_prepare_reason = grew.why;
                 }
             }
             Err(e) => {
@@ -95,7 +94,7 @@ fn prepare(
     sh: &Shared,
     seq: u64,
     recycled: Option<&Path>,
-    stats: &mut WalStats,
+    grew: &mut Grew,
 ) -> Result<(Prepared, bool)> {
     if let Some(path) = recycled {
         if let Some(p) = recycle(sh, seq, path)? {
@@ -112,7 +111,7 @@ fn prepare(
         Some(&sh.stop),
         Some(&sh.urgent),
     )?;
-    *stats = how;
+    *grew = how;
     Ok((p, false))
 }
 
@@ -160,9 +159,16 @@ pub(super) fn recycle_into(
     }
 }
 
-/// Creates segment `seq`, fully grown and durable under its final name.
-/// Returns it, with how it was grown and why in the stats'
+/// How a new segment was grown and why: what becomes the stats'
 /// `last_prepare` and `last_prepare_reason`.
+#[derive(Default)]
+pub(super) struct Grew {
+    how: Option<String>,
+    why: Option<String>,
+}
+
+/// Creates segment `seq`, fully grown and durable under its final name.
+/// Returns it, with how it was grown and why.
 pub(super) fn create_segment(
     io: &dyn Storage,
     site: &Site,
@@ -171,8 +177,8 @@ pub(super) fn create_segment(
     opts: &WalOptions,
     stop: Option<&AtomicBool>,
     urgent: Option<&AtomicBool>,
-) -> Result<(Prepared, WalStats)> {
-    let mut stats = WalStats::default();
+) -> Result<(Prepared, Grew)> {
+    let mut grew = Grew::default();
     let name = segment_name(seq);
     let path = dir.join(&name);
     let tmp = dir.join(crate::stale::unique_name(&format!(".{name}"), TEMP_MARKER));
@@ -180,8 +186,7 @@ pub(super) fn create_segment(
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
-        stats.last_prepare_reason =
-            site.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
+        grew.why = site.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
         let gopts = GrowOptions {
             choice: opts.prepare.clone(),
             intent: Intent::Log,
@@ -193,7 +198,7 @@ pub(super) fn create_segment(
         while len < opts.segment_size {
             let target = (len + PREPARE_STEP).min(opts.segment_size);
             let t0 = Instant::now();
-            stats.last_prepare = Some(describe(&fd.grow(&path, &tmp, target, &gopts)?));
+            grew.how = Some(describe(&fd.grow(&path, &tmp, target, &gopts)?));
             len = target;
             if len < opts.segment_size {
                 pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
@@ -214,7 +219,7 @@ pub(super) fn create_segment(
             let fd = io
                 .open(&path, OpenMode::ReadWrite)
                 .map_err(|e| Error::io("open", &path, None, e))?;
-            Ok((Prepared { seq, path, fd }, stats))
+            Ok((Prepared { seq, path, fd }, grew))
         }
         Err(e) => {
             // Gone already if the rename happened.
@@ -225,7 +230,7 @@ pub(super) fn create_segment(
 }
 
 /// The strategy that grew a segment, with the fallbacks tried before it,
-/// as [`WalStats::last_prepare`] says it.
+/// as [`WalStats::last_prepare`](super::types::WalStats::last_prepare) says it.
 fn describe(g: &Grown) -> String {
     let mut what = g.strategy.name().to_string();
     for f in &g.fallbacks {

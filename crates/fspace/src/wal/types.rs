@@ -1,9 +1,13 @@
 //! The values the log hands out and counts: [`Lsn`], [`SegmentInfo`],
-//! [`WalStats`], [`ReleaseReport`], and the record size limit.
+//! [`WalStats`] with how records go out ([`WalIo`]), [`ReleaseReport`],
+//! and the record size limit.
 
 use super::format::{RECORD_ALIGN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
+use super::options::DIRECT_IO_ON_LOCAL_FS;
+use crate::strategy::SyncMethod;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// A log sequence number: records are numbered 1, 2, 3, ... in the order
 /// they were appended, across segments.
@@ -18,6 +22,7 @@ impl std::fmt::Display for Lsn {
 
 /// A live segment.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SegmentInfo {
     /// Its sequence number.
     pub seq: u64,
@@ -29,8 +34,9 @@ pub struct SegmentInfo {
     pub size: u64,
 }
 
-/// Counters of what a [`Wal`](crate::wal::Wal) has done since it was opened.
-#[derive(Debug, Clone, Default, Serialize)]
+/// Counters of what a [`Wal`](crate::wal::Wal) has done since it was
+/// opened, and how its records go out ([`WalStats::io`]).
+#[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct WalStats {
     /// Records appended.
@@ -62,11 +68,257 @@ pub struct WalStats {
     pub last_prepare_reason: Option<String>,
     /// Last preparation failure, if any.
     pub last_prepare_error: Option<String>,
-    /// Whether records are written with `O_DIRECT`, and why (or why not).
-    pub direct_io: String,
-    /// How commits are made durable ([`SyncMethod`](crate::SyncMethod)),
-    /// and why this one.
-    pub sync_method: String,
+    /// How records are written and made durable now, why, and what the
+    /// filesystem refused on the way.
+    pub io: WalIo,
+}
+
+impl WalStats {
+    /// Zero counters, with the I/O the open chose.
+    pub(super) fn new(io: WalIo) -> WalStats {
+        WalStats {
+            records: 0,
+            payload_bytes: 0,
+            writes: 0,
+            syncs: 0,
+            switches: 0,
+            switch_waits: 0,
+            gather_waits: 0,
+            prepared_created: 0,
+            prepared_recycled: 0,
+            released_to_pool: 0,
+            released_deleted: 0,
+            last_prepare: None,
+            last_prepare_reason: None,
+            last_prepare_error: None,
+            io,
+        }
+    }
+}
+
+/// How a log's records go out and are made durable, and why: what
+/// [`WalStats::io`] and [`WalFigures::io`](crate::bench::WalFigures::io)
+/// report. Its `Display` words it in one line, e.g.
+/// `direct-dsync (auto: ...); O_DIRECT on: direct-dsync writes with O_DIRECT`
+/// (the CLI prints the parts on lines of their own).
+///
+/// The method and `O_DIRECT` are decided at open ([`WalStats::io`]'s
+/// `sync_chosen_by` and `direct_io_by`); where the filesystem refuses one
+/// of them then or on a later segment, the log falls back and says so in
+/// `fallbacks`, and `sync_method` and `direct_io` are what it uses since.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct WalIo {
+    /// The method commits are made durable with now.
+    pub sync_method: SyncMethod,
+    /// Why that method was chosen at open.
+    pub sync_chosen_by: SyncChoice,
+    /// Whether records go out with `O_DIRECT` now.
+    pub direct_io: bool,
+    /// Why `O_DIRECT` was wanted at open, or not.
+    pub direct_io_by: DirectIoChoice,
+    /// What the filesystem refused since the open, oldest first: each
+    /// moved the log to the next way of writing.
+    pub fallbacks: Vec<IoFallback>,
+}
+
+impl WalIo {
+    /// Records that the filesystem refused `refused` on `path` with
+    /// `errno`, and moves to the next way of writing: without `O_DIRECT`
+    /// (`direct-dsync` becomes `dsync`), or from `RWF_DSYNC` to
+    /// `fdatasync`.
+    pub(super) fn fall_back(&mut self, refused: IoRefusal, path: &Path, errno: i32) {
+        let before = self.sync_method;
+        let after = match refused {
+            IoRefusal::ODirect | IoRefusal::ODirectWrite => {
+                self.direct_io = false;
+                if before == SyncMethod::DirectDsync {
+                    SyncMethod::Dsync
+                } else {
+                    before
+                }
+            }
+            IoRefusal::RwfDsync => SyncMethod::Fdatasync,
+        };
+        self.sync_method = after;
+        self.fallbacks.push(IoFallback {
+            refused,
+            path: path.to_path_buf(),
+            errno,
+            before,
+            after,
+        });
+    }
+}
+
+impl fmt::Display for WalIo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}); ", self.sync_method, self.sync_chosen_by)?;
+        match (self.direct_io, self.direct_io_by.wants()) {
+            (true, _) => write!(f, "O_DIRECT on: {}", self.direct_io_by)?,
+            (false, true) => write!(f, "O_DIRECT off: refused (wanted: {})", self.direct_io_by)?,
+            (false, false) => write!(f, "O_DIRECT off: {}", self.direct_io_by)?,
+        }
+        for fb in &self.fallbacks {
+            write!(f, "; {fb}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the log's sync method ([`WalIo::sync_method`]) was chosen at open.
+/// `Display` renders the reason, as the CLI prints it after the method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SyncChoice {
+    /// The caller asked for it ([`WalOptions::sync_method`](crate::wal::WalOptions::sync_method)).
+    Asked,
+    /// The caller asked for `dsync` with `O_DIRECT` on: that is
+    /// `direct-dsync`.
+    AskedDsyncWithDirectIo,
+    /// `auto`: a probe saved by `fspace probe --save` measured it fastest
+    /// on this filesystem.
+    Saved {
+        /// When it was measured (`YYYY-MM-DD HH:MM:SS UTC`).
+        measured_utc: String,
+        /// The saved file.
+        path: PathBuf,
+    },
+    /// `auto`: the policy's rule for this filesystem
+    /// (`LOG_DIRECT_DSYNC_ON`, see `docs/wal.md` "Sync methods").
+    Policy {
+        /// The rule's reason.
+        reason: String,
+    },
+    /// `auto` would have been `direct-dsync`, which needs `O_DIRECT`, and
+    /// the caller turned `O_DIRECT` off: `fdatasync` instead.
+    DirectIoOff,
+}
+
+impl fmt::Display for SyncChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SyncChoice::Asked => f.write_str("asked for"),
+            SyncChoice::AskedDsyncWithDirectIo => f.write_str("dsync asked for, with O_DIRECT"),
+            SyncChoice::Saved { measured_utc, path } => write!(
+                f,
+                "auto: measured fastest by `fspace probe --save` on {measured_utc} ({})",
+                path.display()
+            ),
+            SyncChoice::Policy { reason } => write!(f, "auto: {reason}"),
+            SyncChoice::DirectIoOff => {
+                f.write_str("auto: O_DIRECT turned off by the caller, so not direct-dsync")
+            }
+        }
+    }
+}
+
+/// Why the log wanted records to go out with `O_DIRECT` at open, or not
+/// ([`WalIo::direct_io`] says whether they do). `Display` renders the
+/// reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum DirectIoChoice {
+    /// The caller turned it on ([`WalOptions::direct_io`](crate::wal::WalOptions::direct_io)).
+    CallerOn,
+    /// The caller turned it off.
+    CallerOff,
+    /// The sync method is `direct-dsync`, which writes with `O_DIRECT`.
+    SyncMethod,
+    /// Off: a network or FUSE filesystem (`O_DIRECT` there is the
+    /// server's).
+    NetworkFs,
+    /// A local filesystem and a sync method without `O_DIRECT`:
+    /// [`DIRECT_IO_ON_LOCAL_FS`] decides.
+    LocalFsDefault,
+}
+
+impl DirectIoChoice {
+    /// Whether this choice asks for `O_DIRECT`.
+    pub fn wants(self) -> bool {
+        match self {
+            DirectIoChoice::CallerOn | DirectIoChoice::SyncMethod => true,
+            DirectIoChoice::CallerOff | DirectIoChoice::NetworkFs => false,
+            DirectIoChoice::LocalFsDefault => DIRECT_IO_ON_LOCAL_FS,
+        }
+    }
+}
+
+impl fmt::Display for DirectIoChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DirectIoChoice::CallerOn => "turned on by the caller",
+            DirectIoChoice::CallerOff => "turned off by the caller",
+            DirectIoChoice::SyncMethod => "direct-dsync writes with O_DIRECT",
+            DirectIoChoice::NetworkFs => "network or FUSE filesystem",
+            DirectIoChoice::LocalFsDefault if DIRECT_IO_ON_LOCAL_FS => {
+                "on by default on local filesystems (DIRECT_IO_ON_LOCAL_FS)"
+            }
+            DirectIoChoice::LocalFsDefault => {
+                "off by default (DIRECT_IO_ON_LOCAL_FS: no gain measured at 8 KiB, slower at 1 MiB)"
+            }
+        })
+    }
+}
+
+/// What the filesystem refused ([`IoFallback::refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum IoRefusal {
+    /// Turning `O_DIRECT` on for a segment (`fcntl(F_SETFL)`).
+    ODirect,
+    /// A write with `O_DIRECT` on (`EINVAL`): the flag was accepted, the
+    /// write was not.
+    ODirectWrite,
+    /// `pwritev2` with `RWF_DSYNC` (`ENOSYS`, `EOPNOTSUPP` or `EINVAL`).
+    RwfDsync,
+}
+
+impl fmt::Display for IoRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoRefusal::ODirect => "the filesystem refused O_DIRECT",
+            IoRefusal::ODirectWrite => "an O_DIRECT write was refused",
+            IoRefusal::RwfDsync => "pwritev2 with RWF_DSYNC refused",
+        })
+    }
+}
+
+/// One refusal the log fell back from ([`WalIo::fallbacks`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct IoFallback {
+    /// What was refused.
+    pub refused: IoRefusal,
+    /// The segment it was refused on.
+    pub path: PathBuf,
+    /// The error number the kernel returned.
+    pub errno: i32,
+    /// The sync method before.
+    pub before: SyncMethod,
+    /// The sync method after (the same when only `O_DIRECT` went:
+    /// writes then go through the page cache).
+    pub after: SyncMethod,
+}
+
+impl fmt::Display for IoFallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} on {} ({}): ",
+            self.refused,
+            self.path.display(),
+            std::io::Error::from_raw_os_error(self.errno)
+        )?;
+        if self.before == self.after {
+            write!(f, "{} without O_DIRECT", self.after)
+        } else {
+            write!(f, "{} became {}", self.before, self.after)
+        }
+    }
 }
 
 /// What [`Wal::release_before`](crate::wal::Wal::release_before) did.

@@ -9,7 +9,7 @@ use super::options::{WalOptions, GROUP_COMMIT_WAIT, WRITE_PAGE};
 use super::scan::open_segment;
 use super::site::Site;
 use super::storage::{durable_rename, sync_dir, SegmentFile, Storage};
-use super::types::{max_record, Lsn, ReleaseReport, SegmentInfo, WalStats};
+use super::types::{max_record, IoRefusal, Lsn, ReleaseReport, SegmentInfo, WalStats};
 use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::collections::VecDeque;
@@ -379,18 +379,8 @@ impl Shared {
         if st.direct {
             if let Err(e) = next.fd.set_direct(true) {
                 st.direct = false;
-                if st.dsync {
-                    st.stats.sync_method = format!(
-                        "dsync (O_DIRECT refused on {}; was: {})",
-                        next.path.display(),
-                        st.stats.sync_method
-                    );
-                }
-                st.stats.direct_io = format!(
-                    "no: the filesystem refused O_DIRECT on {} ({})",
-                    next.path.display(),
-                    std::io::Error::from_raw_os_error(e.raw_os_error())
-                );
+                let refused = IoRefusal::ODirect;
+                st.stats.io.fall_back(refused, &next.path, e.raw_os_error());
             }
         }
         st.cur = Current {

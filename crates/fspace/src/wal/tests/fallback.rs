@@ -9,6 +9,7 @@ use crate::sys::Errno;
 use crate::wal::log::Wal;
 use crate::wal::options::WalOptions;
 use crate::wal::site::Site;
+use crate::wal::types::{IoRefusal, WalIo};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -30,15 +31,15 @@ fn opts(method: SyncMethod) -> WalOptions {
     }
 }
 
-/// Opens a log on `io` with `method`, commits one record, and returns the
-/// sync method and the O_DIRECT use the stats name; the record reads back
-/// through a plain open.
-fn open_commit(io: Faulty, method: SyncMethod) -> Result<(String, String)> {
+/// Opens a log on `io` with `method`, commits one record, and returns how
+/// the stats say records went out; the record reads back through a plain
+/// open.
+fn open_commit(io: Faulty, method: SyncMethod) -> Result<WalIo> {
     let dir = tempfile::tempdir_in(".").unwrap();
     let path = dir.path().join("wal");
     let wal = Wal::open_on(&path, opts(method), Arc::new(io), Site::Filesystem)?;
     let lsn = wal.commit(b"after the fallback")?;
-    let said = (wal.stats().sync_method, wal.stats().direct_io);
+    let said = wal.stats().io;
     wal.close()?;
     let wal = Wal::open(&path, WalOptions::default())?;
     let got: Vec<_> = wal.read_from(lsn)?.collect::<Result<Vec<_>>>()?;
@@ -51,10 +52,15 @@ fn open_commit(io: Faulty, method: SyncMethod) -> Result<(String, String)> {
 fn refused_dsync_falls_back_to_fdatasync() {
     for errno in [Errno::NOSYS, Errno::OPNOTSUPP, Errno::INVAL] {
         let io = refusing(Some(errno), None);
-        let (said, _) = open_commit(io, SyncMethod::Dsync).unwrap();
-        assert!(
-            said.starts_with("fdatasync (pwritev2 with RWF_DSYNC refused"),
-            "{errno:?}: {said}"
+        let said = open_commit(io, SyncMethod::Dsync).unwrap();
+        assert_eq!(said.sync_method, SyncMethod::Fdatasync, "{errno:?}: {said}");
+        assert_eq!(said.fallbacks.len(), 1, "{errno:?}: {said}");
+        let f = &said.fallbacks[0];
+        assert_eq!(f.refused, IoRefusal::RwfDsync, "{errno:?}: {said}");
+        assert_eq!(f.errno, errno.raw_os_error(), "{said}");
+        assert_eq!(
+            (f.before, f.after),
+            (SyncMethod::Dsync, SyncMethod::Fdatasync)
         );
     }
 }
@@ -62,21 +68,23 @@ fn refused_dsync_falls_back_to_fdatasync() {
 #[test]
 fn refused_direct_write_falls_back_to_buffered() {
     let io = refusing(None, Some(Errno::INVAL));
-    let (said, direct) = open_commit(io, SyncMethod::DirectDsync).unwrap();
-    if direct.starts_with("no: the filesystem refused O_DIRECT") {
+    let said = open_commit(io, SyncMethod::DirectDsync).unwrap();
+    if said.fallbacks.first().map(|f| f.refused) == Some(IoRefusal::ODirect) {
         // O_DIRECT refused at open (tmpfs): the write-time fallback is not
         // reached here.
-        eprintln!("skipped: {direct}");
+        eprintln!("skipped: {said}");
         return;
     }
     // The O_DIRECT write refused: buffered RWF_DSYNC writes, not fdatasync.
-    assert!(
-        said.starts_with("direct-dsync") && said.contains("without O_DIRECT"),
-        "{said}"
-    );
-    assert!(
-        direct.starts_with("no: an O_DIRECT write was refused"),
-        "{direct}"
+    assert!(!said.direct_io, "{said}");
+    assert_eq!(said.sync_method, SyncMethod::Dsync, "{said}");
+    assert_eq!(said.fallbacks.len(), 1, "{said}");
+    let f = &said.fallbacks[0];
+    assert_eq!(f.refused, IoRefusal::ODirectWrite, "{said}");
+    assert_eq!(f.errno, Errno::INVAL.raw_os_error(), "{said}");
+    assert_eq!(
+        (f.before, f.after),
+        (SyncMethod::DirectDsync, SyncMethod::Dsync)
     );
 }
 
@@ -85,4 +93,74 @@ fn other_write_errors_fail_the_open() {
     let io = refusing(Some(Errno::IO), None);
     let e = open_commit(io, SyncMethod::Dsync).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(Errno::IO.raw_os_error()), "{e}");
+}
+
+/// The stats' I/O is values in JSON (kinds in kebab-case, no sentence) and
+/// a sentence only through `Display`.
+#[test]
+fn io_is_values_in_json_and_words_in_display() {
+    let io = refusing(Some(Errno::NOSYS), None);
+    let said = open_commit(io, SyncMethod::Dsync).unwrap();
+    let v = serde_json::to_value(&said).unwrap();
+    assert_eq!(v["sync_method"], "fdatasync", "{v}");
+    assert_eq!(
+        v["sync_chosen_by"],
+        serde_json::json!({ "kind": "asked" }),
+        "{v}"
+    );
+    assert_eq!(v["fallbacks"][0]["refused"], "rwf-dsync", "{v}");
+    assert_eq!(
+        v["fallbacks"][0]["errno"],
+        Errno::NOSYS.raw_os_error(),
+        "{v}"
+    );
+    assert_eq!(v["fallbacks"][0]["before"], "dsync", "{v}");
+    let f = &said.fallbacks[0];
+    let why = std::io::Error::from_raw_os_error(Errno::NOSYS.raw_os_error());
+    let words = format!(
+        "pwritev2 with RWF_DSYNC refused on {} ({why}): dsync became fdatasync",
+        f.path.display()
+    );
+    assert_eq!(f.to_string(), words);
+}
+
+/// `O_DIRECT` refused on a later segment (the flag, at the switch): the log
+/// goes on with buffered `RWF_DSYNC` writes, and says on which segment.
+#[test]
+fn direct_refused_on_a_new_segment_falls_back_to_dsync() {
+    let faults = Arc::new(Faults::default());
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let path = dir.path().join("wal");
+    let io = Faulty(faults.clone());
+    let opts = opts(SyncMethod::DirectDsync);
+    let wal = Wal::open_on(&path, opts, Arc::new(io), Site::Filesystem).unwrap();
+    if !wal.stats().io.direct_io {
+        // O_DIRECT refused at open by this filesystem: nothing to switch from.
+        eprintln!("skipped: {}", wal.stats().io);
+        return;
+    }
+    faults
+        .set_direct
+        .store(Errno::INVAL.raw_os_error(), Ordering::SeqCst);
+    let record = vec![7u8; 64 << 10];
+    while wal.stats().switches == 0 {
+        wal.commit(&record).unwrap();
+    }
+    let last = wal.commit(b"after the switch").unwrap();
+    let io = wal.stats().io;
+    assert!(!io.direct_io, "{io}");
+    assert_eq!(io.sync_method, SyncMethod::Dsync, "{io}");
+    let second = wal.segments()[1].path.clone();
+    let f = &io.fallbacks[..];
+    assert_eq!(f.len(), 1, "{io}");
+    assert_eq!((f[0].refused, &f[0].path), (IoRefusal::ODirect, &second));
+    assert_eq!(f[0].errno, Errno::INVAL.raw_os_error());
+    assert_eq!(
+        (f[0].before, f[0].after),
+        (SyncMethod::DirectDsync, SyncMethod::Dsync)
+    );
+    wal.close().unwrap();
+    let wal = Wal::open(&path, WalOptions::default()).unwrap();
+    let got = wal.read_from(last).unwrap().next().unwrap().unwrap();
+    assert_eq!(got.data, b"after the switch");
 }

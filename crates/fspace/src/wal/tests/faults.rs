@@ -37,6 +37,8 @@ pub(super) struct Faults {
     /// Fails writes made while `O_DIRECT` is on (a filesystem that accepts
     /// the flag but refuses the write).
     pub direct_write: AtomicI32,
+    /// Fails turning `O_DIRECT` on (a filesystem that refuses the flag).
+    pub set_direct: AtomicI32,
     /// Fails the creation of new files (a new segment's temporary file):
     /// preparation fails before any I/O.
     pub create: AtomicI32,
@@ -123,6 +125,9 @@ impl SegmentFile for FaultyFile {
         self.inner.stat()
     }
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno> {
+        if let (true, Some(e)) = (on, Faults::armed(&self.faults.set_direct)) {
+            return Err(e);
+        }
         self.inner.set_direct(on)?;
         self.direct.store(on, Ordering::SeqCst);
         Ok(())
