@@ -140,6 +140,7 @@ fn durable_by(x: &fspace::bench::CommitResult) -> String {
             format!("{}+O_DIRECT", w.io.sync_method)
         }
         (Some(w), _) => w.io.sync_method.to_string(),
+        (None, Some(m)) if x.direct_io && !m.direct() => format!("{m}+O_DIRECT"),
         (None, Some(m)) => m.to_string(),
         (None, None) => "-".to_string(),
     }

@@ -433,8 +433,9 @@ pub(crate) struct CommitArgs {
     /// intent log) or a strategy.
     #[arg(long, default_value = "auto", value_parser = strategy_arg)]
     pub prepare: StrategyArg,
-    /// O_DIRECT writes for the log in wal mode: auto (on with direct-dsync,
-    /// the log's choice on ext4 and xfs; off otherwise), on, off.
+    /// O_DIRECT writes: auto (the log's choice in wal mode, on ext4 and xfs
+    /// with direct-dsync; file modes only with direct-dsync), on (every
+    /// mode, whatever the sync method, as InnoDB's redo log), off.
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub direct_io: String,
     /// How commits are made durable, comma-separated or repeated; each mode

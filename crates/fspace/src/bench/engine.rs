@@ -67,6 +67,10 @@ pub(super) fn prepare_file(
         SpaceState::Sparse => Strategy::Sparse,
         SpaceState::ZeroFilled => Strategy::ZeroFill,
         SpaceState::WriteZeroed => Strategy::WriteZeroes,
+        SpaceState::Preallocated => {
+            reserve_past_end(&fd, p, size)?;
+            return Ok(notes);
+        }
         SpaceState::Appended | SpaceState::Wal => return Ok(notes),
     };
     drop(fd);
@@ -83,6 +87,13 @@ pub(super) fn prepare_file(
     )?;
     notes.extend(r.notes);
     Ok(notes)
+}
+
+/// Reserves `size` bytes past the end of the (empty) file at `p`
+/// without changing its size: the [`SpaceState::Preallocated`] state.
+pub(super) fn reserve_past_end(fd: &impl rustix::fd::AsFd, p: &Path, size: u64) -> Result<()> {
+    sys::fallocate(fd, sys::FallocMode::KeepSize, 0, size)
+        .map_err(|e| Error::io("fallocate(KEEP_SIZE)", p, Some(0..size), e))
 }
 
 struct Samples {
@@ -173,8 +184,14 @@ pub(super) fn result(
         lat: lat_tags.iter().map(|x| x.0).collect(),
     };
     let n = s.lat.len() as u64;
+    let method = opts
+        .sync_methods
+        .first()
+        .copied()
+        .unwrap_or(SyncMethod::Fdatasync);
     CommitResult {
         state: mode,
+        direct_io: mode != SpaceState::Wal && (method.direct() || opts.direct_io == Some(true)),
         sync_method: match mode {
             SpaceState::Wal => opts.sync_methods.first().copied(),
             _ => Some(

@@ -3,7 +3,7 @@
 //! [`SyncMethod`], as a database's own log would without fspace's.
 
 use super::engine::{
-    few_samples, file_io_err, prepare_file, record, result, run_threads, write_at,
+    few_samples, file_io_err, prepare_file, record, reserve_past_end, result, run_threads, write_at,
 };
 use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
@@ -53,33 +53,35 @@ fn open_committer<'a>(
     p: &'a Path,
     mode: SpaceState,
     method: SyncMethod,
-    record_size: usize,
+    opts: &CommitBenchOptions,
 ) -> std::result::Result<Committer<'a>, std::result::Result<String, Error>> {
-    let mut flags = if mode == SpaceState::Appended {
+    let record_size = opts.record_size;
+    let direct = method.direct() || opts.direct_io == Some(true);
+    let mut flags = if mode.appends() {
         OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC
     } else {
         OFlags::WRONLY | OFlags::CLOEXEC
     };
     let page = crate::wal::WRITE_PAGE;
-    if method.direct() {
+    if direct {
         if !record_size.is_multiple_of(page) {
             return Err(Ok(format!(
-                "{method} writes with O_DIRECT, which needs whole pages: records of {record_size} bytes are not a multiple of {page}"
+                "{method} with O_DIRECT needs whole pages: records of {record_size} bytes are not a multiple of {page}"
             )));
         }
         flags |= OFlags::DIRECT;
     }
     let fd = match sys::open(p, flags, 0o644) {
         Ok(fd) => fd,
-        Err(e) if method.direct() && e == Errno::INVAL => {
+        Err(e) if direct && e == Errno::INVAL => {
             return Err(Ok(format!(
-                "{method}: the filesystem refused O_DIRECT ({})",
+                "{method} with O_DIRECT: the filesystem refused O_DIRECT ({})",
                 std::io::Error::from_raw_os_error(e.raw_os_error())
             )))
         }
         Err(e) => return Err(Err(file_io_err("open", p, e))),
     };
-    let aligned = method.direct().then(|| {
+    let aligned = direct.then(|| {
         let mut b = crate::zeros::PageBuf::new(record_size);
         b.copy_from_slice(&record(record_size));
         b
@@ -127,7 +129,7 @@ pub(super) fn run_file(
         Err(e) => return Err(e),
     };
     let setup = t0.elapsed().as_secs_f64();
-    let c = match open_committer(p, mode, method, opts.record_size) {
+    let c = match open_committer(p, mode, method, opts) {
         Ok(c) => c,
         Err(Ok(why)) => return Ok(unsupported(mode, opts, why)),
         Err(Err(e)) => return Err(e),
@@ -141,10 +143,14 @@ pub(super) fn run_file(
         if opts.stop_at_end && i >= slots {
             return Ok(None);
         }
-        if mode == SpaceState::Appended {
+        if mode.appends() {
             if i > 0 && i.is_multiple_of(slots) {
-                // Keep the file within --file-size: start again from empty.
+                // Keep the file within --file-size: start again from empty
+                // (with its reservation again, where it had one).
                 sys::ftruncate(&c.fd, 0).map_err(|e| file_io_err("ftruncate", p, e))?;
+                if mode == SpaceState::Preallocated {
+                    reserve_past_end(&c.fd, p, opts.file_size)?;
+                }
                 truncations.fetch_add(1, Ordering::Relaxed);
             }
             // O_APPEND: Linux appends whatever the offset says.
@@ -187,7 +193,7 @@ fn pass_notes(
                 crate::units::format_human(opts.file_size),
             ),
         ));
-    } else if mode != SpaceState::Appended && wraps > 0 {
+    } else if !mode.appends() && wraps > 0 {
         notes.push(Note::new(
             NoteKind::WrappedAround,
             format!(

@@ -14,6 +14,7 @@ use std::time::Duration;
 /// `allocate`, `write-zeroes`, `zero-fill-now`, `overwrite`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum SpaceState {
     /// No space prepared: each commit appends (`O_APPEND`) and allocates.
     Appended,
@@ -30,6 +31,13 @@ pub enum SpaceState {
     Recycled,
     /// fspace's segment log: prepared and recycled segments, group commit.
     Wal,
+    /// Space reserved past the end (`fallocate(FALLOC_FL_KEEP_SIZE)`):
+    /// each commit appends (`O_APPEND`) into unwritten extents, as
+    /// RocksDB writes its WAL (`allow_fallocate`, its default). Not one
+    /// of the probe's states ([`SpaceState::ALL`]); measured for
+    /// `fspace probe --for rocksdb` and by `fspace bench commit --mode
+    /// preallocated`.
+    Preallocated,
 }
 
 impl SpaceState {
@@ -44,6 +52,15 @@ impl SpaceState {
         SpaceState::Wal,
     ];
 
+    /// States measured only when asked for: not in the probe's rounds.
+    pub const EXTRA: [SpaceState; 1] = [SpaceState::Preallocated];
+
+    /// Whether commits append to the file (`O_APPEND`) rather than
+    /// overwrite prepared space.
+    pub fn appends(self) -> bool {
+        matches!(self, SpaceState::Appended | SpaceState::Preallocated)
+    }
+
     /// Returns the name used in JSON.
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +71,7 @@ impl SpaceState {
             SpaceState::ZeroFilled => "zero-filled",
             SpaceState::Recycled => "recycled",
             SpaceState::Wal => "wal",
+            SpaceState::Preallocated => "preallocated",
         }
     }
 
@@ -67,6 +85,7 @@ impl SpaceState {
             SpaceState::ZeroFilled => "zero-filled",
             SpaceState::Recycled => "recycled (written before)",
             SpaceState::Wal => "fspace wal",
+            SpaceState::Preallocated => "preallocated (KEEP_SIZE, appended)",
         }
     }
 
@@ -99,9 +118,10 @@ impl std::str::FromStr for SpaceState {
             "overwrite" => Some(SpaceState::Recycled),
             _ => None,
         };
-        old.or_else(|| SpaceState::ALL.into_iter().find(|m| m.name() == s))
+        let known = || SpaceState::ALL.into_iter().chain(SpaceState::EXTRA);
+        old.or_else(|| known().find(|m| m.name() == s))
             .ok_or_else(|| {
-                let names: Vec<&str> = SpaceState::ALL.iter().map(|m| m.name()).collect();
+                let names: Vec<&str> = known().map(|m| m.name()).collect();
                 format!("unknown mode {s:?} (one of: {})", names.join(", "))
             })
     }
@@ -122,7 +142,10 @@ pub struct CommitBenchOptions {
     pub file_size: u64,
     /// Segment size of the log in `wal` mode.
     pub segment_size: u64,
-    /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice).
+    /// `O_DIRECT` for the log in `wal` mode (`None`: the log's own choice);
+    /// in the file modes `Some(true)` writes every record with `O_DIRECT`
+    /// whatever the sync method (as InnoDB writes its redo log with
+    /// `innodb_flush_method=O_DIRECT`; else only `direct-dsync` does).
     pub direct_io: Option<bool>,
     /// How the log prepares new segments in `wal` mode
     /// ([`WalOptions::prepare`](crate::wal::WalOptions::prepare)).
@@ -210,6 +233,10 @@ pub struct CommitResult {
     /// The sync method measured; `None` for the log's own choice (its
     /// [`WalFigures::io`] says which it made).
     pub sync_method: Option<SyncMethod>,
+    /// Whether a file mode wrote its records with `O_DIRECT` (`direct-dsync`,
+    /// or [`CommitBenchOptions::direct_io`] on); false for the log, whose
+    /// [`WalFigures::io`] says it.
+    pub direct_io: bool,
     /// Commits completed.
     pub commits: u64,
     /// Measured time in seconds.
