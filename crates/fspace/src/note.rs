@@ -102,6 +102,17 @@ pub enum NoteKind {
     /// A saved probe measurement exists but could not be read: the
     /// built-in policy decided.
     SavedUnreadable,
+
+    // Advice for an engine (`fspace probe --for`).
+    /// A setting that costs safety or a feature measured no faster: it is
+    /// not offered.
+    TradeOffNotFaster,
+    /// Two settings each measured faster alone were not measured
+    /// together: the expected rate is one of them alone.
+    CombinationNotMeasured,
+    /// The engine overrides a setting on this filesystem whatever it is
+    /// set to: the measurement follows what the engine does.
+    EngineOverrides,
 }
 
 impl NoteKind {
@@ -137,6 +148,9 @@ impl NoteKind {
             NoteKind::ZeroRangesSkipped => "zero-ranges-skipped",
             NoteKind::CheckedRename => "checked-rename",
             NoteKind::SavedUnreadable => "saved-unreadable",
+            NoteKind::TradeOffNotFaster => "trade-off-not-faster",
+            NoteKind::CombinationNotMeasured => "combination-not-measured",
+            NoteKind::EngineOverrides => "engine-overrides",
         }
     }
 }
@@ -218,6 +232,9 @@ mod tests {
             NoteKind::ZeroRangesSkipped,
             NoteKind::CheckedRename,
             NoteKind::SavedUnreadable,
+            NoteKind::TradeOffNotFaster,
+            NoteKind::CombinationNotMeasured,
+            NoteKind::EngineOverrides,
         ] {
             let json = serde_json::to_string(&k).expect("serialize");
             assert_eq!(json, format!("\"{}\"", k.name()));

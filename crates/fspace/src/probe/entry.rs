@@ -4,6 +4,7 @@
 
 use super::busy::{Busy, Snapshot};
 use super::decide::recommend;
+use super::engines::EngineAdvice;
 use super::plan::{budget, Budget, Case, MIN_FILE, SMALL_COW, SMALL_COW_SHARE, SWEEP_RECORDS};
 use super::rounds::Rounds;
 use super::run::{ProbeOptions, Run, ZERO_FILL_STEP};
@@ -70,7 +71,14 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let budget = budget(opts.level);
+    let mut budget = budget(opts.level);
+    // The engines' measurements come after the probe's, in time of their
+    // own: the main rounds do not shrink for them.
+    let engine_time: Duration = opts
+        .engines
+        .iter()
+        .map(|&e| super::engine_rounds::engine_time(e, opts.level))
+        .sum();
     // Reports and saved results name the directory, not `.`.
     let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let info = check_dir(dir)?;
@@ -91,8 +99,10 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    let (filesystem, commit, growth, sweep, machine) = remove_scratch(dir, scratch, result)?;
+    let (filesystem, commit, growth, sweep, machine, engines) =
+        remove_scratch(dir, scratch, result)?;
     let elapsed = start.elapsed();
+    budget.total += engine_time;
     notes.extend(over_budget_note(elapsed, &budget, opts.level, &growth));
     if matches!(
         filesystem.kind,
@@ -132,6 +142,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         sweep,
         machine,
         recommendations,
+        engines,
         notes,
     })
 }
@@ -352,6 +363,7 @@ type Sections = (
     GrowthSection,
     Option<Vec<SweepPoint>>,
     Busy,
+    Vec<EngineAdvice>,
 );
 
 /// The measurements in order: the filesystem's facts, growth, commits (with
@@ -359,7 +371,11 @@ type Sections = (
 fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result<Sections> {
     let b = run.budget;
     let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
-    run.steps = 1 + Strategy::ALL.len() + b.rounds * Case::all().len() + sweep_steps;
+    run.steps = 1
+        + Strategy::ALL.len()
+        + b.rounds * Case::all().len()
+        + sweep_steps
+        + super::engine_rounds::steps(run.opts.level, run.opts.engines);
     run.begin("filesystem facts and capabilities".into())?;
     let info = fs_info_uncached(run.dir)?.with_block_devices();
     let devices: Vec<String> = match &info.block_devices {
@@ -386,7 +402,8 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     } else {
         None
     };
-    Ok((info, commit, growth, sweep, busy))
+    let engines = super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size)?;
+    Ok((info, commit, growth, sweep, busy, engines))
 }
 
 /// Explains growth that left more allocated than the file's size (xfs,

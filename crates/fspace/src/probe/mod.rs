@@ -11,7 +11,10 @@
 //! - 8 KiB commits (`pwrite` + `fdatasync`) into space in each
 //!   [`SpaceState`] and through the [`Wal`](crate::Wal), with the
 //!   [`bench`](crate::bench) engine, in alternating rounds;
-//! - with [`Level::Full`], a record-size sweep.
+//! - with [`Level::Full`], a record-size sweep;
+//! - for each engine in [`ProbeOptions::engines`], commits written the way
+//!   that engine writes its log, one case per setting value, and the
+//!   settings that follow ([`EngineAdvice`]).
 //!
 //! From those it recommends a strategy per `Intent` with the
 //! measured reason, and [`save`] keeps the recommendations in a
@@ -23,6 +26,8 @@
 
 mod busy;
 pub(crate) mod decide;
+mod engine_rounds;
+mod engines;
 mod entry;
 mod plan;
 mod rounds;
@@ -34,6 +39,8 @@ pub(crate) mod verdict;
 pub use crate::bench::SpaceState;
 pub use crate::policy::{FsKey, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA};
 pub use busy::{Busy, DeviceWrites};
+pub use engine_rounds::engine_time;
+pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
 pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
 pub use run::ProbeOptions;

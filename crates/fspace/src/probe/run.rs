@@ -38,6 +38,12 @@ pub struct ProbeOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Called when each measurement starts.
     pub progress: Option<&'a dyn Fn(&ProbeProgress)>,
+    /// Engines to advise (`fspace probe --for`): each gets its own
+    /// measurement after the probe's, about [`engine_time`] more, and an
+    /// [`EngineAdvice`](crate::probe::EngineAdvice) in the result.
+    ///
+    /// [`engine_time`]: crate::probe::engine_time
+    pub engines: &'a [super::engines::Engine],
 }
 
 impl std::fmt::Debug for ProbeOptions<'_> {
@@ -46,11 +52,12 @@ impl std::fmt::Debug for ProbeOptions<'_> {
             .field("level", &self.level)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
+            .field("engines", &self.engines)
             .finish()
     }
 }
 
-setters!(ProbeOptions<'a> { level: Level, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)> });
+setters!(ProbeOptions<'a> { level: Level, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)>, engines: &'a [super::engines::Engine] });
 
 /// One probe run in progress.
 pub(super) struct Run<'a> {

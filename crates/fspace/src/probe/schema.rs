@@ -273,6 +273,9 @@ pub struct ProbeResult {
     pub machine: super::busy::Busy,
     /// One recommendation per intent (log, bulk, sparse).
     pub recommendations: Vec<Recommendation>,
+    /// The advice for each engine asked for ([`ProbeOptions::engines`](super::ProbeOptions::engines)),
+    /// in that order; empty when none was.
+    pub engines: Vec<super::engines::EngineAdvice>,
     /// What qualifies the run (scaled down, over budget, ...).
     pub notes: Vec<Note>,
 }
@@ -281,6 +284,11 @@ impl ProbeResult {
     /// Returns the measurements of `state`.
     pub fn state(&self, state: SpaceState) -> Option<&StateResult> {
         self.commit.states.iter().find(|s| s.state == state)
+    }
+
+    /// Returns the advice for `engine`, if it was asked for.
+    pub fn engine(&self, engine: super::engines::Engine) -> Option<&super::engines::EngineAdvice> {
+        self.engines.iter().find(|a| a.engine == engine)
     }
 
     /// Returns the recommendation for `intent`.

@@ -1,0 +1,201 @@
+//! MariaDB 10.11's InnoDB redo log: one file (`ib_logfile0`, made with
+//! `fallocate`, then written around in circles), each commit a write of
+//! the log's new blocks and an `fdatasync`. The log is written with
+//! `O_DIRECT` (`innodb_log_file_buffering=OFF`) only where InnoDB finds
+//! the device's `queue/physical_block_size` in sysfs for the file's
+//! device number: not on btrfs or tmpfs, whose device numbers are not
+//! block devices. `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
+//! (with `O_DIRECT` where it is used) and drops the `fdatasync`.
+
+use super::{
+    beats, case, expect, explain, keep, AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting,
+};
+use crate::bench::SpaceState;
+use crate::fs_info::FsInfo;
+use crate::note::{Note, NoteKind};
+use crate::strategy::SyncMethod;
+use std::path::Path;
+
+/// Bytes per commit: a 4 KiB log write. InnoDB writes its log in 512-byte
+/// blocks and a small transaction's commit is one or two of them; the
+/// measurement's `O_DIRECT` writes must be whole 4 KiB pages, so every
+/// case writes 4 KiB for a like-for-like comparison (docs/engines.md).
+const BLOCK: usize = 4 << 10;
+
+pub(super) const DEFAULT_CASE: &str = "innodb_flush_method=O_DIRECT";
+pub(super) const DSYNC_CASE: &str = "innodb_flush_method=O_DSYNC";
+pub(super) const BUFFERED_CASE: &str = "innodb_flush_method=O_DIRECT, innodb_log_file_buffering=ON";
+
+/// Whether InnoDB can write its log with `O_DIRECT` on the filesystem of
+/// `dir`: the sysfs entry it reads exists for the directory's device.
+pub(super) fn log_direct_possible(dir: &Path) -> bool {
+    let Ok(st) = crate::sys::stat(dir) else {
+        return false;
+    };
+    let (major, minor) = (rustix::fs::major(st.dev), rustix::fs::minor(st.dev));
+    Path::new(&format!(
+        "/sys/dev/block/{major}:{minor}/queue/physical_block_size"
+    ))
+    .exists()
+}
+
+pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
+    let direct = log_direct_possible(&info.path);
+    let case = |settings, how: String, method, direct_io| CaseSpec {
+        settings,
+        how,
+        state: SpaceState::Recycled,
+        method,
+        direct_io,
+        new_file_each: false,
+    };
+    let how_default = if direct {
+        "4 KiB writes with O_DIRECT into the written log, fdatasync".to_string()
+    } else {
+        "4 KiB buffered writes into the written log, fdatasync (InnoDB buffers the log here whatever innodb_log_file_buffering says)".to_string()
+    };
+    let mut cases = vec![
+        case(DEFAULT_CASE, how_default, SyncMethod::Fdatasync, direct),
+        case(
+            DSYNC_CASE,
+            format!(
+                "4 KiB writes into the written log, O_DSYNC{}",
+                if direct { " with O_DIRECT" } else { "" }
+            ),
+            if direct {
+                SyncMethod::DirectDsync
+            } else {
+                SyncMethod::Dsync
+            },
+            direct,
+        ),
+    ];
+    if direct {
+        cases.push(case(
+            BUFFERED_CASE,
+            "4 KiB buffered writes into the written log, fdatasync".into(),
+            SyncMethod::Fdatasync,
+            false,
+        ));
+    }
+    Plan {
+        record_size: BLOCK,
+        file_size,
+        cases,
+    }
+}
+
+pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
+    let Some(default) = case(a, DEFAULT_CASE).cloned() else {
+        return;
+    };
+    let mut settings = vec![];
+    let mut expected = default.clone();
+    match case(a, DSYNC_CASE).cloned() {
+        Some(dsync) => {
+            let (faster, words) = beats(&dsync.figures, &default.figures);
+            if faster {
+                settings.push(Setting {
+                    name: "innodb_flush_method".into(),
+                    value: "O_DSYNC".into(),
+                    default: "O_DIRECT".into(),
+                    kind: AdviceKind::Change,
+                    reason: format!(
+                        "the redo log opened O_DSYNC against a write + fdatasync per commit, {words}; O_DSYNC also leaves the data files' page writes buffered (measured here: the log)"
+                    ),
+                    gain: Gain::of(&dsync.figures, &default.figures),
+                    requires: vec![],
+                });
+                expected = dsync;
+            } else {
+                settings.push(keep(
+                    "innodb_flush_method",
+                    "O_DIRECT",
+                    format!("O_DSYNC on the redo log was {words}"),
+                ));
+            }
+        }
+        None => settings.push(keep(
+            "innodb_flush_method",
+            "O_DIRECT",
+            "O_DSYNC was not measured".into(),
+        )),
+    }
+    match case(a, BUFFERED_CASE).cloned() {
+        Some(buffered) => {
+            let (faster, words) = beats(&buffered.figures, &default.figures);
+            if faster && expected.settings == DEFAULT_CASE {
+                settings.push(Setting {
+                    name: "innodb_log_file_buffering".into(),
+                    value: "ON".into(),
+                    default: "OFF".into(),
+                    kind: AdviceKind::Change,
+                    reason: format!("buffered log writes against O_DIRECT ones, {words}"),
+                    gain: Gain::of(&buffered.figures, &default.figures),
+                    requires: vec![],
+                });
+                expected = buffered;
+            } else {
+                settings.push(keep(
+                    "innodb_log_file_buffering",
+                    "OFF",
+                    format!("buffered log writes were {words}"),
+                ));
+            }
+        }
+        None => settings.push(Setting {
+            name: "innodb_log_file_buffering".into(),
+            value: "OFF".into(),
+            default: "OFF".into(),
+            kind: AdviceKind::NotMeasured,
+            reason: format!(
+                "InnoDB buffers its log on {} whatever this says: the device number of its files has no queue/physical_block_size in sysfs",
+                info.display_name()
+            ),
+            gain: None,
+            requires: vec![],
+        }),
+    }
+    settings.push(Setting {
+        name: "innodb_doublewrite".into(),
+        value: "ON".into(),
+        default: "ON".into(),
+        kind: AdviceKind::KeepForSafety,
+        reason: "MariaDB 10.11 does not ask the kernel for untorn 16 KiB page writes (no RWF_ATOMIC), so a power cut can tear a page; the doublewrite buffer holds the whole copy that repairs it".into(),
+        gain: None,
+        requires: vec![],
+    });
+    settings.push(Setting {
+        name: "innodb_flush_log_at_trx_commit".into(),
+        value: "1".into(),
+        default: "1".into(),
+        kind: AdviceKind::KeepForSafety,
+        reason: "every commit durable when it returns: 0 and 2 are faster because they lose the last second of commits in a crash, which no measurement of this filesystem changes".into(),
+        gain: None,
+        requires: vec![],
+    });
+    if !log_direct_possible(&info.path) {
+        a.notes.push(Note::new(
+            NoteKind::EngineOverrides,
+            "InnoDB keeps its redo log buffered here (innodb_log_file_buffering reads ON or OFF, the writes are buffered): the cases measured buffered writes",
+        ));
+    }
+    a.expected = expect(&expected, &format!("the case {}", expected.settings));
+    a.settings = settings;
+}
+
+pub(super) fn fragment(a: &EngineAdvice) -> String {
+    let mut o = format!(
+        "# my.cnf: fspace's advice for {} on {} ({} rounds)\n[mysqld]\n",
+        a.versions, a.filesystem, a.rounds
+    );
+    for s in &a.settings {
+        o.push_str(&explain(s));
+        if s.kind == AdviceKind::TradeOff {
+            o.push_str(&format!("#{} = {}\n", s.name, s.value));
+        } else {
+            o.push_str(&format!("{} = {}\n", s.name, s.value));
+        }
+    }
+    o
+}

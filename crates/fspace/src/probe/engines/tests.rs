@@ -1,0 +1,279 @@
+//! Unit tests of the engines' advice: which measured case changes which
+//! setting, what stays, and how the fragments read.
+use super::*;
+use crate::fs_info::FsKind;
+use crate::note::NoteKind;
+
+/// A case measured in five rounds 2% apart around `rate` (negative:
+/// unsupported here).
+fn figures(state: SpaceState, rate: f64) -> StateResult {
+    let bad = rate < 0.0;
+    let runs: Vec<f64> = if bad {
+        vec![]
+    } else {
+        [0.98, 0.99, 1.0, 1.01, 1.02]
+            .iter()
+            .map(|f| f * rate)
+            .collect()
+    };
+    StateResult {
+        state,
+        unsupported: bad.then(|| "fallocate(x): Operation not supported (os error 95)".into()),
+        commits_per_sec: if bad { 0.0 } else { rate },
+        runs_p50_us: runs.iter().map(|r| 1e6 / r).collect(),
+        runs,
+        p50_us: if bad { 0.0 } else { 1e6 / rate },
+        p99_us: 2.0,
+        commits: if bad { 0 } else { 500 },
+        vs_append: None,
+        wal: None,
+        notes: vec![],
+    }
+}
+
+fn info(kind: FsKind) -> FsInfo {
+    let mut i = crate::fs_info::identify(std::path::Path::new("/")).expect("identify /");
+    i.kind = kind;
+    i.fs_type = Some(kind.name());
+    i.copy_on_write = kind.is_copy_on_write();
+    i
+}
+
+/// The advice for `engine` with each planned case measured at the rate
+/// `rate_of` gives its settings.
+fn advice(engine: Engine, kind: FsKind, rate_of: impl Fn(&str) -> f64) -> EngineAdvice {
+    let info = info(kind);
+    let plan = plan(engine, &info, 32 << 20);
+    let cases = plan
+        .cases
+        .iter()
+        .map(|c| EngineCase {
+            settings: c.settings.into(),
+            how: c.how.clone(),
+            direct_io: c.direct_io,
+            figures: figures(c.state, rate_of(c.settings)),
+        })
+        .collect();
+    advise(engine, &info, &plan, cases, 5)
+}
+
+fn setting<'a>(a: &'a EngineAdvice, name: &str, kind: AdviceKind) -> &'a Setting {
+    a.settings
+        .iter()
+        .find(|s| s.name == name && s.kind == kind)
+        .unwrap_or_else(|| panic!("no {name} of kind {kind:?} in {:#?}", a.settings))
+}
+
+#[test]
+fn postgresql_keeps_its_defaults_when_nothing_beats_them() {
+    let a = advice(Engine::Postgresql, FsKind::Ext4, |s| match s {
+        postgresql::SPARSE_CASE => 1800.0,
+        postgresql::ZEROED_CASE => 4000.0,
+        _ => 5000.0,
+    });
+    let m = setting(&a, "wal_sync_method", AdviceKind::KeepDefault);
+    assert_eq!(m.value, "fdatasync");
+    assert!(
+        m.reason.contains("not faster beyond the noise"),
+        "{}",
+        m.reason
+    );
+    assert_eq!(
+        setting(&a, "wal_recycle", AdviceKind::KeepDefault).value,
+        "on"
+    );
+    assert_eq!(
+        setting(&a, "wal_init_zero", AdviceKind::KeepDefault).value,
+        "on"
+    );
+    assert_eq!(
+        setting(&a, "full_page_writes", AdviceKind::KeepForSafety).value,
+        "on"
+    );
+    assert!(a.settings.iter().all(|s| s.kind != AdviceKind::TradeOff));
+    assert!(a
+        .notes
+        .iter()
+        .any(|n| n.kind == NoteKind::TradeOffNotFaster));
+    let e = a.expected.as_ref().expect("expected rate");
+    assert_eq!(e.commits_per_sec, 5000.0);
+    assert_eq!(
+        a.applied(),
+        [
+            ("wal_sync_method", "fdatasync"),
+            ("wal_recycle", "on"),
+            ("wal_init_zero", "on"),
+            ("full_page_writes", "on")
+        ]
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+    );
+}
+
+#[test]
+fn postgresql_on_copy_on_write_turns_recycling_and_zeroing_off_when_measured_faster() {
+    let a = advice(Engine::Postgresql, FsKind::Btrfs, |s| match s {
+        postgresql::SPARSE_CASE => 1500.0,
+        postgresql::ZEROED_CASE => 600.0,
+        postgresql::DSYNC_CASE => 1300.0,
+        _ => 1000.0,
+    });
+    let r = setting(&a, "wal_recycle", AdviceKind::Change);
+    assert_eq!((r.value.as_str(), r.default.as_str()), ("off", "on"));
+    let g = r.gain.as_ref().expect("gain");
+    assert!((g.ratio - 1.5).abs() < 1e-9, "{g:?}");
+    assert_eq!(
+        setting(&a, "wal_init_zero", AdviceKind::Change).value,
+        "off"
+    );
+    assert_eq!(
+        setting(&a, "wal_sync_method", AdviceKind::Change).value,
+        "open_datasync"
+    );
+    // Both measured faster alone; not together.
+    assert!(a
+        .notes
+        .iter()
+        .any(|n| n.kind == NoteKind::CombinationNotMeasured));
+    assert_eq!(
+        a.expected.as_ref().expect("expected").commits_per_sec,
+        1500.0
+    );
+    let f = a.fragment();
+    assert!(f.contains("\nwal_recycle = off\n"), "{f}");
+    assert!(f.contains("\nfull_page_writes = on\n"), "{f}");
+    assert!(f.contains("torn page"), "{f}");
+}
+
+#[test]
+fn postgresql_offers_direct_io_only_as_a_trade_off_with_its_cost() {
+    let a = advice(Engine::Postgresql, FsKind::Xfs, |s| match s {
+        postgresql::DIRECT_CASE => 9000.0,
+        postgresql::SPARSE_CASE => 1000.0,
+        postgresql::ZEROED_CASE => 1000.0,
+        _ => 5000.0,
+    });
+    let t = setting(&a, "wal_sync_method", AdviceKind::TradeOff);
+    assert!(
+        t.requires.contains(&"wal_level=minimal".to_string()),
+        "{t:?}"
+    );
+    assert!(t.reason.contains("replication"), "{}", t.reason);
+    // Not applied: the fragment has it commented out, and the applied
+    // method is the default.
+    let f = a.fragment();
+    assert!(f.contains("#wal_level = minimal\n"), "{f}");
+    assert!(f.contains("\nwal_sync_method = fdatasync\n"), "{f}");
+    assert!(!a.applied().iter().any(|(n, _)| n == "wal_level"));
+}
+
+#[test]
+fn noisy_rounds_keep_the_default() {
+    let info = info(FsKind::Ext4);
+    let plan = plan(Engine::Postgresql, &info, 32 << 20);
+    let cases = plan
+        .cases
+        .iter()
+        .map(|c| {
+            // dsync's median is 30% higher, but its rounds straddle the
+            // default's.
+            let mut f = figures(c.state, 1000.0);
+            if c.settings == postgresql::DSYNC_CASE {
+                f.runs = vec![700.0, 1300.0, 1300.0, 1400.0, 900.0];
+                f.commits_per_sec = 1300.0;
+                f.runs_p50_us = f.runs.iter().map(|r| 1e6 / r).collect();
+            }
+            EngineCase {
+                settings: c.settings.into(),
+                how: c.how.clone(),
+                direct_io: c.direct_io,
+                figures: f,
+            }
+        })
+        .collect();
+    let a = advise(Engine::Postgresql, &info, &plan, cases, 5);
+    let m = setting(&a, "wal_sync_method", AdviceKind::KeepDefault);
+    assert!(m.reason.contains("rounds overlap"), "{}", m.reason);
+}
+
+#[test]
+fn mariadb_keeps_doublewrite_and_durable_commits_whatever_the_figures() {
+    let a = advice(Engine::Mariadb, FsKind::Ext4, |s| match s {
+        mariadb::DSYNC_CASE => 3000.0,
+        _ => 2000.0,
+    });
+    assert_eq!(
+        setting(&a, "innodb_flush_method", AdviceKind::Change).value,
+        "O_DSYNC"
+    );
+    let d = setting(&a, "innodb_doublewrite", AdviceKind::KeepForSafety);
+    assert!(d.reason.contains("RWF_ATOMIC"), "{}", d.reason);
+    assert_eq!(
+        setting(
+            &a,
+            "innodb_flush_log_at_trx_commit",
+            AdviceKind::KeepForSafety
+        )
+        .value,
+        "1"
+    );
+    let f = a.fragment();
+    assert!(f.contains("[mysqld]\n"), "{f}");
+    assert!(f.contains("\ninnodb_flush_method = O_DSYNC\n"), "{f}");
+}
+
+#[test]
+fn rocksdb_turns_fallocate_off_when_appending_plainly_is_faster() {
+    let a = advice(Engine::Rocksdb, FsKind::Ext4, |s| match s {
+        rocksdb::DEFAULT_CASE => 2000.0,
+        rocksdb::NO_FALLOCATE_CASE => 3200.0,
+        _ => 3300.0,
+    });
+    assert_eq!(
+        setting(&a, "allow_fallocate", AdviceKind::Change).value,
+        "false"
+    );
+    // Recycling is no faster than the advice: not offered.
+    assert_eq!(
+        setting(&a, "recycle_log_file_num", AdviceKind::KeepDefault).value,
+        "0"
+    );
+    let f = a.fragment();
+    assert!(f.contains("[DBOptions]\n"), "{f}");
+    assert!(f.contains("\n  allow_fallocate=false\n"), "{f}");
+    assert!(a
+        .db_bench_flags()
+        .expect("flags")
+        .contains("--options_file="));
+}
+
+#[test]
+fn rocksdb_recycling_is_a_trade_off_with_its_recovery_mode() {
+    let a = advice(Engine::Rocksdb, FsKind::Xfs, |s| match s {
+        rocksdb::RECYCLE_CASE => 6000.0,
+        _ => 2000.0,
+    });
+    let t = setting(&a, "recycle_log_file_num", AdviceKind::TradeOff);
+    assert_eq!(t.requires, ["wal_recovery_mode=kSkipAnyCorruptedRecords"]);
+    let f = a.fragment();
+    assert!(f.contains("  #recycle_log_file_num=4\n"), "{f}");
+    assert!(!a.applied().iter().any(|(n, _)| n == "recycle_log_file_num"));
+}
+
+#[test]
+fn rocksdb_without_fallocate_keeps_the_default_and_says_why() {
+    let a = advice(Engine::Rocksdb, FsKind::Ext4, |s| match s {
+        rocksdb::DEFAULT_CASE => -1.0,
+        _ => 2000.0,
+    });
+    let k = setting(&a, "allow_fallocate", AdviceKind::KeepDefault);
+    assert!(k.reason.contains("already appends"), "{}", k.reason);
+}
+
+#[test]
+fn engines_parse_by_name() {
+    for e in Engine::ALL {
+        assert_eq!(e.name().parse::<Engine>(), Ok(e));
+    }
+    assert_eq!("postgres".parse::<Engine>(), Ok(Engine::Postgresql));
+    assert!("mysql".parse::<Engine>().is_err());
+}
