@@ -261,6 +261,10 @@ fn strategy_arg(s: &str) -> Result<StrategyArg, String> {
     }
 }
 
+fn engine_arg(s: &str) -> Result<fspace::probe::Engine, String> {
+    s.parse()
+}
+
 fn intent_arg(s: &str) -> Result<Intent, String> {
     s.parse()
 }
@@ -294,6 +298,15 @@ pub(crate) struct ProbeArgs {
     /// Print JSON (schema fspace-probe/3, docs/probe-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Also advise an engine's settings, measured its way: postgresql,
+    /// mariadb, rocksdb (repeat, or a comma list). Adds about 6 s per
+    /// engine with --quick, 15 s, or 40 s with --full.
+    #[arg(long = "for", value_name = "ENGINE", value_delimiter = ',', value_parser = engine_arg)]
+    pub engines: Vec<fspace::probe::Engine>,
+    /// With --for: write each engine's fragment into this directory
+    /// (postgresql.conf.fspace, my.cnf.fspace, rocksdb.options.fspace).
+    #[arg(long, value_name = "DIR", requires = "engines")]
+    pub write_config: Option<PathBuf>,
 }
 
 /// Arguments of `fspace info`.

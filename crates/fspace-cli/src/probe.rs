@@ -17,6 +17,8 @@ struct Args<'a> {
     save: bool,
     force: bool,
     quiet: bool,
+    engines: &'a [fspace::probe::Engine],
+    write_config: Option<&'a Path>,
 }
 
 /// `fspace probe`.
@@ -36,12 +38,17 @@ pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
         save: a.save,
         force: a.force,
         quiet: a.quiet,
+        engines: &a.engines,
+        write_config: a.write_config.as_deref(),
     })
 }
 
 fn probe(a: &Args<'_>) -> fspace::Result<()> {
     if let Some(r) = a.report {
         check_report_path(r)?;
+    }
+    if let Some(d) = a.write_config {
+        crate::engines::check_dir(d)?;
     }
     let cancel = cancel_on_signals();
     let bar = Progress::steps("probe", a.quiet);
@@ -68,7 +75,8 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     let opts = ProbeOptions::default()
         .level(a.level)
         .cancel(Some(&cancel))
-        .progress(Some(&show));
+        .progress(Some(&show))
+        .engines(a.engines);
     let result = fspace::probe::probe(a.dir, &opts);
     drop(bar);
     let r = result?;
@@ -84,6 +92,10 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     if let Some(path) = a.report {
         write_report(path, &crate::report::html(&r))?;
     }
+    let configs = match a.write_config {
+        Some(d) => crate::engines::write(d, &r)?,
+        None => vec![],
+    };
     let saved = if a.save {
         Some(fspace::probe::save(&r, &saved_results()?, a.force)?)
     } else {
@@ -129,6 +141,9 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     }
     if let Some(p) = a.report {
         out!(o, "Report: {}", p.display());
+    }
+    for p in &configs {
+        out!(o, "Wrote {}", p.display());
     }
     emit(&o)
 }
@@ -203,6 +218,7 @@ fn text(r: &ProbeResult) -> String {
     o.push_str(&growth_text(r));
     o.push_str(&sweep_text(r));
     o.push_str(&recommendations_text(r));
+    o.push_str(&crate::engines::text(r));
     o
 }
 

@@ -31,6 +31,7 @@ use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::Note;
 use crate::strategy::SyncMethod;
+use crate::units::format_count as commas;
 use serde::{Deserialize, Serialize};
 
 /// A storage engine fspace advises.
@@ -321,13 +322,13 @@ pub(super) fn beats(challenger: &StateResult, default: &StateResult) -> (bool, S
     let (lo, hi) = range(&challenger.runs);
     let (dlo, dhi) = range(&default.runs);
     let figures = format!(
-        "{:.0} commits/s ({:.0}-{:.0}) against {:.0} ({:.0}-{:.0}), {:.2}x",
-        challenger.commits_per_sec,
-        lo,
-        hi,
-        default.commits_per_sec,
-        dlo,
-        dhi,
+        "{} commits/s ({}-{}) against {} ({}-{}), {:.2}x",
+        commas(challenger.commits_per_sec),
+        commas(lo),
+        commas(hi),
+        commas(default.commits_per_sec),
+        commas(dlo),
+        commas(dhi),
         challenger.commits_per_sec / default.commits_per_sec.max(f64::MIN_POSITIVE)
     );
     match verdict(challenger, default) {

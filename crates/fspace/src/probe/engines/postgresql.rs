@@ -13,6 +13,7 @@ use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
+use crate::units::format_count as commas;
 
 /// PostgreSQL's WAL page (`XLOG_BLCKSZ`).
 const PAGE: usize = 8 << 10;
@@ -152,10 +153,10 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
                 AdviceKind::Change
             },
             reason: format!(
-                "new segments {}: sparse ones measured {:.0} commits/s, zero-filled ones (their zeros counted) {:.0}",
+                "new segments {}: sparse ones measured {} commits/s, zero-filled ones (their zeros counted) {}",
                 if new.1 == "off" { "left sparse" } else { "zero-filled" },
-                sparse.figures.commits_per_sec,
-                zeroed.figures.commits_per_sec
+                commas(sparse.figures.commits_per_sec),
+                commas(zeroed.figures.commits_per_sec)
             ),
             gain: None,
             requires: vec![],
@@ -177,8 +178,9 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
             "wal_init_zero",
             "on",
             format!(
-                "with recycling, segments are made new only until the pool fills; zero-filled ones then take overwrites as recycled ones do (sparse: {:.0} commits/s, zero-filled with its zeros: {:.0})",
-                sparse.figures.commits_per_sec, zeroed.figures.commits_per_sec
+                "with recycling, segments are made new only until the pool fills; zero-filled ones then take overwrites as recycled ones do (sparse: {} commits/s, zero-filled with its zeros: {})",
+                commas(sparse.figures.commits_per_sec),
+                commas(zeroed.figures.commits_per_sec)
             ),
         ));
     }
