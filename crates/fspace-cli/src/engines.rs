@@ -29,7 +29,13 @@ fn one(a: &EngineAdvice) -> String {
         a.rounds
     );
     let w = a.cases.iter().map(|c| c.settings.len()).max().unwrap_or(10);
-    out!(o, "  {:<w$}  {:>10}  {:>13}", "measured as", "commits/s", "rounds");
+    out!(
+        o,
+        "  {:<w$}  {:>10}  {:>13}",
+        "measured as",
+        "commits/s",
+        "rounds"
+    );
     for c in &a.cases {
         let f = &c.figures;
         if let Some(why) = &f.unsupported {
@@ -54,7 +60,10 @@ fn one(a: &EngineAdvice) -> String {
             commas(e.high),
             e.setup
         ),
-        None => out!(o, "  No expected rate: the case for the advice could not be measured."),
+        None => out!(
+            o,
+            "  No expected rate: the case for the advice could not be measured."
+        ),
     }
     let changed: Vec<&str> = a
         .settings
@@ -63,7 +72,10 @@ fn one(a: &EngineAdvice) -> String {
         .map(|s| s.name.as_str())
         .collect();
     if changed.is_empty() {
-        out!(o, "  Your defaults are right here: no value measured faster beyond the noise.");
+        out!(
+            o,
+            "  Your defaults are right here: no value measured faster beyond the noise."
+        );
     } else {
         out!(o, "  Changed from the defaults: {}.", changed.join(", "));
     }
@@ -124,7 +136,8 @@ pub(crate) fn check_dir(dir: &Path) -> fspace::Result<()> {
         Err(e) => Err(fspace::Error::refused(
             "probe --write-config",
             dir,
-            e.raw_os_error().unwrap_or(rustix::io::Errno::NOENT.raw_os_error()),
+            e.raw_os_error()
+                .unwrap_or(rustix::io::Errno::NOENT.raw_os_error()),
             format!("cannot be used: {e}"),
         )),
     }

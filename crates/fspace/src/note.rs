@@ -113,6 +113,9 @@ pub enum NoteKind {
     /// The engine overrides a setting on this filesystem whatever it is
     /// set to: the measurement follows what the engine does.
     EngineOverrides,
+    /// The filesystem is reached over a network (or FUSE): every sync is
+    /// a round trip to its server.
+    NetworkFilesystem,
 }
 
 impl NoteKind {
@@ -151,6 +154,7 @@ impl NoteKind {
             NoteKind::TradeOffNotFaster => "trade-off-not-faster",
             NoteKind::CombinationNotMeasured => "combination-not-measured",
             NoteKind::EngineOverrides => "engine-overrides",
+            NoteKind::NetworkFilesystem => "network-filesystem",
         }
     }
 }
@@ -235,6 +239,7 @@ mod tests {
             NoteKind::TradeOffNotFaster,
             NoteKind::CombinationNotMeasured,
             NoteKind::EngineOverrides,
+            NoteKind::NetworkFilesystem,
         ] {
             let json = serde_json::to_string(&k).expect("serialize");
             assert_eq!(json, format!("\"{}\"", k.name()));

@@ -29,7 +29,7 @@ use super::stats::range;
 use super::verdict::{verdict, Verdict};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
-use crate::note::Note;
+use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use crate::units::format_count as commas;
 use serde::{Deserialize, Serialize};
@@ -216,6 +216,12 @@ pub struct EngineAdvice {
     pub expected: Option<Prediction>,
     /// What qualifies the advice.
     pub notes: Vec<Note>,
+    /// The advice as the engine's configuration, as
+    /// [`fragment`](Self::fragment) rendered it when the advice was made.
+    pub config: String,
+    /// For RocksDB, how to run `db_bench` with it
+    /// ([`db_bench_flags`](Self::db_bench_flags)).
+    pub db_bench: Option<String>,
 }
 
 impl EngineAdvice {
@@ -297,13 +303,42 @@ pub(super) fn advise(
         settings: vec![],
         expected: None,
         notes: vec![],
+        config: String::new(),
+        db_bench: None,
     };
     match engine {
         Engine::Postgresql => postgresql::decide(info, &mut a),
         Engine::Mariadb => mariadb::decide(info, &mut a),
         Engine::Rocksdb => rocksdb::decide(info, &mut a),
     }
+    a.notes.extend(filesystem_note(info, engine));
+    a.config = a.fragment();
+    a.db_bench = a.db_bench_flags();
     a
+}
+
+/// What the filesystem itself says about the engine's durability settings,
+/// beyond the measurement: memory, or a network round trip per sync.
+fn filesystem_note(info: &FsInfo, engine: Engine) -> Option<Note> {
+    use crate::fs_info::FsKind;
+    if matches!(info.kind, FsKind::Tmpfs | FsKind::Ramfs) {
+        return Some(Note::new(
+            NoteKind::MemoryFilesystem,
+            format!(
+                "{} is memory, with no journal and no disk: a sync writes nothing and nothing survives a reboot, so the advice only says which {engine} settings copy the least; data meant to survive belongs on a disk",
+                info.display_name()
+            ),
+        ));
+    }
+    crate::policy::rules::is_remote(info).then(|| {
+        Note::new(
+            NoteKind::NetworkFilesystem,
+            format!(
+                "{} is a network or FUSE filesystem: every sync is a round trip to its server, which the figures include, and what a power cut keeps depends on the server; a setting whose case could not be measured here keeps {engine}'s default",
+                info.display_name()
+            ),
+        )
+    })
 }
 
 /// Whether `challenger` beat `default` by the probe's rule; the words

@@ -277,3 +277,22 @@ fn engines_parse_by_name() {
     assert_eq!("postgres".parse::<Engine>(), Ok(Engine::Postgresql));
     assert!("mysql".parse::<Engine>().is_err());
 }
+
+#[test]
+fn memory_and_network_filesystems_say_what_applies() {
+    let a = advice(Engine::Postgresql, FsKind::Tmpfs, |_| 1000.0);
+    assert!(
+        a.notes.iter().any(|n| n.kind == NoteKind::MemoryFilesystem),
+        "{:?}",
+        a.notes
+    );
+    let a = advice(Engine::Mariadb, FsKind::Nfs, |_| 1000.0);
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.kind == NoteKind::NetworkFilesystem),
+        "{:?}",
+        a.notes
+    );
+    assert_eq!(a.config, a.fragment());
+}

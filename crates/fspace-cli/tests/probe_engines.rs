@@ -1,0 +1,170 @@
+//! `fspace probe --for ENGINE` on the filesystem matrix: every engine's
+//! advice names the settings it must (in the engine's syntax), keeps the
+//! safety settings on with their reason, changes a default only with a
+//! measured gain, says what applies on memory and network filesystems,
+//! and `--write-config` writes the fragments the JSON holds. Whether the
+//! engines themselves accept the fragments is `engines.rs`'s part.
+//!
+//! One probe at a time: two would measure each other.
+
+mod probe_common;
+use fspace_test_kit as common;
+
+use probe_common::*;
+use serde_json::Value;
+
+/// The settings each engine's advice must name.
+const MUST_NAME: [(&str, &[&str]); 3] = [
+    (
+        "postgresql",
+        &[
+            "wal_sync_method",
+            "wal_init_zero",
+            "wal_recycle",
+            "full_page_writes",
+        ],
+    ),
+    (
+        "mariadb",
+        &[
+            "innodb_flush_method",
+            "innodb_log_file_buffering",
+            "innodb_doublewrite",
+        ],
+    ),
+    (
+        "rocksdb",
+        &[
+            "recycle_log_file_num",
+            "allow_fallocate",
+            "use_direct_io_for_flush_and_compaction",
+            "wal_bytes_per_sync",
+        ],
+    ),
+];
+
+fn advice<'a>(v: &'a Value, engine: &str) -> &'a Value {
+    v["engines"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["engine"] == engine))
+        .unwrap_or_else(|| panic!("no {engine} advice in {}", v["engines"]))
+}
+
+fn note_kinds(a: &Value) -> Vec<&str> {
+    a["notes"]
+        .as_array()
+        .map(|n| n.iter().filter_map(|n| n["kind"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+common::per_fs! {
+    /// A quick probe for all three engines: the advice, its reasons and
+    /// the written fragments.
+    fn probe_for_every_engine_advises_in_its_own_syntax(fs) on [ext4, btrfs, tmpfs, sshfs] {
+        let _m = measuring();
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let out = tempfile::tempdir().expect("tempdir");
+        let o = probe(
+            &["--quick", "--json", "-q", "--for", "postgresql,mariadb", "--for", "rocksdb",
+              "--write-config", out.path().to_str().expect("utf-8")],
+            dir.path(),
+            None,
+        );
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        assert_eq!(v["engines"].as_array().map(Vec::len), Some(3), "{}", fs.name);
+        for (engine, names) in MUST_NAME {
+            let a = advice(&v, engine);
+            let settings = a["settings"].as_array().expect("settings");
+            for name in names {
+                assert!(
+                    settings.iter().any(|s| s["name"] == *name),
+                    "{}: {engine} advice does not name {name}: {a}",
+                    fs.name
+                );
+            }
+            for s in settings {
+                let kind = s["kind"].as_str().expect("kind");
+                assert!(!s["reason"].as_str().unwrap_or("").is_empty(), "{}: {s}", fs.name);
+                if kind == "change" {
+                    // A change needs a measured gain beyond the noise.
+                    let g = &s["gain"];
+                    assert!(g["ratio"].as_f64().unwrap_or(0.0) > 1.0, "{}: {engine}: {s}", fs.name);
+                    assert_ne!(s["value"], s["default"], "{}: {s}", fs.name);
+                } else if kind == "keep-default" || kind == "keep-for-safety" {
+                    assert_eq!(s["value"], s["default"], "{}: {s}", fs.name);
+                }
+                if ["full_page_writes", "innodb_doublewrite"].contains(&s["name"].as_str().unwrap_or("")) {
+                    assert_eq!(kind, "keep-for-safety", "{}: {s}", fs.name);
+                    assert!(s["reason"].as_str().unwrap_or("").contains("RWF_ATOMIC"), "{}: {s}", fs.name);
+                }
+            }
+            // The fragment applies every setting but the trade-offs.
+            let config = a["config"].as_str().expect("config");
+            for s in settings {
+                let (name, value) = (s["name"].as_str().unwrap(), s["value"].as_str().unwrap());
+                let line = match engine {
+                    "rocksdb" => format!("  {name}={value}\n"),
+                    _ => format!("\n{name} = {value}\n"),
+                };
+                if s["kind"] != "trade-off" {
+                    assert!(config.contains(&line), "{}: {engine}: {line:?} not in\n{config}", fs.name);
+                }
+            }
+            let kinds = note_kinds(a);
+            if fs.is(&["tmpfs"]) {
+                assert!(kinds.contains(&"memory-filesystem"), "{}: {engine}: {kinds:?}", fs.name);
+            }
+            if fs.is(&["sshfs"]) {
+                assert!(kinds.contains(&"network-filesystem"), "{}: {engine}: {kinds:?}", fs.name);
+            }
+            assert!(a["cases"].as_array().is_some_and(|c| c.len() >= 2), "{}: {a}", fs.name);
+        }
+        // --write-config: the same fragments, one file per engine.
+        for (engine, file) in [
+            ("postgresql", "postgresql.conf.fspace"),
+            ("mariadb", "my.cnf.fspace"),
+            ("rocksdb", "rocksdb.options.fspace"),
+        ] {
+            let written = std::fs::read_to_string(out.path().join(file))
+                .unwrap_or_else(|e| panic!("{}: {file}: {e}", fs.name));
+            assert_eq!(written, advice(&v, engine)["config"].as_str().unwrap(), "{}", fs.name);
+        }
+        assert!(scratch_left(dir.path()).is_empty(), "{}: scratch left", fs.name);
+    }
+}
+
+/// Bad `--for` values and a missing `--write-config` directory fail before
+/// anything is measured, naming what is wrong.
+#[test]
+fn bad_engine_arguments_fail_before_measuring() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = probe(&["--quick", "--for", "mysql"], dir.path(), None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("unknown engine \"mysql\""),
+        "{}",
+        text(&o)
+    );
+    let missing = dir.path().join("missing");
+    let o = probe(
+        &[
+            "--quick",
+            "--for",
+            "rocksdb",
+            "--write-config",
+            missing.to_str().unwrap(),
+        ],
+        dir.path(),
+        None,
+    );
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(
+        t.contains("probe --write-config") && t.contains("missing"),
+        "{t}"
+    );
+    assert!(scratch_left(dir.path()).is_empty());
+    assert_eq!(common::listing(dir.path()), Vec::<String>::new(), "{t}");
+}
