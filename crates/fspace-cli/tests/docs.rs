@@ -42,6 +42,14 @@ const NOT_RUN: &[(&str, &str)] = &[
         "a standard run takes 30 s; the --quick runs of README.md and cli.md take the same path",
     ),
     (
+        "fspace probe --for postgresql",
+        "a probe and the engine's rounds take 45 s; tests/probe_engines.rs runs --for on the matrix",
+    ),
+    (
+        "fspace probe --quick --for postgresql,mariadb,rocksdb --write-config /etc/fspace .",
+        "writes into /etc; tests/probe_engines.rs runs --for --write-config on the matrix",
+    ),
+    (
         "cargo add fspace --path /path/to/fspace/crates/fspace",
         "changes another project's manifest",
     ),

@@ -108,6 +108,7 @@ pub mod markdown_doctests {
     doctest!(Capi, "../../../docs/capi.md");
     doctest!(Copy, "../../../docs/copy.md");
     doctest!(Design, "../../../docs/design.md");
+    doctest!(Engines, "../../../docs/engines.md");
     doctest!(Filesystems, "../../../docs/filesystems.md");
     doctest!(Measurements, "../../../docs/measurements.md");
     doctest!(Probe, "../../../docs/probe.md");

@@ -3,8 +3,9 @@
 //! the log's new blocks and an `fdatasync`. The log is written with
 //! `O_DIRECT` (`innodb_log_file_buffering=OFF`) only where InnoDB finds
 //! the device's `queue/physical_block_size` in sysfs for the file's
-//! device number: not on btrfs or tmpfs, whose device numbers are not
-//! block devices. `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
+//! device number (or its parent's, for a partition): not on btrfs or
+//! tmpfs, whose device numbers are not block devices (seen in
+//! bench/runs/2026-11-27-engines-strace/). `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
 //! (with `O_DIRECT` where it is used) and drops the `fdatasync`.
 
 use super::{
@@ -33,10 +34,14 @@ pub(super) fn log_direct_possible(dir: &Path) -> bool {
         return false;
     };
     let (major, minor) = (rustix::fs::major(st.dev), rustix::fs::minor(st.dev));
-    Path::new(&format!(
-        "/sys/dev/block/{major}:{minor}/queue/physical_block_size"
-    ))
-    .exists()
+    // The device itself, or (a partition) its parent: the two paths
+    // InnoDB tries.
+    ["queue", "../queue"].iter().any(|q| {
+        Path::new(&format!(
+            "/sys/dev/block/{major}:{minor}/{q}/physical_block_size"
+        ))
+        .exists()
+    })
 }
 
 pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
