@@ -272,6 +272,109 @@ per_fs_engine! {
     }
 }
 
+/// Whether a process with this id still exists 5 s from now (a zombie
+/// counts as gone). The wait: `pg_ctl stop -w` returns once the postmaster
+/// has removed its pid file, a moment before it exits.
+fn alive(pid: i32) -> bool {
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while running() {
+        if std::time::Instant::now() > until {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+/// Starts a server in `start`, notes its pid and panics; returns the pid
+/// once the panic has unwound (the handle dropped).
+fn pid_after_panic(start: impl FnOnce() -> Option<i32> + std::panic::UnwindSafe) -> i32 {
+    let pid = std::sync::atomic::AtomicI32::new(0);
+    let r = std::panic::catch_unwind(|| {
+        pid.store(
+            start().expect("a running server has a pid"),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        panic!("a test failing while its server runs");
+    });
+    assert!(r.is_err());
+    pid.into_inner()
+}
+
+// The harness itself: the acceptance tests above prove something only if a
+// setting the engine rejects makes them fail, and they must leave no server
+// behind when they fail. Once, on tmpfs (the quickest).
+
+per_fs_engine! {
+    /// A misspelt setting or a bad value makes `Postgres::start` fail with
+    /// the server's own reason; a test that panics stops its server.
+    fn postgres_refusals_fail_and_panics_stop_it(fs) needs postgresql on [tmpfs] {
+        for (bad, says) in [
+            (
+                ("wal_recycel", "off"),
+                "unrecognized configuration parameter \"wal_recycel\"",
+            ),
+            (
+                ("wal_sync_method", "bogus"),
+                "invalid value for parameter \"wal_sync_method\"",
+            ),
+        ] {
+            let e = Postgres::start(&fs.root, &[bad])
+                .err()
+                .unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert!(e.contains(says), "{bad:?}: expected {says:?} in:\n{e}");
+        }
+        let pid = pid_after_panic(|| Postgres::start(&fs.root, &[]).expect("start").pid());
+        assert!(!alive(pid), "postmaster {pid} survived its handle");
+    }
+}
+
+per_fs_engine! {
+    /// The same for MariaDB: a misspelt variable or a bad value fails the
+    /// start (already the bootstrap) with the server's reason.
+    fn mariadb_refusals_fail_and_panics_stop_it(fs) needs mariadb on [tmpfs] {
+        for (bad, says) in [
+            (
+                ("innodb_log_file_bufering", "OFF"),
+                "unknown variable 'innodb_log_file_bufering=OFF'",
+            ),
+            (
+                ("innodb_flush_method", "bogus"),
+                "Error while setting value 'bogus' to 'innodb-flush-method'",
+            ),
+        ] {
+            let e = MariaDb::start(&fs.root, &[bad])
+                .err()
+                .unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert!(e.contains(says), "{bad:?}: expected {says:?} in:\n{e}");
+        }
+        let pid = pid_after_panic(|| {
+            let db = MariaDb::start(&fs.root, &[]).expect("start");
+            db.pid().and_then(|p| i32::try_from(p).ok())
+        });
+        assert!(!alive(pid), "mariadbd {pid} survived its handle");
+    }
+}
+
+per_fs_engine! {
+    /// An option RocksDB does not know fails the db_bench run.
+    fn rocksdb_refuses_an_unknown_option(fs) needs rocksdb on [tmpfs] {
+        let rocks = RocksDb::new(&fs.root).expect("private directory");
+        let file = rocks.write_options(&[("recycle_log_files", "4")], &[]).expect("write");
+        let e = rocks
+            .db_bench(Some(&file), DB_BENCH_FLAGS)
+            .expect_err("unknown option accepted");
+        assert!(e.contains("Could not find option"), "{e}");
+    }
+}
+
 #[test]
 fn transactions_reads_pgbench_output() {
     let out = "transaction type: <builtin: TPC-B (sort of)>\n\

@@ -488,9 +488,9 @@ macro_rules! __per_fs_engine_one {
         #[test]
         #[cfg_attr(not(fspace_test_fs = $fs), ignore = $why)]
         #[cfg_attr(
-                            all(fspace_test_fs = $fs, not(fspace_engine = $engine)),
-                            ignore = $engine_why
-                        )]
+                                            all(fspace_test_fs = $fs, not(fspace_engine = $engine)),
+                                            ignore = $engine_why
+                                        )]
         fn $name() {
             case(&$crate::fs($fs));
         }
