@@ -432,7 +432,9 @@ macro_rules! __fs_name {
 /// per_fs_engine! {
 ///     /// What the case checks.
 ///     fn starts_with_advice(fs) needs postgresql on [ext4, xfs] {
-///         let pg = Postgres::start(&fs.tempdir().path(), &[]).expect("start");
+///         // The handle makes its own directory in the mount (the postgres
+///         // user must reach it: not in fs.tempdir(), which is root-only).
+///         let pg = Postgres::start(&fs.root, &[]).unwrap_or_else(|e| panic!("{e}"));
 ///     }
 /// }
 /// ```
