@@ -10,7 +10,8 @@
 #                        then (last line) FSPACE_TEST_MOUNTS=..., and writes both
 #                        to $FSPACE_MATRIX_DIR/env
 #   ci/matrix.sh down    unmount everything, detach loops, stop sshd (by its PID)
-#   ci/matrix.sh deps    install the Debian packages the matrix needs, if missing
+#   ci/matrix.sh deps    install the Debian packages the matrix and the engine tests
+#                        need, if missing (no service is started)
 #
 # FSPACE_MATRIX_DIR (default /tmp/fspace-matrix) holds images, mounts and keys.
 # FSPACE_MATRIX_SIZE_MB (default 512) sizes each loop image and the tmpfs.
@@ -55,12 +56,43 @@ deps() {
     # The probe's HTML report is checked in a real headless browser.
     command -v chromium >/dev/null || missing+=(chromium)
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+    # The database engines fspace advises on (crates/fspace-cli/tests/engines.rs
+    # starts each on every filesystem; sysbench is for the benchmarks).
+    [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
+    command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+    command -v sysbench >/dev/null || missing+=(sysbench)
+    command -v db_bench >/dev/null || missing+=(rocksdb-tools)
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq >&2
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+        apt-get update -qq >&2 || die "apt-get update failed"
+        install_without_services "${missing[@]}"
     fi
+}
+
+# apt-get install, with no service started: the servers' packages
+# (postgresql-15, mariadb-server, openssh-server) would otherwise start
+# their system-wide daemons, which the tests never use (they start private
+# ones) and which would keep running after the tests. invoke-rc.d and
+# deb-systemd-invoke ask /usr/sbin/policy-rc.d first; exit 101 means
+# "action forbidden". A policy-rc.d that was there before is put back.
+install_without_services() { # packages...
+    local policy=/usr/sbin/policy-rc.d saved=""
+    if [ -e "$policy" ]; then
+        saved=$(mktemp)
+        cp -p "$policy" "$saved"
+    fi
+    restore_policy() {
+        if [ -n "$saved" ]; then mv -f "$saved" "$policy"; else rm -f "$policy"; fi
+    }
+    trap 'restore_policy' EXIT
+    printf '#!/bin/sh\n# ci/matrix.sh deps: no service starts during its install\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    local rc=0
+    apt-get install -y -qq --no-install-recommends "$@" >&2 || rc=$?
+    restore_policy
+    trap - EXIT
+    [ "$rc" = 0 ] || die "apt-get install failed (exit $rc) for: $*"
 }
 
 mkfs_for() { # name image
@@ -134,6 +166,9 @@ up() {
     # A half-built matrix is torn down rather than left mounted.
     trap 'echo "matrix: setup failed; tearing down" >&2; down || true' ERR
     mkdir -p "$BASE/img" "$BASE/mnt"
+    # Open to other users whatever the umask: the engine tests run
+    # PostgreSQL as the postgres user, which must reach the mounts.
+    chmod 755 "$BASE" "$BASE/mnt"
     local mounts=()
     for fs in "${LOOP_FS[@]}"; do
         loop_mount "$fs" "$(size_for "$fs")"

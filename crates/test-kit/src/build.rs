@@ -84,6 +84,46 @@ fn on_path(cmd: &str) -> bool {
     })
 }
 
+/// The database engines a test can start (`engines` in the test kit), each
+/// as the `fspace_engine` cfg value names it.
+pub const ENGINES: [&str; 3] = ["postgresql", "mariadb", "rocksdb"];
+
+/// Rewritten by every Debian package installation or removal.
+const DPKG_STATUS: &str = "/var/lib/dpkg/status";
+
+/// Where Debian's postgresql-15 puts its server programs (not on `PATH`).
+pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// Why `engine` (one of [`ENGINES`]) cannot be started on this machine, or
+/// `None` when it can: its programs are installed and, for the two servers,
+/// this process is root (PostgreSQL runs as the `postgres` user, which only
+/// root can switch to; MariaDB is started with `--user=root`).
+pub fn engine_missing(engine: &str) -> Option<String> {
+    let on_path_or = |c: &str, dir: &str| on_path(c) || std::path::Path::new(dir).join(c).is_file();
+    let need_root = || (!effective_root()).then(|| format!("{engine} is started as root"));
+    match engine {
+        "postgresql" => ["initdb", "pg_ctl", "postgres", "psql", "pgbench"]
+            .into_iter()
+            .find(|c| !std::path::Path::new(PG_BIN).join(c).is_file())
+            .map(|c| format!("{PG_BIN}/{c} is missing (Debian package postgresql-15)"))
+            .or_else(|| (!on_path("runuser")).then(|| "runuser is not installed".into()))
+            .or_else(|| {
+                let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+                (!passwd.lines().any(|l| l.starts_with("postgres:")))
+                    .then(|| "there is no postgres user".into())
+            })
+            .or_else(need_root),
+        "mariadb" => ["mariadbd", "mariadb-install-db", "mariadb", "mariadb-admin"]
+            .into_iter()
+            .find(|c| !on_path_or(c, "/usr/sbin"))
+            .map(|c| format!("{c} is not installed (Debian package mariadb-server)"))
+            .or_else(need_root),
+        "rocksdb" => (!on_path("db_bench"))
+            .then(|| "db_bench is not installed (Debian package rocksdb-tools)".into()),
+        _ => Some(format!("unknown engine {engine}")),
+    }
+}
+
 /// The name of the rustc-env variable that carries the build-time
 /// [`signature`] into the test kit.
 pub const BUILT_FOR: &str = "FSPACE_TEST_MATRIX_BUILT_FOR";
@@ -163,6 +203,25 @@ pub fn emit() {
     for (fs, _) in LOOP {
         if required(r.as_deref()) || loop_missing(fs).is_none() {
             println!("cargo::rustc-cfg=fspace_loop_fs=\"{fs}\"");
+        }
+    }
+    // Engines: a test that starts one is ignored where the build finds it
+    // missing (not installed, or not root), like the loop images above;
+    // under FSPACE_REQUIRE_MATRIX it runs and fails, naming what is missing.
+    // Installing a package rewrites dpkg's status file, so the choice is
+    // made again then (watched only where it exists: cargo reruns a build
+    // script every time for a missing path).
+    let engines: Vec<String> = ENGINES.iter().map(|n| format!("\"{n}\"")).collect();
+    println!(
+        "cargo::rustc-check-cfg=cfg(fspace_engine, values({}))",
+        engines.join(", ")
+    );
+    if std::path::Path::new(DPKG_STATUS).exists() {
+        println!("cargo:rerun-if-changed={DPKG_STATUS}");
+    }
+    for engine in ENGINES {
+        if required(r.as_deref()) || engine_missing(engine).is_none() {
+            println!("cargo::rustc-cfg=fspace_engine=\"{engine}\"");
         }
     }
     println!(

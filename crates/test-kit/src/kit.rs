@@ -424,6 +424,81 @@ macro_rules! __fs_name {
     };
 }
 
+/// Like [`per_fs!`], for a case that starts a database engine
+/// ([`crate::engines`]): `needs postgresql` (or `mariadb`, `rocksdb`) before
+/// the filesystem list.
+///
+/// ```ignore
+/// per_fs_engine! {
+///     /// What the case checks.
+///     fn starts_with_advice(fs) needs postgresql on [ext4, xfs] {
+///         // The handle makes its own directory in the mount (the postgres
+///         // user must reach it: not in fs.tempdir(), which is root-only).
+///         let pg = Postgres::start(&fs.root, &[]).unwrap_or_else(|e| panic!("{e}"));
+///     }
+/// }
+/// ```
+///
+/// Each test is ignored, with the reason, when its filesystem is not
+/// mounted or its engine was missing when it was built (the build script
+/// sets `fspace_engine`, see [`crate::build`]); under
+/// `FSPACE_REQUIRE_MATRIX=1` it runs and fails on what is missing.
+#[macro_export]
+macro_rules! per_fs_engine {
+    ($(#[$attr:meta])* fn $case:ident($fs:ident) needs $engine:ident
+        on [$($name:ident),+ $(,)?] $body:block) => {
+        $(#[$attr])*
+        mod $case {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn case($fs: &$crate::Fs) $body
+
+            $( $crate::__fs_name! { $name __per_fs_engine_fs $engine $name } )+
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __per_fs_engine_fs {
+    ($fs:literal $why:literal $engine:ident $name:ident) => {
+        $crate::__engine_name! { $engine __per_fs_engine_one $fs $why $name }
+    };
+}
+
+/// Calls `$crate::$then!` with the engine's cfg value and the reason its
+/// tests are ignored when it is missing, then the remaining tokens.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __engine_name {
+    (postgresql $then:ident $($rest:tt)*) => {
+        $crate::$then! { "postgresql" "PostgreSQL 15 was not installed (or not root) when this test was built" $($rest)* }
+    };
+    (mariadb $then:ident $($rest:tt)*) => {
+        $crate::$then! { "mariadb" "MariaDB was not installed (or not root) when this test was built" $($rest)* }
+    };
+    (rocksdb $then:ident $($rest:tt)*) => {
+        $crate::$then! { "rocksdb" "db_bench (rocksdb-tools) was not installed when this test was built" $($rest)* }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __per_fs_engine_one {
+    ($engine:literal $engine_why:literal $fs:literal $why:literal $name:ident) => {
+        #[test]
+        #[cfg_attr(not(fspace_test_fs = $fs), ignore = $why)]
+        #[cfg_attr(
+                                            all(fspace_test_fs = $fs, not(fspace_engine = $engine)),
+                                            ignore = $engine_why
+                                        )]
+        fn $name() {
+            case(&$crate::fs($fs));
+        }
+    };
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __per_fs_one {

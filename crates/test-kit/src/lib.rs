@@ -14,6 +14,8 @@
 pub mod build;
 
 #[cfg(feature = "kit")]
+pub mod engines;
+#[cfg(feature = "kit")]
 mod kit;
 #[cfg(feature = "kit")]
 pub mod loop_fs;
