@@ -6,8 +6,10 @@
 //! advice never names a setting, or a value, the installed version rejects
 //! or silently replaces.
 //!
-//! The fragments are data (`(name, value)` lists) so that the advice can be
-//! fed in instead. The engines are started through `fspace_test_kit::engines`;
+//! The fragments come from the library's list of every setting and value
+//! the advice can name (`Engine::advisable`), whose completeness the
+//! library's unit tests check against the advice itself;
+//! `probe_engines.rs` checks the fragments a real probe writes. The engines are started through `fspace_test_kit::engines`;
 //! a test is ignored (counted by libtest) where its filesystem is not mounted
 //! or its engine was not installed when it was built, and fails instead
 //! under `FSPACE_REQUIRE_MATRIX=1`.
@@ -21,70 +23,33 @@
 //!   run as root. It is left out of the sshfs list for that reason, not
 //!   skipped at run time.
 
+use fspace::probe::Engine;
 use fspace_test_kit::engines::{self, MariaDb, Postgres, RocksDb};
 use fspace_test_kit::{per_fs_engine, Fs};
 
 /// A fragment of settings, in the order they are written.
-type Fragment = &'static [(&'static str, &'static str)];
+type Fragment = Vec<(&'static str, &'static str)>;
 
-/// PostgreSQL fragments: the WAL sync methods fspace chooses between, with
-/// the WAL-file settings it advises (no zero-filled or recycled segments,
-/// full-page writes kept).
-const PG_FRAGMENTS: &[Fragment] = &[
-    &[
-        ("wal_sync_method", "open_datasync"),
-        ("wal_init_zero", "off"),
-        ("wal_recycle", "off"),
-        ("full_page_writes", "on"),
-    ],
-    &[
-        ("wal_sync_method", "fdatasync"),
-        ("wal_init_zero", "off"),
-        ("wal_recycle", "off"),
-        ("full_page_writes", "on"),
-    ],
-];
-
-/// MariaDB fragments (a `my.cnf` `[mysqld]` group): both flush methods, an
-/// unbuffered redo log, the doublewrite buffer and a durable commit.
-const MARIADB_FRAGMENTS: &[Fragment] = &[
-    &[
-        ("innodb_flush_method", "O_DSYNC"),
-        ("innodb_log_file_buffering", "OFF"),
-        ("innodb_doublewrite", "ON"),
-        ("innodb_flush_log_at_trx_commit", "1"),
-    ],
-    &[
-        ("innodb_flush_method", "O_DIRECT"),
-        ("innodb_log_file_buffering", "OFF"),
-        ("innodb_doublewrite", "ON"),
-        ("innodb_flush_log_at_trx_commit", "1"),
-    ],
-];
-
-/// RocksDB `[DBOptions]` fragments. `recycle_log_file_num` only holds with
-/// a `wal_recovery_mode` other than the default (see
-/// `rocksdb_recycling_needs_the_recovery_mode`), so the advice names both.
-const ROCKSDB_FRAGMENTS: &[Fragment] = &[
-    &[
-        ("recycle_log_file_num", "4"),
-        ("wal_recovery_mode", "kSkipAnyCorruptedRecords"),
-        ("allow_fallocate", "false"),
-        ("wal_bytes_per_sync", "0"),
-        ("use_direct_io_for_flush_and_compaction", "true"),
-    ],
-    &[
-        ("recycle_log_file_num", "4"),
-        ("wal_recovery_mode", "kSkipAnyCorruptedRecords"),
-        ("allow_fallocate", "false"),
-        ("wal_bytes_per_sync", "0"),
-        ("use_direct_io_for_flush_and_compaction", "false"),
-    ],
-];
+/// The fragments to start `engine` with: together they give every setting
+/// every value the advice can name ([`Engine::advisable`], the library's
+/// own list, so a value added there is tested here): the first holds the
+/// engine's defaults, the next each setting's next value.
+fn fragments(engine: Engine) -> Vec<Fragment> {
+    let settings = engine.advisable();
+    let most = settings.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    (0..most)
+        .map(|k| {
+            settings
+                .iter()
+                .map(|(name, values)| (*name, values[k.min(values.len() - 1)]))
+                .collect()
+        })
+        .collect()
+}
 
 /// A 64 KiB memtable, so that 300 values of 1000 bytes flush several SSTs
-/// (direct I/O for flushes is exercised) and switch WALs (recycling is).
-const ROCKSDB_CF: Fragment = &[("write_buffer_size", "65536")];
+/// and switch WALs (recycling is exercised).
+const ROCKSDB_CF: &[(&str, &str)] = &[("write_buffer_size", "65536")];
 
 /// The db_bench run: a few hundred synced writes.
 const DB_BENCH_FLAGS: &[&str] = &[
@@ -111,10 +76,10 @@ per_fs_engine! {
         on [ext4, xfs, btrfs, ext4_noextents, tmpfs]
     {
         print_version(Postgres::version());
-        for fragment in PG_FRAGMENTS {
+        for fragment in &fragments(Engine::Postgresql) {
             let pg = Postgres::start(&fs.root, fragment)
                 .unwrap_or_else(|e| panic!("{} with {fragment:?}: {e}", fs.name));
-            for (name, value) in *fragment {
+            for (name, value) in fragment {
                 assert_eq!(pg.show(name), *value, "SHOW {name} on {} with {fragment:?}", fs.name);
             }
             pg.pgbench(&["-i", "-s", "1", "-q"])
@@ -148,7 +113,7 @@ fn transactions(out: &str, label: &str) -> u64 {
 /// device (major 0) that has no such entry, so InnoDB logs "Buffered log
 /// writes (block size=512 bytes)" and keeps the log buffered whatever the
 /// setting says; `@@innodb_log_file_buffering` then reads 1 even with OFF
-/// (engines-research FINDINGS 2.3, and this test on sshfs). On the loop
+/// (bench/runs/2026-11-27-engines-strace/findings.md, 2.3, and this test on sshfs). On the loop
 /// devices (ext4, xfs, ext3) it reads what was set.
 fn mariadb_reads_back(fs: &Fs, name: &str, value: &str) -> String {
     if name == "innodb_log_file_buffering" && fs.is(&["btrfs", "tmpfs", "sshfs"]) {
@@ -173,10 +138,10 @@ per_fs_engine! {
         on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs]
     {
         print_version(MariaDb::version());
-        for fragment in MARIADB_FRAGMENTS {
+        for fragment in &fragments(Engine::Mariadb) {
             let db = MariaDb::start(&fs.root, fragment)
                 .unwrap_or_else(|e| panic!("{} with {fragment:?}: {e}", fs.name));
-            for (name, value) in *fragment {
+            for (name, value) in fragment {
                 assert_eq!(
                     db.select(name),
                     mariadb_reads_back(fs, name, value),
@@ -206,7 +171,7 @@ per_fs_engine! {
 
 /// Runs db_bench with an OPTIONS file of `db_options` (and [`ROCKSDB_CF`]),
 /// and returns the effective options the DB wrote.
-fn rocksdb_run(fs: &Fs, db_options: Fragment) -> String {
+fn rocksdb_run(fs: &Fs, db_options: &[(&str, &str)]) -> String {
     let rocks = RocksDb::new(&fs.root).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
     let file = rocks
         .write_options(db_options, ROCKSDB_CF)
@@ -233,9 +198,9 @@ per_fs_engine! {
         on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs]
     {
         print_version(engines::rocksdb_version());
-        for fragment in ROCKSDB_FRAGMENTS {
+        for fragment in &fragments(Engine::Rocksdb) {
             let effective = rocksdb_run(fs, fragment);
-            for (name, value) in *fragment {
+            for (name, value) in fragment {
                 assert_eq!(
                     engines::option(&effective, "DBOptions", name).as_deref(),
                     Some(*value),

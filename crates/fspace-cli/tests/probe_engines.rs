@@ -2,8 +2,10 @@
 //! advice names the settings it must (in the engine's syntax), keeps the
 //! safety settings on with their reason, changes a default only with a
 //! measured gain, says what applies on memory and network filesystems,
-//! and `--write-config` writes the fragments the JSON holds. Whether the
-//! engines themselves accept the fragments is `engines.rs`'s part.
+//! and `--write-config` writes the fragments the JSON holds, which
+//! PostgreSQL (including the file as written) and RocksDB (`db_bench
+//! --options_file`) read back value for value. `engines.rs` starts every
+//! engine with every value the advice can name.
 //!
 //! One probe at a time: two would measure each other.
 
@@ -132,6 +134,97 @@ common::per_fs! {
             assert_eq!(written, advice(&v, engine)["config"].as_str().unwrap(), "{}", fs.name);
         }
         assert!(scratch_left(dir.path()).is_empty(), "{}: scratch left", fs.name);
+        // The written files are what the engines read.
+        if !fs.is(&["sshfs"]) {
+            postgres_reads_the_fragment(fs, &out.path().join("postgresql.conf.fspace"), advice(&v, "postgresql"));
+        }
+        rocksdb_reads_the_fragment(fs, &out.path().join("rocksdb.options.fspace"), advice(&v, "rocksdb"));
+    }
+}
+
+/// The `(name, value)` pairs an advice applies (all but the trade-offs).
+fn applied(a: &Value) -> Vec<(String, String)> {
+    a["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .filter(|s| s["kind"] != "trade-off")
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Whether `engine` can run here; a skip otherwise (a failure under
+/// FSPACE_REQUIRE_MATRIX=1).
+fn engine_here(engine: &str, fs: &common::Fs) -> bool {
+    match common::engines::missing(engine) {
+        None => true,
+        Some(why) => {
+            assert!(!common::require_matrix(), "{engine} on {}: {why}", fs.name);
+            common::skipped("probe_for_every_engine/fragment", &fs.name, &why);
+            false
+        }
+    }
+}
+
+/// PostgreSQL starts with the written `postgresql.conf` fragment included
+/// as it is (comments and all), and `SHOW` returns every applied value.
+fn postgres_reads_the_fragment(fs: &common::Fs, file: &std::path::Path, a: &Value) {
+    if !engine_here("postgresql", fs) {
+        return;
+    }
+    // The postgres user must read it: beside the data directory, 0644.
+    let copy = tempfile::Builder::new()
+        .prefix("fspace-fragment-")
+        .suffix(".conf")
+        .tempfile_in(&fs.root)
+        .expect("fragment copy");
+    std::fs::copy(file, copy.path()).expect("copy the fragment");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(copy.path(), std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let include = copy.path().to_str().expect("utf-8");
+    let pg = common::engines::Postgres::start(&fs.root, &[("include", include)])
+        .unwrap_or_else(|e| panic!("{}: PostgreSQL with the fragment: {e}", fs.name));
+    for (name, value) in applied(a) {
+        assert_eq!(
+            pg.show(&name),
+            value,
+            "{}: SHOW {name} with the written fragment",
+            fs.name
+        );
+    }
+    pg.stop()
+        .unwrap_or_else(|e| panic!("{}: stop: {e}", fs.name));
+}
+
+/// db_bench runs with the written OPTIONS file as it is, and the options
+/// the database took effect with show every applied value.
+fn rocksdb_reads_the_fragment(fs: &common::Fs, file: &std::path::Path, a: &Value) {
+    if !engine_here("rocksdb", fs) {
+        return;
+    }
+    let rocks =
+        common::engines::RocksDb::new(&fs.root).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+    rocks
+        .db_bench(
+            Some(file),
+            &["--benchmarks=fillrandom", "--sync=1", "--num=200"],
+        )
+        .unwrap_or_else(|e| panic!("{}: db_bench with the written OPTIONS file: {e}", fs.name));
+    let effective = rocks
+        .effective_options()
+        .unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+    for (name, value) in applied(a) {
+        assert_eq!(
+            common::engines::option(&effective, "DBOptions", &name).as_deref(),
+            Some(value.as_str()),
+            "{}: effective {name} with the written OPTIONS file",
+            fs.name
+        );
     }
 }
 

@@ -70,6 +70,42 @@ impl Engine {
         }
     }
 
+    /// Every setting the advice for this engine can name, with every value
+    /// it can give it (applied, kept, or as a trade-off and what that
+    /// needs), the engine's default first: what fspace's tests start the
+    /// real engine with and read back, so that no advice names a setting
+    /// or value the engine rejects or silently replaces.
+    pub fn advisable(self) -> &'static [(&'static str, &'static [&'static str])] {
+        match self {
+            Engine::Postgresql => &[
+                ("wal_sync_method", &["fdatasync", "open_datasync"]),
+                ("wal_recycle", &["on", "off"]),
+                ("wal_init_zero", &["on", "off"]),
+                ("full_page_writes", &["on"]),
+                // What the O_DIRECT trade-off needs.
+                ("wal_level", &["replica", "minimal"]),
+                ("max_wal_senders", &["10", "0"]),
+                ("archive_mode", &["off"]),
+            ],
+            Engine::Mariadb => &[
+                ("innodb_flush_method", &["O_DIRECT", "O_DSYNC"]),
+                ("innodb_log_file_buffering", &["OFF", "ON"]),
+                ("innodb_doublewrite", &["ON"]),
+                ("innodb_flush_log_at_trx_commit", &["1"]),
+            ],
+            Engine::Rocksdb => &[
+                ("allow_fallocate", &["true", "false"]),
+                ("wal_bytes_per_sync", &["0"]),
+                ("use_direct_io_for_flush_and_compaction", &["false"]),
+                ("recycle_log_file_num", &["0", "4"]),
+                (
+                    "wal_recovery_mode",
+                    &["kPointInTimeRecovery", "kSkipAnyCorruptedRecords"],
+                ),
+            ],
+        }
+    }
+
     /// What the advice is written as.
     pub fn config_file(self) -> &'static str {
         match self {

@@ -54,7 +54,41 @@ fn advice(engine: Engine, kind: FsKind, rate_of: impl Fn(&str) -> f64) -> Engine
             figures: figures(c.state, rate_of(c.settings)),
         })
         .collect();
-    advise(engine, &info, &plan, cases, 5)
+    let a = advise(engine, &info, &plan, cases, 5);
+    assert_advisable(&a);
+    a
+}
+
+/// Every setting and value the advice names, and every `name=value` a
+/// trade-off needs, is in [`Engine::advisable`] (which the engine tests
+/// start the real engines with).
+fn assert_advisable(a: &EngineAdvice) {
+    let known = a.engine.advisable();
+    let has = |name: &str, value: &str| {
+        known
+            .iter()
+            .any(|(n, vs)| *n == name && vs.contains(&value))
+    };
+    for s in &a.settings {
+        assert!(
+            has(&s.name, &s.value),
+            "{}: {}={} not advisable",
+            a.engine,
+            s.name,
+            s.value
+        );
+        assert!(
+            has(&s.name, &s.default),
+            "{}: default {}={}",
+            a.engine,
+            s.name,
+            s.default
+        );
+        for r in &s.requires {
+            let (n, v) = r.split_once('=').expect("name=value");
+            assert!(has(n, v), "{}: {r} not advisable", a.engine);
+        }
+    }
 }
 
 fn setting<'a>(a: &'a EngineAdvice, name: &str, kind: AdviceKind) -> &'a Setting {
