@@ -30,6 +30,7 @@ mod engine_rounds;
 mod engines;
 mod entry;
 mod plan;
+mod result;
 mod rounds;
 mod run;
 mod schema;
@@ -43,8 +44,9 @@ pub use engine_rounds::engine_time;
 pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
 pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
+pub use result::{save, ProbeResult};
 pub use run::ProbeOptions;
 pub use schema::{
-    save, CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction, ProbeProgress,
-    ProbeResult, StateResult, SweepPoint, SyncMethodResult, SCHEMA,
+    CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction, ProbeProgress,
+    StateResult, SweepPoint, SyncMethodResult, SCHEMA,
 };

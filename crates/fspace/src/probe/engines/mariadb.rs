@@ -8,9 +8,8 @@
 //! bench/runs/2026-11-27-engines-strace/). `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
 //! (with `O_DIRECT` where it is used) and drops the `fdatasync`.
 
-use super::{
-    beats, case, expect, explain, keep, AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting,
-};
+use super::common::{beats, case, expect, explain, keep};
+use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};

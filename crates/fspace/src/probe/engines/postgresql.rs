@@ -6,9 +6,8 @@
 //! `open_datasync` opens the WAL with `O_DSYNC`, and with `O_DIRECT` only
 //! under `wal_level=minimal` (no replication or archiving).
 
-use super::{
-    beats, case, expect, explain, keep, AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting,
-};
+use super::common::{beats, case, expect, explain, keep};
+use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};

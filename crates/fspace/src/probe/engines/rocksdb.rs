@@ -7,10 +7,8 @@
 //! records (`kSkipAnyCorruptedRecords`): it reads back 0 in the OPTIONS
 //! file the database writes.
 
-use super::{
-    beats, case, comment, expect, explain, keep, AdviceKind, CaseSpec, EngineAdvice, Gain, Plan,
-    Setting,
-};
+use super::common::{beats, case, comment, expect, explain, keep};
+use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};

@@ -1,7 +1,9 @@
 //! Unit tests of the engines' advice: which measured case changes which
 //! setting, what stays, and how the fragments read.
+use super::super::schema::StateResult;
 use super::*;
-use crate::fs_info::FsKind;
+use crate::bench::SpaceState;
+use crate::fs_info::{FsInfo, FsKind};
 use crate::note::NoteKind;
 
 /// A case measured in five rounds 2% apart around `rate` (negative:

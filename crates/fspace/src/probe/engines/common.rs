@@ -1,0 +1,114 @@
+//! What the engines' decisions share: the probe's rule applied to two
+//! cases, in words; a kept setting; the expected rate; the comments of a
+//! fragment.
+
+use super::super::schema::{Prediction, StateResult};
+use super::super::stats::range;
+use super::super::verdict::{verdict, Verdict};
+use super::types::{AdviceKind, EngineAdvice, EngineCase, Setting};
+use crate::units::format_count as commas;
+
+/// Whether `challenger` beat `default` by the probe's rule; the words
+/// that say how they compared either way.
+pub(crate) fn beats(challenger: &StateResult, default: &StateResult) -> (bool, String) {
+    if !challenger.measured() {
+        let why = challenger
+            .unsupported
+            .as_deref()
+            .unwrap_or("no commit completed");
+        return (false, format!("it could not be measured here ({why})"));
+    }
+    if !default.measured() {
+        return (false, "the default could not be measured here".into());
+    }
+    let (lo, hi) = range(&challenger.runs);
+    let (dlo, dhi) = range(&default.runs);
+    let figures = format!(
+        "{} commits/s ({}-{}) against {} ({}-{}), {:.2}x",
+        commas(challenger.commits_per_sec),
+        commas(lo),
+        commas(hi),
+        commas(default.commits_per_sec),
+        commas(dlo),
+        commas(dhi),
+        challenger.commits_per_sec / default.commits_per_sec.max(f64::MIN_POSITIVE)
+    );
+    match verdict(challenger, default) {
+        Verdict::Faster { p } => (true, format!("measured faster: {figures} (p = {p:.3})")),
+        Verdict::TooNoisy { p } => (
+            false,
+            format!("faster in the medians but the rounds overlap: {figures} (p = {p:.3})"),
+        ),
+        Verdict::Tie => (false, format!("not faster beyond the noise: {figures}")),
+    }
+}
+
+/// The case whose `settings` are `settings`.
+pub(crate) fn case<'a>(a: &'a EngineAdvice, settings: &str) -> Option<&'a EngineCase> {
+    a.cases.iter().find(|c| c.settings == settings)
+}
+
+/// A setting kept at its default because no value beat it.
+pub(crate) fn keep(name: &str, default: &str, reason: String) -> Setting {
+    Setting {
+        name: name.into(),
+        value: default.into(),
+        default: default.into(),
+        kind: AdviceKind::KeepDefault,
+        reason,
+        gain: None,
+        requires: vec![],
+    }
+}
+
+/// The expected rate from the case that stands for the advice.
+pub(crate) fn expect(c: &EngineCase, basis: &str) -> Option<Prediction> {
+    c.figures.measured().then(|| {
+        let (low, high) = range(&c.figures.runs);
+        Prediction {
+            commits_per_sec: c.figures.commits_per_sec,
+            low,
+            high,
+            setup: c.settings.clone(),
+            basis: format!("{} rounds of {basis}", c.figures.runs.len()),
+        }
+    })
+}
+
+/// `# reason` comment lines, wrapped near 76 columns.
+pub(crate) fn comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for w in text.split_whitespace() {
+        if line.len() + 1 + w.len() > 76 && line.len() > 1 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(w);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A setting's comment: its kind, reason and gain.
+pub(crate) fn explain(s: &Setting) -> String {
+    let what = match s.kind {
+        AdviceKind::Change => format!("changed from the default {}", s.default),
+        AdviceKind::KeepDefault => "the default: right here".into(),
+        AdviceKind::KeepForSafety => "kept on for safety".into(),
+        AdviceKind::TradeOff => format!(
+            "a trade-off, not applied (the default is {}); it needs {}",
+            s.default,
+            if s.requires.is_empty() {
+                "nothing else".to_string()
+            } else {
+                s.requires.join(", ")
+            }
+        ),
+        AdviceKind::NotMeasured => "the default: not decided by a measurement".into(),
+    };
+    comment(&format!("{}: {what}. {}", s.name, s.reason))
+}
