@@ -299,7 +299,7 @@ pub(crate) struct ProbeArgs {
     #[arg(long)]
     pub json: bool,
     /// Also advise an engine's settings, measured its way: postgresql,
-    /// mariadb, rocksdb (repeat, or a comma list). Adds about 6 s per
+    /// mariadb, rocksdb (repeat, or a comma list). Adds up to 6 s per
     /// engine with --quick, 15 s, or 40 s with --full.
     #[arg(long = "for", value_name = "ENGINE", value_delimiter = ',', value_parser = engine_arg)]
     pub engines: Vec<fspace::probe::Engine>,
