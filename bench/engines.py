@@ -556,6 +556,10 @@ def versions():
     return v
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main():
     if os.geteuid() != 0:
         sys.exit("bench/engines.py: needs root")
@@ -563,7 +567,9 @@ def main():
         if e not in KINDS:
             sys.exit(f"bench/engines.py: unknown engine {e!r}")
     # Ctrl-C and SIGTERM unwind through every `finally` (servers stopped, directories removed).
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # (SIGINT set explicitly: a shell's background job starts with it ignored.)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupted)
     fss = sys.argv[1:] or ["ext4", "xfs", "btrfs"]
     m = mounts()
     run_dir = start_run("engines")
