@@ -375,7 +375,8 @@ def configs_for(engine, advice, written):
     soft = [s["name"] for s in settings if s["kind"] == "not-measured"]
     defaults_expected = {s["name"]: s["default"] for s in settings}
     advice_expected = {s["name"]: s["value"] for s in applied}
-    advice_expected.update({s["name"]: s["default"] for s in tradeoffs})  # not applied: the default holds
+    # A trade-off is not applied: its setting keeps the default, unless an applied setting names it.
+    advice_expected.update({s["name"]: s["default"] for s in tradeoffs if s["name"] not in advice_expected})
     out = []
 
     def cfg(label, group, lines, expected, text=None):
