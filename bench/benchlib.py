@@ -40,7 +40,8 @@ def scratch_dirs(m, names):
 # those set, so its command can be typed again.
 KNOBS = ("REPEAT", "R", "SECONDS", "TAG", "LEVEL", "SIZE_MIB", "SIZES", "CACHE", "SOURCES",
          "WRITERS", "METHODS", "SYNC", "HOW", "BASE", "CAND", "OLD", "NEW", "COMMITS",
-         "PREFAULT_GIB", "FSPACE_PRELOAD", "FSPACE_MATRIX_DIR", "FSPACE_TEST_MOUNTS", "RUN_DIR")
+         "PREFAULT_GIB", "FSPACE_PRELOAD", "FSPACE_MATRIX_DIR", "FSPACE_TEST_MOUNTS", "RUN_DIR",
+         "ENGINES", "GRID", "SCALE", "WRITE_BUFFER")
 
 RUNS = os.path.join(ROOT, "bench", "runs")
 
