@@ -116,9 +116,11 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
         ));
         &default
     };
-    // New segments instead of recycled ones: the better of sparse and
-    // zero-filled, each with its segment's preparation counted.
-    let new = if sparse.figures.commits_per_sec >= zeroed.figures.commits_per_sec {
+    // New segments instead of recycled ones: zero-filled (the default
+    // wal_init_zero=on) unless sparse ones beat them by the same rule,
+    // each with its segment's preparation counted.
+    let (sparse_wins, sparse_words) = beats(&sparse.figures, &zeroed.figures);
+    let new = if sparse_wins {
         (&sparse, "off")
     } else {
         (&zeroed, "on")
@@ -142,23 +144,24 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
             gain: Gain::of(&new.0.figures, &default.figures),
             requires: vec![],
         });
-        settings.push(Setting {
-            name: "wal_init_zero".into(),
-            value: new.1.into(),
-            default: "on".into(),
-            kind: if new.1 == "on" {
-                AdviceKind::KeepDefault
-            } else {
-                AdviceKind::Change
-            },
-            reason: format!(
-                "new segments {}: sparse ones measured {} commits/s, zero-filled ones (their zeros counted) {}",
-                if new.1 == "off" { "left sparse" } else { "zero-filled" },
-                commas(sparse.figures.commits_per_sec),
-                commas(zeroed.figures.commits_per_sec)
-            ),
-            gain: None,
-            requires: vec![],
+        settings.push(if sparse_wins {
+            Setting {
+                name: "wal_init_zero".into(),
+                value: "off".into(),
+                default: "on".into(),
+                kind: AdviceKind::Change,
+                reason: format!(
+                    "new segments left sparse against zero-filled ones (their zeros counted), {sparse_words}"
+                ),
+                gain: Gain::of(&sparse.figures, &zeroed.figures),
+                requires: vec![],
+            }
+        } else {
+            keep(
+                "wal_init_zero",
+                "on",
+                format!("new segments left sparse were, against zero-filled ones (their zeros counted), {sparse_words}"),
+            )
         });
         expected = new.0;
         if sync.settings != default.settings {

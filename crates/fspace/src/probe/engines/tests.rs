@@ -332,3 +332,26 @@ fn memory_and_network_filesystems_say_what_applies() {
     );
     assert_eq!(a.config, a.fragment());
 }
+
+#[test]
+fn postgresql_keeps_zeroing_new_segments_unless_sparse_ones_beat_them() {
+    // New segments beat recycled ones, but sparse and zero-filled ones
+    // cannot be told apart: recycling goes, zeroing stays.
+    let a = advice(Engine::Postgresql, FsKind::Btrfs, |s| match s {
+        postgresql::SPARSE_CASE => 1500.0,
+        postgresql::ZEROED_CASE => 1480.0,
+        _ => 1000.0,
+    });
+    assert_eq!(setting(&a, "wal_recycle", AdviceKind::Change).value, "off");
+    let z = setting(&a, "wal_init_zero", AdviceKind::KeepDefault);
+    assert_eq!(z.value, "on");
+    assert!(
+        z.reason.contains("not faster beyond the noise"),
+        "{}",
+        z.reason
+    );
+    assert_eq!(
+        a.expected.as_ref().expect("expected").commits_per_sec,
+        1480.0
+    );
+}
