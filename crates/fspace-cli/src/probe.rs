@@ -400,11 +400,19 @@ fn growth_text(r: &ProbeResult) -> String {
         "\nGrowth: a fresh file to {}, fdatasync included",
         format_human(g.target_size)
     );
+    let rounds = g.results.iter().map(|x| x.runs.len()).max().unwrap_or(0);
+    if rounds > 1 {
+        out!(
+            o,
+            "  {rounds} alternating rounds: the median round, and the range"
+        );
+    }
     out!(
         o,
-        "  {:<13} {:>10} {:>12} {:>11}",
+        "  {:<13} {:>10} {:>19} {:>12} {:>11}",
         "strategy",
         "time",
+        "range",
         "throughput",
         "allocated"
     );
@@ -420,11 +428,25 @@ fn growth_text(r: &ProbeResult) -> String {
         } else {
             "no data".to_string()
         };
+        // Each round's time for the median round's bytes (a zero-fill
+        // stopped at the time cap wrote a different amount each round).
+        let lo = x.runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = x.runs.iter().copied().fold(0.0, f64::max);
+        let range = if x.runs.len() > 1 && lo.is_finite() && lo > 0.0 {
+            format!(
+                "{}-{}",
+                secs(x.bytes as f64 / hi),
+                secs(x.bytes as f64 / lo)
+            )
+        } else {
+            String::new()
+        };
         out!(
             o,
-            "  {:<13} {:>10} {:>12} {:>11}{}",
+            "  {:<13} {:>10} {:>19} {:>12} {:>11}{}",
             x.strategy.name(),
             secs(x.seconds),
+            range,
             tput,
             format_human(x.allocated_bytes),
             if x.capped {

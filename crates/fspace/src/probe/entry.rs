@@ -373,7 +373,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     let b = run.budget;
     let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };
     run.steps = 1
-        + Strategy::ALL.len()
+        + b.rounds * Strategy::ALL.len()
         + b.rounds * Case::all().len()
         + sweep_steps
         + super::engine_rounds::steps(run.opts.level, run.opts.engines);
@@ -387,6 +387,14 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     let growth = run.growth(growth_size)?;
     notes.extend(allocation_notes(&info, &growth));
     let commit = Rounds::new(run).commit(&info, &growth, notes)?;
+    let sweep = if b.sweep {
+        Some(Rounds::new(run).sweep(commit.file_size, notes)?)
+    } else {
+        None
+    };
+    let engines = super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size)?;
+    // The window ends after the last measurement, the engines' included:
+    // their advice rests on rounds as noisy as the probe's own.
     let (end, _, idle_after) = Snapshot::idle_window(&devices);
     let busy = before.until_judged(&end, idle_before.max(idle_after));
     if busy.busy {
@@ -398,12 +406,6 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
             ),
         ));
     }
-    let sweep = if b.sweep {
-        Some(Rounds::new(run).sweep(commit.file_size, notes)?)
-    } else {
-        None
-    };
-    let engines = super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size)?;
     Ok((info, commit, growth, sweep, busy, engines))
 }
 

@@ -27,8 +27,9 @@ pub(super) struct Budget {
     pub(super) max_mode: Duration,
     /// The file each overwrite mode commits into (one pass, no wrap).
     pub(super) file_size: u64,
-    /// Longest time the zero-fill growth may take; past it the throughput
-    /// is measured on what was written.
+    /// Longest time the zero-fill growth may take over all the rounds
+    /// (each round gets its share); past it the throughput is measured on
+    /// what was written.
     pub(super) growth_cap: Duration,
     /// Whether to run the record-size sweep.
     pub(super) sweep: bool,

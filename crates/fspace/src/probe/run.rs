@@ -101,22 +101,41 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Grows a fresh file to `size` by every strategy, in the level's
+    /// number of alternating rounds (the order rotated each round, as the
+    /// commit rounds are), so that the bulk decision rests on repeated
+    /// timings and the probe's rule rather than on one timing each. A
+    /// strategy unsupported in the first round is not tried again; the
+    /// zero-fill time cap is shared among the rounds.
     pub(super) fn growth(&mut self, size: u64) -> Result<GrowthSection> {
-        let mut results = vec![];
-        for s in Strategy::ALL {
-            self.begin(format!("growth of {} by {s}", format_human(size)))?;
-            results.push(self.grow_one(s, size)?);
+        let rounds = self.budget.rounds.max(1);
+        let cap = self.budget.growth_cap / rounds as u32;
+        let mut per: Vec<Vec<GrowthResult>> = vec![vec![]; Strategy::ALL.len()];
+        for round in 0..rounds {
+            for k in 0..Strategy::ALL.len() {
+                let i = (k + round) % Strategy::ALL.len();
+                let s = Strategy::ALL[i];
+                if per[i].first().is_some_and(|g| g.unsupported.is_some()) {
+                    continue;
+                }
+                self.begin(format!(
+                    "growth of {} by {s} (round {} of {rounds})",
+                    format_human(size),
+                    round + 1
+                ))?;
+                per[i].push(self.grow_one(s, size, cap)?);
+            }
         }
         Ok(GrowthSection {
             target_size: size,
-            results,
+            results: per.into_iter().filter_map(median_round).collect(),
         })
     }
 
-    fn grow_one(&self, s: Strategy, size: u64) -> Result<GrowthResult> {
+    fn grow_one(&self, s: Strategy, size: u64, cap: Duration) -> Result<GrowthResult> {
         let p = self.dir.join(format!("grow-{}", s.name()));
         let _ = std::fs::File::create(&p).map_err(|e| Error::from_io("create", &p, None, e))?;
-        let r = self.grow_timed(&p, s, size);
+        let r = self.grow_timed(&p, s, size, cap);
         let allocated = sys::stat(&p).map(|st| st.blocks * 512).unwrap_or(0);
         let _ = std::fs::remove_file(&p);
         let (bytes, secs, capped) = match r {
@@ -134,19 +153,22 @@ impl Run<'_> {
                     bytes: 0,
                     seconds: 0.0,
                     bytes_per_sec: 0.0,
+                    runs: vec![],
                     allocated_bytes: 0,
                     capped: false,
                 })
             }
             Err(e) => return Err(e),
         };
+        let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
         Ok(GrowthResult {
             strategy: s,
             unsupported: None,
             errno: None,
             bytes,
             seconds: secs,
-            bytes_per_sec: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+            bytes_per_sec: rate,
+            runs: vec![rate],
             allocated_bytes: allocated,
             capped,
         })
@@ -154,8 +176,14 @@ impl Run<'_> {
 
     /// Grows `p` from empty by `s` with `fdatasync`; zero-fill goes in
     /// synced steps sized to take about [`ZERO_FILL_STEP_TIME`] each and
-    /// stops at the time cap. Returns (bytes, seconds, capped).
-    fn grow_timed(&self, p: &Path, s: Strategy, size: u64) -> Result<(u64, f64, bool)> {
+    /// stops at the time cap `cap`. Returns (bytes, seconds, capped).
+    fn grow_timed(
+        &self,
+        p: &Path,
+        s: Strategy,
+        size: u64,
+        cap: Duration,
+    ) -> Result<(u64, f64, bool)> {
         let opts = GrowOptions {
             choice: StrategyChoice::exactly(s),
             intent: Intent::Bulk,
@@ -176,7 +204,7 @@ impl Run<'_> {
             grow(p, next, &opts)?;
             let rate = (next - len) as f64 / ts.elapsed().as_secs_f64().max(1e-6);
             len = next;
-            if len < size && t0.elapsed() >= self.budget.growth_cap {
+            if len < size && t0.elapsed() >= cap {
                 return Ok((len, t0.elapsed().as_secs_f64(), true));
             }
             // The next step takes about ZERO_FILL_STEP_TIME at this rate,
@@ -186,4 +214,22 @@ impl Run<'_> {
         }
         Ok((len, t0.elapsed().as_secs_f64(), false))
     }
+}
+
+/// One strategy's rounds as one result: the round with the median rate
+/// (the lower middle one for an even count) gives the bytes, time and
+/// allocation shown, so that they are one real measurement; `runs` holds
+/// every round's rate and `bytes_per_sec` their median. `None` when it was
+/// never tried.
+fn median_round(mut rounds: Vec<GrowthResult>) -> Option<GrowthResult> {
+    let runs: Vec<f64> = rounds.iter().flat_map(|g| g.runs.clone()).collect();
+    if rounds.len() <= 1 {
+        return rounds.pop();
+    }
+    let mut order: Vec<usize> = (0..rounds.len()).collect();
+    order.sort_by(|&a, &b| rounds[a].bytes_per_sec.total_cmp(&rounds[b].bytes_per_sec));
+    let mut g = rounds.swap_remove(order[(order.len() - 1) / 2]);
+    g.bytes_per_sec = super::stats::median(&mut runs.clone());
+    g.runs = runs;
+    Some(g)
 }

@@ -194,8 +194,14 @@ pub struct GrowthResult {
     pub bytes: u64,
     /// Time including `fdatasync`, seconds.
     pub seconds: f64,
-    /// `bytes` ÷ `seconds`.
+    /// The median of `runs`, bytes/s (where there is one round: `bytes` ÷
+    /// `seconds`).
     pub bytes_per_sec: f64,
+    /// Each round's rate, bytes/s, in the order measured: the probe grows a
+    /// fresh file by every strategy once per round, in its level's number
+    /// of alternating rounds. `bytes`, `seconds`, `allocated_bytes` and
+    /// `capped` are those of the round with the median rate.
+    pub runs: Vec<f64>,
     /// Bytes the file had allocated afterwards (`st_blocks`).
     pub allocated_bytes: u64,
     /// True if the time cap stopped it before the target.

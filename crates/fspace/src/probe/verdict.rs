@@ -39,13 +39,27 @@ pub(crate) enum Verdict {
 /// Whether `challenger` beat `standing` across the runs (throughput, and
 /// median latency not significantly worse).
 pub(crate) fn verdict(challenger: &StateResult, standing: &StateResult) -> Verdict {
-    if challenger.commits_per_sec < (1.0 + TIE_MARGIN) * standing.commits_per_sec {
-        return Verdict::Tie;
-    }
-    let p = stats::p_greater(&challenger.runs, &standing.runs);
     let slower_latency =
         stats::p_greater(&challenger.runs_p50_us, &standing.runs_p50_us) <= stats::ALPHA;
-    if p <= stats::ALPHA && !slower_latency {
+    let v = verdict_of(
+        (challenger.commits_per_sec, &challenger.runs),
+        (standing.commits_per_sec, &standing.runs),
+    );
+    match v {
+        Verdict::Faster { p } if slower_latency => Verdict::TooNoisy { p },
+        v => v,
+    }
+}
+
+/// The same rule on bare rates (higher is better), each a (figure, runs)
+/// pair: the challenger's figure must beat the standing one's by more than
+/// [`TIE_MARGIN`] and the rank test must separate the runs.
+pub(crate) fn verdict_of((c, challenger): (f64, &[f64]), (s, standing): (f64, &[f64])) -> Verdict {
+    if c < (1.0 + TIE_MARGIN) * s {
+        return Verdict::Tie;
+    }
+    let p = stats::p_greater(challenger, standing);
+    if p <= stats::ALPHA {
         Verdict::Faster { p }
     } else {
         Verdict::TooNoisy { p }
