@@ -123,6 +123,40 @@ common::per_fs! {
     }
 }
 
+common::per_fs! {
+    /// `--direct-io on` writes records of any multiple of the file's
+    /// O_DIRECT alignment (512-byte blocks, as InnoDB's log, on the
+    /// matrix's ext4 and xfs), and says why where it cannot.
+    fn bench_commit_direct_io_takes_the_files_alignment(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().to_str().unwrap();
+        let run = |record: &str| {
+            let o = fspace(&[
+                "bench", "commit", "--json", "--seconds", "0.1", "--mode", "recycled",
+                "--direct-io", "on", "--file-size", "1MiB", "--record", record, d,
+            ]);
+            assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+            json(&o)["results"][0].clone()
+        };
+        let r = run("512");
+        if r["unsupported"].is_null() {
+            assert!(r["commits"].as_u64().unwrap() > 0, "{}: {r}", fs.name);
+            assert_eq!(r["direct_io"], true, "{}: {r}", fs.name);
+        } else {
+            // btrfs's alignment is its 4 KiB sector; tmpfs and FUSE may
+            // refuse O_DIRECT altogether.
+            assert!(!fs.is(&["ext4", "xfs"]), "{}: {r}", fs.name);
+            assert!(r["unsupported"].as_str().unwrap().contains("O_DIRECT"), "{}: {r}", fs.name);
+        }
+        let r = run("1000");
+        if !fs.is(&["tmpfs", "sshfs"]) {
+            let why = r["unsupported"].as_str().unwrap_or_default();
+            assert!(why.contains("multiples of") && why.contains("1000 bytes"), "{}: {r}", fs.name);
+        }
+    }
+}
+
 /// Bad input to `bench commit`: clear errors, right exit codes, nothing made.
 #[test]
 fn bench_commit_bad_input() {

@@ -14,6 +14,20 @@ pub fn open(path: &Path, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
     })
 }
 
+/// The alignment `O_DIRECT` needs of file offsets and lengths on `fd`
+/// (`statx(STATX_DIOALIGN)`, Linux 6.1), or `None` where the kernel or the
+/// filesystem does not report it (then it is 0 or the mask bit is absent).
+pub fn dio_offset_align<Fd: AsFd>(fd: Fd) -> Option<u32> {
+    use rustix::fs::{statx, AtFlags, StatxFlags};
+    let fd = fd.as_fd();
+    let st = restart(Kind::Read, || {
+        statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN)
+    })
+    .ok()?;
+    (st.stx_mask & StatxFlags::DIOALIGN.bits() != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align)
+}
+
 /// `fcntl(fd, F_SETFL, flags)`.
 pub fn set_status_flags<Fd: AsFd>(fd: Fd, flags: OFlags) -> Result<(), Errno> {
     let fd = fd.as_fd();

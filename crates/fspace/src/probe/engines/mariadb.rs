@@ -16,35 +16,44 @@ use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use std::path::Path;
 
-/// Bytes per commit: a 4 KiB log write. InnoDB writes its log in 512-byte
-/// blocks and a small transaction's commit is one or two of them; the
-/// measurement's `O_DIRECT` writes must be whole 4 KiB pages, so every
-/// case writes 4 KiB for a like-for-like comparison (docs/engines.md).
-const BLOCK: usize = 4 << 10;
+/// InnoDB's log block where it buffers the log (its error log says
+/// "Buffered log writes (block size=512 bytes)"): each commit of a small
+/// transaction writes its new blocks, one or two, rewriting the partial
+/// last one (bench/runs/2026-11-27-engines-strace/).
+const BUFFERED_BLOCK: usize = 512;
 
 pub(super) const DEFAULT_CASE: &str = "innodb_flush_method=O_DIRECT";
 pub(super) const DSYNC_CASE: &str = "innodb_flush_method=O_DSYNC";
 pub(super) const BUFFERED_CASE: &str = "innodb_flush_method=O_DIRECT, innodb_log_file_buffering=ON";
 
-/// Whether InnoDB can write its log with `O_DIRECT` on the filesystem of
-/// `dir`: the sysfs entry it reads exists for the directory's device.
-pub(super) fn log_direct_possible(dir: &Path) -> bool {
-    let Ok(st) = crate::sys::stat(dir) else {
-        return false;
-    };
+/// The block size InnoDB writes its log in with `O_DIRECT` on the
+/// filesystem of `dir`, where it can: the device's
+/// `queue/physical_block_size` in sysfs for the directory's device number
+/// (or its parent's, for a partition), the two paths InnoDB tries. `None`
+/// where neither exists (btrfs, tmpfs): InnoDB then buffers its log.
+pub(super) fn log_direct_block(dir: &Path) -> Option<usize> {
+    let st = crate::sys::stat(dir).ok()?;
     let (major, minor) = (rustix::fs::major(st.dev), rustix::fs::minor(st.dev));
-    // The device itself, or (a partition) its parent: the two paths
-    // InnoDB tries.
-    ["queue", "../queue"].iter().any(|q| {
-        Path::new(&format!(
-            "/sys/dev/block/{major}:{minor}/{q}/physical_block_size"
-        ))
-        .exists()
+    ["queue", "../queue"].iter().find_map(|q| {
+        let p = format!("/sys/dev/block/{major}:{minor}/{q}/physical_block_size");
+        let text = std::fs::read_to_string(p).ok()?;
+        text.trim().parse::<usize>().ok().filter(|&b| b >= 512)
     })
 }
 
+/// Whether InnoDB can write its log with `O_DIRECT` on the filesystem of
+/// `dir` (see [`log_direct_block`]).
+pub(super) fn log_direct_possible(dir: &Path) -> bool {
+    log_direct_block(dir).is_some()
+}
+
 pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
-    let direct = log_direct_possible(&info.path);
+    let block = log_direct_block(&info.path);
+    let direct = block.is_some();
+    // Every case writes InnoDB's block: the device's physical block with
+    // O_DIRECT (its writes must be whole blocks), 512 B where it buffers.
+    let size = block.unwrap_or(BUFFERED_BLOCK);
+    let bytes = crate::units::format_human(size as u64);
     let case = |settings, how: String, method, direct_io| CaseSpec {
         settings,
         how,
@@ -54,16 +63,16 @@ pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
         new_file_each: false,
     };
     let how_default = if direct {
-        "4 KiB writes with O_DIRECT into the written log, fdatasync".to_string()
+        format!("{bytes} writes with O_DIRECT into the written log, fdatasync")
     } else {
-        "4 KiB buffered writes into the written log, fdatasync (InnoDB buffers the log here whatever innodb_log_file_buffering says)".to_string()
+        format!("{bytes} buffered writes into the written log, fdatasync (InnoDB buffers the log here whatever innodb_log_file_buffering says)")
     };
     let mut cases = vec![
         case(DEFAULT_CASE, how_default, SyncMethod::Fdatasync, direct),
         case(
             DSYNC_CASE,
             format!(
-                "4 KiB writes into the written log, O_DSYNC{}",
+                "{bytes} writes into the written log, O_DSYNC{}",
                 if direct { " with O_DIRECT" } else { "" }
             ),
             if direct {
@@ -77,13 +86,13 @@ pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
     if direct {
         cases.push(case(
             BUFFERED_CASE,
-            "4 KiB buffered writes into the written log, fdatasync".into(),
+            format!("{bytes} buffered writes into the written log, fdatasync"),
             SyncMethod::Fdatasync,
             false,
         ));
     }
     Plan {
-        record_size: BLOCK,
+        record_size: size,
         file_size,
         cases,
     }
