@@ -61,11 +61,16 @@ def main():
             prep = {k: rt[v] for k, v in PREP.items() if v in rt}
             best = max(prep.items(), key=lambda kv: kv[1])
             pred = doc["commit"].get("prediction") or {}
+            bulk = next(x for x in doc["recommendations"] if x["intent"] == "bulk")
+            growth = {g["strategy"]: g for g in doc["growth"]["results"] if g["unsupported"] is None}
+            times = lambda g: "/".join(f"{g['bytes'] / r * 1e3:.0f}" for r in g.get("runs") or [g["bytes_per_sec"]])
             print(f"{fs:15} round {r}: {doc['elapsed_ms']/1e3:5.1f} s  log {log['strategy']:10} "
                   f"{prep[log['strategy']]:9.0f}/s  fastest {best[0]} {best[1]:.0f}/s  "
                   f"sync {log.get('sync_method')}  {'TOO NOISY ' if log.get('too_noisy') else ''}"
                   f"{'SYNC TOO NOISY ' if log.get('sync_too_noisy') else ''}"
-                  f"{'busy ' if doc['machine']['busy'] else ''}predicted {pred.get('commits_per_sec', 0):.0f}/s",
+                  f"{'busy ' if doc['machine']['busy'] else ''}predicted {pred.get('commits_per_sec', 0):.0f}/s  "
+                  f"bulk {bulk['strategy']}{' TOO NOISY' if bulk.get('too_noisy') else ''} (ms per round: "
+                  + ", ".join(f"{k} {times(growth[k])}" for k in ("allocate", "zero-fill") if k in growth) + ")",
                   flush=True)
     save_raw(run_dir, "raw", raw)
     print()
@@ -88,7 +93,7 @@ def tables(fss, per, level):
             log = next(x for x in d["recommendations"] if x["intent"] == "log")
             bulk = next(x for x in d["recommendations"] if x["intent"] == "bulk")
             logs.append(log["strategy"] + (" +recycle" if log.get("recycle") else ""))
-            bulks.append(bulk["strategy"])
+            bulks.append(bulk["strategy"] + (" (too noisy)" if bulk.get("too_noisy") else ""))
             prep = {k: rt[v] for k, v in PREP.items() if v in rt}
             chosen = prep[log["strategy"]]
             syncs.append(str(log.get("sync_method")))
@@ -102,7 +107,7 @@ def tables(fss, per, level):
         fmt = lambda v: "-" if not v else f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
         print(f"| {fs} | {statistics.median(times):.1f} ({max(times):.1f}) | {', '.join(sorted(set(logs)))} | "
               f"{', '.join(sorted(set(syncs)))} | {noisy}, {sync_noisy} of {len(docs)} | {fmt(vs_app)} | "
-              f"{fmt(alloc)} | {fmt(wal)} | {', '.join(sorted(set(bulks)))} | {busy} of {len(docs)} |")
+              f"{fmt(alloc)} | {fmt(wal)} | {', '.join(f'{b} x{bulks.count(b)}' for b in sorted(set(bulks)))} | {busy} of {len(docs)} |")
 
     print(f"\nCommits/s per space state, median of the {REPEAT} runs' medians (× appended in the same run, median):\n")
     states = ["appended", "sparse", "allocated", "write-zeroed", "zero-filled", "recycled", "wal"]
