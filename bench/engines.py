@@ -88,6 +88,14 @@ def sh(cmd, **kw):
     return r.stdout
 
 
+def rate_in(output, pattern, tool):
+    """The rate `pattern`'s group matches in a tool's output; an error with the output if none."""
+    m = re.search(pattern, output)
+    if not m:
+        raise RuntimeError(f"{tool} printed no rate matching {pattern!r}:\n{output}")
+    return float(m.group(1))
+
+
 def as_postgres(*cmd):
     return sh(["runuser", "-u", "postgres", "--", *cmd])
 
@@ -176,10 +184,7 @@ class Postgres:
                 o = as_postgres(f"{PG_BIN}/pgbench", "-n", "-M", "prepared", "-c", str(clients),
                                 "-j", str(min(clients, 2)), "-T", str(SECONDS), "-h", self.dir,
                                 "-U", "postgres", "postgres")
-                m = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", o)
-                if not m:
-                    raise RuntimeError(f"pgbench printed no tps:\n{o}")
-                out.append(float(m.group(1)))
+                out.append(rate_in(o, r"tps = ([0-9.]+) \(without initial connection time\)", "pgbench"))
             return out
         finally:
             self.stop()
@@ -275,10 +280,7 @@ class Mariadb:
             for threads in (1, 8):
                 subprocess.run(["sync", "-f", self.dir])
                 o = sh(self.sysbench(threads) + ["run"])
-                m = re.search(r"transactions:\s+\d+\s+\(([0-9.]+) per sec", o)
-                if not m:
-                    raise RuntimeError(f"sysbench printed no transactions:\n{o}")
-                out.append(float(m.group(1)))
+                out.append(rate_in(o, r"transactions:\s+\d+\s+\(([0-9.]+) per sec", "sysbench"))
             return out
         finally:
             self.stop()
@@ -345,10 +347,7 @@ class Rocksdb:
         o = sh(["db_bench", f"--db={self.db}", f"--options_file={self.options}", f"--benchmarks={bench}",
                 "--sync=1", f"--num={num}", "--value_size=1000", "--threads=1", "--use_existing_db=0",
                 "--statistics=0", "--histogram=0"])
-        m = re.search(rf"{bench}\s*:\s*[0-9.]+ micros/op\s+([0-9]+) ops/sec", o)
-        if not m:
-            raise RuntimeError(f"db_bench printed no {bench} rate:\n{o}")
-        return float(m.group(1))
+        return rate_in(o, rf"{bench}\s*:\s*[0-9.]+ micros/op\s+([0-9]+) ops/sec", "db_bench")
 
     def measure(self):
         out = []
