@@ -49,6 +49,7 @@ mariadb-server, sysbench and rocksdb-tools (`ci/matrix.sh deps`), the matrix
 clusters) and a release build.
 Usage: [REPEAT=5] [SECONDS=10] [LEVEL=quick] [GRID=1] [ENGINES=postgresql,mariadb,rocksdb]
        [SCALE=8] [WRITE_BUFFER=1048576] [TAG=name] bench/engines.py [fs ...]
+       bench/engines.py --table RUN/raw.json [RUN/raw-2.json ...]   (a Markdown table of recorded runs)
 """
 import itertools, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 from benchlib import mounts, save_raw, start_run, FSPACE, ROOT
@@ -405,7 +406,9 @@ def configs_for(engine, advice, written):
                     kv["wal_recovery_mode"] = mode
                 body = "".join(f"  {k}={v}\n" for k, v in kv.items())
                 text = bare.replace("[DBOptions]\n", "[DBOptions]\n" + body, 1)
-                cfg("grid: " + ", ".join(f"{k}={v}" for k, v in kv.items()), "grid", [], kv, text)
+                # A point that needs the trade-off's recovery mode is not advice: shown apart.
+                cfg("grid: " + ", ".join(f"{k}={v}" for k, v in kv.items()),
+                    "grid opt-in" if mode else "grid", [], kv, text)
         return out
 
     include = ("include '{}'" if engine == "postgresql" else "!include {}").format(written)
@@ -457,7 +460,7 @@ def report(engine, fs, configs, rounds, advice):
                    "median": statistics.median(xs), "min": min(xs), "max": max(xs), "rounds": len(xs)}
             line = f"    {c.label:{width}} {med(xs)}"
             for other, key in (("defaults", "defaults"), ("advice", "advice")):
-                if c.label == other or (other == "advice" and c.group not in ("opt-in", "grid")):
+                if c.label == other or (other == "advice" and c.group not in ("opt-in", "grid", "grid opt-in")):
                     continue
                 r = rat(c.label, other)
                 if r:
@@ -469,7 +472,7 @@ def report(engine, fs, configs, rounds, advice):
             if c.group == "grid" and (best is None or statistics.median(xs) > statistics.median(per[best.label])):
                 best = c
         if best is not None and rat(best.label, "advice"):
-            print(f"    grid best: {best.label}, ÷ advice {ratio(rat(best.label, 'advice'))}")
+            print(f"    grid best (no trade-off): {best.label}, ÷ advice {ratio(rat(best.label, 'advice'))}")
         adv = per.get("advice")
         if w == 0 and adv:
             print(f"    probe expected {exp.get('commits_per_sec', 0):.0f} commits/s; the engine with the advice "
@@ -560,7 +563,43 @@ def interrupted(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def table(paths):
+    """A Markdown table from recorded runs' raw*.json: per engine x fs x workload the defaults,
+    the advice against them, the best trade-off (opt-in, or a grid point that needs one) and the
+    best grid point that needs none against the advice."""
+    def cell(row, key):
+        if row is None or f"ratio_{key}" not in row:
+            return "-"
+        return f"{row[f'ratio_{key}']:.2f}x ({row[f'ratio_{key}_min']:.2f}-{row[f'ratio_{key}_max']:.2f})"
+
+    def rate(row):
+        return f"{row['median']:,.0f} ({row['min']:,.0f}-{row['max']:,.0f})"
+
+    print("| engine | fs | workload | defaults | advice ÷ defaults | best opt-in ÷ defaults "
+          "| grid best | grid best ÷ advice |")
+    print("|---|---|---|---|---|---|---|---|")
+    for path in paths:
+        for res in json.load(open(path))["results"]:
+            for wl in res["workloads"]:
+                rows = [r for r in res["summary"] if r["workload"] == wl]
+                by = {r["config"]: r for r in rows}
+                adv = by.get("advice")
+                opt = max((r for r in rows if r["group"] in ("opt-in", "grid opt-in")),
+                          key=lambda r: r.get("ratio_defaults", 0), default=None)
+                grid = max((r for r in rows if r["group"] == "grid"), key=lambda r: r["median"], default=None)
+                gname = grid["config"].removeprefix("grid: ") if grid else "-"
+                verdict = ""
+                if grid and "ratio_advice" in grid:
+                    verdict = (" **beats the advice in every round**" if grid["ratio_advice_min"] > 1.0
+                               else "")
+                print(f"| {res['engine']} | {res['fs']} | {wl} | {rate(by['defaults'])} | "
+                      f"{cell(adv, 'defaults')} | {cell(opt, 'defaults')} | {gname} | "
+                      f"{cell(grid, 'advice')}{verdict} |")
+
+
 def main():
+    if sys.argv[1:2] == ["--table"]:
+        return table(sys.argv[2:])
     if os.geteuid() != 0:
         sys.exit("bench/engines.py: needs root")
     for e in ENGINES:
