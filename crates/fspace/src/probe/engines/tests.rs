@@ -355,3 +355,70 @@ fn postgresql_keeps_zeroing_new_segments_unless_sparse_ones_beat_them() {
         1480.0
     );
 }
+
+#[test]
+fn a_default_changes_only_when_every_round_says_so() {
+    // The rounds of a standard probe on btrfs that once turned wal_recycle
+    // off (bench/runs/2026-11-27-engines/probe-btrfs.json): new sparse
+    // segments 17% faster than recycled ones in the medians and by the rank
+    // test (p = 0.029), but their slowest round (830) below the default's
+    // fastest (860).
+    let info = info(FsKind::Btrfs);
+    let plan = plan(Engine::Postgresql, &info, 32 << 20);
+    let runs = |settings: &str| -> Vec<f64> {
+        match settings {
+            postgresql::DEFAULT_CASE => vec![749.0, 748.0, 776.0, 860.0],
+            postgresql::SPARSE_CASE => vec![864.0, 924.0, 926.0, 830.0],
+            // Zero-filled ones well below, so that sparse ones are the
+            // new segments compared with recycling.
+            postgresql::ZEROED_CASE => vec![600.0, 610.0, 620.0, 630.0],
+            _ => vec![646.0, 809.0, 872.0, 877.0],
+        }
+    };
+    let cases = plan
+        .cases
+        .iter()
+        .map(|c| {
+            let mut f = figures(c.state, 1.0);
+            f.runs = runs(c.settings);
+            f.commits_per_sec = super::super::stats::median(&mut f.runs.clone());
+            f.runs_p50_us = f.runs.iter().map(|r| 1e6 / r).collect();
+            EngineCase {
+                settings: c.settings.into(),
+                how: c.how.clone(),
+                direct_io: c.direct_io,
+                figures: f,
+            }
+        })
+        .collect();
+    let a = advise(Engine::Postgresql, &info, &plan, cases, 4);
+    let recycle = a.settings.iter().find(|s| s.name == "wal_recycle").unwrap();
+    assert_eq!(recycle.kind, AdviceKind::KeepDefault, "{recycle:?}");
+    assert_eq!(recycle.value, "on");
+    assert!(
+        recycle
+            .reason
+            .contains("its slowest round was not above the default's fastest"),
+        "{}",
+        recycle.reason
+    );
+    // Every round above: the change, with its gain.
+    let mut a = advice(Engine::Postgresql, FsKind::Btrfs, |s| {
+        if s == postgresql::SPARSE_CASE {
+            1000.0
+        } else {
+            700.0
+        }
+    });
+    let recycle = a
+        .settings
+        .iter_mut()
+        .find(|s| s.name == "wal_recycle")
+        .unwrap();
+    assert_eq!(recycle.kind, AdviceKind::Change, "{recycle:?}");
+    assert!(
+        recycle.reason.contains("measured faster in every round"),
+        "{}",
+        recycle.reason
+    );
+}
