@@ -116,6 +116,9 @@ impl Run<'_> {
                 let i = (k + round) % Strategy::ALL.len();
                 let s = Strategy::ALL[i];
                 if per[i].first().is_some_and(|g| g.unsupported.is_some()) {
+                    // One step fewer than planned: the progress still ends
+                    // at its total.
+                    self.steps = self.steps.saturating_sub(1);
                     continue;
                 }
                 self.begin(format!(
