@@ -63,14 +63,17 @@ def main():
             pred = doc["commit"].get("prediction") or {}
             bulk = next(x for x in doc["recommendations"] if x["intent"] == "bulk")
             growth = {g["strategy"]: g for g in doc["growth"]["results"] if g["unsupported"] is None}
-            times = lambda g: "/".join(f"{g['bytes'] / r * 1e3:.0f}" for r in g.get("runs") or [g["bytes_per_sec"]])
+            rounds = lambda g: g.get("runs") or [g["bytes_per_sec"]]
+            ms = lambda g: "/".join(f"{g['bytes'] / r * 1e3:.1f} ms" for r in rounds(g))
+            mib = lambda g: "/".join(f"{r / 2**20:.0f} MiB/s" for r in rounds(g))
             print(f"{fs:15} round {r}: {doc['elapsed_ms']/1e3:5.1f} s  log {log['strategy']:10} "
                   f"{prep[log['strategy']]:9.0f}/s  fastest {best[0]} {best[1]:.0f}/s  "
                   f"sync {log.get('sync_method')}  {'TOO NOISY ' if log.get('too_noisy') else ''}"
                   f"{'SYNC TOO NOISY ' if log.get('sync_too_noisy') else ''}"
                   f"{'busy ' if doc['machine']['busy'] else ''}predicted {pred.get('commits_per_sec', 0):.0f}/s  "
-                  f"bulk {bulk['strategy']}{' TOO NOISY' if bulk.get('too_noisy') else ''} (ms per round: "
-                  + ", ".join(f"{k} {times(growth[k])}" for k in ("allocate", "zero-fill") if k in growth) + ")",
+                  f"bulk {bulk['strategy']}{' TOO NOISY' if bulk.get('too_noisy') else ''} (rounds: "
+                  + ", ".join([f"allocate {ms(growth['allocate'])}"] if "allocate" in growth else [])
+                  + (f"; zero-fill {mib(growth['zero-fill'])}" if "zero-fill" in growth else "") + ")",
                   flush=True)
     save_raw(run_dir, "raw", raw)
     print()

@@ -342,7 +342,14 @@ fn growth_html(r: &ProbeResult) -> String {
         .results
         .iter()
         .map(|x| Row {
-            runs: vec![],
+            // Each round's time for the shown round's bytes (the runs are
+            // rates), as dots beside the median round's bar.
+            runs: x
+                .runs
+                .iter()
+                .filter(|r| **r > 0.0)
+                .map(|r| x.bytes as f64 / r)
+                .collect(),
             group: None,
             label: x.strategy.name().into(),
             value: x.unsupported.is_none().then_some(x.seconds),
@@ -367,9 +374,11 @@ fn growth_html(r: &ProbeResult) -> String {
         .collect();
     let _ = write!(
         h,
-        "<h2>Growth by strategy</h2>\n<p>A fresh file grown to {} by each strategy, <code>fdatasync</code> included. \
+        "<h2>Growth by strategy</h2>\n<p>A fresh file grown to {} by each strategy, <code>fdatasync</code> included, \
+         in {} alternating rounds: the bar is the median round, the dots every round. \
          Green: the recommendation for bulk data.</p>\n",
-        format_human(g.target_size)
+        format_human(g.target_size),
+        g.results.iter().map(|x| x.runs.len()).max().unwrap_or(0)
     );
     h.push_str(&chart(
         "growth",

@@ -131,12 +131,13 @@ fn wait_for_scratch(dir: &Path, child: &mut std::process::Child) {
 }
 
 common::per_fs! {
-    /// Ctrl-C during a probe, early (growth) and late (commits): exit 130 and
-    /// the scratch directory is gone.
+    /// Ctrl-C during a probe, early (growth) and late (once the commits
+    /// have begun, as its progress says): exit 130 and the scratch
+    /// directory is gone.
     fn probe_sigint_removes_the_scratch_directory(fs) on [ext4] {
         let _m = measuring();
         let _g = fs.lock();
-        for after in [Duration::from_millis(50), Duration::from_millis(2500)] {
+        for late in [false, true] {
             let dir = fs.tempdir();
             let mut child = Command::new(bin())
                 .arg("probe")
@@ -145,14 +146,39 @@ common::per_fs! {
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
+            // The progress lines, passed on as they come and kept whole.
+            let stderr = child.stderr.take().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel::<String>();
+            let reader = std::thread::spawn(move || {
+                use std::io::BufRead;
+                let mut all = String::new();
+                for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                    all.push_str(&line);
+                    all.push('\n');
+                    let _ = tx.send(line);
+                }
+                all
+            });
             wait_for_scratch(dir.path(), &mut child);
-            std::thread::sleep(after);
+            if late {
+                let t0 = Instant::now();
+                loop {
+                    let left = Duration::from_secs(90).saturating_sub(t0.elapsed());
+                    let line = rx.recv_timeout(left).expect("no commit step in 90 s");
+                    if line.contains("8 KiB commits") {
+                        break;
+                    }
+                }
+            } else {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             let pid = rustix::process::Pid::from_child(&child);
             rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
             let o = child.wait_with_output().unwrap();
-            assert_eq!(o.status.code(), Some(130), "{}", text(&o));
-            assert!(text(&o).contains("interrupted"), "{}", text(&o));
-            assert!(scratch_left(dir.path()).is_empty(), "after {after:?}");
+            let t = format!("{}{}", String::from_utf8_lossy(&o.stdout), reader.join().unwrap());
+            assert_eq!(o.status.code(), Some(130), "{t}");
+            assert!(t.contains("interrupted"), "{t}");
+            assert!(scratch_left(dir.path()).is_empty(), "late: {late}");
         }
     }
 }

@@ -81,11 +81,17 @@ fn open_committer<'a>(
         // alignment (512 B on the matrix's loop devices, where InnoDB
         // writes 512-byte log blocks), else a whole page.
         let (align, from) = match sys::dio_offset_align(&fd) {
-            Some(a) => (a as usize, "the file's O_DIRECT alignment (statx)"),
-            None => (
+            Ok(Some(0)) => {
+                return Err(Ok(format!(
+                    "{method} with O_DIRECT: statx reports that this file does not support O_DIRECT"
+                )))
+            }
+            Ok(Some(a)) => (a as usize, "the file's O_DIRECT alignment (statx)"),
+            Ok(None) => (
                 crate::wal::WRITE_PAGE,
                 "a page (the alignment is not reported here)",
             ),
+            Err(e) => return Err(Err(file_io_err("statx", p, e))),
         };
         if !record_size.is_multiple_of(align) {
             return Err(Ok(format!(

@@ -541,18 +541,14 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult], states: &[StateResult]) -> Recom
         .find_map(|s| cands.iter().find(|g| g.strategy == *s))
         .copied();
     let standing = built.unwrap_or(cands[0]);
-    let mut faster: Option<(&GrowthResult, f64)> = None;
+    let mut beaten: Vec<(&GrowthResult, f64)> = vec![];
     let mut noisy: Option<(&GrowthResult, f64)> = None;
     for &c in cands.iter().filter(|c| c.strategy != standing.strategy) {
         match verdict_of(
             (c.bytes_per_sec, &c.runs),
             (standing.bytes_per_sec, &standing.runs),
         ) {
-            Verdict::Faster { p }
-                if faster.is_none_or(|(f, _)| c.bytes_per_sec > f.bytes_per_sec) =>
-            {
-                faster = Some((c, p))
-            }
+            Verdict::Faster { p } => beaten.push((c, p)),
             Verdict::TooNoisy { p }
                 if noisy.is_none_or(|(n, _)| c.bytes_per_sec > n.bytes_per_sec) =>
             {
@@ -561,31 +557,49 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult], states: &[StateResult]) -> Recom
             _ => {}
         }
     }
-    let which = if built.is_some() {
-        "the built-in choice"
-    } else {
-        "the fallback: the built-in choice could not be measured here"
+    // Among the challengers that beat it, ties (within the margin of the
+    // fastest) go by BULK_PREFERENCE, the order `cands` is in: reserving
+    // without writing first.
+    let best = beaten
+        .iter()
+        .map(|(c, _)| c.bytes_per_sec)
+        .fold(0.0, f64::max);
+    let faster = beaten
+        .iter()
+        .find(|(c, _)| c.bytes_per_sec >= (1.0 - TIE_MARGIN) * best)
+        .copied();
+    let stands = |s: Strategy| {
+        if built.is_some() {
+            format!("the built-in choice, {s}, stands")
+        } else {
+            format!("{s} stands (the fallback: the built-in choice could not be measured here)")
+        }
     };
     let target = cands.iter().map(|g| g.bytes).max().unwrap_or(0);
     let (g, decision) = match (faster, noisy) {
         (Some((c, p)), _) => (
             c,
             Some(format!(
-                "{} beat {} ({which}) across the rounds: {} (rank test p = {p:.3})",
+                "{} beat {} ({}) across the rounds: {} (rank test p = {p:.3})",
                 c.strategy,
                 standing.strategy,
+                if built.is_some() {
+                    "the built-in choice"
+                } else {
+                    "the fallback: the built-in choice could not be measured here"
+                },
                 growth_versus(c, standing, target)
             )),
         ),
         (None, Some((c, p))) => (
             standing,
             Some(format!(
-                "too noisy to decide between {} and {}: {} (rank test p = {p:.3}, {:.2} needed), so {which}, {}, stands",
+                "too noisy to decide between {} and {}: {} (rank test p = {p:.3}, {:.2} needed), so {}",
                 standing.strategy,
                 c.strategy,
                 growth_versus(c, standing, target),
                 super::stats::ALPHA,
-                standing.strategy
+                stands(standing.strategy)
             )),
         ),
         (None, None) => (standing, None),
@@ -642,15 +656,18 @@ fn growth_versus(c: &GrowthResult, standing: &GrowthResult, target: u64) -> Stri
     } else {
         ""
     };
+    let rounds = match (c.runs.len(), standing.runs.len()) {
+        (1, 1) => "in one round each".to_string(),
+        (a, b) if a == b => format!("over {a} rounds each"),
+        (a, b) => format!("over {a} and {b} rounds"),
+    };
     format!(
-        "{} took {} against {} {} to grow {} over {} and {} rounds{capped}",
+        "{} took {} against {} {} to grow {} {rounds}{capped}",
         c.strategy,
         times(c),
         standing.strategy,
         times(standing),
         format_human(target),
-        c.runs.len(),
-        standing.runs.len()
     )
 }
 

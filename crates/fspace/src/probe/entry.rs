@@ -367,8 +367,9 @@ type Sections = (
     Vec<EngineAdvice>,
 );
 
-/// The measurements in order: the filesystem's facts, growth, commits (with
-/// what the rest of the machine did meanwhile), and the sweep.
+/// The measurements in order: the filesystem's facts, growth, commits, the
+/// sweep and the engines' cases, with what the rest of the machine did
+/// meanwhile.
 fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result<Sections> {
     let b = run.budget;
     let sweep_steps = if b.sweep { SWEEP_RECORDS.len() * 3 } else { 0 };

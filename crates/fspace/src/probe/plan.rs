@@ -21,7 +21,8 @@ pub(super) const PREPARE_SHARE: f64 = 0.35;
 pub(super) struct Budget {
     /// The whole run's target.
     pub(super) total: Duration,
-    /// Alternating rounds of the commit measurements.
+    /// Alternating rounds of the commit measurements, and of the growth
+    /// measurements.
     pub(super) rounds: usize,
     /// Longest time per commit mode and round (shortened to fit `total`).
     pub(super) max_mode: Duration,

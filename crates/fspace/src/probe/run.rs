@@ -220,19 +220,21 @@ impl Run<'_> {
 }
 
 /// One strategy's rounds as one result: the round with the median rate
-/// (the lower middle one for an even count) gives the bytes, time and
-/// allocation shown, so that they are one real measurement; `runs` holds
-/// every round's rate and `bytes_per_sec` their median. `None` when it was
-/// never tried.
-fn median_round(mut rounds: Vec<GrowthResult>) -> Option<GrowthResult> {
-    let runs: Vec<f64> = rounds.iter().flat_map(|g| g.runs.clone()).collect();
-    if rounds.len() <= 1 {
-        return rounds.pop();
+/// (the lower middle one for an even count) gives the bytes, time, rate
+/// and allocation shown, so that they are one real measurement and agree
+/// with each other; `runs` holds every round's rate. Rounds it was
+/// unsupported in (after a first one that worked: the filesystem changed
+/// its mind) are left out; when none worked, the first round's result
+/// says why. `None` when it was never tried.
+fn median_round(rounds: Vec<GrowthResult>) -> Option<GrowthResult> {
+    let (mut ok, bad): (Vec<GrowthResult>, Vec<GrowthResult>) =
+        rounds.into_iter().partition(|g| g.unsupported.is_none());
+    if ok.is_empty() {
+        return bad.into_iter().next();
     }
-    let mut order: Vec<usize> = (0..rounds.len()).collect();
-    order.sort_by(|&a, &b| rounds[a].bytes_per_sec.total_cmp(&rounds[b].bytes_per_sec));
-    let mut g = rounds.swap_remove(order[(order.len() - 1) / 2]);
-    g.bytes_per_sec = super::stats::median(&mut runs.clone());
+    let runs: Vec<f64> = ok.iter().flat_map(|g| g.runs.clone()).collect();
+    ok.sort_by(|a, b| a.bytes_per_sec.total_cmp(&b.bytes_per_sec));
+    let mut g = ok.swap_remove((ok.len() - 1) / 2);
     g.runs = runs;
     Some(g)
 }

@@ -194,13 +194,14 @@ pub struct GrowthResult {
     pub bytes: u64,
     /// Time including `fdatasync`, seconds.
     pub seconds: f64,
-    /// The median of `runs`, bytes/s (where there is one round: `bytes` ÷
-    /// `seconds`).
+    /// `bytes` ÷ `seconds`: the median of `runs` (the lower middle one for
+    /// an even count).
     pub bytes_per_sec: f64,
     /// Each round's rate, bytes/s, in the order measured: the probe grows a
     /// fresh file by every strategy once per round, in its level's number
-    /// of alternating rounds. `bytes`, `seconds`, `allocated_bytes` and
-    /// `capped` are those of the round with the median rate.
+    /// of alternating rounds. `bytes`, `seconds`, `bytes_per_sec`,
+    /// `allocated_bytes` and `capped` are those of the round with the
+    /// median rate.
     pub runs: Vec<f64>,
     /// Bytes the file had allocated afterwards (`st_blocks`).
     pub allocated_bytes: u64,

@@ -15,17 +15,16 @@ pub fn open(path: &Path, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
 }
 
 /// The alignment `O_DIRECT` needs of file offsets and lengths on `fd`
-/// (`statx(STATX_DIOALIGN)`, Linux 6.1), or `None` where the kernel or the
-/// filesystem does not report it (then it is 0 or the mask bit is absent).
-pub fn dio_offset_align<Fd: AsFd>(fd: Fd) -> Option<u32> {
+/// (`statx(STATX_DIOALIGN)`, Linux 6.1): `Ok(Some(0))` when the filesystem
+/// reports that this file does not support `O_DIRECT`, `Ok(None)` where
+/// the kernel or the filesystem does not report it (the mask bit absent).
+pub fn dio_offset_align<Fd: AsFd>(fd: Fd) -> Result<Option<u32>, Errno> {
     use rustix::fs::{statx, AtFlags, StatxFlags};
     let fd = fd.as_fd();
     let st = restart(Kind::Read, || {
         statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN)
-    })
-    .ok()?;
-    (st.stx_mask & StatxFlags::DIOALIGN.bits() != 0 && st.stx_dio_offset_align > 0)
-        .then_some(st.stx_dio_offset_align)
+    })?;
+    Ok((st.stx_mask & StatxFlags::DIOALIGN.bits() != 0).then_some(st.stx_dio_offset_align))
 }
 
 /// `fcntl(fd, F_SETFL, flags)`.

@@ -30,15 +30,25 @@ pub(super) const BUFFERED_CASE: &str = "innodb_flush_method=O_DIRECT, innodb_log
 /// filesystem of `dir`, where it can: the device's
 /// `queue/physical_block_size` in sysfs for the directory's device number
 /// (or its parent's, for a partition), the two paths InnoDB tries. `None`
-/// where neither exists (btrfs, tmpfs): InnoDB then buffers its log.
+/// where neither can be read (btrfs, tmpfs) or the size is one InnoDB does
+/// not take (outside 64..=4096, or not a power of two): InnoDB then
+/// buffers its log.
 pub(super) fn log_direct_block(dir: &Path) -> Option<usize> {
     let st = crate::sys::stat(dir).ok()?;
     let (major, minor) = (rustix::fs::major(st.dev), rustix::fs::minor(st.dev));
-    ["queue", "../queue"].iter().find_map(|q| {
-        let p = format!("/sys/dev/block/{major}:{minor}/{q}/physical_block_size");
-        let text = std::fs::read_to_string(p).ok()?;
-        text.trim().parse::<usize>().ok().filter(|&b| b >= 512)
-    })
+    // As os0file.cc: the parent's entry only when the device's cannot be
+    // read; a size outside 64..=4096 or not a power of two makes InnoDB
+    // buffer its log.
+    let read = |q: &str| {
+        std::fs::read_to_string(format!(
+            "/sys/dev/block/{major}:{minor}/{q}/physical_block_size"
+        ))
+    };
+    let text = read("queue").or_else(|_| read("../queue")).ok()?;
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|b| (64..=4096).contains(b) && b.is_power_of_two())
 }
 
 /// Whether InnoDB can write its log with `O_DIRECT` on the filesystem of

@@ -3,10 +3,12 @@
 //! Each engine gets its own measurement: commits written the way that
 //! engine writes its log (its record size, its file size, how it prepares,
 //! recycles and syncs the files), one case per setting value, in
-//! alternating rounds. The cases are compared with the probe's rule
-//! (a challenger must beat the engine's default beyond the tie margin,
-//! with runs that separate), so a setting changes only where the measurement
-//! shows a gain; otherwise the engine's default stands, with the figures.
+//! alternating rounds. The cases are compared with the probe's rule made
+//! stricter (a challenger must beat the engine's default beyond the tie
+//! margin, with runs that separate by the rank test, and every one of its
+//! rounds above every one of the default's), so a setting changes, or a
+//! trade-off is offered, only where every round shows a gain; otherwise the
+//! engine's default stands, with the figures.
 //!
 //! Safety settings (`full_page_writes`, `innodb_doublewrite`) stay on:
 //! none of the engine versions advised here asks the kernel for untorn
