@@ -61,6 +61,38 @@ fn advice(engine: Engine, kind: FsKind, rate_of: impl Fn(&str) -> f64) -> Engine
     a
 }
 
+/// The advice for `engine` with each planned case measured in the rounds
+/// `runs_of` gives its settings (`None`: five rounds 2% apart around 1,000).
+fn advice_from_runs(
+    engine: Engine,
+    kind: FsKind,
+    runs_of: impl Fn(&str) -> Option<Vec<f64>>,
+) -> EngineAdvice {
+    let info = info(kind);
+    let plan = plan(engine, &info, 32 << 20);
+    let mut rounds = 5;
+    let cases = plan
+        .cases
+        .iter()
+        .map(|c| {
+            let mut f = figures(c.state, 1000.0);
+            if let Some(runs) = runs_of(c.settings) {
+                rounds = runs.len();
+                f.commits_per_sec = super::super::stats::median(&mut runs.clone());
+                f.runs_p50_us = runs.iter().map(|r| 1e6 / r).collect();
+                f.runs = runs;
+            }
+            EngineCase {
+                settings: c.settings.into(),
+                how: c.how.clone(),
+                direct_io: c.direct_io,
+                figures: f,
+            }
+        })
+        .collect();
+    advise(engine, &info, &plan, cases, rounds)
+}
+
 /// Every setting and value the advice names, and every `name=value` a
 /// trade-off needs, is in [`Engine::advisable`] (which the engine tests
 /// start the real engines with).
@@ -204,29 +236,10 @@ fn postgresql_offers_direct_io_only_as_a_trade_off_with_its_cost() {
 
 #[test]
 fn noisy_rounds_keep_the_default() {
-    let info = info(FsKind::Ext4);
-    let plan = plan(Engine::Postgresql, &info, 32 << 20);
-    let cases = plan
-        .cases
-        .iter()
-        .map(|c| {
-            // dsync's median is 30% higher, but its rounds straddle the
-            // default's.
-            let mut f = figures(c.state, 1000.0);
-            if c.settings == postgresql::DSYNC_CASE {
-                f.runs = vec![700.0, 1300.0, 1300.0, 1400.0, 900.0];
-                f.commits_per_sec = 1300.0;
-                f.runs_p50_us = f.runs.iter().map(|r| 1e6 / r).collect();
-            }
-            EngineCase {
-                settings: c.settings.into(),
-                how: c.how.clone(),
-                direct_io: c.direct_io,
-                figures: f,
-            }
-        })
-        .collect();
-    let a = advise(Engine::Postgresql, &info, &plan, cases, 5);
+    // dsync's median is 30% higher, but its rounds straddle the default's.
+    let a = advice_from_runs(Engine::Postgresql, FsKind::Ext4, |settings| {
+        (settings == postgresql::DSYNC_CASE).then(|| vec![700.0, 1300.0, 1300.0, 1400.0, 900.0])
+    });
     let m = setting(&a, "wal_sync_method", AdviceKind::KeepDefault);
     assert!(m.reason.contains("rounds overlap"), "{}", m.reason);
 }
@@ -363,35 +376,16 @@ fn a_default_changes_only_when_every_round_says_so() {
     // segments 17% faster than recycled ones in the medians and by the rank
     // test (p = 0.029), but their slowest round (830) below the default's
     // fastest (860).
-    let info = info(FsKind::Btrfs);
-    let plan = plan(Engine::Postgresql, &info, 32 << 20);
-    let runs = |settings: &str| -> Vec<f64> {
-        match settings {
+    let a = advice_from_runs(Engine::Postgresql, FsKind::Btrfs, |settings| {
+        Some(match settings {
             postgresql::DEFAULT_CASE => vec![749.0, 748.0, 776.0, 860.0],
             postgresql::SPARSE_CASE => vec![864.0, 924.0, 926.0, 830.0],
             // Zero-filled ones well below, so that sparse ones are the
             // new segments compared with recycling.
             postgresql::ZEROED_CASE => vec![600.0, 610.0, 620.0, 630.0],
             _ => vec![646.0, 809.0, 872.0, 877.0],
-        }
-    };
-    let cases = plan
-        .cases
-        .iter()
-        .map(|c| {
-            let mut f = figures(c.state, 1.0);
-            f.runs = runs(c.settings);
-            f.commits_per_sec = super::super::stats::median(&mut f.runs.clone());
-            f.runs_p50_us = f.runs.iter().map(|r| 1e6 / r).collect();
-            EngineCase {
-                settings: c.settings.into(),
-                how: c.how.clone(),
-                direct_io: c.direct_io,
-                figures: f,
-            }
         })
-        .collect();
-    let a = advise(Engine::Postgresql, &info, &plan, cases, 4);
+    });
     let recycle = a.settings.iter().find(|s| s.name == "wal_recycle").unwrap();
     assert_eq!(recycle.kind, AdviceKind::KeepDefault, "{recycle:?}");
     assert_eq!(recycle.value, "on");
