@@ -386,8 +386,7 @@ fn a_default_changes_only_when_every_round_says_so() {
             _ => vec![646.0, 809.0, 872.0, 877.0],
         })
     });
-    let recycle = a.settings.iter().find(|s| s.name == "wal_recycle").unwrap();
-    assert_eq!(recycle.kind, AdviceKind::KeepDefault, "{recycle:?}");
+    let recycle = setting(&a, "wal_recycle", AdviceKind::KeepDefault);
     assert_eq!(recycle.value, "on");
     assert!(
         recycle
@@ -397,19 +396,14 @@ fn a_default_changes_only_when_every_round_says_so() {
         recycle.reason
     );
     // Every round above: the change, with its gain.
-    let mut a = advice(Engine::Postgresql, FsKind::Btrfs, |s| {
+    let a = advice(Engine::Postgresql, FsKind::Btrfs, |s| {
         if s == postgresql::SPARSE_CASE {
             1000.0
         } else {
             700.0
         }
     });
-    let recycle = a
-        .settings
-        .iter_mut()
-        .find(|s| s.name == "wal_recycle")
-        .unwrap();
-    assert_eq!(recycle.kind, AdviceKind::Change, "{recycle:?}");
+    let recycle = setting(&a, "wal_recycle", AdviceKind::Change);
     assert!(
         recycle.reason.contains("measured faster in every round"),
         "{}",
