@@ -62,6 +62,10 @@ deps() {
     command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
     command -v sysbench >/dev/null || missing+=(sysbench)
     command -v db_bench >/dev/null || missing+=(rocksdb-tools)
+    # The Debian package's test (ci/deb.sh): dpkg-shlibdeps for its
+    # dependencies, man -w for its pages.
+    command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+    command -v man >/dev/null || missing+=(man-db)
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive

@@ -30,6 +30,8 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== build"
 cargo test --workspace --no-run --quiet
+echo "== cargo package: the publishable crates build from their tarballs"
+cargo package --quiet --allow-dirty -p fspace-test-kit -p fspace -p fspace-cli
 echo "== C API: build and install into a scratch prefix"
 make -s -C crates/fspace-capi build CARGO="cargo --quiet"
 FSPACE_CAPI_PREFIX=$(mktemp -d)
@@ -65,6 +67,19 @@ status=0
 TEST_LOG=$(mktemp)
 cargo test --workspace 2>&1 | tee "$TEST_LOG" || status=$?
 sed -n 's/^test \(.*\) \.\.\. ignored, \(.*\)$/IGNORED \1: \2/p' "$TEST_LOG" >>"$FSPACE_SKIP_LOG"
+
+# The Debian package, built and installed on this machine, checked, then
+# purged (ci/deb.sh); it needs root and the matrix's ext4-noextents mount.
+ext3=$(tr ',' '\n' <<<"${FSPACE_TEST_MOUNTS:-}" | sed -n 's/^ext4-noextents=//p')
+if [ "$(id -u)" = 0 ] && [ -n "$ext3" ]; then
+    echo "== Debian package: build, install, check, purge"
+    if ! { ci/deb.sh tools && deb=$(ci/deb.sh build) && ci/deb.sh check "$deb" "$ext3"; }; then
+        echo "test: the Debian package's check failed" >&2
+        status=1
+    fi
+else
+    echo "SKIPPED the Debian package's check: needs root and the ext4-noextents mount" >>"$FSPACE_SKIP_LOG"
+fi
 if [ -s "$FSPACE_SKIP_LOG" ]; then
     echo "== skipped"
     sort -u "$FSPACE_SKIP_LOG"

@@ -124,6 +124,38 @@ pub(crate) enum Command {
         fspace wal dump --from 1000 --limit 10 db/wal\n  fspace wal dump --json db/wal | jq .len"
     )]
     Wal(WalArgs),
+    /// Write the man pages or a shell's completion script (for packagers).
+    #[command(
+        after_help = "Both are made from the same definition the command line is parsed \
+        with, so they name every subcommand and option of this build.\n\n\
+        Examples:\n  fspace generate man /usr/share/man/man1\n  \
+        fspace generate man | man -l -\n  \
+        fspace generate complete bash > /usr/share/bash-completion/completions/fspace\n  \
+        fspace generate complete zsh > /usr/share/zsh/vendor-completions/_fspace\n  \
+        fspace generate complete fish > /usr/share/fish/vendor_completions.d/fspace.fish"
+    )]
+    Generate {
+        #[command(subcommand)]
+        what: GenerateCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GenerateCommand {
+    /// Man pages: fspace.1 and one page per subcommand (fspace-probe.1, ...).
+    #[command(
+        after_help = "With DIR, every page is written into DIR (created if missing) and \
+        each file's path printed; without it, fspace.1 is printed to stdout."
+    )]
+    Man {
+        /// Directory to write the pages into.
+        dir: Option<PathBuf>,
+    },
+    /// A completion script for SHELL, printed to stdout.
+    Complete {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Arguments of `fspace wal`.

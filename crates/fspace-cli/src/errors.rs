@@ -29,6 +29,7 @@ pub(crate) enum Cmd {
     Map,
     Bench,
     Wal,
+    Generate,
 }
 
 /// Returns advice for errors whose message alone leaves the user guessing.

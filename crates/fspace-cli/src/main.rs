@@ -27,6 +27,7 @@ mod dig;
 mod engines;
 mod errors;
 mod fmt;
+mod generate;
 mod grow;
 mod info;
 mod map;
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Commit(a),
         } => (Cmd::Bench, a.json),
+        Command::Generate { .. } => (Cmd::Generate, false),
     };
     let result = match cli.command {
         Command::Info(a) => info::run(a),
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Commit(a),
         } => bench::run(a),
+        Command::Generate { what } => generate::run(what),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

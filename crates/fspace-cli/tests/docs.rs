@@ -99,6 +99,22 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("cargo test --workspace", "the tests themselves"),
     (
+        "ci/deb.sh tools",
+        "installs cargo-deb and cargo-about into ~/.cargo/bin; ci/test.sh runs it",
+    ),
+    (
+        "ci/deb.sh build",
+        "a release build and the Debian package; ci/test.sh runs it",
+    ),
+    (
+        "sudo dpkg -i target/debian/fspace_0.1.0-1_amd64.deb",
+        "installs into /usr as root; ci/deb.sh check does, and purges it",
+    ),
+    (
+        "sudo dpkg --purge fspace",
+        "removes an installed package as root; ci/deb.sh check does",
+    ),
+    (
         "sudo ci/matrix.sh down",
         "root: unmounts the matrix; ci/test.sh runs it",
     ),

@@ -2,6 +2,7 @@
 //! "Commands:" lists from the top, fits 80 columns and says the same thing
 //! as the code about the choices that matter.
 
+use std::path::Path;
 use std::process::Command;
 
 fn help(path: &[String]) -> String {
@@ -117,4 +118,163 @@ fn copy_help_does_not_limit_src_to_regular_files() {
     let text = help(&["copy".to_string()]);
     let args = text.split("Options:").next().expect("an Arguments section");
     assert!(args.contains("pipe"), "SRC's help omits pipes:\n{args}");
+}
+
+/// The long options a help text lists under "Options:" (`--json`, ...).
+fn long_options(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|l| l.trim() != "Options:")
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        // The option's column ends where two spaces start its description.
+        .map(|l| l.split("  ").next().unwrap_or(l))
+        .flat_map(|col| {
+            col.split([' ', ','])
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|w| w.starts_with("--"))
+        .collect()
+}
+
+fn fspace(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_fspace"))
+        .args(args)
+        .output()
+        .expect("run fspace");
+    assert!(
+        out.status.success(),
+        "fspace {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("output is UTF-8")
+}
+
+/// `fspace generate man DIR`: one page per command path, named as `man`
+/// finds it, naming each subcommand and every option that command's
+/// `--help` lists. A subcommand or option added to the CLI that failed to
+/// reach the pages fails here.
+#[test]
+fn man_pages_name_every_subcommand_and_option() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listed = fspace(&["generate", "man", &dir.path().to_string_lossy()]);
+    let all = all_commands();
+    assert!(
+        all.len() >= 14,
+        "the help walk found only {} commands",
+        all.len()
+    );
+    for (path, text) in &all {
+        let name = std::iter::once("fspace".to_string())
+            .chain(path.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("-");
+        let file = dir.path().join(format!("{name}.1"));
+        assert!(
+            listed.lines().any(|l| Path::new(l) == file),
+            "`generate man` did not list {}",
+            file.display()
+        );
+        let page = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("no page {}: {e}", file.display()))
+            // roff writes a hyphen as `\-`.
+            .replace("\\-", "-");
+        assert!(
+            page.contains(&format!(".TH {name} 1")),
+            "{name}.1 has no title"
+        );
+        for sub in subcommands(text) {
+            assert!(
+                page.contains(&sub),
+                "{name}.1 does not name subcommand {sub}"
+            );
+            assert!(
+                page.contains(&format!("{name}-{sub}")),
+                "{name}.1 does not refer to {name}-{sub}(1)"
+            );
+        }
+        let options = long_options(text);
+        assert!(
+            options.contains(&"--help".to_string()),
+            "no options parsed for {name}"
+        );
+        for opt in options {
+            assert!(page.contains(&opt), "{name}.1 does not name {opt}");
+        }
+    }
+    // Without DIR the top page goes to stdout.
+    let top = fspace(&["generate", "man"]);
+    assert!(top.contains(".TH fspace 1"), "stdout page is not fspace.1");
+}
+
+/// Each shell's completion script names every subcommand and option; in
+/// bash (the one shell every Debian has), the script completes a
+/// subcommand and an option when run.
+#[test]
+fn completions_name_every_subcommand_and_option() {
+    let all = all_commands();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = fspace(&["generate", "complete", shell]);
+        for (path, text) in &all {
+            for sub in subcommands(text) {
+                assert!(
+                    script.contains(&sub),
+                    "{shell} completion lacks subcommand {sub}"
+                );
+            }
+            for opt in long_options(text) {
+                // fish spells `--json` as `-l json`.
+                let spelled = match shell {
+                    "fish" => format!("-l {}", &opt[2..]),
+                    _ => opt.clone(),
+                };
+                assert!(
+                    script.contains(&spelled),
+                    "{shell} completion lacks {opt} of `fspace {}`",
+                    path.join(" ")
+                );
+            }
+        }
+    }
+    let complete = |line: &str| -> Vec<String> {
+        // The script, then the state bash's completion machinery sets up
+        // before calling the function for `line` with the cursor at its end.
+        let words: Vec<&str> = line.split(' ').collect();
+        let prog = format!(
+            "source <('{bin}' generate complete bash)\n\
+             COMP_LINE='{line}'; COMP_POINT={point}; COMP_WORDS=({words}); COMP_CWORD={cword}\n\
+             _fspace fspace '{cur}' '{prev}'\n\
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+            bin = env!("CARGO_BIN_EXE_fspace"),
+            point = line.len(),
+            words = words.join(" "),
+            cword = words.len() - 1,
+            cur = words[words.len() - 1],
+            prev = words[words.len() - 2],
+        );
+        let out = Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &prog])
+            .output()
+            .expect("run bash");
+        assert!(
+            out.status.success(),
+            "bash: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(complete("fspace pro"), ["probe"]);
+    assert_eq!(complete("fspace probe --qu"), ["--quick", "--quiet"]);
+    let walk = complete("fspace wal ");
+    for sub in ["stat", "verify", "dump"] {
+        assert!(
+            walk.contains(&sub.to_string()),
+            "`fspace wal <TAB>` gave {walk:?}"
+        );
+    }
 }

@@ -110,6 +110,7 @@ pub mod markdown_doctests {
     doctest!(Design, "../../../docs/design.md");
     doctest!(Engines, "../../../docs/engines.md");
     doctest!(Filesystems, "../../../docs/filesystems.md");
+    doctest!(Install, "../../../docs/install.md");
     doctest!(Measurements, "../../../docs/measurements.md");
     doctest!(Probe, "../../../docs/probe.md");
     doctest!(ProbeJson, "../../../docs/probe-json.md");

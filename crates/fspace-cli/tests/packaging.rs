@@ -1,0 +1,103 @@
+//! What a registry would receive: each publishable crate's package holds its
+//! sources and nothing of the repository's tests, loop images or benchmark
+//! results, and no manifest points at a placeholder address. (`ci/test.sh`
+//! also builds the packages with `cargo package`, which compiles each one
+//! from its tarball.)
+
+use std::path::Path;
+use std::process::Command;
+
+fn cargo(args: &[&str]) -> String {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // Not the target directory `cargo test` holds locked.
+        .env("CARGO_TARGET_DIR", scratch.path())
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "cargo {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("cargo output is UTF-8")
+}
+
+/// The workspace's packages that may be published, with their directories.
+fn publishable() -> Vec<(String, String)> {
+    let meta: serde_json::Value =
+        serde_json::from_str(&cargo(&["metadata", "--no-deps", "--format-version", "1"]))
+            .expect("cargo metadata is JSON");
+    let packages = meta["packages"].as_array().expect("packages");
+    packages
+        .iter()
+        // `publish = false` is an empty list of registries.
+        .filter(|p| p["publish"].as_array().is_none_or(|r| !r.is_empty()))
+        .map(|p| {
+            let manifest = p["manifest_path"].as_str().expect("manifest_path");
+            let dir = Path::new(manifest).parent().expect("crate directory");
+            (
+                p["name"].as_str().expect("name").to_string(),
+                dir.display().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn packages_hold_sources_and_no_test_data() {
+    let crates = publishable();
+    let mut names: Vec<&str> = crates.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    // The library, the command, and the build-time half of the test kit
+    // that their build scripts use; nothing else (the C API, the preload
+    // library and the benchmarks are built from the repository).
+    assert_eq!(
+        names,
+        ["fspace", "fspace-cli", "fspace-test-kit"],
+        "publishable crates"
+    );
+    for (name, dir) in &crates {
+        let list = cargo(&["package", "--list", "--allow-dirty", "-p", name]);
+        let files: Vec<&str> = list.lines().collect();
+        assert!(
+            files.contains(&"src/lib.rs") || files.contains(&"src/main.rs"),
+            "{name}: no sources in {files:?}"
+        );
+        assert!(
+            files.contains(&"README.md"),
+            "{name}: no README in the package"
+        );
+        let mut bytes = 0;
+        // .cargo_vcs_info.json is cargo's own record of the commit.
+        for f in files.iter().filter(|f| **f != ".cargo_vcs_info.json") {
+            for bad in ["tests/", "bench/", "runs/", "ci/"] {
+                assert!(!f.starts_with(bad), "{name} packages {f}");
+            }
+            for ext in [".img", ".png", ".json", ".raw", ".seg"] {
+                assert!(!f.ends_with(ext), "{name} packages data file {f}");
+            }
+            // Files cargo writes itself (Cargo.toml.orig, ...) are not on disk.
+            bytes += std::fs::metadata(Path::new(dir).join(f)).map_or(0, |m| m.len());
+        }
+        assert!(bytes < 2 << 20, "{name}: {bytes} bytes of sources");
+    }
+}
+
+#[test]
+fn no_manifest_points_at_a_placeholder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (_, dir) in publishable()
+        .into_iter()
+        .chain([(String::new(), root.display().to_string())])
+    {
+        let text = std::fs::read_to_string(Path::new(&dir).join("Cargo.toml")).expect("manifest");
+        for placeholder in ["example.invalid", "example.com", "example.org"] {
+            assert!(
+                !text.contains(placeholder),
+                "{dir}/Cargo.toml: {placeholder}"
+            );
+        }
+    }
+}
