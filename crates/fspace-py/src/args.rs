@@ -31,13 +31,11 @@ pub(crate) fn bytes_arg(obj: &Bound<'_, PyAny>, what: &str, text: bool) -> PyRes
             ))
         });
     }
-    if text {
-        if obj.is_instance_of::<PyString>() {
-            let s: String = obj.extract()?;
-            return fspace::Size::from_str(&s)
-                .map(fspace::Size::bytes)
-                .map_err(|e| PyValueError::new_err(format!("{what}: {e}")));
-        }
+    if text && obj.is_instance_of::<PyString>() {
+        let s: String = obj.extract()?;
+        return fspace::Size::from_str(&s)
+            .map(fspace::Size::bytes)
+            .map_err(|e| PyValueError::new_err(format!("{what}: {e}")));
     }
     Err(PyTypeError::new_err(format!(
         "{what} must be an int{}, not {}",
