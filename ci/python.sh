@@ -4,7 +4,7 @@
 #   2. maturin in it, which builds the abi3 wheel of crates/fspace-py
 #      (release; maturin's manylinux check, which passes: the wheel is
 #      tagged cp39-abi3-manylinux_2_*_x86_64);
-#   3. that wheel and pytest installed into the venv (not an editable
+#   3. that wheel, pytest and mypy installed into the venv (not an editable
 #      install: `import fspace` must find the installed copy);
 #   4. pytest on crates/fspace-py/tests, per filesystem of
 #      FSPACE_TEST_MOUNTS (ci/matrix.sh up); FSPACE_REQUIRE_MATRIX=1 turns a
@@ -18,6 +18,8 @@ REPO=$(pwd)
 # Pinned so that a run builds the wheel as the last one did.
 MATURIN_VERSION=${MATURIN_VERSION:-1.16.0}
 PYTEST_VERSION=${PYTEST_VERSION:-8.3.5}
+# For tests/test_stubs.py: stubtest checks the .pyi stubs against the module.
+MYPY_VERSION=${MYPY_VERSION:-2.4.1}
 PYTHON=${PYTHON:-python3}
 
 command -v "$PYTHON" >/dev/null || { echo "python: $PYTHON not found" >&2; exit 1; }
@@ -28,7 +30,8 @@ trap 'rm -rf "$WORK"' EXIT
 echo "== python: venv in $WORK ($("$PYTHON" --version))"
 "$PYTHON" -m venv "$WORK/venv"
 PY="$WORK/venv/bin/python"
-"$PY" -m pip install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION"
+"$PY" -m pip install --quiet --disable-pip-version-check \
+    "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
 
 echo "== python: build the wheel (maturin $MATURIN_VERSION)"
 "$WORK/venv/bin/maturin" build --release --quiet -m crates/fspace-py/Cargo.toml -o "$WORK/wheels" >&2

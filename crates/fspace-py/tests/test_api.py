@@ -172,3 +172,32 @@ def test_probe_quick_on_tmp(tmp_path):
     assert doc["schema"].startswith("fspace-probe")
     assert doc["recommendations"][0]["strategy"] == r.recommendations[0].strategy
     assert os.listdir(tmp_path) == []  # scratch directory removed
+
+
+def test_ctrl_c_stops_a_growth_and_rolls_it_back(tmp_path):
+    """SIGINT during a long zero-fill raises KeyboardInterrupt promptly and
+    leaves no file (the growth of a created file is rolled back)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    target = tmp_path / "big"
+    size = min(4 << 30, fspace.info(tmp_path).free_bytes // 4)
+    script = (
+        "import sys, fspace\n"
+        "print('go', flush=True)\n"
+        f"fspace.grow({str(target)!r}, {size}, strategy='zero-fill', create=True, sync=True)\n"
+        "print('finished', flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "go\n"
+    time.sleep(0.3)
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    stopped = time.monotonic() - sent
+    assert "finished" not in out, f"the growth of {size} bytes ended before SIGINT"
+    assert child.returncode != 0 and "KeyboardInterrupt" in err, err
+    assert stopped < 5, f"took {stopped:.1f} s to stop"
+    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)

@@ -2,21 +2,50 @@
 
 import os
 from types import TracebackType
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Type, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Type, Union, final
 
 __version__: str
+__all__ = [
+    "__version__",
+    "info",
+    "grow",
+    "allocate",
+    "copy",
+    "dig",
+    "map",
+    "probe",
+    "Fallback",
+    "Capability",
+    "Plan",
+    "FsInfo",
+    "GrowReport",
+    "RangeReport",
+    "CopyFallback",
+    "CopyReport",
+    "DigReport",
+    "Extent",
+    "MapSummary",
+    "ExtentMap",
+    "Recommendation",
+    "ProbeResult",
+    "Record",
+    "ReleaseReport",
+    "Wal",
+    "WalRecords",
+]
 
-StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 """A path: str, bytes or os.PathLike, as Python's os functions take it."""
 
-Size = Union[int, str]
+_Size = Union[int, str]
 """Bytes: a non-negative int, or a size string such as "16M" or "1MiB"."""
 
-FileArg = Union[int, IO[Any], StrPath]
+_FileArg = Union[int, IO[Any], _StrPath]
 """An open descriptor (int, or an object with fileno()) or a path."""
 
-Buffer = Union[bytes, bytearray, memoryview]
+_Buffer = Union[bytes, bytearray, memoryview]
 
+@final
 class Fallback:
     """A strategy tried and abandoned for the next one."""
 
@@ -27,6 +56,7 @@ class Fallback:
     @property
     def errno(self) -> int: ...
 
+@final
 class Capability:
     """Whether one operation works on a filesystem (measured)."""
 
@@ -37,6 +67,7 @@ class Capability:
     @property
     def detail(self) -> Optional[str]: ...
 
+@final
 class Plan:
     """The policy's ladder of strategies for one intent, and why."""
 
@@ -49,6 +80,7 @@ class Plan:
     @property
     def saved_probe(self) -> Optional[str]: ...
 
+@final
 class FsInfo:
     """What fspace knows about the filesystem holding a path."""
 
@@ -101,6 +133,7 @@ class FsInfo:
     def to_json(self) -> str:
         """The same document as text."""
 
+@final
 class GrowReport:
     """What a growth did."""
 
@@ -144,6 +177,7 @@ class GrowReport:
         """The document of `fspace grow --json`."""
     def to_json(self) -> str: ...
 
+@final
 class RangeReport:
     """What allocate() did."""
 
@@ -176,6 +210,7 @@ class RangeReport:
     def to_dict(self) -> Dict[str, Any]: ...
     def to_json(self) -> str: ...
 
+@final
 class CopyFallback:
     """A copy method tried or ruled out, and why."""
 
@@ -186,6 +221,7 @@ class CopyFallback:
     @property
     def errno(self) -> Optional[int]: ...
 
+@final
 class CopyReport:
     """What a copy did."""
 
@@ -241,6 +277,7 @@ class CopyReport:
         """The document of `fspace copy --json`."""
     def to_json(self) -> str: ...
 
+@final
 class DigReport:
     """What dig() did."""
 
@@ -275,6 +312,7 @@ class DigReport:
     def to_dict(self) -> Dict[str, Any]: ...
     def to_json(self) -> str: ...
 
+@final
 class Extent:
     """One range of a file in one state."""
 
@@ -285,6 +323,7 @@ class Extent:
     @property
     def state(self) -> str: ...
 
+@final
 class MapSummary:
     """Byte totals of an extent map (None: cannot be told here)."""
 
@@ -307,6 +346,7 @@ class MapSummary:
     @property
     def beyond_eof(self) -> Optional[int]: ...
 
+@final
 class ExtentMap:
     """A file's extent map."""
 
@@ -324,6 +364,7 @@ class ExtentMap:
         """The document of `fspace map --json`."""
     def to_json(self) -> str: ...
 
+@final
 class Recommendation:
     """The probe's advice for one intent."""
 
@@ -344,6 +385,7 @@ class Recommendation:
     @property
     def recycle(self) -> Optional[bool]: ...
 
+@final
 class ProbeResult:
     """What a probe measured and concluded."""
 
@@ -363,6 +405,7 @@ class ProbeResult:
         """The whole document of `fspace probe --json` (docs/probe-json.md)."""
     def to_json(self) -> str: ...
 
+@final
 class Record:
     """A record read back from the log."""
 
@@ -375,6 +418,7 @@ class Record:
     @property
     def offset(self) -> int: ...
 
+@final
 class ReleaseReport:
     """What Wal.release_before() did."""
 
@@ -383,25 +427,27 @@ class ReleaseReport:
     @property
     def deleted(self) -> int: ...
 
+@final
 class WalRecords(Iterator[Record]):
     """The records of a log from an LSN on (Wal.read)."""
 
     def __iter__(self) -> "WalRecords": ...
     def __next__(self) -> Record: ...
 
+@final
 class Wal:
     """A durable segment log in a directory."""
 
-    def __init__(
-        self,
-        dir: StrPath,
+    def __new__(
+        cls,
+        dir: _StrPath,
         *,
-        segment_size: Optional[Size] = None,
+        segment_size: Optional[_Size] = None,
         sync_method: str = "auto",
         prepare: str = "auto",
         use_saved: bool = True,
         direct_io: Optional[bool] = None,
-    ) -> None: ...
+    ) -> "Wal": ...
     @property
     def dir(self) -> str: ...
     @property
@@ -412,11 +458,11 @@ class Wal:
     def next_lsn(self) -> int: ...
     @property
     def max_record(self) -> int: ...
-    def commit(self, data: Buffer) -> int:
+    def commit(self, data: _Buffer) -> int:
         """Appends a record; returns its LSN once it is durable."""
-    def commit_many(self, records: Iterable[Buffer]) -> List[int]:
+    def commit_many(self, records: Iterable[_Buffer]) -> List[int]:
         """Appends records in order, one sync for all; returns their LSNs."""
-    def append(self, data: Buffer) -> int:
+    def append(self, data: _Buffer) -> int:
         """Appends a record without waiting; durable after a sync."""
     def sync(self) -> int:
         """Makes everything appended durable; returns the last LSN covered."""
@@ -440,12 +486,12 @@ class Wal:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
-def info(path: StrPath) -> FsInfo:
+def info(path: _StrPath) -> FsInfo:
     """Describes the filesystem holding path, with the policy per intent."""
 
 def grow(
-    path: StrPath,
-    size: Size,
+    path: _StrPath,
+    size: _Size,
     intent: str = "bulk",
     strategy: str = "auto",
     *,
@@ -456,12 +502,12 @@ def grow(
 ) -> GrowReport:
     """Grows the file to size bytes the right way for its filesystem."""
 
-def allocate(file: FileArg, offset: int, length: int) -> RangeReport:
+def allocate(file: _FileArg, offset: int, length: int) -> RangeReport:
     """posix_fallocate without glibc's one-byte-per-block emulation."""
 
 def copy(
-    src: StrPath,
-    dst: StrPath,
+    src: _StrPath,
+    dst: _StrPath,
     sparse: str = "auto",
     reflink: str = "auto",
     *,
@@ -472,11 +518,11 @@ def copy(
 ) -> CopyReport:
     """Copies src to dst without losing holes."""
 
-def dig(path: StrPath, *, sync: bool = False) -> DigReport:
+def dig(path: _StrPath, *, sync: bool = False) -> DigReport:
     """Punches holes over zero blocks of the file, in place."""
 
-def map(path: StrPath, *, sync: bool = False) -> ExtentMap:
+def map(path: _StrPath, *, sync: bool = False) -> ExtentMap:
     """Maps the file's extents."""
 
-def probe(dir: StrPath, quick: bool = True, *, full: bool = False) -> ProbeResult:
+def probe(dir: _StrPath, quick: bool = True, *, full: bool = False) -> ProbeResult:
     """Measures the filesystem holding dir and recommends a policy."""
