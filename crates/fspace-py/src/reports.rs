@@ -200,16 +200,17 @@ const INTENTS: [fspace::Intent; 3] = [
 
 impl FsInfo {
     pub(crate) fn from(i: &fspace::FsInfo) -> Self {
-        let policy: Vec<Plan> = INTENTS
+        let plans: Vec<(fspace::Intent, fspace::Plan)> = INTENTS
             .iter()
-            .map(|&intent| {
-                let p = plan_of(i, intent);
-                Plan {
-                    intent: intent.name().into(),
-                    ladder: p.ladder.iter().map(|s| s.name().to_string()).collect(),
-                    reason: plan_reason(&p),
-                    saved_probe: p.saved.as_deref().map(os),
-                }
+            .map(|&intent| (intent, plan_of(i, intent)))
+            .collect();
+        let policy: Vec<Plan> = plans
+            .iter()
+            .map(|(intent, p)| Plan {
+                intent: intent.name().into(),
+                ladder: p.ladder.iter().map(|s| s.name().to_string()).collect(),
+                reason: plan_reason(p),
+                saved_probe: p.saved.as_deref().map(os),
             })
             .collect();
         let (capabilities, capabilities_error) = match &i.capabilities {
@@ -234,15 +235,14 @@ impl FsInfo {
         // The document of `fspace info --json`: the facts, then the policy.
         let mut doc = serde_json::to_value(i).unwrap_or_default();
         if let Some(m) = doc.as_object_mut() {
-            let entries: Vec<serde_json::Value> = INTENTS
+            let entries: Vec<serde_json::Value> = plans
                 .iter()
-                .map(|&intent| {
-                    let p = plan_of(i, intent);
+                .map(|(intent, p)| {
                     serde_json::json!({
                         "intent": intent,
                         "ladder": p.ladder,
-                        "reason": plan_reason(&p),
-                        "saved_probe": p.saved.map(|s| s.to_string_lossy().into_owned()),
+                        "reason": plan_reason(p),
+                        "saved_probe": p.saved.as_ref().map(|s| s.to_string_lossy().into_owned()),
                     })
                 })
                 .collect();
