@@ -18,11 +18,16 @@ REPO=$(pwd)
 # Pinned so that a run builds the wheel as the last one did.
 MATURIN_VERSION=${MATURIN_VERSION:-1.16.0}
 PYTEST_VERSION=${PYTEST_VERSION:-8.3.5}
-# For tests/test_stubs.py: stubtest checks the .pyi stubs against the module.
-MYPY_VERSION=${MYPY_VERSION:-2.4.1}
 PYTHON=${PYTHON:-python3}
 
 command -v "$PYTHON" >/dev/null || { echo "python: $PYTHON not found" >&2; exit 1; }
+# For tests/test_stubs.py: stubtest checks the .pyi stubs against the module.
+# mypy 2 needs Python 3.10; 1.19.1 is the last for 3.9 (PYTHON=python3.9).
+if "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    MYPY_VERSION=${MYPY_VERSION:-2.4.1}
+else
+    MYPY_VERSION=${MYPY_VERSION:-1.19.1}
+fi
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
 WORK=$(mktemp -d)

@@ -201,3 +201,17 @@ def test_ctrl_c_stops_a_growth_and_rolls_it_back(tmp_path):
     assert child.returncode != 0 and "KeyboardInterrupt" in err, err
     assert stopped < 5, f"took {stopped:.1f} s to stop"
     assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
+
+
+def test_the_module_never_calls_posix_fallocate():
+    """docs/design.md rule 1: the native module imports no posix_fallocate
+    (the Rust tests check the CLI and the C library the same way)."""
+    import shutil
+    import subprocess
+    from fspace import _fspace
+    if shutil.which("nm") is None:
+        pytest.skip("nm is not installed (binutils; ci/matrix.sh deps installs it)")
+    out = subprocess.run(["nm", "-D", "--undefined-only", _fspace.__file__],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Py_IncRef" in out  # the listing is the module's imports
+    assert "posix_fallocate" not in out
