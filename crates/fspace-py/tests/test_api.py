@@ -215,3 +215,11 @@ def test_the_module_never_calls_posix_fallocate():
                          capture_output=True, text=True, check=True).stdout
     assert "Py_IncRef" in out  # the listing is the module's imports
     assert "posix_fallocate" not in out
+
+
+def test_star_import_keeps_the_builtin_map():
+    namespace = {}
+    exec("from fspace import *", namespace)
+    assert "map" not in namespace and "grow" in namespace and "Wal" in namespace
+    assert all(hasattr(fspace, name) for name in fspace.__all__)
+    assert callable(fspace.map)

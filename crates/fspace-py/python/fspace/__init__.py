@@ -34,9 +34,9 @@ from ._fspace import (
     dig,
     grow,
     info,
-    map,
     probe,
 )
+from ._fspace import map as map  # explicit re-export, outside __all__ (below)
 
 __all__ = [
     "Capability",
@@ -63,6 +63,7 @@ __all__ = [
     "dig",
     "grow",
     "info",
-    "map",
     "probe",
 ]
+# `map` is left out of __all__ so that `from fspace import *` does not hide
+# the builtin map(); use fspace.map.
