@@ -39,9 +39,13 @@ PY="$WORK/venv/bin/python"
     "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
 
 echo "== python: build the wheel (maturin $MATURIN_VERSION)"
-"$WORK/venv/bin/maturin" build --release --quiet -m crates/fspace-py/Cargo.toml -o "$WORK/wheels" >&2
+"$WORK/venv/bin/maturin" build --release --quiet -m crates/fspace-py/Cargo.toml \
+    -o "$WORK/wheels" >&2
 wheels=("$WORK"/wheels/fspace-*.whl)
-[ ${#wheels[@]} = 1 ] && [ -f "${wheels[0]}" ] || { echo "python: expected one wheel, found: ${wheels[*]}" >&2; exit 1; }
+if [ ${#wheels[@]} != 1 ] || [ ! -f "${wheels[0]}" ]; then
+    echo "python: expected one wheel, found: ${wheels[*]}" >&2
+    exit 1
+fi
 wheel=${wheels[0]}
 case "$(basename "$wheel")" in
     fspace-*-cp39-abi3-manylinux*_x86_64.whl | fspace-*-cp39-abi3-linux_x86_64.whl) ;;
