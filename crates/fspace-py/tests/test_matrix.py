@@ -359,3 +359,39 @@ def test_grow_and_wal_release_the_gil(fs):
           f"commit_many {c1 - c0:.4f} s, longest pause {longest_pause(ticks, c0, c1):.4f} s")
     assert longest_pause(ticks, g0, g1) < 0.5 * (g1 - g0), (g1 - g0)
     assert longest_pause(ticks, c0, c1) < 0.5 * (c1 - c0), (c1 - c0)
+
+
+def test_wal_commits_from_many_threads_share_syncs(fs):
+    """Eight Python threads commit into one Wal at once: every record comes
+    back once, and commits share syncs (group commit works through the
+    binding, which holds no lock of its own across a commit)."""
+    import threading
+    per_thread, threads = 40, 8
+    with fspace.Wal(fs.path("wal"), segment_size="1M") as w:
+        got = [[] for _ in range(threads)]
+
+        def run(t):
+            for i in range(per_thread):
+                got[t].append(w.commit(f"{t}:{i}".encode() * 100))
+
+        ts = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        records = {r.lsn: r.data for r in w.read()}
+        stats = w.stats()
+    lsns = [lsn for g in got for lsn in g]
+    assert len(set(lsns)) == threads * per_thread
+    for t in range(threads):
+        assert got[t] == sorted(got[t])  # one thread's commits in order
+        for i, lsn in enumerate(got[t]):
+            assert records[lsn] == f"{t}:{i}".encode() * 100
+    assert stats["records"] == threads * per_thread
+    # Group commit: a flush (an fdatasync, or with dsync and direct-dsync a
+    # write that is its own sync) serves several threads' commits. Measured
+    # here: about 42 flushes for 320 commits on every filesystem but tmpfs,
+    # where a sync costs next to nothing and commits seldom overlap.
+    flushes = stats["syncs"] or stats["writes"]
+    if fs.name != "tmpfs":
+        assert flushes < threads * per_thread // 2, stats
