@@ -40,6 +40,9 @@ deps() {
     [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
     command -v ssh-keygen >/dev/null || missing+=(openssh-client)
     command -v strace >/dev/null || missing+=(strace)
+    # The Python package's tests (ci/python.sh) build its wheel in a venv.
+    command -v python3 >/dev/null || missing+=(python3)
+    python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
     command -v fallocate >/dev/null || missing+=(util-linux)
     command -v setpriv >/dev/null || missing+=(util-linux)
     command -v nm >/dev/null || missing+=(binutils)

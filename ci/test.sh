@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, docs, unit tests, and the
-# integration tests on the real filesystem matrix (ext4, xfs, btrfs,
-# ext4-noextents, tmpfs, sshfs), which this script mounts and always
-# unmounts again, even when a test fails.
+# integration tests and the Python package's tests (ci/python.sh) on the
+# real filesystem matrix (ext4, xfs, btrfs, ext4-noextents, tmpfs, sshfs),
+# which this script mounts and always unmounts again, even when a test fails.
 #
 # As root it installs what it needs (Debian packages) and builds the matrix.
 # Without root there is no matrix: the per-filesystem cases are reported as
@@ -79,6 +79,16 @@ if [ "$(id -u)" = 0 ] && [ -n "$ext3" ]; then
     fi
 else
     echo "SKIPPED the Debian package's check: needs root and the ext4-noextents mount" >>"$FSPACE_SKIP_LOG"
+fi
+
+# The Python package (crates/fspace-py): its wheel built by maturin into a
+# fresh venv, and pytest on the same matrix (ci/python.sh; about 1 minute
+# once the library is built in release).
+if [ "$(id -u)" = 0 ]; then
+    echo "== python package"
+    ci/python.sh || status=1
+else
+    echo "test: not root: no filesystem matrix; the Python package's tests (ci/python.sh) are not run" >&2
 fi
 if [ -s "$FSPACE_SKIP_LOG" ]; then
     echo "== skipped"

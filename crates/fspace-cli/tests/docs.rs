@@ -14,6 +14,9 @@
 //! - ```` ```c ````: compiled with `cc -fsyntax-only` against `fspace.h` (a
 //!   fragment goes into a function body);
 //! - ```` ```json ````: parses;
+//! - ```` ```python ````: parses here (`python3`'s `ast`), and runs, in
+//!   document order, against the installed wheel in
+//!   `crates/fspace-py/tests/test_docs.py` (ci/python.sh);
 //! - ```` ```text ````: output, not checked; it holds no `$ ` prompt (a
 //!   transcript is a `console` block, so that its commands run).
 //!
@@ -118,10 +121,35 @@ const NOT_RUN: &[(&str, &str)] = &[
         "sudo ci/matrix.sh down",
         "root: unmounts the matrix; ci/test.sh runs it",
     ),
+    (
+        "pip install maturin",
+        "installs from PyPI; ci/python.sh installs it into a scratch venv",
+    ),
+    (
+        "maturin build --release -m crates/fspace-py/Cargo.toml -o dist",
+        "builds the Python wheel; ci/python.sh builds it the same way",
+    ),
+    (
+        "pip install dist/fspace-*.whl",
+        "installs the wheel; ci/python.sh installs it into a scratch venv",
+    ),
+    (
+        "ci/python.sh",
+        "the Python package's suite (a venv, a release build, the matrix); ci/test.sh runs it",
+    ),
 ];
 
 /// Languages a fence may name.
-const LANGUAGES: &[&str] = &["rust", "rust,no_run", "sh", "console", "c", "json", "text"];
+const LANGUAGES: &[&str] = &[
+    "rust",
+    "rust,no_run",
+    "sh",
+    "console",
+    "c",
+    "json",
+    "text",
+    "python",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -517,6 +545,32 @@ fn every_c_block_compiles() {
         );
     }
     assert!(n >= 2, "only {n} C blocks found");
+}
+
+/// Python blocks run in the Python package's tests (they need the built
+/// wheel); here each must at least be valid Python.
+#[test]
+fn every_python_block_parses() {
+    let mut n = 0;
+    for b in all_blocks().into_iter().filter(|b| b.lang == "python") {
+        n += 1;
+        let mut child = Command::new("python3")
+            .args(["-c", "import ast, sys; ast.parse(sys.stdin.read())"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run python3 (the Python package's docs need it)");
+        child
+            .stdin
+            .take()
+            .expect("python3's stdin")
+            .write_all(b.lines.join("\n").as_bytes())
+            .expect("write to python3");
+        let o = child.wait_with_output().expect("wait for python3");
+        assert!(o.status.success(), "{}: not Python:\n{}", b.at(), text(&o));
+    }
+    assert!(n >= 5, "only {n} python blocks found");
 }
 
 #[test]

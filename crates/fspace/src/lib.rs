@@ -114,6 +114,7 @@ pub mod markdown_doctests {
     doctest!(Measurements, "../../../docs/measurements.md");
     doctest!(Probe, "../../../docs/probe.md");
     doctest!(ProbeJson, "../../../docs/probe-json.md");
+    doctest!(Python, "../../../docs/python.md");
     doctest!(Testing, "../../../docs/testing.md");
     doctest!(Wal, "../../../docs/wal.md");
     doctest!(WalFormat, "../../../docs/wal-format.md");
