@@ -54,7 +54,16 @@ build() {
     "$target_dir/release/fspace" generate complete fish >"$STAGE/completions/fspace.fish"
     gzip -9nc CHANGELOG.md >"$STAGE/changelog.gz"
     copyright >"$STAGE/copyright" || die "the copyright file could not be made"
-    cargo deb --quiet -p fspace-cli --no-build --output target/debian/
+    # The package's Maintainer: whoever builds it, by Debian's convention
+    # (DEBFULLNAME, DEBEMAIL); without them the project's name, with no
+    # address (dpkg accepts it; lintian and Debian's archive would not).
+    local maintainer=()
+    if [ -n "${DEBEMAIL:-}" ]; then
+        maintainer=(--maintainer "${DEBFULLNAME:-$(id -un)} <$DEBEMAIL>")
+    else
+        log "DEBEMAIL is not set: the package's Maintainer field has no address"
+    fi
+    cargo deb --quiet -p fspace-cli --no-build --output target/debian/ "${maintainer[@]}"
 }
 
 # The copyright file in Debian's machine-readable format: fspace's own

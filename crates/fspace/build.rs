@@ -23,11 +23,16 @@ fn main() {
         docs.sort();
         files.extend(docs);
     }
-    println!("cargo:rerun-if-changed={}", root.join("docs").display());
+    // Watched only where they exist: cargo reruns a build script every time
+    // for a missing path (a packaged crate has neither).
+    if root.join("docs").is_dir() {
+        println!("cargo:rerun-if-changed={}", root.join("docs").display());
+    }
+    println!("cargo:rerun-if-changed=build.rs");
     let mut code = String::new();
     let mut list = String::new();
     let mut n = 0;
-    for f in &files {
+    for f in files.iter().filter(|f| f.exists()) {
         println!("cargo:rerun-if-changed={}", f.display());
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;

@@ -18,7 +18,8 @@ use std::path::PathBuf;
         (16M = 16MiB = 16 x 2^20 bytes); KB MB GB TB PB EB are decimal (1MB = 1,000,000 \
         bytes), as in GNU truncate and dd. A fraction must be a whole number of bytes \
         (1.5K = 1536). Output prints binary units (KiB, MiB, GiB).\n\n\
-        Manual: docs/cli.md in the source tree."
+        Manual: man fspace-COMMAND (fspace-copy, fspace-wal-dump, ...), and docs/cli.md in \
+        the source tree."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -76,13 +77,13 @@ pub(crate) enum Command {
         after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
         copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
         before anything was copied; the report says which ran and why others did not.\n\n\
-        --sparse auto      keep the source's holes, copy its data as it is\n\
-        --sparse always    also turn zero blocks in the data into holes\n\
-        --sparse never     write holes as zeros: the copy is fully allocated\n\
-        --reflink auto     share blocks when possible and --sparse is auto\n\
-        --reflink always   share blocks or fail\n\
-        --reflink never    every block of the copy is its own\n\
-        --keep-allocation  fallocated, never-written space stays reserved\n                   \
+        \x20 --sparse auto      keep the source's holes, copy its data as it is\n\
+        \x20 --sparse always    also turn zero blocks in the data into holes\n\
+        \x20 --sparse never     write holes as zeros: the copy is fully allocated\n\
+        \x20 --reflink auto     share blocks when possible and --sparse is auto\n\
+        \x20 --reflink always   share blocks or fail\n\
+        \x20 --reflink never    every block of the copy is its own\n\
+        \x20 --keep-allocation  fallocated, never-written space stays reserved\n                     \
         (default: it becomes holes, as with cp)\n\n\
         DST may be a pipe, FIFO or character device (written in order, holes as zeros) or, with \
         --force, a block device: only the data is written, zero ranges are zeroed with BLKZEROOUT \
@@ -215,7 +216,7 @@ pub(crate) enum BenchCommand {
         recycled      overwrite of a file written and synced beforehand\n                \
         (the ceiling, as pg_test_fsync measures it)\n  \
         wal           fspace's segment log: prepared or recycled segments,\n                \
-        group commit\n\
+        group commit\n\n\
         (The older names append, allocate, write-zeroes, zero-fill-now and overwrite \
         are accepted.)\n\n\
         Sync methods: the file modes commit with fdatasync unless --sync-method names \
@@ -297,6 +298,74 @@ fn engine_arg(s: &str) -> Result<fspace::probe::Engine, String> {
     s.parse()
 }
 
+/// A parser that also names the values it takes, for the shell
+/// completions and man pages (`fspace generate`): `inner` still parses, with
+/// its own messages and aliases; `names` are what is offered.
+#[derive(Clone)]
+pub(crate) struct Named<P> {
+    inner: P,
+    names: Vec<&'static str>,
+}
+
+impl<P> Named<P> {
+    fn new(inner: P, names: impl IntoIterator<Item = &'static str>) -> Self {
+        Named {
+            inner,
+            names: names.into_iter().collect(),
+        }
+    }
+}
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Named<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.inner.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}
+
+/// A value parser of fixed names: a plain function, with the names offered.
+type NamedFn<T> = Named<fn(&str) -> Result<T, String>>;
+
+fn strategies() -> NamedFn<StrategyArg> {
+    let names = std::iter::once("auto").chain(Strategy::ALL.map(Strategy::name));
+    Named::new(strategy_arg, names)
+}
+
+fn intents() -> NamedFn<Intent> {
+    Named::new(intent_arg, ["bulk", "log", "sparse"])
+}
+
+fn engines() -> NamedFn<fspace::probe::Engine> {
+    Named::new(
+        engine_arg,
+        fspace::probe::Engine::ALL.map(fspace::probe::Engine::name),
+    )
+}
+
+fn sparse_modes() -> NamedFn<fspace::SparseMode> {
+    Named::new(|s| s.parse(), ["auto", "always", "never"])
+}
+
+fn reflink_modes() -> NamedFn<fspace::ReflinkMode> {
+    Named::new(|s| s.parse(), ["auto", "always", "never"])
+}
+
 fn intent_arg(s: &str) -> Result<Intent, String> {
     s.parse()
 }
@@ -333,7 +402,7 @@ pub(crate) struct ProbeArgs {
     /// Also advise an engine's settings, measured its way: postgresql,
     /// mariadb, rocksdb (repeat, or a comma list). Adds up to 6 s per
     /// engine with --quick, 15 s, or 40 s with --full.
-    #[arg(long = "for", value_name = "ENGINE", value_delimiter = ',', value_parser = engine_arg)]
+    #[arg(long = "for", value_name = "ENGINE", value_delimiter = ',', value_parser = engines(), hide_possible_values = true)]
     pub engines: Vec<fspace::probe::Engine>,
     /// With --for: write each engine's fragment into this directory
     /// (postgresql.conf.fspace, my.cnf.fspace, rocksdb.options.fspace).
@@ -360,10 +429,10 @@ pub(crate) struct GrowArgs {
     #[arg(value_parser = size_arg, allow_hyphen_values = true)]
     pub size: u64,
     /// How to grow; auto chooses by filesystem and intent.
-    #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+    #[arg(long, default_value = "auto", value_parser = strategies(), hide_possible_values = true)]
     pub strategy: StrategyArg,
     /// What the space is for (drives auto).
-    #[arg(long = "for", default_value = "bulk", value_parser = intent_arg)]
+    #[arg(long = "for", default_value = "bulk", value_parser = intents(), hide_possible_values = true)]
     pub intent: Intent,
     /// Create FILE if missing (it appears only once fully grown).
     #[arg(long)]
@@ -393,10 +462,10 @@ pub(crate) struct CopyArgs {
     /// The copy's name, or an existing directory to copy into.
     pub dst: PathBuf,
     /// What to do with zeros: auto, always, never.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::SparseMode>()))]
+    #[arg(long, default_value = "auto", value_parser = sparse_modes(), hide_possible_values = true)]
     pub sparse: fspace::SparseMode,
     /// Whether the copy may share the source's blocks: auto, always, never.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<fspace::ReflinkMode>()))]
+    #[arg(long, default_value = "auto", value_parser = reflink_modes(), hide_possible_values = true)]
     pub reflink: fspace::ReflinkMode,
     /// Replace DST if it exists (never SRC itself).
     #[arg(long, short)]
@@ -476,7 +545,7 @@ pub(crate) struct CommitArgs {
     pub segment_size: u64,
     /// How the log prepares new segments in wal mode: auto (the policy for
     /// intent log) or a strategy.
-    #[arg(long, default_value = "auto", value_parser = strategy_arg)]
+    #[arg(long, default_value = "auto", value_parser = strategies(), hide_possible_values = true)]
     pub prepare: StrategyArg,
     /// O_DIRECT writes: auto (the log's choice in wal mode, on ext4 and xfs
     /// with direct-dsync; file modes only with direct-dsync), on (every
@@ -492,4 +561,37 @@ pub(crate) struct CommitArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod named_tests {
+    use super::*;
+    use clap::builder::TypedValueParser;
+
+    /// Every value offered to the shells parses; a name the parser refuses
+    /// would be completed, then rejected.
+    fn all_parse<P: TypedValueParser>(p: P, what: &str) {
+        let cmd = clap::Command::new("t");
+        let names: Vec<String> = p
+            .possible_values()
+            .expect("named values")
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert!(names.len() >= 3, "{what}: {names:?}");
+        for n in names {
+            assert!(
+                p.parse_ref(&cmd, None, std::ffi::OsStr::new(&n)).is_ok(),
+                "{what}: offered {n:?} does not parse"
+            );
+        }
+    }
+
+    #[test]
+    fn offered_values_parse() {
+        all_parse(strategies(), "strategy");
+        all_parse(intents(), "intent");
+        all_parse(engines(), "engine");
+        all_parse(sparse_modes(), "sparse");
+        all_parse(reflink_modes(), "reflink");
+    }
 }

@@ -16,6 +16,11 @@ pub(crate) fn run(what: GenerateCommand) -> fspace::Result<()> {
             emit(&String::from_utf8_lossy(&page))
         }
         GenerateCommand::Man { dir: Some(dir) } => {
+            if dir.exists() && !dir.is_dir() {
+                // create_dir_all would say "File exists", which hides why.
+                let e = std::io::Error::from_raw_os_error(rustix::io::Errno::NOTDIR.raw_os_error());
+                return Err(io_err("generate man into", &dir, e));
+            }
             std::fs::create_dir_all(&dir).map_err(|e| io_err("mkdir", &dir, e))?;
             let mut written = String::new();
             for path in write_pages(&built(), &dir)? {

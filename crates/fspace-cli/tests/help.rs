@@ -270,6 +270,12 @@ fn completions_name_every_subcommand_and_option() {
     };
     assert_eq!(complete("fspace pro"), ["probe"]);
     assert_eq!(complete("fspace probe --qu"), ["--quick", "--quiet"]);
+    // An option with fixed values offers them, not file names.
+    assert_eq!(
+        complete("fspace copy --sparse "),
+        ["auto", "always", "never"]
+    );
+    assert_eq!(complete("fspace grow --for l"), ["log"]);
     let walk = complete("fspace wal ");
     for sub in ["stat", "verify", "dump"] {
         assert!(

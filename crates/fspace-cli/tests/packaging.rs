@@ -65,10 +65,9 @@ fn packages_hold_sources_and_no_test_data() {
             files.contains(&"src/lib.rs") || files.contains(&"src/main.rs"),
             "{name}: no sources in {files:?}"
         );
-        assert!(
-            files.contains(&"README.md"),
-            "{name}: no README in the package"
-        );
+        for want in ["README.md", "LICENSE-MIT", "LICENSE-APACHE"] {
+            assert!(files.contains(&want), "{name}: no {want} in the package");
+        }
         let mut bytes = 0;
         // .cargo_vcs_info.json is cargo's own record of the commit.
         for f in files.iter().filter(|f| **f != ".cargo_vcs_info.json") {

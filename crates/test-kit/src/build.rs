@@ -190,16 +190,34 @@ pub fn emit() {
     for fs in runs_on(m.as_deref(), b.as_deref(), r.as_deref()) {
         println!("cargo::rustc-cfg=fspace_test_fs=\"{fs}\"");
     }
-    // Loop images: made only by tests that ask for them, so a machine
-    // without root or a mkfs ignores those tests (counted as ignored)
-    // rather than passing them; under FSPACE_REQUIRE_MATRIX they run and
-    // fail on what is missing. PATH decides the tools, so it reruns this.
-    println!("cargo:rerun-if-env-changed=PATH");
     let loops: Vec<String> = LOOP.iter().map(|(n, _)| format!("\"{n}\"")).collect();
     println!(
         "cargo::rustc-check-cfg=cfg(fspace_loop_fs, values({}))",
         loops.join(", ")
     );
+    let engines: Vec<String> = ENGINES.iter().map(|n| format!("\"{n}\"")).collect();
+    println!(
+        "cargo::rustc-check-cfg=cfg(fspace_engine, values({}))",
+        engines.join(", ")
+    );
+    println!(
+        "cargo::rustc-env={BUILT_FOR}={}",
+        signature(m.as_deref(), b.as_deref(), r.as_deref())
+    );
+    // A crate built from a registry has no tests directory: none of what
+    // follows decides anything there, and watching PATH or dpkg's status
+    // would rebuild it (and whatever depends on it) after every change of
+    // either.
+    let has_tests = std::env::var_os("CARGO_MANIFEST_DIR")
+        .is_some_and(|d| std::path::Path::new(&d).join("tests").is_dir());
+    if !has_tests {
+        return;
+    }
+    // Loop images: made only by tests that ask for them, so a machine
+    // without root or a mkfs ignores those tests (counted as ignored)
+    // rather than passing them; under FSPACE_REQUIRE_MATRIX they run and
+    // fail on what is missing. PATH decides the tools, so it reruns this.
+    println!("cargo:rerun-if-env-changed=PATH");
     for (fs, _) in LOOP {
         if required(r.as_deref()) || loop_missing(fs).is_none() {
             println!("cargo::rustc-cfg=fspace_loop_fs=\"{fs}\"");
@@ -211,11 +229,6 @@ pub fn emit() {
     // Installing a package rewrites dpkg's status file, so the choice is
     // made again then (watched only where it exists: cargo reruns a build
     // script every time for a missing path).
-    let engines: Vec<String> = ENGINES.iter().map(|n| format!("\"{n}\"")).collect();
-    println!(
-        "cargo::rustc-check-cfg=cfg(fspace_engine, values({}))",
-        engines.join(", ")
-    );
     if std::path::Path::new(DPKG_STATUS).exists() {
         println!("cargo:rerun-if-changed={DPKG_STATUS}");
     }
@@ -224,8 +237,4 @@ pub fn emit() {
             println!("cargo::rustc-cfg=fspace_engine=\"{engine}\"");
         }
     }
-    println!(
-        "cargo::rustc-env={BUILT_FOR}={}",
-        signature(m.as_deref(), b.as_deref(), r.as_deref())
-    );
 }
