@@ -25,6 +25,7 @@
 //! are documented in `docs/probe-json.md`.
 
 mod busy;
+mod compare;
 pub(crate) mod decide;
 mod engine_rounds;
 mod engines;
@@ -38,8 +39,13 @@ mod stats;
 pub(crate) mod verdict;
 
 pub use crate::bench::SpaceState;
-pub use crate::policy::{FsKey, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA};
+pub use crate::policy::{
+    Expected, FsKey, LogSetup, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA,
+};
 pub use busy::{Busy, DeviceWrites};
+pub use compare::{
+    compare_saved, CompareOptions, Comparison, COMPARE_ROUNDS, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
+};
 pub use engine_rounds::engine_time;
 pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};

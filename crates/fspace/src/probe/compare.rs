@@ -1,0 +1,273 @@
+//! `fspace probe --compare-saved`: the recommended log setup measured again
+//! and compared with what `fspace probe --save` measured for it, so that a
+//! fleet notices a disk (or a kernel, or a mount option) that got slower.
+//!
+//! Only the measurement the comparison needs is made: commits through
+//! fspace's log set up as saved (preparation, sync method, record and
+//! segment size, time per run), in [`COMPARE_ROUNDS`] runs, whose median
+//! is compared with the saved median.
+
+use super::entry::check_dir;
+use super::plan::summarize;
+use super::schema::{ProbeProgress, StateResult};
+use super::stats::{p_greater, range, utc};
+use crate::bench::{run_commit, CommitBenchOptions, SpaceState};
+use crate::error::{Error, Result};
+use crate::fs_info::fs_info;
+use crate::note::Note;
+use crate::policy::{Expected, FsKey, SavedResults, StrategyChoice};
+use crate::sys::Errno;
+use crate::units::format_human;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The JSON schema of a [`Comparison`]: a name and a major version, bumped
+/// when a field changes meaning or goes away (fields may be added).
+pub const COMPARE_SCHEMA: &str = "fspace-probe-compare/1";
+
+/// How far below the saved median the fresh median may fall before the
+/// comparison says "regressed": 20%. Repeated runs of the same state on
+/// the test machine differ by 5-10% (the probe's `TIE_MARGIN` of 10% is
+/// set from that), so an alarm at twice that margin is not raised by
+/// ordinary noise, while a disk that lost a fifth of its commit rate is
+/// worth a look.
+pub const DEFAULT_THRESHOLD: f64 = 0.20;
+
+/// Runs measured afresh: 5, the full probe's number of rounds (its median
+/// is robust to two outliers, where the quick probe's three runs bear one).
+pub const COMPARE_ROUNDS: usize = 5;
+
+/// Shortest time one run is given (the probe's shortest time per state).
+const MIN_RUN: Duration = Duration::from_millis(250);
+
+/// Longest time one run is given, whatever the saved probe gave its runs
+/// (a full probe's 3 s): the comparison is meant to be cheap enough for a
+/// timer.
+const MAX_RUN: Duration = Duration::from_secs(3);
+
+/// How to compare.
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub struct CompareOptions<'a> {
+    /// The share of the saved median the fresh median may fall below it
+    /// without counting as a regression (0.2: 20%).
+    pub threshold: f64,
+    /// Runs to measure (at least 1).
+    pub rounds: usize,
+    /// Checked between and inside runs: when it becomes true the
+    /// comparison stops and fails with `ECANCELED`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called when each run starts.
+    pub progress: Option<&'a dyn Fn(&ProbeProgress)>,
+}
+
+impl Default for CompareOptions<'_> {
+    fn default() -> Self {
+        CompareOptions {
+            threshold: DEFAULT_THRESHOLD,
+            rounds: COMPARE_ROUNDS,
+            cancel: None,
+            progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CompareOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompareOptions")
+            .field("threshold", &self.threshold)
+            .field("rounds", &self.rounds)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+setters!(CompareOptions<'a> { threshold: f64, rounds: usize, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)> });
+
+/// The recommended log setup measured again against its saved measurement.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// [`COMPARE_SCHEMA`].
+    pub schema: &'static str,
+    /// The directory measured in.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub directory: PathBuf,
+    /// When the fresh runs started, seconds since the Unix epoch.
+    pub started_unix: u64,
+    /// The same as `YYYY-MM-DD HH:MM:SS UTC`.
+    pub started_utc: String,
+    /// How long the fresh runs took, preparation included.
+    #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
+    pub elapsed: Duration,
+    /// The filesystem's key (what the saved file was found by).
+    pub key: FsKey,
+    /// The saved file.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
+    pub saved_path: PathBuf,
+    /// When the saved probe measured (`YYYY-MM-DD HH:MM:SS UTC`).
+    pub measured_utc: String,
+    /// What measured it (`fspace probe --save (quick)`).
+    pub measured_by: String,
+    /// What was compared, in words.
+    pub compared: String,
+    /// The saved measurement: its median, setup and runs.
+    pub saved: Expected,
+    /// The fresh runs (state `wal`).
+    pub fresh: StateResult,
+    /// The fresh median ÷ the saved median.
+    pub ratio: f64,
+    /// The threshold (0.2: the fresh median may be up to 20% below the
+    /// saved one).
+    pub threshold: f64,
+    /// True if and only if `ratio` is below `1 - threshold`.
+    pub regressed: bool,
+    /// The one-sided rank test's p-value that the saved runs are larger
+    /// than the fresh ones: how clearly the runs separate, beside the
+    /// medians that decide (small: all saved runs above all fresh ones).
+    pub p_value: f64,
+    /// What qualifies the fresh figures.
+    pub notes: Vec<Note>,
+}
+
+impl Comparison {
+    /// The slowest and fastest saved run, commits/s.
+    pub fn saved_range(&self) -> (f64, f64) {
+        range(&self.saved.setup.runs)
+    }
+}
+
+/// Measures commits through fspace's log in `dir`, set up as the
+/// measurement saved in `store` for `dir`'s filesystem says (the probe's
+/// prediction: preparation, sync method, record size, segment size, time
+/// per run), in `opts.rounds` runs, and compares their median with the
+/// saved one. Returns `None`, having measured nothing, when nothing
+/// comparable is saved for this filesystem (no saved file, or one saved
+/// without the log's measurement: by an earlier version, or where the log
+/// could not be measured).
+///
+/// Refuses, as [`probe`](super::probe) does, a directory that is missing,
+/// not a directory, read-only or not writable; a saved file that cannot be
+/// read is an error.
+pub fn compare_saved(
+    dir: impl AsRef<Path>,
+    store: &SavedResults,
+    opts: &CompareOptions<'_>,
+) -> Result<Option<Comparison>> {
+    let dir = dir.as_ref();
+    let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if !(opts.threshold > 0.0 && opts.threshold < 1.0) {
+        return Err(Error::refused_errno(
+            "probe --compare-saved",
+            dir,
+            Errno::INVAL,
+            format!(
+                "threshold {} is not between 0 and 1 (0.2 is 20%)",
+                opts.threshold
+            ),
+        ));
+    }
+    check_dir(dir)?;
+    let info = fs_info(dir)?;
+    let Some(saved) = store.load(&info)? else {
+        return Ok(None);
+    };
+    let Some(expected) = saved.policy.expected.clone() else {
+        return Ok(None);
+    };
+    let setup = &expected.setup;
+    let per_run = Duration::from_secs_f64(setup.seconds_per_run.max(0.0)).clamp(MIN_RUN, MAX_RUN);
+    let start = Instant::now();
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let bopts = CommitBenchOptions {
+        record_size: setup.record_size,
+        // The log's own files are its segments; the file size only has to
+        // hold a record.
+        file_size: setup.segment_size.max(setup.record_size as u64),
+        segment_size: setup.segment_size,
+        duration: per_run,
+        prepare: StrategyChoice::with_fallbacks(setup.strategy),
+        sync_methods: vec![setup.sync_method],
+        stop_at_end: true,
+        ..Default::default()
+    };
+    let rounds = opts.rounds.max(1);
+    let cancelled = || opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let mut runs = vec![];
+    for i in 0..rounds {
+        if cancelled() {
+            return Err(interrupted(dir));
+        }
+        if let Some(p) = opts.progress {
+            p(&ProbeProgress {
+                step: i + 1,
+                steps: rounds,
+                what: format!(
+                    "8 KiB commits through fspace's log, {} (run {} of {rounds})",
+                    setup.words(),
+                    i + 1
+                ),
+                elapsed: start.elapsed(),
+                budget: per_run * rounds as u32,
+            });
+        }
+        let r = run_commit(dir, SpaceState::Wal, &bopts, opts.cancel);
+        if cancelled() {
+            return Err(interrupted(dir));
+        }
+        runs.push(r?);
+    }
+    let fresh = summarize(SpaceState::Wal, &runs);
+    if let Some(why) = &fresh.unsupported {
+        return Err(Error::refused_errno(
+            "probe --compare-saved",
+            dir,
+            Errno::OPNOTSUPP,
+            format!("the saved setup ({}) cannot run here: {why}", setup.words()),
+        ));
+    }
+    let ratio = if expected.commits_per_sec > 0.0 {
+        fresh.commits_per_sec / expected.commits_per_sec
+    } else {
+        1.0
+    };
+    let compared = format!(
+        "commits through fspace's log ({}; one writer, {} records, {} segments): the median of {} fresh runs of up to {:.2} s each against the saved median of {} runs",
+        setup.words(),
+        format_human(setup.record_size as u64),
+        format_human(setup.segment_size),
+        fresh.runs.len(),
+        per_run.as_secs_f64(),
+        setup.runs.len()
+    );
+    let notes = fresh.notes.clone();
+    Ok(Some(Comparison {
+        schema: COMPARE_SCHEMA,
+        directory: dir.to_path_buf(),
+        started_unix: started,
+        started_utc: utc(started),
+        elapsed: start.elapsed(),
+        key: FsKey::of(&info),
+        saved_path: saved.path.clone(),
+        measured_utc: saved.policy.measured_utc.clone(),
+        measured_by: saved.policy.measured_by.clone(),
+        compared,
+        p_value: p_greater(&setup.runs, &fresh.runs),
+        saved: expected,
+        fresh,
+        ratio,
+        threshold: opts.threshold,
+        regressed: ratio < 1.0 - opts.threshold,
+        notes,
+    }))
+}
+
+fn interrupted(dir: &Path) -> Error {
+    Error::refused_errno("probe --compare-saved", dir, Errno::CANCELED, "interrupted")
+}
