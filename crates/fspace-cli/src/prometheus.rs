@@ -548,8 +548,9 @@ pub(crate) fn check_path(p: &Path) -> fspace::Result<()> {
         return Err(refuse(
             e,
             format!(
-                "cannot create files in {}: the file is replaced by renaming a new one over it",
-                dir.display()
+                "cannot create files in {}: {} (the file is replaced by renaming a new one over it)",
+                dir.display(),
+                std::io::Error::from(e)
             ),
         ));
     }

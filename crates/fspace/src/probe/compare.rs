@@ -10,11 +10,11 @@
 use super::entry::check_dir;
 use super::plan::summarize;
 use super::schema::{ProbeProgress, StateResult};
-use super::stats::{p_greater, range, utc};
+use super::stats::{p_greater, range, utc, ALPHA};
 use crate::bench::{run_commit, CommitBenchOptions, SpaceState};
 use crate::error::{Error, Result};
 use crate::fs_info::fs_info;
-use crate::note::Note;
+use crate::note::{Note, NoteKind};
 use crate::policy::{Expected, FsKey, SavedResults, StrategyChoice};
 use crate::sys::Errno;
 use crate::units::format_human;
@@ -39,8 +39,13 @@ pub const DEFAULT_THRESHOLD: f64 = 0.20;
 /// is robust to two outliers, where the quick probe's three runs bear one).
 pub const COMPARE_ROUNDS: usize = 5;
 
-/// Shortest time one run is given (the probe's shortest time per state).
-const MIN_RUN: Duration = Duration::from_millis(250);
+/// Shortest time one fresh run is given: 1 s, even where the saved probe
+/// gave its runs less (a quick probe on the test matrix: 0.25 s). Runs that
+/// short of the log on the matrix's loop devices, whose images share the
+/// host's disk, ranged from 89 to 2,626 commits/s within one comparison
+/// while a neighbour built code; a longer run averages such bursts, and the
+/// rate it measures is the same quantity (commits over time, one writer).
+const MIN_RUN: Duration = Duration::from_secs(1);
 
 /// Longest time one run is given, whatever the saved probe gave its runs
 /// (a full probe's 3 s): the comparison is meant to be cheap enough for a
@@ -200,28 +205,63 @@ pub fn compare_saved(
     let rounds = opts.rounds.max(1);
     let cancelled = || opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let mut runs = vec![];
-    for i in 0..rounds {
-        if cancelled() {
-            return Err(interrupted(dir));
+    // Measures `n` more runs; `total` is how many the comparison plans.
+    let measure = |n: usize, total: usize, runs: &mut Vec<_>| -> Result<()> {
+        for _ in 0..n {
+            if cancelled() {
+                return Err(interrupted(dir));
+            }
+            if let Some(p) = opts.progress {
+                p(&ProbeProgress {
+                    step: runs.len() + 1,
+                    steps: total,
+                    what: format!(
+                        "8 KiB commits through fspace's log, {} (run {} of {total})",
+                        setup.words(),
+                        runs.len() + 1
+                    ),
+                    elapsed: start.elapsed(),
+                    budget: per_run * total as u32,
+                });
+            }
+            let r = run_commit(dir, SpaceState::Wal, &bopts, opts.cancel);
+            if cancelled() {
+                return Err(interrupted(dir));
+            }
+            runs.push(r?);
         }
-        if let Some(p) = opts.progress {
-            p(&ProbeProgress {
-                step: i + 1,
-                steps: rounds,
-                what: format!(
-                    "8 KiB commits through fspace's log, {} (run {} of {rounds})",
-                    setup.words(),
-                    i + 1
-                ),
-                elapsed: start.elapsed(),
-                budget: per_run * rounds as u32,
-            });
-        }
-        let r = run_commit(dir, SpaceState::Wal, &bopts, opts.cancel);
-        if cancelled() {
-            return Err(interrupted(dir));
-        }
-        runs.push(r?);
+        Ok(())
+    };
+    measure(rounds, rounds, &mut runs)?;
+    let mut notes = vec![];
+    let first = verdict(
+        &expected,
+        &summarize(SpaceState::Wal, &runs),
+        opts.threshold,
+    );
+    if first.regressed && first.p_value > ALPHA {
+        // Confirm before alarming: a neighbour's burst of writes can
+        // depress a few seconds of runs (see MIN_RUN). The median of
+        // twice the runs decides.
+        measure(rounds, 2 * rounds, &mut runs)?;
+        let all = verdict(
+            &expected,
+            &summarize(SpaceState::Wal, &runs),
+            opts.threshold,
+        );
+        notes.push(Note::new(
+            NoteKind::TooCloseToCall,
+            format!(
+                "the first {rounds} runs were {:.0}% below the saved median but overlapped the saved runs (rank test p = {:.2}, {ALPHA} needed), so {rounds} more were measured: {}",
+                (1.0 - first.ratio) * 100.0,
+                first.p_value,
+                if all.regressed {
+                    format!("the median of all {} is still {:.0}% below", runs.len(), (1.0 - all.ratio) * 100.0)
+                } else {
+                    format!("the median of all {} is within the threshold", runs.len())
+                }
+            ),
+        ));
     }
     let fresh = summarize(SpaceState::Wal, &runs);
     if let Some(why) = &fresh.unsupported {
@@ -232,11 +272,7 @@ pub fn compare_saved(
             format!("the saved setup ({}) cannot run here: {why}", setup.words()),
         ));
     }
-    let ratio = if expected.commits_per_sec > 0.0 {
-        fresh.commits_per_sec / expected.commits_per_sec
-    } else {
-        1.0
-    };
+    let v = verdict(&expected, &fresh, opts.threshold);
     let compared = format!(
         "commits through fspace's log ({}; one writer, {} records, {} segments): the median of {} fresh runs of up to {:.2} s each against the saved median of {} runs",
         setup.words(),
@@ -246,7 +282,7 @@ pub fn compare_saved(
         per_run.as_secs_f64(),
         setup.runs.len()
     );
-    let notes = fresh.notes.clone();
+    notes.extend(fresh.notes.iter().cloned());
     Ok(Some(Comparison {
         schema: COMPARE_SCHEMA,
         directory: dir.to_path_buf(),
@@ -258,14 +294,35 @@ pub fn compare_saved(
         measured_utc: saved.policy.measured_utc.clone(),
         measured_by: saved.policy.measured_by.clone(),
         compared,
-        p_value: p_greater(&setup.runs, &fresh.runs),
+        p_value: v.p_value,
         saved: expected,
         fresh,
-        ratio,
+        ratio: v.ratio,
         threshold: opts.threshold,
-        regressed: ratio < 1.0 - opts.threshold,
+        regressed: v.regressed,
         notes,
     }))
+}
+
+/// The ratio of the medians, whether it is below `1 - threshold`, and the
+/// rank test's p-value that the saved runs are larger.
+struct Verdict {
+    ratio: f64,
+    regressed: bool,
+    p_value: f64,
+}
+
+fn verdict(saved: &Expected, fresh: &StateResult, threshold: f64) -> Verdict {
+    let ratio = if saved.commits_per_sec > 0.0 {
+        fresh.commits_per_sec / saved.commits_per_sec
+    } else {
+        1.0
+    };
+    Verdict {
+        ratio,
+        regressed: ratio < 1.0 - threshold,
+        p_value: p_greater(&saved.setup.runs, &fresh.runs),
+    }
 }
 
 fn interrupted(dir: &Path) -> Error {
