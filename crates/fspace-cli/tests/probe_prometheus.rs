@@ -225,10 +225,7 @@ common::per_fs! {
         // The figures are the JSON's.
         for st in v["commit"]["states"].as_array().unwrap() {
             let state = st["state"].as_str().unwrap();
-            let sync = match st["wal"]["io"]["sync_method"].as_str() {
-                Some(m) => m,
-                None => "fdatasync",
-            };
+            let sync = st["wal"]["io"]["sync_method"].as_str().unwrap_or("fdatasync");
             let l = [("state", state), ("sync", sync)];
             let supported = st["unsupported"].is_null();
             assert_eq!(
