@@ -111,6 +111,7 @@ pub mod markdown_doctests {
     doctest!(Engines, "../../../docs/engines.md");
     doctest!(Filesystems, "../../../docs/filesystems.md");
     doctest!(Measurements, "../../../docs/measurements.md");
+    doctest!(Monitoring, "../../../docs/monitoring.md");
     doctest!(Probe, "../../../docs/probe.md");
     doctest!(ProbeJson, "../../../docs/probe-json.md");
     doctest!(Testing, "../../../docs/testing.md");

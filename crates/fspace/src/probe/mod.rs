@@ -23,6 +23,11 @@
 //!
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.
+//!
+//! [`compare_saved`] measures again only what a save kept of the log's
+//! recommended setup ([`Expected`]) and compares the median with the saved
+//! one ([`Comparison`]): a fleet's check that a filesystem did not get
+//! slower.
 
 mod busy;
 mod compare;
