@@ -410,6 +410,51 @@ impl SavedResults {
 mod tests {
     use super::*;
 
+    /// The log's expected rate survives a save and a load; a file saved
+    /// before it existed reads with none.
+    #[test]
+    fn expected_round_trips_and_may_be_absent() {
+        let key = FsKey {
+            fs_type: "ext4".into(),
+            source: "/dev/loop0".into(),
+            mount_point: "/mnt".into(),
+            fsid: "0x1".into(),
+            uuid: String::new(),
+            options: "rw".into(),
+        };
+        let mut p = SavedPolicy {
+            schema: SCHEMA.into(),
+            measured_utc: "2026-11-28 05:00:00 UTC".into(),
+            measured_by: "fspace probe --save (quick)".into(),
+            key,
+            recommendations: vec![],
+            expected: Some(Expected {
+                commits_per_sec: 943.0,
+                setup: LogSetup {
+                    strategy: Strategy::ZeroFill,
+                    sync_method: SyncMethod::DirectDsync,
+                    record_size: 8192,
+                    segment_size: 16 << 20,
+                    seconds_per_run: 0.25,
+                    runs: vec![1642.0, 531.0, 943.0],
+                },
+            }),
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        // Flattened: the setup's fields sit beside the median.
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["expected"]["strategy"], "zero-fill");
+        assert_eq!(v["expected"]["sync_method"], "direct-dsync");
+        assert_eq!(v["expected"]["commits_per_sec"], 943.0);
+        let back: SavedPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, p);
+        p.expected = None;
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(!text.contains("expected"), "{text}");
+        let back: SavedPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.expected, None);
+    }
+
     /// A measurement saved by an earlier fspace (a whole `fspace-probe/1`
     /// result, as recorded in bench/runs/) still reads back: its key and
     /// its measured recommendations.

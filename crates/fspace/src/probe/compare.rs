@@ -328,3 +328,67 @@ fn verdict(saved: &Expected, fresh: &StateResult, threshold: f64) -> Verdict {
 fn interrupted(dir: &Path) -> Error {
     Error::refused_errno("probe --compare-saved", dir, Errno::CANCELED, "interrupted")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::LogSetup;
+    use crate::strategy::{Strategy, SyncMethod};
+
+    fn saved(median: f64, runs: &[f64]) -> Expected {
+        Expected {
+            commits_per_sec: median,
+            setup: LogSetup {
+                strategy: Strategy::ZeroFill,
+                sync_method: SyncMethod::DirectDsync,
+                record_size: 8192,
+                segment_size: 16 << 20,
+                seconds_per_run: 0.25,
+                runs: runs.to_vec(),
+            },
+        }
+    }
+
+    fn fresh(runs: &[f64]) -> StateResult {
+        let mut s = summarize(SpaceState::Wal, &[]);
+        s.runs = runs.to_vec();
+        s.commits_per_sec = super::super::stats::median(&mut runs.to_vec());
+        s
+    }
+
+    /// The medians decide: regressed below 1 - threshold, not at it.
+    #[test]
+    fn the_medians_decide_against_the_threshold() {
+        let s = saved(1000.0, &[900.0, 1000.0, 1100.0]);
+        let v = verdict(&s, &fresh(&[700.0, 790.0, 795.0, 900.0, 2000.0]), 0.2);
+        assert!((v.ratio - 0.795).abs() < 1e-12);
+        assert!(v.regressed);
+        let v = verdict(&s, &fresh(&[700.0, 790.0, 800.0, 900.0, 2000.0]), 0.2);
+        assert!((v.ratio - 0.8).abs() < 1e-12);
+        assert!(!v.regressed, "exactly at the threshold is not below it");
+        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 600.0]), 0.5);
+        assert!(!v.regressed);
+        let v = verdict(&s, &fresh(&[400.0, 450.0, 499.0, 550.0, 600.0]), 0.5);
+        assert!(v.regressed);
+    }
+
+    /// The rank test: all saved runs above all fresh ones is the most
+    /// one-sided split of 3 against 5 (1 of 56); overlapping runs are not.
+    #[test]
+    fn the_rank_test_says_how_clearly_the_runs_separate() {
+        let s = saved(1000.0, &[900.0, 1000.0, 1100.0]);
+        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 600.0]), 0.2);
+        assert!((v.p_value - 1.0 / 56.0).abs() < 1e-12, "{}", v.p_value);
+        assert!(v.p_value <= ALPHA);
+        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 1200.0]), 0.2);
+        assert!(v.regressed && v.p_value > ALPHA, "{}", v.p_value);
+    }
+
+    /// A saved median of 0 (nothing measured) never counts as regressed.
+    #[test]
+    fn a_zero_saved_rate_is_no_regression() {
+        let v = verdict(&saved(0.0, &[]), &fresh(&[10.0]), 0.2);
+        assert_eq!(v.ratio, 1.0);
+        assert!(!v.regressed);
+    }
+}
