@@ -274,10 +274,16 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         commas(c.fresh.commits_per_sec),
         range(&c.fresh.runs)
     );
+    // 0.2 * 100 is 20.000000000000004: whole percentages without digits.
     let pct = c.threshold * 100.0;
+    let pct = if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct:.1}")
+    };
     out!(
         o,
-        "  ratio: {:.2} (regressed below {:.2}: more than {pct:.0}% under the saved median)",
+        "  ratio: {:.2} (regressed below {:.2}: more than {pct}% under the saved median)",
         c.ratio,
         1.0 - c.threshold
     );
@@ -292,12 +298,12 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     );
     let verdict = if c.regressed {
         format!(
-            "REGRESSED: the fresh median is {:.0}% below the saved one, more than the {pct:.0}% threshold (exit status 1).",
+            "REGRESSED: the fresh median is {:.0}% below the saved one, more than the {pct}% threshold (exit status 1).",
             (1.0 - c.ratio) * 100.0
         )
     } else if c.ratio < 1.0 {
         format!(
-            "Within the threshold: the fresh median is {:.0}% below the saved one ({pct:.0}% allowed).",
+            "Within the threshold: the fresh median is {:.0}% below the saved one ({pct}% allowed).",
             (1.0 - c.ratio) * 100.0
         )
     } else {
@@ -789,7 +795,16 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{threshold_arg, wrap};
+
+    #[test]
+    fn thresholds_are_percentages_between_0_and_100() {
+        assert_eq!(threshold_arg("20"), Ok(20.0));
+        assert_eq!(threshold_arg("12.5%"), Ok(12.5));
+        for bad in ["0", "100", "-5", "abc", "nan", "inf", ""] {
+            assert!(threshold_arg(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 
     #[test]
     fn wrap_keeps_a_number_with_its_unit() {

@@ -184,7 +184,11 @@ pub fn compare_saved(
         return Ok(None);
     };
     let setup = &expected.setup;
-    let per_run = Duration::from_secs_f64(setup.seconds_per_run.max(0.0)).clamp(MIN_RUN, MAX_RUN);
+    // A hand-edited file may hold anything: NaN, negative or huge times
+    // become the bounds.
+    let per_run = Duration::try_from_secs_f64(setup.seconds_per_run)
+        .unwrap_or(MAX_RUN)
+        .clamp(MIN_RUN, MAX_RUN);
     let start = Instant::now();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
