@@ -345,6 +345,12 @@ common::per_fs! {
             tries.push(c);
             assert!(tries.len() < 3, "{}: regressed against its own save 3 times: {tries:?}", fs.name);
         };
+        eprintln!(
+            "{}: against its own save: ratio {} after {} regressed attempt(s)",
+            fs.name,
+            c["ratio"],
+            tries.len()
+        );
         assert_eq!(c["schema"], "fspace-probe-compare/1");
         assert_eq!(c["regressed"], false);
         assert_eq!(c["threshold"], 0.5);
@@ -392,6 +398,7 @@ common::per_fs! {
             tries.push(t);
             assert!(tries.len() < 3, "{}: no regression against twice the rate 3 times: {tries:?}", fs.name);
         };
+        eprintln!("{}: twice the rate: regressed after {} attempt(s) within the threshold", fs.name, tries.len());
         for w in ["REGRESSED", "saved:", "fresh:", "commits/s", "runs ", "ratio:", "20%", "median"] {
             assert!(t.contains(w), "{}: no {w:?} in {t}", fs.name);
         }
