@@ -253,6 +253,10 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         ),
     );
     indented(&mut o, &format!("compared: {}", c.compared));
+    indented(
+        &mut o,
+        &format!("machine while measuring: {}", c.machine.summary()),
+    );
     let range = |runs: &[f64]| {
         let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = runs.iter().copied().fold(0.0, f64::max);

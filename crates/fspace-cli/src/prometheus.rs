@@ -501,6 +501,12 @@ pub(crate) fn compare_metrics(c: &Comparison) -> Metrics {
         c.p_value,
     );
     m.gauge(
+        "fspace_probe_compare_machine_busy",
+        "1 if others were busy while the fresh runs were measured (noisier figures), else 0.",
+        &[],
+        flag(c.machine.busy),
+    );
+    m.gauge(
         "fspace_probe_compare_timestamp_seconds",
         "When the comparison's fresh runs started, seconds since the Unix epoch.",
         &[],

@@ -363,6 +363,11 @@ common::per_fs! {
         promtool_accepts(&promtool, &cmp, &fs.name);
         let cs = parse(&std::fs::read_to_string(&cmp).unwrap());
         assert_eq!(value(&cs, "fspace_probe_compare_regressed", &[]), Some(0.0));
+        let busy = c["machine"]["busy"].as_bool().expect("machine.busy");
+        assert_eq!(
+            value(&cs, "fspace_probe_compare_machine_busy", &[]),
+            Some(if busy { 1.0 } else { 0.0 })
+        );
         assert!(close(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap(), ratio));
         assert_eq!(listing(out.path()), ["compare.prom", "fspace.prom"], "{}", fs.name);
         assert!(listing(dir.path()).is_empty(), "{}: {:?}", fs.name, listing(dir.path()));

@@ -7,6 +7,7 @@
 //! segment size, time per run), in [`COMPARE_ROUNDS`] runs, whose median
 //! is compared with the saved median.
 
+use super::busy::{Busy, Snapshot};
 use super::entry::check_dir;
 use super::plan::summarize;
 use super::schema::{ProbeProgress, StateResult};
@@ -134,7 +135,11 @@ pub struct Comparison {
     /// than the fresh ones: how clearly the runs separate, beside the
     /// medians that decide (small: all saved runs above all fresh ones).
     pub p_value: f64,
-    /// What qualifies the fresh figures.
+    /// What the rest of the machine did while the fresh runs were measured
+    /// (as the probe's `machine`).
+    pub machine: Busy,
+    /// What qualifies the fresh figures: a busy machine, runs measured
+    /// again before a regression was called, few commits.
     pub notes: Vec<Note>,
 }
 
@@ -189,6 +194,13 @@ pub fn compare_saved(
     let per_run = Duration::try_from_secs_f64(setup.seconds_per_run)
         .unwrap_or(MAX_RUN)
         .clamp(MIN_RUN, MAX_RUN);
+    // Watched as the probe watches: others' CPU judged on idle windows
+    // before and after, others' writes to the devices under the filesystem.
+    let devices: Vec<String> = match &info.clone().with_block_devices().block_devices {
+        Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
+        Err(_) => vec![],
+    };
+    let (_, before, idle_before) = Snapshot::idle_window(&devices);
     let start = Instant::now();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -267,6 +279,17 @@ pub fn compare_saved(
             ),
         ));
     }
+    let (end, _, idle_after) = Snapshot::idle_window(&devices);
+    let machine = before.until_judged(&end, idle_before.max(idle_after));
+    if machine.busy {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            format!(
+                "the machine was busy while measuring ({}): the fresh figures are noisier",
+                machine.reasons.join("; ")
+            ),
+        ));
+    }
     let fresh = summarize(SpaceState::Wal, &runs);
     if let Some(why) = &fresh.unsupported {
         return Err(Error::refused_errno(
@@ -304,6 +327,7 @@ pub fn compare_saved(
         ratio: v.ratio,
         threshold: opts.threshold,
         regressed: v.regressed,
+        machine,
         notes,
     }))
 }
