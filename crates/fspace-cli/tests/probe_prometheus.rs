@@ -422,62 +422,46 @@ common::per_fs! {
     }
 }
 
-/// FILE's directory not writable (a read-only bind mount): refused before
-/// anything is measured, naming the path and the errno, exit 1; the old
-/// file intact and no temporary file; likewise a FILE that is a directory.
-#[test]
-fn probe_prometheus_unwritable_directory_fails_cleanly() {
-    if !common::is_root() {
-        common::skipped(
-            "probe-prometheus-unwritable",
-            "-",
-            "a read-only bind mount needs root",
-        );
-        return;
-    }
-    let base = tempfile::tempdir().unwrap();
-    let inner = base.path().join("inner");
-    let ro = base.path().join("ro");
-    let dir = base.path().join("dir");
-    for d in [&inner, &ro, &dir] {
-        std::fs::create_dir(d).unwrap();
-    }
-    std::fs::write(inner.join("fspace.prom"), "old\n").unwrap();
-    let unmount = common::bind_mount(&inner, &ro, true).expect("bind mount");
-    let prom = ro.join("fspace.prom");
-    let o = probe(
-        &["--quick", "--prometheus", prom.to_str().unwrap()],
-        &dir,
-        None,
-    );
-    let t = text(&o);
-    drop(unmount);
-    assert_eq!(o.status.code(), Some(1), "{t}");
-    for w in [
-        "prometheus(",
-        "fspace.prom",
-        "Read-only file system",
-        "cannot create files",
-    ] {
-        assert!(t.contains(w), "no {w:?} in {t}");
-    }
-    // Refused before measuring: no progress line, no scratch directory.
-    assert!(!t.contains("probe: ["), "{t}");
-    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
-    assert_eq!(
-        std::fs::read_to_string(inner.join("fspace.prom")).unwrap(),
-        "old\n"
-    );
-    assert_eq!(listing(&inner), ["fspace.prom"]);
+common::per_fs! {
+    /// FILE's directory not writable (a read-only bind mount of a directory
+    /// on the filesystem): refused before anything is measured, naming the
+    /// path and the errno, exit 1; the old file intact and no temporary
+    /// file; likewise a FILE that is a directory.
+    fn probe_prometheus_unwritable_directory_fails_cleanly(fs) {
+        if !common::is_root() {
+            common::skipped("probe-prometheus-unwritable", &fs.name, "a read-only bind mount needs root");
+            return;
+        }
+        let _g = fs.lock();
+        let base = fs.tempdir();
+        let inner = base.path().join("inner");
+        let dir = base.path().join("dir");
+        for d in [&inner, &dir] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let ro = tempfile::tempdir().unwrap();
+        std::fs::write(inner.join("fspace.prom"), "old\n").unwrap();
+        let unmount = common::bind_mount(&inner, ro.path(), true).expect("bind mount");
+        let prom = ro.path().join("fspace.prom");
+        let o = probe(&["--quick", "--prometheus", prom.to_str().unwrap()], &dir, None);
+        let t = text(&o);
+        drop(unmount);
+        assert_eq!(o.status.code(), Some(1), "{}: {t}", fs.name);
+        for w in ["prometheus(", "fspace.prom", "Read-only file system", "cannot create files"] {
+            assert!(t.contains(w), "{}: no {w:?} in {t}", fs.name);
+        }
+        // Refused before measuring: no progress line, no scratch directory.
+        assert!(!t.contains("probe: ["), "{t}");
+        assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+        assert_eq!(std::fs::read_to_string(inner.join("fspace.prom")).unwrap(), "old\n");
+        assert_eq!(listing(&inner), ["fspace.prom"]);
 
-    // FILE is a directory: refused the same way.
-    let o = probe(
-        &["--quick", "--prometheus", inner.to_str().unwrap()],
-        &dir,
-        None,
-    );
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{t}");
-    assert!(t.contains("is a directory"), "{t}");
-    assert!(temporaries(base.path(), "inner").is_empty());
+        // FILE is a directory: refused the same way.
+        let o = probe(&["--quick", "--prometheus", inner.to_str().unwrap()], &dir, None);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(t.contains("is a directory"), "{t}");
+        assert!(temporaries(base.path(), "inner").is_empty());
+        assert_eq!(listing(&inner), ["fspace.prom"]);
+    }
 }
