@@ -59,6 +59,9 @@ deps() {
     # The probe's HTML report is checked in a real headless browser.
     command -v chromium >/dev/null || missing+=(chromium)
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+    # `fspace probe --prometheus` files are checked with promtool (in the
+    # prometheus package; its server is not started, see below).
+    command -v promtool >/dev/null || missing+=(prometheus)
     # The database engines fspace advises on (crates/fspace-cli/tests/engines.rs
     # starts each on every filesystem; sysbench is for the benchmarks).
     [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)

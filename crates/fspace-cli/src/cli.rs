@@ -408,6 +408,29 @@ pub(crate) struct ProbeArgs {
     /// (postgresql.conf.fspace, my.cnf.fspace, rocksdb.options.fspace).
     #[arg(long, value_name = "DIR", requires = "engines")]
     pub write_config: Option<PathBuf>,
+    /// Also write the figures for node_exporter's textfile collector
+    /// (metrics fspace_probe_*, docs/monitoring.md), replacing FILE
+    /// atomically.
+    #[arg(long, value_name = "FILE.prom")]
+    pub prometheus: Option<PathBuf>,
+    /// Measure only the setup saved by --save (fspace's log, 5 runs) and
+    /// compare the median with the saved one. Exit status: 0 within the
+    /// threshold, 1 regressed (or the run failed), 3 nothing saved here.
+    #[arg(
+        long,
+        conflicts_with_all = ["quick", "full", "save", "report", "engines"]
+    )]
+    pub compare_saved: bool,
+    /// With --compare-saved: how far (percent) the fresh median may fall
+    /// below the saved one before it counts as regressed.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "20",
+        requires = "compare_saved",
+        value_parser = crate::probe::threshold_arg
+    )]
+    pub threshold: f64,
 }
 
 /// Arguments of `fspace info`.

@@ -15,11 +15,38 @@ pub(crate) const EXIT_FAILED: u8 = 1;
 /// report it).
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit code of `probe --compare-saved` when the fresh median fell more
+/// than the threshold below the saved one (the same as a failure: an alarm
+/// either way).
+pub(crate) const EXIT_REGRESSED: u8 = 1;
+
+/// Exit code of `probe --compare-saved` when nothing comparable is saved
+/// for the filesystem (1 is a regression, or a failure).
+pub(crate) const EXIT_NOTHING_SAVED: u8 = 3;
+
+/// The exit code a command asked for beside its result (0: none asked):
+/// `probe --compare-saved` exits 1 on a regression after printing its
+/// figures, and 3 when nothing is saved.
+static EXIT_STATUS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Asks for exit code `code` whatever the command returns.
+pub(crate) fn set_exit_status(code: u8) {
+    EXIT_STATUS.store(code, Ordering::Relaxed);
+}
+
+/// The exit code of a command that returned `Ok`: 0 unless it asked for
+/// another one.
+pub(crate) fn success_status() -> ExitCode {
+    ExitCode::from(EXIT_STATUS.load(Ordering::Relaxed))
+}
+
 /// The command that failed, as far as the advice depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cmd {
     Info,
     Probe,
+    /// `probe --compare-saved`.
+    ProbeCompare,
     /// `grow`, and whether `--create` was given.
     Grow {
         create: bool,
@@ -49,10 +76,13 @@ pub(crate) fn hint(cmd: Cmd, kind: K) -> Option<&'static str> {
         (Cmd::Grow { .. }, K::NoSpace) => {
             "not enough free space; nothing was changed (an existing file keeps its length, a new one is not created)"
         }
+        (Cmd::ProbeCompare, K::NotFound) => {
+            "give an existing directory; when nothing is saved for its filesystem, run `fspace probe --save DIR` there first, with the same FSPACE_STATE_DIR (or XDG_STATE_HOME, HOME)"
+        }
         (Cmd::Probe, K::NotFound) => {
             "give an existing directory on the filesystem to measure (and, with --report, an existing directory for the page)"
         }
-        (Cmd::Probe, K::Permission) => {
+        (Cmd::Probe | Cmd::ProbeCompare, K::Permission) => {
             "run as a user who may create files in the directory, or pick another directory on the same filesystem"
         }
         (Cmd::Probe, K::NoSpace) => {
@@ -109,5 +139,8 @@ pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
     if kind == K::Interrupted {
         return ExitCode::from(EXIT_INTERRUPTED);
     }
-    ExitCode::from(EXIT_FAILED)
+    match EXIT_STATUS.load(Ordering::Relaxed) {
+        0 => ExitCode::from(EXIT_FAILED),
+        asked => ExitCode::from(asked),
+    }
 }

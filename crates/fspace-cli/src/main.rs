@@ -33,6 +33,7 @@ mod info;
 mod map;
 mod output;
 mod probe;
+mod prometheus;
 mod report;
 mod wal;
 
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let cli = parse();
     let (cmd, json) = match &cli.command {
         Command::Info(a) => (Cmd::Info, a.json),
+        Command::Probe(a) if a.compare_saved => (Cmd::ProbeCompare, a.json),
         Command::Probe(a) => (Cmd::Probe, a.json),
         Command::Grow(a) => (Cmd::Grow { create: a.create }, a.json),
         Command::Copy(a) => (Cmd::Copy, a.json),
@@ -71,7 +73,7 @@ fn main() -> ExitCode {
         Command::Generate { what } => generate::run(what),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => errors::success_status(),
         Err(e) => errors::report(&e, cmd, json),
     }
 }

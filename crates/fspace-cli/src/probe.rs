@@ -19,10 +19,14 @@ struct Args<'a> {
     quiet: bool,
     engines: &'a [fspace::probe::Engine],
     write_config: Option<&'a Path>,
+    prometheus: Option<&'a Path>,
 }
 
 /// `fspace probe`.
 pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
+    if a.compare_saved {
+        return compare(&a);
+    }
     let level = if a.quick {
         Level::Quick
     } else if a.full {
@@ -40,6 +44,7 @@ pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
         quiet: a.quiet,
         engines: &a.engines,
         write_config: a.write_config.as_deref(),
+        prometheus: a.prometheus.as_deref(),
     })
 }
 
@@ -49,6 +54,9 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     }
     if let Some(d) = a.write_config {
         crate::engines::check_dir(d)?;
+    }
+    if let Some(p) = a.prometheus {
+        crate::prometheus::check_path(p)?;
     }
     let cancel = cancel_on_signals();
     let bar = Progress::steps("probe", a.quiet);
@@ -101,6 +109,9 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     } else {
         None
     };
+    if let Some(p) = a.prometheus {
+        crate::prometheus::write(p, &crate::prometheus::probe_metrics(&r).render())?;
+    }
     if a.json {
         return print_json(&r);
     }
@@ -142,8 +153,178 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     if let Some(p) = a.report {
         out!(o, "Report: {}", p.display());
     }
+    if let Some(p) = a.prometheus {
+        out!(o, "Metrics: {}", p.display());
+    }
     for p in &configs {
         out!(o, "Wrote {}", p.display());
+    }
+    emit(&o)
+}
+
+/// Parses `--threshold PCT`: a percentage above 0 and below 100 (`20`,
+/// `12.5`, `20%`).
+pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
+    let pct: f64 = s
+        .strip_suffix('%')
+        .unwrap_or(s)
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (20 means 20%)"))?;
+    if !(pct > 0.0 && pct < 100.0) {
+        return Err(format!(
+            "{s:?}: the threshold must be above 0 and below 100 (percent)"
+        ));
+    }
+    Ok(pct)
+}
+
+/// `fspace probe --compare-saved`: the saved setup measured again and
+/// compared; exit 1 when regressed, 3 when nothing is saved.
+fn compare(a: &ProbeArgs) -> fspace::Result<()> {
+    if let Some(p) = a.prometheus.as_deref() {
+        crate::prometheus::check_path(p)?;
+    }
+    let store = saved_results()?;
+    let cancel = cancel_on_signals();
+    let bar = Progress::steps("compare", a.quiet);
+    let show = |p: &ProbeProgress| {
+        if a.quiet {
+            return;
+        }
+        match bar.drawn() {
+            true => bar.step(p.step, p.steps, &p.what),
+            false => {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "probe: [{}/{}] {:>5.1} s  {}",
+                    p.step,
+                    p.steps,
+                    p.elapsed.as_secs_f64(),
+                    p.what
+                );
+            }
+        }
+    };
+    let opts = fspace::probe::CompareOptions::default()
+        .threshold(a.threshold / 100.0)
+        .cancel(Some(&cancel))
+        .progress(Some(&show));
+    let result = fspace::probe::compare_saved(&a.dir, &store, &opts);
+    drop(bar);
+    let Some(c) = result? else {
+        crate::errors::set_exit_status(crate::errors::EXIT_NOTHING_SAVED);
+        return Err(fspace::Error::refused(
+            "probe --compare-saved",
+            &a.dir,
+            Errno::NOENT.raw_os_error(),
+            format!(
+                "nothing to compare with: no measurement of fspace's log is saved for this filesystem in {} (save one with `fspace probe --save`)",
+                store.dir().join("probes").display()
+            ),
+        ));
+    };
+    if let Some(p) = a.prometheus.as_deref() {
+        crate::prometheus::write(p, &crate::prometheus::compare_metrics(&c).render())?;
+    }
+    if c.regressed {
+        crate::errors::set_exit_status(crate::errors::EXIT_REGRESSED);
+    }
+    if a.json {
+        return print_json(&c);
+    }
+    let mut o = String::new();
+    out!(o, "fspace probe --compare-saved: {}", c.directory.display());
+    out!(
+        o,
+        "  {} from {} at {}",
+        c.key.fs_type,
+        c.key.source,
+        c.key.mount_point
+    );
+    indented(
+        &mut o,
+        &format!(
+            "saved {} by {} in {}",
+            c.measured_utc,
+            c.measured_by,
+            c.saved_path.display()
+        ),
+    );
+    indented(&mut o, &format!("compared: {}", c.compared));
+    indented(
+        &mut o,
+        &format!("machine while measuring: {}", c.machine.summary()),
+    );
+    let range = |runs: &[f64]| {
+        let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = runs.iter().copied().fold(0.0, f64::max);
+        if runs.len() > 1 {
+            format!("runs {}-{}", commas(lo), commas(hi))
+        } else {
+            format!("{} run", runs.len())
+        }
+    };
+    out!(
+        o,
+        "  saved: {:>9} commits/s ({})",
+        commas(c.saved.commits_per_sec),
+        range(&c.saved.setup.runs)
+    );
+    out!(
+        o,
+        "  fresh: {:>9} commits/s ({})",
+        commas(c.fresh.commits_per_sec),
+        range(&c.fresh.runs)
+    );
+    // 0.2 * 100 is 20.000000000000004: whole percentages without digits.
+    let pct = c.threshold * 100.0;
+    let pct = if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct:.1}")
+    };
+    out!(
+        o,
+        "  ratio: {:.2} (regressed below {:.2}: more than {pct}% under the saved median)",
+        c.ratio,
+        1.0 - c.threshold
+    );
+    indented(
+        &mut o,
+        &format!(
+            "rank test: p = {:.3} that the saved runs are larger than the fresh ones ({} against {} runs)",
+            c.p_value,
+            c.saved.setup.runs.len(),
+            c.fresh.runs.len()
+        ),
+    );
+    let verdict = if c.regressed {
+        format!(
+            "REGRESSED: the fresh median is {:.0}% below the saved one, more than the {pct}% threshold (exit status 1).",
+            (1.0 - c.ratio) * 100.0
+        )
+    } else if c.ratio < 1.0 {
+        format!(
+            "Within the threshold: the fresh median is {:.0}% below the saved one ({pct}% allowed).",
+            (1.0 - c.ratio) * 100.0
+        )
+    } else {
+        format!(
+            "Within the threshold: the fresh median is {:.0}% above the saved one.",
+            (c.ratio - 1.0) * 100.0
+        )
+    };
+    o.push('\n');
+    for line in wrap(&verdict, 78) {
+        out!(o, "{line}");
+    }
+    for n in &c.notes {
+        indented(&mut o, &format!("note: {n}"));
+    }
+    if let Some(p) = a.prometheus.as_deref() {
+        out!(o, "Metrics: {}", p.display());
     }
     emit(&o)
 }
@@ -618,7 +799,16 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{threshold_arg, wrap};
+
+    #[test]
+    fn thresholds_are_percentages_between_0_and_100() {
+        assert_eq!(threshold_arg("20"), Ok(20.0));
+        assert_eq!(threshold_arg("12.5%"), Ok(12.5));
+        for bad in ["0", "100", "-5", "abc", "nan", "inf", ""] {
+            assert!(threshold_arg(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 
     #[test]
     fn wrap_keeps_a_number_with_its_unit() {

@@ -118,6 +118,26 @@ const NOT_RUN: &[(&str, &str)] = &[
         "removes an installed package as root; ci/deb.sh check does",
     ),
     (
+        "fspace probe --compare-saved -q --prometheus fspace-compare.prom /tmp/fspace-matrix-prom/mnt/ext4/data",
+        "compares with a save of the matrix's ext4; tests/probe_prometheus.rs runs --compare-saved on every filesystem of the matrix",
+    ),
+    (
+        "fspace probe --compare-saved --threshold 50 -q db",
+        "a timing verdict (exit 1 if the disk got slower since the line before); tests/probe_prometheus.rs runs --compare-saved on every filesystem of the matrix",
+    ),
+    (
+        "sudo FSPACE_STATE_DIR=/var/lib/fspace fspace probe --save /srv/data",
+        "root, and a standard run of a directory this machine may not have",
+    ),
+    (
+        "sudo systemctl daemon-reload",
+        "installs systemd units as root",
+    ),
+    (
+        "sudo systemctl enable --now fspace-probe.timer fspace-compare.timer",
+        "installs systemd units as root",
+    ),
+    (
         "sudo ci/matrix.sh down",
         "root: unmounts the matrix; ci/test.sh runs it",
     ),

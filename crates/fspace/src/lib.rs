@@ -112,6 +112,7 @@ pub mod markdown_doctests {
     doctest!(Filesystems, "../../../docs/filesystems.md");
     doctest!(Install, "../../../docs/install.md");
     doctest!(Measurements, "../../../docs/measurements.md");
+    doctest!(Monitoring, "../../../docs/monitoring.md");
     doctest!(Probe, "../../../docs/probe.md");
     doctest!(ProbeJson, "../../../docs/probe-json.md");
     doctest!(Python, "../../../docs/python.md");

@@ -31,7 +31,9 @@ mod saved;
 
 pub use plan::Plan;
 pub use rules::built_in;
-pub use saved::{FsKey, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA};
+pub use saved::{
+    Expected, FsKey, LogSetup, Recommendation, SavedPolicy, SavedProbe, SavedResults, SCHEMA,
+};
 
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};

@@ -12,7 +12,7 @@ use super::rules;
 use crate::durable::{self, Steps, TempFile};
 use crate::error::{Error, Result};
 use crate::fs_info::FsInfo;
-use crate::strategy::{Intent, Strategy};
+use crate::strategy::{Intent, Strategy, SyncMethod};
 use crate::sys::{self, Errno};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -137,6 +137,7 @@ fn legacy(text: &str) -> serde_json::Result<SavedPolicy> {
             .into_iter()
             .filter(|r| r.measured)
             .collect(),
+        expected: None,
     })
 }
 
@@ -206,6 +207,46 @@ pub struct Recommendation {
     pub sync_too_noisy: bool,
 }
 
+/// How fspace's log was set up and run for a measurement of its commits
+/// (the probe's `Prediction`), and its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LogSetup {
+    /// The preparation of new segments.
+    pub strategy: Strategy,
+    /// The sync method the log was asked for (it falls back where the
+    /// filesystem refuses it, as [`WalIo`](crate::wal::WalIo) says).
+    pub sync_method: SyncMethod,
+    /// Bytes per record.
+    pub record_size: usize,
+    /// The log's segment size, bytes.
+    pub segment_size: u64,
+    /// The longest time a run was given, seconds.
+    pub seconds_per_run: f64,
+    /// Each run's commits/s, in the order measured.
+    pub runs: Vec<f64>,
+}
+
+impl LogSetup {
+    /// The setup in words: `zero-fill segments, direct-dsync`.
+    pub fn words(&self) -> String {
+        format!("{} segments, {}", self.strategy, self.sync_method)
+    }
+}
+
+/// What fspace's log reached here with the recommended setup when the
+/// probe ran (its `commit.prediction`): what `fspace probe
+/// --compare-saved` measures again and compares with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Expected {
+    /// The median of `setup.runs`, commits/s.
+    pub commits_per_sec: f64,
+    /// How the log was set up and run, and each run's commits/s.
+    #[serde(flatten)]
+    pub setup: LogSetup,
+}
+
 /// What is saved for one filesystem.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -221,6 +262,10 @@ pub struct SavedPolicy {
     /// The measured recommendations (intents nothing could be measured for
     /// are left out).
     pub recommendations: Vec<Recommendation>,
+    /// What the log reached with the recommended setup (absent in files
+    /// saved by earlier versions, and when the log could not be measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Expected>,
 }
 
 /// A [`SavedPolicy`] as read back, with the file it came from.
@@ -364,6 +409,51 @@ impl SavedResults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The log's expected rate survives a save and a load; a file saved
+    /// before it existed reads with none.
+    #[test]
+    fn expected_round_trips_and_may_be_absent() {
+        let key = FsKey {
+            fs_type: "ext4".into(),
+            source: "/dev/loop0".into(),
+            mount_point: "/mnt".into(),
+            fsid: "0x1".into(),
+            uuid: String::new(),
+            options: "rw".into(),
+        };
+        let mut p = SavedPolicy {
+            schema: SCHEMA.into(),
+            measured_utc: "2026-11-28 05:00:00 UTC".into(),
+            measured_by: "fspace probe --save (quick)".into(),
+            key,
+            recommendations: vec![],
+            expected: Some(Expected {
+                commits_per_sec: 943.0,
+                setup: LogSetup {
+                    strategy: Strategy::ZeroFill,
+                    sync_method: SyncMethod::DirectDsync,
+                    record_size: 8192,
+                    segment_size: 16 << 20,
+                    seconds_per_run: 0.25,
+                    runs: vec![1642.0, 531.0, 943.0],
+                },
+            }),
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        // Flattened: the setup's fields sit beside the median.
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["expected"]["strategy"], "zero-fill");
+        assert_eq!(v["expected"]["sync_method"], "direct-dsync");
+        assert_eq!(v["expected"]["commits_per_sec"], 943.0);
+        let back: SavedPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, p);
+        p.expected = None;
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(!text.contains("expected"), "{text}");
+        let back: SavedPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.expected, None);
+    }
 
     /// A measurement saved by an earlier fspace (a whole `fspace-probe/1`
     /// result, as recorded in bench/runs/) still reads back: its key and

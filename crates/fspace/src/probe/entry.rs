@@ -229,7 +229,7 @@ fn over_budget_note(
 }
 
 /// Checks `dir` before anything is created; returns its filesystem.
-fn check_dir(dir: &Path) -> Result<FsInfo> {
+pub(super) fn check_dir(dir: &Path) -> Result<FsInfo> {
     let st = match sys::stat(dir) {
         Ok(st) => st,
         Err(e) if e == Errno::NOENT => {

@@ -23,8 +23,14 @@
 //!
 //! The JSON form ([`ProbeResult`]) is versioned by [`SCHEMA`]; its fields
 //! are documented in `docs/probe-json.md`.
+//!
+//! [`compare_saved`] measures again only what a save kept of the log's
+//! recommended setup ([`Expected`]) and compares the median with the saved
+//! one ([`Comparison`]): a fleet's check that a filesystem did not get
+//! slower.
 
 mod busy;
+mod compare;
 pub(crate) mod decide;
 mod engine_rounds;
 mod engines;
@@ -38,8 +44,13 @@ mod stats;
 pub(crate) mod verdict;
 
 pub use crate::bench::SpaceState;
-pub use crate::policy::{FsKey, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA};
+pub use crate::policy::{
+    Expected, FsKey, LogSetup, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA,
+};
 pub use busy::{Busy, DeviceWrites};
+pub use compare::{
+    compare_saved, CompareOptions, Comparison, COMPARE_ROUNDS, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
+};
 pub use engine_rounds::engine_time;
 pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};

@@ -9,6 +9,7 @@ use crate::bench::{CommitResult, SpaceState};
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
 use crate::policy::rules::{is_remote, log_candidates};
+use crate::policy::LogSetup;
 use crate::strategy::{Strategy, SyncMethod};
 use crate::units::format_human;
 use std::time::Duration;
@@ -194,15 +195,19 @@ pub(super) fn merge(rs: Vec<CommitResult>) -> Option<CommitResult> {
     Some(m)
 }
 
-/// A prediction from the runs of `s`.
-pub(super) fn prediction(s: &StateResult, setup: &str, basis: String) -> Prediction {
+/// A prediction from the runs of `s`, the log set up as `setup`.
+pub(super) fn prediction(s: &StateResult, setup: LogSetup, basis: String) -> Prediction {
     let (low, high) = range(&s.runs);
     Prediction {
         commits_per_sec: s.commits_per_sec,
         low,
         high,
-        setup: setup.to_string(),
+        setup: setup.words(),
         basis,
+        log: Some(LogSetup {
+            runs: s.runs.clone(),
+            ..setup
+        }),
     }
 }
 

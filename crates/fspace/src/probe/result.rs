@@ -113,7 +113,19 @@ pub fn saved_policy(result: &ProbeResult, force: bool) -> SavedPolicy {
                 r
             })
             .collect(),
+        expected: expected(result),
     }
+}
+
+/// What the log reached with the recommended setup (the prediction's
+/// runs), when it was measured.
+fn expected(result: &ProbeResult) -> Option<crate::policy::Expected> {
+    let p = result.commit.prediction.as_ref()?;
+    let setup = p.log.clone()?;
+    (p.commits_per_sec > 0.0 && !setup.runs.is_empty()).then_some(crate::policy::Expected {
+        commits_per_sec: p.commits_per_sec,
+        setup,
+    })
 }
 
 impl ProbeResult {

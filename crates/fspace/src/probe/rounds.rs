@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::grow::Strategy;
 use crate::note::{Note, NoteKind};
+use crate::policy::LogSetup;
 use crate::strategy::SyncMethod;
 use crate::units::format_human;
 use std::time::{Duration, Instant};
@@ -155,7 +156,15 @@ impl<'r, 'a> Rounds<'r, 'a> {
             .iter()
             .find(|r| r.intent == crate::strategy::Intent::Log && r.measured)
         {
-            Some(log) => self.predict(info, &plan, &states, &sync_methods, log, &mut bopts)?,
+            Some(log) => self.predict(
+                info,
+                &plan,
+                &states,
+                &sync_methods,
+                log,
+                &mut bopts,
+                longest,
+            )?,
             None => (None, None),
         };
         let append = states
@@ -197,6 +206,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
     /// measured both ways now, alternating ([`LogCheck`]): the suggested
     /// setup must beat the built-in one in the log itself, and the
     /// prediction comes from the setup that is then recommended.
+    #[allow(clippy::too_many_arguments)]
     fn predict(
         &mut self,
         info: &FsInfo,
@@ -205,6 +215,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         methods: &[SyncMethodResult],
         log: &crate::policy::Recommendation,
         bopts: &mut CommitBenchOptions,
+        longest: Duration,
     ) -> Result<(Option<Prediction>, Option<LogCheck>)> {
         // What stands unless beaten: the built-in choices, or their
         // fallbacks where those could not be measured here.
@@ -212,8 +223,20 @@ impl<'r, 'a> Rounds<'r, 'a> {
         let built_in_sync =
             sync_choice(info, methods, true).map_or(SyncMethod::Fdatasync, |c| c.standing);
         let sync = log.sync_method.unwrap_or(built_in_sync);
-        let setup = format!("{} segments, {sync}", log.strategy);
-        let built_in_setup = format!("{built_in} segments, {built_in_sync}");
+        // The main rounds' log: its time was at most the longest a state
+        // got.
+        let main = |strategy, sync_method| LogSetup {
+            strategy,
+            sync_method,
+            record_size: bopts.record_size,
+            segment_size: bopts.segment_size,
+            seconds_per_run: longest.as_secs_f64(),
+            runs: vec![],
+        };
+        let (suggested_setup, built_in_log) =
+            (main(log.strategy, sync), main(built_in, built_in_sync));
+        let setup = suggested_setup.words();
+        let built_in_setup = built_in_log.words();
         let wal = states
             .iter()
             .find(|s| s.state == SpaceState::Wal && s.measured());
@@ -224,7 +247,10 @@ impl<'r, 'a> Rounds<'r, 'a> {
                     w.runs.len()
                 )
             };
-            return Ok((wal.map(|w| prediction(w, &setup, basis(w))), None));
+            return Ok((
+                wal.map(|w| prediction(w, suggested_setup.clone(), basis(w))),
+                None,
+            ));
         }
         let k = wal.map_or(3, |w| w.runs.len()).clamp(3, 4);
         let left = self
@@ -244,7 +270,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
                 wal.map(|w| {
                     prediction(
                         w,
-                        &built_in_setup,
+                        built_in_log.clone(),
                         "the log's runs above (its built-in setup)".into(),
                     )
                 }),
@@ -299,10 +325,14 @@ impl<'r, 'a> Rounds<'r, 'a> {
         let confirmed = recommended.measured()
             && built.measured()
             && matches!(verdict(&recommended, &built), Verdict::Faster { .. });
+        let checked = |s: &LogSetup| LogSetup {
+            seconds_per_run: per.as_secs_f64(),
+            ..s.clone()
+        };
         let p = if confirmed {
             prediction(
                 &recommended,
-                &setup,
+                checked(&suggested_setup),
                 format!(
                     "{} runs of the log set up as recommended, alternating with its built-in setup",
                     recommended.runs.len()
@@ -311,7 +341,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
         } else {
             prediction(
                 &built,
-                &built_in_setup,
+                checked(&built_in_log),
                 format!(
                     "{} runs of the log's built-in setup, alternating with the suggested one",
                     built.runs.len()

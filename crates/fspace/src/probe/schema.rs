@@ -4,6 +4,7 @@
 use crate::bench::{SpaceState, WalFigures};
 use crate::grow::Strategy;
 use crate::note::Note;
+use crate::policy::LogSetup;
 use crate::strategy::SyncMethod;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -128,6 +129,11 @@ pub struct Prediction {
     pub setup: String,
     /// Which runs it comes from.
     pub basis: String,
+    /// For fspace's log (`commit.prediction`): how it was set up and run,
+    /// what `fspace probe --save` keeps for `--compare-saved`; `None` for
+    /// an engine's expected rate.
+    #[serde(flatten)]
+    pub log: Option<LogSetup>,
 }
 
 /// fspace's log set up as the space states and sync methods suggest, against

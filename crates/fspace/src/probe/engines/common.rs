@@ -81,6 +81,7 @@ pub(crate) fn expect(c: &EngineCase, basis: &str) -> Option<Prediction> {
             high,
             setup: c.settings.clone(),
             basis: format!("{} rounds of {basis}", c.figures.runs.len()),
+            log: None,
         }
     })
 }
