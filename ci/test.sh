@@ -31,6 +31,14 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== build"
 cargo test --workspace --no-run --quiet
 echo "== cargo package: the publishable crates build from their tarballs"
+# cargo verifies each tarball against the others through a local registry,
+# and keeps what it unpacked from there under the registry's sources by
+# name and version: a second run would build against the first run's
+# sources of the same version. Removed first, so each run builds its own.
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+for crate in fspace fspace-test-kit fspace-cli; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
+done
 cargo package --quiet --allow-dirty -p fspace-test-kit -p fspace -p fspace-cli
 echo "== C API: build and install into a scratch prefix"
 make -s -C crates/fspace-capi build CARGO="cargo --quiet"

@@ -60,26 +60,7 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     }
     let cancel = cancel_on_signals();
     let bar = Progress::steps("probe", a.quiet);
-    let show = |p: &ProbeProgress| {
-        if a.quiet {
-            return;
-        }
-        match bar.drawn() {
-            true => bar.step(p.step, p.steps, &p.what),
-            false => {
-                // A closed stderr must not turn into a panic.
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "probe: [{}/{}] {:>5.1} s  {}",
-                    p.step,
-                    p.steps,
-                    p.elapsed.as_secs_f64(),
-                    p.what
-                );
-            }
-        }
-    };
+    let show = |p: &ProbeProgress| show_progress(&bar, a.quiet, p);
     let opts = ProbeOptions::default()
         .level(a.level)
         .cancel(Some(&cancel))
@@ -164,6 +145,29 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
 
 /// Parses `--threshold PCT`: a percentage above 0 and below 100 (`20`,
 /// `12.5`, `20%`).
+/// One step of a probe or a comparison: on the bar, or as a line where
+/// stderr is not a terminal; nothing with --quiet.
+fn show_progress(bar: &Progress, quiet: bool, p: &ProbeProgress) {
+    if quiet {
+        return;
+    }
+    match bar.drawn() {
+        true => bar.step(p.step, p.steps, &p.what),
+        false => {
+            // A closed stderr must not turn into a panic.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "probe: [{}/{}] {:>5.1} s  {}",
+                p.step,
+                p.steps,
+                p.elapsed.as_secs_f64(),
+                p.what
+            );
+        }
+    }
+}
+
 pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
     let pct: f64 = s
         .strip_suffix('%')
@@ -188,25 +192,7 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     let store = saved_results()?;
     let cancel = cancel_on_signals();
     let bar = Progress::steps("compare", a.quiet);
-    let show = |p: &ProbeProgress| {
-        if a.quiet {
-            return;
-        }
-        match bar.drawn() {
-            true => bar.step(p.step, p.steps, &p.what),
-            false => {
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "probe: [{}/{}] {:>5.1} s  {}",
-                    p.step,
-                    p.steps,
-                    p.elapsed.as_secs_f64(),
-                    p.what
-                );
-            }
-        }
-    };
+    let show = |p: &ProbeProgress| show_progress(&bar, a.quiet, p);
     let opts = fspace::probe::CompareOptions::default()
         .threshold(a.threshold / 100.0)
         .cancel(Some(&cancel))
