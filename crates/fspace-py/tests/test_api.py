@@ -182,7 +182,10 @@ def test_ctrl_c_stops_a_growth_and_rolls_it_back(tmp_path):
     import sys
     import time
     target = tmp_path / "big"
-    size = min(4 << 30, fspace.info(tmp_path).free_bytes // 4)
+    # Large enough to outlast the signal on a fast disk: a 4 GiB zero-fill
+    # into the page cache of a fast host ended within 0.3 s in one CI run.
+    # Interrupted, only what was written before the signal is ever written.
+    size = min(16 << 30, fspace.info(tmp_path).free_bytes // 4)
     script = (
         "import sys, fspace\n"
         "print('go', flush=True)\n"
@@ -192,7 +195,12 @@ def test_ctrl_c_stops_a_growth_and_rolls_it_back(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     assert child.stdout.readline() == "go\n"
-    time.sleep(0.3)
+    # The signal goes as soon as the growth has begun (its temporary file
+    # holds data), not after a guessed delay.
+    deadline = time.monotonic() + 30
+    while not any(os.path.getsize(tmp_path / n) > 0 for n in os.listdir(tmp_path)):
+        assert time.monotonic() < deadline and child.poll() is None, "the growth never began"
+        time.sleep(0.005)
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
