@@ -67,9 +67,10 @@ build() {
 }
 
 # The copyright file in Debian's machine-readable format: fspace's own
-# licence, then every crate linked into the package's binaries with its
-# licence, as cargo-about reads them from each crate (its licence field and
-# licence files), and the text of each licence.
+# licence, then one paragraph per licence the package is distributed under,
+# with its text and the crates linked in under it, as cargo-about reads them
+# from each crate (its licence field and licence files); ci/deb-copyright.py
+# writes it.
 copyright() {
     local manifest err
     err=$(mktemp)

@@ -187,7 +187,12 @@ def test_ctrl_c_stops_a_growth_and_rolls_it_back(tmp_path):
     # Interrupted, only what was written before the signal is ever written.
     size = min(16 << 30, fspace.info(tmp_path).free_bytes // 4)
     script = (
-        "import sys, fspace\n"
+        "import signal, sys, fspace\n"
+        # A process started in the background by a non-interactive shell
+        # (as CI runs the suite) inherits SIGINT ignored, and Python then
+        # leaves it ignored: Ctrl-C's handler is put back as a terminal's
+        # Python would have it.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "print('go', flush=True)\n"
         f"fspace.grow({str(target)!r}, {size}, strategy='zero-fill', create=True, sync=True)\n"
         "print('finished', flush=True)\n"
