@@ -298,6 +298,22 @@ fn engine_arg(s: &str) -> Result<fspace::probe::Engine, String> {
     s.parse()
 }
 
+/// `--threshold PCT`: a percentage above 0 and below 100 (`20` or `20%`).
+pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
+    let pct: f64 = s
+        .strip_suffix('%')
+        .unwrap_or(s)
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (20 means 20%)"))?;
+    if !(pct > 0.0 && pct < 100.0) {
+        return Err(format!(
+            "{s:?}: the threshold must be above 0 and below 100 (percent)"
+        ));
+    }
+    Ok(pct)
+}
+
 /// A parser that also names the values it takes, for the shell
 /// completions and man pages (`fspace generate`): `inner` still parses, with
 /// its own messages and aliases; `names` are what is offered.
@@ -428,7 +444,7 @@ pub(crate) struct ProbeArgs {
         value_name = "PCT",
         default_value = "20",
         requires = "compare_saved",
-        value_parser = crate::probe::threshold_arg
+        value_parser = threshold_arg
     )]
     pub threshold: f64,
 }

@@ -168,21 +168,6 @@ fn show_progress(bar: &Progress, quiet: bool, p: &ProbeProgress) {
     }
 }
 
-pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
-    let pct: f64 = s
-        .strip_suffix('%')
-        .unwrap_or(s)
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a percentage (20 means 20%)"))?;
-    if !(pct > 0.0 && pct < 100.0) {
-        return Err(format!(
-            "{s:?}: the threshold must be above 0 and below 100 (percent)"
-        ));
-    }
-    Ok(pct)
-}
-
 /// `fspace probe --compare-saved`: the saved setup measured again and
 /// compared; exit 1 when regressed, 3 when nothing is saved.
 fn compare(a: &ProbeArgs) -> fspace::Result<()> {
@@ -785,7 +770,8 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
 
 #[cfg(test)]
 mod tests {
-    use super::{threshold_arg, wrap};
+    use super::wrap;
+    use crate::cli::threshold_arg;
 
     #[test]
     fn thresholds_are_percentages_between_0_and_100() {
