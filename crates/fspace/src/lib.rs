@@ -86,7 +86,10 @@ pub mod internals {
     pub use crate::probe::decide::recommend;
     pub use crate::sparse::COPY_WRITE_SIZE;
     pub use crate::sys::{counters, Counters};
-    pub use crate::wal::format::{crc32c_append, record_crc, RecordKey, SegmentHeader};
+    pub use crate::wal::format::{
+        crc32c_append, encode_padding, record_crc, RecordKey, SegmentHeader, FORMAT_V1,
+        FORMAT_VERSION,
+    };
     pub use crate::zeros::is_zero;
 }
 

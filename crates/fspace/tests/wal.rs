@@ -374,6 +374,7 @@ fn impossible_numbers_are_refused() {
     let d = dir.path().join("wal");
     std::fs::create_dir(&d).unwrap();
     let h = SegmentHeader {
+        version: fspace::internals::FORMAT_VERSION,
         log_id: [1; 16],
         seq: 1,
         size: SEG,

@@ -298,6 +298,7 @@ fn arbitrary_bytes_as_a_segment() {
         std::fs::create_dir(&d).unwrap();
         let id = [case as u8; 16];
         let h = SegmentHeader {
+            version: fspace::internals::FORMAT_VERSION,
             log_id: id,
             seq: 1,
             size: SEG,

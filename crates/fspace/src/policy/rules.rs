@@ -94,6 +94,30 @@ pub fn log_sync_method(kind: Option<FsKind>, remote: bool) -> (SyncMethod, &'sta
     }
 }
 
+/// Filesystems on which the log pads every flush to a page boundary
+/// (`WalOptions::pad_flushes`), so that no page is written twice: the
+/// copy-on-write ones, where rewriting the partial last page of one commit
+/// at the next allocates a new block for it and keeps the old extent
+/// pinned while the rest of it is referenced.
+///
+/// Evidence: to be measured (docs/wal-format.md, "Padding").
+pub const LOG_PAD_FLUSHES_ON: [FsKind; 1] = [FsKind::Btrfs];
+
+/// Whether a log on a filesystem of `kind` pads its flushes, and why
+/// ([`LOG_PAD_FLUSHES_ON`]).
+pub fn log_pad_flushes(kind: Option<FsKind>) -> (bool, &'static str) {
+    match kind {
+        Some(k) if LOG_PAD_FLUSHES_ON.contains(&k) => (
+            true,
+            "copy-on-write: a page written twice pins its old block (LOG_PAD_FLUSHES_ON)",
+        ),
+        _ => (
+            false,
+            "rewriting the partial last page costs nothing extra here (LOG_PAD_FLUSHES_ON)",
+        ),
+    }
+}
+
 /// Returns true if and only if `info`'s filesystem is a network or FUSE one
 /// for the policy's purposes ([`TREAT_FUSE_AS_NETWORK`]).
 pub fn is_remote(info: &FsInfo) -> bool {

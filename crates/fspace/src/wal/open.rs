@@ -81,6 +81,7 @@ impl Wal {
             first_lsn: Lsn(next_lsn),
             path: first.path.clone(),
             size: sealed.size,
+            format: format::FORMAT_VERSION,
         });
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
@@ -328,6 +329,7 @@ fn seal(first: &Prepared, log_id: [u8; 16], next_lsn: u64, nonce: u32) -> Result
         .stat()
         .map_err(|e| Error::io("fstat", &first.path, None, e))?;
     let header = SegmentHeader {
+        version: format::FORMAT_VERSION,
         log_id,
         seq: first.seq,
         size,
@@ -385,6 +387,7 @@ fn initial_state(
         direct: io.direct_io,
         dsync: io.sync_method.per_write(),
         fsync: io.sync_method == SyncMethod::Fsync,
+        pad: io.pad_flushes,
         staging: Vec::new(),
         dirty: None,
         live,
@@ -507,12 +510,21 @@ fn choose_io(
         None if network => DirectIoChoice::NetworkFs,
         None => DirectIoChoice::LocalFsDefault,
     };
+    let (pad_flushes, pad_flushes_by) = match opts.pad_flushes {
+        Some(on) => (on, "asked".to_string()),
+        None => {
+            let (on, why) = crate::policy::rules::log_pad_flushes(kind);
+            (on, why.to_string())
+        }
+    };
     let mut io = WalIo {
         sync_method: method,
         sync_chosen_by,
         direct_io: false,
         direct_io_by,
         fallbacks: Vec::new(),
+        pad_flushes,
+        pad_flushes_by,
     };
     if direct_io_by.wants() {
         match first.fd.set_direct(true) {

@@ -132,6 +132,14 @@ pub struct WalOptions {
     /// [`WalStats::io`](crate::wal::WalStats::io) says why (its
     /// `sync_chosen_by`, and the refusal in its `fallbacks`).
     pub sync_method: Option<SyncMethod>,
+    /// End every flush on a page boundary with a padding record, so that
+    /// the next commit starts on a fresh page and no page is written
+    /// twice (docs/wal-format.md, "Padding"). Costs space: each commit
+    /// takes whole pages. `None` follows the policy
+    /// (`crate::policy::rules::LOG_PAD_FLUSHES_ON`: on where a rewritten
+    /// page costs, copy-on-write filesystems); [`WalStats::io`](crate::wal::WalStats::io)
+    /// says which applies and why.
+    pub pad_flushes: Option<bool>,
 }
 
 impl Default for WalOptions {
@@ -145,6 +153,7 @@ impl Default for WalOptions {
             write_buffer: DEFAULT_WRITE_BUFFER,
             direct_io: None,
             sync_method: None,
+            pad_flushes: None,
         }
     }
 }
@@ -160,6 +169,7 @@ impl std::fmt::Debug for WalOptions {
             .field("write_buffer", &self.write_buffer)
             .field("direct_io", &self.direct_io)
             .field("sync_method", &self.sync_method)
+            .field("pad_flushes", &self.pad_flushes)
             .finish()
     }
 }
@@ -204,4 +214,4 @@ pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
         .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
 }
 
-setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod> });
+setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool> });

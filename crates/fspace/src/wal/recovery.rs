@@ -324,6 +324,7 @@ fn live_chain(
             first_lsn: Lsn(h.first_lsn),
             path: path.clone(),
             size: h.size,
+            format: h.version,
         });
     }
     Ok((live, heads, log_id))

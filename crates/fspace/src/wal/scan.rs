@@ -129,21 +129,28 @@ impl Scan {
 
     /// Decodes the next record, or says why there is none.
     pub(crate) fn step(&mut self) -> Result<Step<'_>> {
-        let offset = self.pos;
-        if offset >= self.header.size {
-            return Ok(Step::End {
-                reason: EndReason::EndOfSegment,
-                offset,
-            });
-        }
-        let room = (self.header.size - offset) as usize;
-        let mut need = RECORD_HEADER_LEN.min(room);
+        let mut offset = self.pos;
+        let mut room = 0;
+        let mut need = 0;
+        // Set up at `offset`; again after each padding record skipped.
+        let mut at_offset = true;
         loop {
+            if at_offset {
+                at_offset = false;
+                if offset >= self.header.size {
+                    return Ok(Step::End {
+                        reason: EndReason::EndOfSegment,
+                        offset,
+                    });
+                }
+                room = (self.header.size - offset) as usize;
+                need = RECORD_HEADER_LEN.min(room);
+            }
             let held = self.fill(need)?;
             let start = (self.pos - self.buf_off) as usize;
             let b = &self.buf[start..start + held];
             let key = RecordKey::from(&self.header);
-            match decode_record(b, room, &key, self.expect) {
+            match decode_record(b, room, &key, self.expect, self.header.version) {
                 Decoded::NeedMore(n) => {
                     // The decoder asks only for more than it holds; if the
                     // file has no more, the segment was cut short.
@@ -156,6 +163,14 @@ impl Scan {
                     need = n;
                 }
                 Decoded::End(reason) => return Ok(Step::End { reason, offset }),
+                Decoded::Padding { span } => {
+                    // The record expected comes after it (on a page
+                    // boundary as the writer pads; the format does not
+                    // require it).
+                    self.pos += span as u64;
+                    offset = self.pos;
+                    at_offset = true;
+                }
                 Decoded::Record { lsn, span, .. } => {
                     self.pos += span as u64;
                     self.expect += 1;

@@ -2,7 +2,7 @@
 //! [`WalStats`] with how records go out ([`WalIo`]), [`ReleaseReport`],
 //! and the record size limit.
 
-use super::format::{RECORD_ALIGN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
+use super::format::{MAX_PAYLOAD, RECORD_ALIGN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
 use super::options::DIRECT_IO_ON_LOCAL_FS;
 use crate::strategy::SyncMethod;
 use serde::Serialize;
@@ -32,6 +32,10 @@ pub struct SegmentInfo {
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
+    /// The format its header and records are written in: 2 for segments
+    /// this version writes, 1 for segments of a log written before it
+    /// (docs/wal-format.md).
+    pub format: u32,
 }
 
 /// Counters of what a [`Wal`](crate::wal::Wal) has done since it was
@@ -48,6 +52,9 @@ pub struct WalStats {
     pub writes: u64,
     /// `fdatasync` calls issued by the writer.
     pub syncs: u64,
+    /// Bytes of padding records written to end flushes on a page boundary
+    /// ([`WalIo::pad_flushes`]).
+    pub padding_bytes: u64,
     /// Segment switches.
     pub switches: u64,
     /// Switches that found no segment ready and waited for the preparer.
@@ -81,6 +88,7 @@ impl WalStats {
             payload_bytes: 0,
             writes: 0,
             syncs: 0,
+            padding_bytes: 0,
             switches: 0,
             switch_waits: 0,
             gather_waits: 0,
@@ -120,6 +128,11 @@ pub struct WalIo {
     /// What the filesystem refused since the open, oldest first: each
     /// moved the log to the next way of writing.
     pub fallbacks: Vec<IoFallback>,
+    /// Whether every flush ends on a page boundary with a padding record
+    /// ([`WalOptions::pad_flushes`](crate::wal::WalOptions::pad_flushes)).
+    pub pad_flushes: bool,
+    /// Why: `"asked"` when the caller chose, else the policy's reason.
+    pub pad_flushes_by: String,
 }
 
 impl WalIo {
@@ -162,7 +175,8 @@ impl fmt::Display for WalIo {
         for fb in &self.fallbacks {
             write!(f, "; {fb}")?;
         }
-        Ok(())
+        let pad = if self.pad_flushes { "on" } else { "off" };
+        write!(f, "; page padding {pad}: {}", self.pad_flushes_by)
     }
 }
 
@@ -333,10 +347,11 @@ pub struct ReleaseReport {
 
 /// Returns the largest record payload a segment of `segment_size` bytes
 /// holds: the size minus the segment header and one record header, rounded
-/// down to a multiple of 8.
+/// down to a multiple of 16 (and below 2 GiB, what the format's length
+/// field describes).
 pub fn max_record(segment_size: u64) -> usize {
     let room = (segment_size as usize).saturating_sub(SEGMENT_HEADER_LEN + RECORD_HEADER_LEN);
-    room.min(u32::MAX as usize) / RECORD_ALIGN * RECORD_ALIGN
+    room.min(MAX_PAYLOAD) / RECORD_ALIGN * RECORD_ALIGN
 }
 
 /// Serialises a `Duration` as seconds (f64).

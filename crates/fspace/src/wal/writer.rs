@@ -101,6 +101,8 @@ pub(super) struct State {
     pub(super) dsync: bool,
     /// Sync with `fsync` instead of `fdatasync` ([`SyncMethod::Fsync`](crate::SyncMethod::Fsync)).
     pub(super) fsync: bool,
+    /// End every flush on a page boundary with a padding record.
+    pub(super) pad: bool,
     pub(super) staging: Vec<u8>,
     /// A segment written but not yet `fdatasync`ed.
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
@@ -358,6 +360,7 @@ impl Shared {
     fn install(&self, st: &mut State, next: Prepared) {
         let size = self.opts.segment_size;
         let header = SegmentHeader {
+            version: format::FORMAT_VERSION,
             log_id: self.log_id,
             seq: next.seq,
             size,
@@ -375,6 +378,7 @@ impl Shared {
             first_lsn,
             path: next.path.clone(),
             size,
+            format: format::FORMAT_VERSION,
         });
         if st.direct {
             if let Err(e) = next.fd.set_direct(true) {
@@ -468,6 +472,9 @@ impl Shared {
         sync: bool,
     ) -> (MutexGuard<'a, State>, Result<()>) {
         st.flushing = true;
+        if st.pad {
+            self.pad_flush(&mut st);
+        }
         let chunks = hand_over(&mut st);
         let target = st.next_lsn - 1;
         st.handed_lsn = target;
@@ -524,6 +531,27 @@ impl Shared {
             self.cv.notify_all();
         }
         (st, result)
+    }
+
+    /// Ends what the flush will write on a page boundary: a padding record
+    /// fills the rest of the current page, so the next flush starts on a
+    /// fresh page and no page is written twice (docs/wal-format.md,
+    /// "Padding"). Records are 16-byte aligned and pages are 4 KiB, so the
+    /// gap is 0 or at least a record header.
+    fn pad_flush(&self, st: &mut State) {
+        let rem = (st.cur.end % WRITE_PAGE as u64) as usize;
+        if rem == 0 || st.cur.end == st.cur.handed {
+            return;
+        }
+        let span = WRITE_PAGE - rem;
+        let key = RecordKey {
+            log_id: self.log_id,
+            seq: st.cur.seq,
+            nonce: st.cur.nonce,
+        };
+        format::encode_padding(&mut st.buf, &key, st.next_lsn, span);
+        st.cur.end += span as u64;
+        st.stats.padding_bytes += span as u64;
     }
 
     pub(super) fn release_before(&self, lsn: u64) -> Result<ReleaseReport> {

@@ -93,17 +93,23 @@ pub fn modify(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
 /// Offset of the record with `lsn` in a segment file (scanning headers).
 pub fn record_offset(path: &Path, lsn: u64) -> Option<usize> {
     let b = std::fs::read(path).unwrap();
+    // Format 1 aligns records to 8 bytes; format 2 to 16, and marks
+    // padding with bit 31 of the length word (docs/wal-format.md).
+    let version = u32::from_le_bytes(b[8..12].try_into().unwrap());
+    let align = if version == 1 { 8 } else { 16 };
     let mut off = 64;
     while off + 16 <= b.len() {
-        let len = u32::from_le_bytes(b[off..off + 4].try_into().unwrap()) as usize;
+        let word = u32::from_le_bytes(b[off..off + 4].try_into().unwrap());
         let l = u64::from_le_bytes(b[off + 8..off + 16].try_into().unwrap());
-        if l == lsn {
+        let pad = version != 1 && word & (1 << 31) != 0;
+        if l == lsn && !pad {
             return Some(off);
         }
-        if len == 0 && l == 0 {
+        if word == 0 && l == 0 {
             return None;
         }
-        off += (16 + len).div_ceil(8) * 8;
+        let len = (word & !(1 << 31)) as usize;
+        off += (16 + len).div_ceil(align) * align;
     }
     None
 }

@@ -1,0 +1,165 @@
+//! Formats of the log on the filesystem matrix: a log written in format 1
+//! (recorded in `tests/data/wal-v1`, written by `tests/data/wal-v1-gen.rs.txt`
+//! with fspace at commit bb0fe1a) opens, recovers, reads and goes on in
+//! format 2; padded flushes leave nothing between commits but padding.
+
+use fspace_test_kit as common;
+
+use fspace::wal::{Wal, WalOptions, WalView};
+use fspace::Lsn;
+use std::path::{Path, PathBuf};
+
+/// The recorded log: LSN 15 to 60 in segments 2 to 5 (segment 1 was
+/// released into the pool and recycled as segment 6, prepared, not live).
+const FIRST: u64 = 15;
+const LAST: u64 = 60;
+
+/// The payload of record `i`, as the generator wrote it.
+fn payload_of(i: u64) -> Vec<u8> {
+    let sizes = [0usize, 1, 7, 100, 512, 4080, 8192, 20000];
+    let len = sizes[(i as usize) % sizes.len()];
+    (0..len)
+        .map(|k| ((i as usize * 131 + k * 7) % 251) as u8)
+        .collect()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wal-v1")
+}
+
+/// Copies the recorded log into `to`.
+fn copy_fixture(to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(fixture()).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+fn opts() -> WalOptions {
+    WalOptions::default()
+        .segment_size(64 << 10)
+        .prepare_ahead(1)
+        .recycle_pool(2)
+}
+
+fn read_all(wal: &Wal, from: u64) -> Vec<(u64, Vec<u8>)> {
+    wal.read_from(Lsn(from))
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (r.lsn.0, r.data)
+        })
+        .collect()
+}
+
+fn formats(segs: &[fspace::wal::SegmentInfo]) -> Vec<u32> {
+    segs.iter().map(|s| s.format).collect()
+}
+
+common::per_fs! {
+    /// The format-1 log reads as written through a view and through a
+    /// writable open; new records go into format-2 segments after it; the
+    /// mixed log reopens and reads whole; released format-1 segments are
+    /// recycled into format-2 ones.
+    fn format_1_log_opens_recovers_and_goes_on(fs) {
+        let _g = fs.lock();
+        let name = &fs.name;
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        copy_fixture(&d);
+
+        let v = WalView::open(&d).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((v.first_lsn(), v.next_lsn()), (Lsn(FIRST), Lsn(LAST + 1)));
+        assert_eq!(formats(v.segments()), vec![1, 1, 1, 1], "{name}");
+        let got: Vec<_> = v
+            .read_from(Lsn(FIRST))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .map(|r| (r.lsn.0, r.data))
+            .collect();
+        let want: Vec<_> = (FIRST..=LAST).map(|i| (i, payload_of(i))).collect();
+        assert_eq!(got, want, "{name}: view");
+        drop(v);
+
+        let wal = Wal::open(&d, opts()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(wal.recovery().next_lsn, Lsn(LAST + 1));
+        assert_eq!(read_all(&wal, FIRST), want, "{name}: open");
+        let segs = wal.segments();
+        assert_eq!(formats(&segs[..4]), vec![1, 1, 1, 1]);
+        assert_eq!(segs[4].format, 2, "{name}: the open starts a format-2 segment");
+        let mut want = want;
+        for i in LAST + 1..=LAST + 40 {
+            assert_eq!(wal.commit(&payload_of(i)).unwrap(), Lsn(i));
+            want.push((i, payload_of(i)));
+        }
+        wal.close().unwrap();
+
+        let wal = Wal::open(&d, opts()).unwrap();
+        assert_eq!(read_all(&wal, FIRST), want, "{name}: mixed log reopened");
+        let f = formats(&wal.segments());
+        assert!(f.starts_with(&[1, 1, 1, 1]) && f[4..].iter().all(|v| *v == 2), "{f:?}");
+        // Release the format-1 segments; the pool recycles them as format 2.
+        let last = wal.next_lsn().0 - 1;
+        wal.release_before(Lsn(last)).unwrap();
+        for i in last + 1..=last + 60 {
+            assert_eq!(wal.commit(&payload_of(i)).unwrap(), Lsn(i));
+        }
+        assert!(wal.stats().prepared_recycled > 0, "{name}: {:?}", wal.stats());
+        assert!(formats(&wal.segments()).iter().all(|v| *v == 2));
+        let tail = read_all(&wal, last + 1);
+        assert_eq!(tail.len(), 60);
+        assert!(tail.iter().all(|(i, p)| *p == payload_of(*i)));
+        wal.close().unwrap();
+    }
+}
+
+common::per_fs! {
+    /// With padding on, every commit of a lone writer starts on a page
+    /// boundary (the records' offsets say so), the bytes between commits
+    /// are padding, and everything reads back and survives a reopen with
+    /// padding off (one log, both ways of writing).
+    fn padded_commits_start_on_pages(fs) {
+        let _g = fs.lock();
+        let name = &fs.name;
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let wal = Wal::open(&d, opts().pad_flushes(Some(true))).unwrap();
+        assert!(wal.stats().io.pad_flushes);
+        let mut want = vec![];
+        for i in 1..=50u64 {
+            assert_eq!(wal.commit(&payload_of(i)).unwrap(), Lsn(i));
+            want.push((i, payload_of(i)));
+        }
+        let st = wal.stats();
+        assert!(st.padding_bytes > 0, "{name}: {st:?}");
+        wal.close().unwrap();
+        let v = WalView::open(&d).unwrap();
+        let mut first_in_segment = true;
+        let mut seg = 0;
+        for r in v.read_from(Lsn(1)).unwrap() {
+            let r = r.unwrap();
+            if r.segment != seg {
+                seg = r.segment;
+                first_in_segment = true;
+            }
+            // The first record of a segment follows its 64-byte header.
+            if !first_in_segment {
+                assert_eq!(r.offset % 4096, 0, "{name}: LSN {} at {}", r.lsn, r.offset);
+            }
+            first_in_segment = false;
+        }
+        drop(v);
+        let wal = Wal::open(&d, opts().pad_flushes(Some(false))).unwrap();
+        assert!(!wal.stats().io.pad_flushes);
+        for i in 51..=80u64 {
+            assert_eq!(wal.commit(&payload_of(i)).unwrap(), Lsn(i));
+            want.push((i, payload_of(i)));
+        }
+        assert_eq!(wal.stats().padding_bytes, 0);
+        wal.close().unwrap();
+        let wal = Wal::open(&d, opts()).unwrap();
+        assert_eq!(read_all(&wal, 1), want, "{name}");
+        wal.close().unwrap();
+    }
+}
