@@ -27,6 +27,11 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             "on" => Some(true),
             "off" => Some(false),
             _ => None,
+        })
+        .pad_flushes(match a.pad_flushes.as_str() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
         });
     for m in a.sync_method.into_iter().flatten() {
         if !o.sync_methods.contains(&m) {
@@ -284,5 +289,7 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
     for f in &io.fallbacks {
         out!(o, "     fell back: {f}");
     }
+    let pad = if io.pad_flushes { "on" } else { "off" };
+    out!(o, "     page padding: {pad}: {}", io.pad_flushes_by);
     o
 }

@@ -591,6 +591,12 @@ pub(crate) struct CommitArgs {
     /// mode, whatever the sync method, as InnoDB's redo log), off.
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub direct_io: String,
+    /// Page padding of the log in wal mode: auto (the policy: on for
+    /// copy-on-write filesystems), on (every flush ends on a page boundary,
+    /// no page written twice), off (the partial last page is rewritten by
+    /// the next commit).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    pub pad_flushes: String,
     /// How commits are made durable, comma-separated or repeated; each mode
     /// runs once per method: fdatasync, fsync, dsync (pwritev2 RWF_DSYNC),
     /// direct-dsync (O_DIRECT + RWF_DSYNC), or all. Default: fdatasync for

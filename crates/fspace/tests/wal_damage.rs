@@ -218,21 +218,27 @@ common::per_fs! {
 }
 
 /// Property test: arbitrary damage to a log's files never panics recovery
-/// or reading, and every record returned is one that was written.
+/// or reading, and every record returned is one that was written; half
+/// the cases damage a log written with padded flushes.
 #[test]
 fn arbitrary_damage_never_returns_a_bad_record() {
     let fs = &common::all()[0];
     let _g = fs.lock();
     let base = fs.tempdir();
-    let pristine = base.path().join("pristine");
-    let recs = build_log(&pristine);
-    let by_lsn: HashMap<Lsn, Vec<u8>> = recs.iter().map(|r| (r.lsn, r.data.clone())).collect();
-    let files: Vec<PathBuf> = seg_files(&pristine);
+    let mut pristine = vec![];
+    for pad in [false, true] {
+        let p = base.path().join(format!("pristine-{pad}"));
+        let recs = build_log_with(&p, opts().pad_flushes(Some(pad)));
+        let by_lsn: HashMap<Lsn, Vec<u8>> =
+            recs.iter().map(|r| (r.lsn, r.data.clone())).collect();
+        pristine.push((seg_files(&p), by_lsn));
+    }
     let mut rng = Rng::new(77);
-    for case in 0..64 {
+    for case in 0..128 {
+        let (files, by_lsn) = &pristine[case % 2];
         let d = base.path().join(format!("case{case}"));
         std::fs::create_dir(&d).unwrap();
-        for f in &files {
+        for f in files {
             std::fs::copy(f, d.join(f.file_name().unwrap())).unwrap();
         }
         let copies = seg_files(&d);
@@ -285,20 +291,24 @@ fn arbitrary_damage_never_returns_a_bad_record() {
 
 /// Arbitrary bytes after a valid header never panic recovery, and every
 /// record read verifies (the reader only returns verified records; here
-/// the test checks the CRC itself).
+/// the test checks the CRC itself). Even cases are format 2 segments with
+/// padding records among the records, odd ones format 1.
 #[test]
 fn arbitrary_bytes_as_a_segment() {
-    use fspace::internals::{record_crc, RecordKey, SegmentHeader};
+    use fspace::internals::{encode_padding, record_crc, RecordKey, SegmentHeader};
+    use fspace::internals::{FORMAT_V1, FORMAT_VERSION};
     let fs = &common::all()[0];
     let _g = fs.lock();
     let base = fs.tempdir();
     let mut rng = Rng::new(5);
-    for case in 0..64 {
+    for case in 0..128 {
         let d = base.path().join(format!("c{case}"));
         std::fs::create_dir(&d).unwrap();
         let id = [case as u8; 16];
+        let v2 = case % 2 == 0;
+        let align = if v2 { 16 } else { 8 };
         let h = SegmentHeader {
-            version: fspace::internals::FORMAT_VERSION,
+            version: if v2 { FORMAT_VERSION } else { FORMAT_V1 },
             log_id: id,
             seq: 1,
             size: SEG,
@@ -307,9 +317,28 @@ fn arbitrary_bytes_as_a_segment() {
         };
         let key = RecordKey::from(&h);
         let mut b = h.encode().to_vec();
-        // (LSN, payload, CRC valid) of every record put in the segment.
+        // (LSN, payload, CRC valid) of every record put in the segment,
+        // and whether the run of readable records ended before it (at a
+        // bad padding record).
         let mut written = vec![];
+        let mut broken_at = None;
         while (b.len() as u64) < SEG {
+            if v2 && rng.below(6) == 0 {
+                // Padding carrying the next LSN (or not), verifying (or not).
+                let next = written.len() as u64 + 1;
+                let lsn = next - rng.below(2).min(next - 1);
+                let span = 16 * (1 + rng.below(40) as usize);
+                let at = b.len();
+                encode_padding(&mut b, &key, lsn, span);
+                let good = rng.below(4) != 0;
+                if !good {
+                    b[at + 4] ^= 1 << rng.below(8);
+                }
+                if (!good || lsn != next) && broken_at.is_none() {
+                    broken_at = Some(written.len());
+                }
+                continue;
+            }
             // Mostly valid-looking record headers with random contents.
             let len = rng.below(300) as usize;
             let lsn = if rng.below(2) == 0 {
@@ -328,7 +357,7 @@ fn arbitrary_bytes_as_a_segment() {
             b.extend_from_slice(&crc.to_le_bytes());
             b.extend_from_slice(&lsn.to_le_bytes());
             b.extend_from_slice(&body);
-            b.resize(b.len().div_ceil(8) * 8, 0);
+            b.resize(b.len().div_ceil(align) * align, 0);
             written.push((lsn, body, good));
         }
         b.truncate(SEG as usize);
@@ -344,7 +373,8 @@ fn arbitrary_bytes_as_a_segment() {
             .iter()
             .enumerate()
             .take_while(|(i, (lsn, _, good))| *good && *lsn == *i as u64 + 1)
-            .count();
+            .count()
+            .min(broken_at.unwrap_or(usize::MAX));
         // (The last record may be cut by the segment's end.)
         assert!(
             got.len() == valid || (got.len() + 1 == valid && valid == written.len()),

@@ -35,6 +35,7 @@ fn wal_kill_child() {
     let mut o = opts();
     o.recycle_pool = 2;
     o.sync_method = parts.get(4).map(|m| m.parse().unwrap());
+    o.pad_flushes = parts.get(5).map(|p| *p == "pad");
     let wal = Wal::open(&dir, o).unwrap();
     let start = wal.recovery().next_lsn;
     // Keep the log short: release what earlier runs wrote.
@@ -87,17 +88,24 @@ struct Model {
 }
 
 fn spawn_child(dir: &Path, run: u64, threads: u64, mode: &str) -> std::process::Child {
-    spawn_child_with(dir, run, threads, mode, SyncMethod::Fdatasync)
+    spawn_child_with(dir, run, threads, mode, SyncMethod::Fdatasync, None)
 }
 
-/// A child that commits with sync method `method`.
+/// A child that commits with sync method `method`, its flushes padded to
+/// pages or not as `pad` says (`None`: the policy's choice).
 fn spawn_child_with(
     dir: &Path,
     run: u64,
     threads: u64,
     mode: &str,
     method: SyncMethod,
+    pad: Option<bool>,
 ) -> std::process::Child {
+    let pad = match pad {
+        Some(true) => ",pad",
+        Some(false) => ",packed",
+        None => "",
+    };
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -108,7 +116,7 @@ fn spawn_child_with(
         ])
         .env(
             "FSPACE_WAL_CHILD",
-            format!("{},{run},{threads},{mode},{method}", dir.display()),
+            format!("{},{run},{threads},{mode},{method}{pad}", dir.display()),
         )
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -184,7 +192,8 @@ fn verify_after_kill(d: &Path, model: &mut Model, fsname: &str, iter: u64) {
 common::per_fs! {
     /// kill -9 at random moments, at least 50 times on each of ext4, xfs,
     /// btrfs and tmpfs (200+ kills per run), the children taking the sync
-    /// methods in turn.
+    /// methods in turn, each method with padded flushes and without (so
+    /// the log holds both layouts, one after the other).
     fn kill_9_keeps_every_acknowledged_record(fs) on [ext4, xfs, btrfs, tmpfs] {
         let kills: u64 = std::env::var("FSPACE_WAL_KILLS")
             .ok()
@@ -203,8 +212,10 @@ common::per_fs! {
         for iter in 0..kills {
             let run = 1000 + iter;
             let threads = 1 + rng.below(3);
-            let method = SyncMethod::ALL[iter as usize % SyncMethod::ALL.len()];
-            let mut child = spawn_child_with(&d, run, threads, "commit", method);
+            let n = SyncMethod::ALL.len();
+            let method = SyncMethod::ALL[iter as usize % n];
+            let pad = (iter as usize / n).is_multiple_of(2);
+            let mut child = spawn_child_with(&d, run, threads, "commit", method, Some(pad));
             let rx = ack_lines(&mut child);
             // Half the kills land during open/recovery or right after.
             let delay = if rng.below(2) == 0 {

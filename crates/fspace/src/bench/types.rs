@@ -160,6 +160,10 @@ pub struct CommitBenchOptions {
     /// overwrite written blocks and measure another state. The probe sets
     /// it; `bench commit` wraps and says so.
     pub stop_at_end: bool,
+    /// Padding of the log's flushes in `wal` mode
+    /// ([`WalOptions::pad_flushes`](crate::wal::WalOptions::pad_flushes);
+    /// `None`: the policy's choice).
+    pub pad_flushes: Option<bool>,
 }
 
 impl Default for CommitBenchOptions {
@@ -174,6 +178,7 @@ impl Default for CommitBenchOptions {
             prepare: StrategyChoice::built_in(),
             sync_methods: vec![],
             stop_at_end: false,
+            pad_flushes: None,
         }
     }
 }
@@ -258,4 +263,4 @@ pub struct CommitResult {
     pub unsupported: Option<String>,
 }
 
-setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool });
+setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool> });

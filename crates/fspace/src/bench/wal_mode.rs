@@ -25,6 +25,7 @@ pub(super) fn run_wal(
         direct_io: opts.direct_io,
         prepare: opts.prepare.clone(),
         sync_method: opts.sync_methods.first().copied(),
+        pad_flushes: opts.pad_flushes,
         ..Default::default()
     };
     let wal = Wal::open(dir, wo)?;

@@ -70,7 +70,12 @@ pub fn seg_files(dir: &Path) -> Vec<PathBuf> {
 /// Opens a log with committed records spread over 4 segments and closes
 /// it; returns the records.
 pub fn build_log(d: &Path) -> Vec<Record> {
-    let wal = Wal::open(d, opts()).unwrap();
+    build_log_with(d, opts())
+}
+
+/// [`build_log`] with options `o` (padded flushes or not, say).
+pub fn build_log_with(d: &Path, o: WalOptions) -> Vec<Record> {
+    let wal = Wal::open(d, o).unwrap();
     while wal.stats().switches < 3 {
         let n = wal.next_lsn().0;
         wal.commit(&payload(4, 0, n)).unwrap();

@@ -13,9 +13,11 @@
 //! - A **cut** (power loss) before the N-th mutating call keeps the durable
 //!   image plus, as a real device and journal may: a prefix of each
 //!   directory's unsynced entry changes (journals commit metadata in
-//!   order), and any subset of the unsynced file writes in 512-byte
-//!   sectors (torn pages; a sector is atomic). From then on every call of
-//!   that process fails with `EIO`.
+//!   order), and of the unsynced file writes: none, all, any subset of
+//!   their 512-byte sectors (torn pages; a sector is atomic), any subset
+//!   of their 4 KiB pages (the unit the log writes, padded or not), or a
+//!   prefix of each write in sectors (a device that wrote in order and
+//!   stopped). From then on every call of that process fails with `EIO`.
 //! - A **crash** (kill -9) stops the process's calls the same way but keeps
 //!   the live image: the next process sees the page cache, unsynced.
 //!
@@ -39,6 +41,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Granularity at which unsynced writes survive a cut: a sector.
 const SECTOR: usize = 512;
+/// The page: unsynced writes may also survive a cut in whole pages.
+const PAGE: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Node {
@@ -282,20 +286,24 @@ impl Inner {
         if self.trace {
             eprintln!("model: power cut before call {}", self.calls);
         }
-        // Which unsynced writes reach the device: none, all, or each
-        // sector by chance (torn pages).
-        let mode = self.below(3);
+        // Which unsynced writes reach the device: none, all, each sector
+        // by chance (torn pages), each page by chance, or a prefix of each
+        // write (in sectors).
+        let mode = self.below(5);
+        let unit = if mode == 3 { PAGE } else { SECTOR };
         let mut inodes = self.inodes.clone();
         for ino in inodes.iter_mut() {
             let mut img = ino.durable.clone();
             for (off, data) in std::mem::take(&mut ino.pending) {
                 let mut pos = 0usize;
+                let prefix = off as usize + self.below(data.len() as u64 + 1) as usize;
                 while pos < data.len() {
                     let abs = off as usize + pos;
-                    let end = ((abs / SECTOR + 1) * SECTOR - off as usize).min(data.len());
+                    let end = ((abs / unit + 1) * unit - off as usize).min(data.len());
                     let keep = match mode {
                         0 => false,
                         1 => true,
+                        4 => abs + (end - pos) <= prefix.next_multiple_of(SECTOR),
                         _ => self.below(2) == 0,
                     };
                     if keep {

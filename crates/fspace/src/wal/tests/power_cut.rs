@@ -61,6 +61,9 @@ struct Shape {
     /// writer count follows the seed's parity, so every method runs with
     /// one writer and with four).
     sync: SyncMethod,
+    /// Padded flushes (format 2's padding records) or the partial last
+    /// page rewritten by the next flush.
+    pad: bool,
 }
 
 fn shape(seed: u64, rng: &mut Rng) -> Shape {
@@ -80,6 +83,7 @@ fn shape(seed: u64, rng: &mut Rng) -> Shape {
         crash,
         grow_ms: rng.below(3),
         sync: sync_method_of(seed),
+        pad: rng.below(2) == 0,
     }
 }
 
@@ -144,6 +148,7 @@ fn opts(s: &Shape) -> WalOptions {
         write_buffer: s.write_buffer,
         prepare_duty_cycle: 1.0,
         sync_method: Some(s.sync),
+        pad_flushes: Some(s.pad),
         ..Default::default()
     }
 }
@@ -340,10 +345,12 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     let mut failures = vec![];
     let mut seed = first;
     let mut per_method = std::collections::BTreeMap::new();
+    let mut padded = 0u64;
     while points < want {
         *per_method
             .entry(sync_method_of(seed).name())
             .or_insert(0u64) += 1;
+        padded += u64::from(shape(seed, &mut Rng(seed)).pad);
         let (v, total, _) = run(seed, None);
         assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
         for n in 1..=total + 1 {
@@ -360,7 +367,7 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
         seed += 1;
     }
     eprintln!(
-        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}), {} failed",
+        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes), {} failed",
         failures.len()
     );
     if want >= 1000 {
@@ -368,6 +375,11 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
             per_method.len(),
             SyncMethod::ALL.len(),
             "every sync method must be cut: {per_method:?}"
+        );
+        let families = seed - first;
+        assert!(
+            padded > 0 && padded < families,
+            "both layouts must be cut: {padded} of {families} seed families padded"
         );
     }
     assert!(
