@@ -12,6 +12,15 @@ use fspace::StrategyChoice;
 use std::sync::atomic::Ordering;
 
 /// `fspace bench commit`.
+/// `auto`/`on`/`off` as the library's `None`/`Some(true)`/`Some(false)`.
+fn on_off(v: &str) -> Option<bool> {
+    match v {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    }
+}
+
 pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     let mut o = CommitBenchOptions::default()
         .record_size(a.record as usize)
@@ -28,11 +37,8 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             "off" => Some(false),
             _ => None,
         })
-        .pad_flushes(match a.pad_flushes.as_str() {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
-        });
+        .pad_flushes(on_off(&a.pad_flushes))
+        .nocow(on_off(&a.nocow));
     for m in a.sync_method.into_iter().flatten() {
         if !o.sync_methods.contains(&m) {
             o.sync_methods.push(m);
@@ -291,5 +297,7 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
     }
     let pad = if io.pad_flushes { "on" } else { "off" };
     out!(o, "     page padding: {pad}: {}", io.pad_flushes_by);
+    let nocow = if io.nocow { "on" } else { "off" };
+    out!(o, "     NOCOW segments: {nocow}: {}", io.nocow_by);
     o
 }

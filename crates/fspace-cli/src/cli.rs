@@ -597,6 +597,11 @@ pub(crate) struct CommitArgs {
     /// the next commit).
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub pad_flushes: String,
+    /// NOCOW segments in wal mode: auto (the policy: on for btrfs), on
+    /// (new segments get chattr +C and are zero-filled, overwritten in
+    /// place), off.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    pub nocow: String,
     /// How commits are made durable, comma-separated or repeated; each mode
     /// runs once per method: fdatasync, fsync, dsync (pwritev2 RWF_DSYNC),
     /// direct-dsync (O_DIRECT + RWF_DSYNC), or all. Default: fdatasync for

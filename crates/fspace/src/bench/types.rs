@@ -164,6 +164,10 @@ pub struct CommitBenchOptions {
     /// ([`WalOptions::pad_flushes`](crate::wal::WalOptions::pad_flushes);
     /// `None`: the policy's choice).
     pub pad_flushes: Option<bool>,
+    /// NOCOW segments in `wal` mode
+    /// ([`WalOptions::nocow`](crate::wal::WalOptions::nocow); `None`: the
+    /// policy's choice).
+    pub nocow: Option<bool>,
 }
 
 impl Default for CommitBenchOptions {
@@ -179,6 +183,7 @@ impl Default for CommitBenchOptions {
             sync_methods: vec![],
             stop_at_end: false,
             pad_flushes: None,
+            nocow: None,
         }
     }
 }
@@ -263,4 +268,4 @@ pub struct CommitResult {
     pub unsupported: Option<String>,
 }
 
-setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool> });
+setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool> });

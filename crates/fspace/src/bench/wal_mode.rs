@@ -26,6 +26,7 @@ pub(super) fn run_wal(
         prepare: opts.prepare.clone(),
         sync_method: opts.sync_methods.first().copied(),
         pad_flushes: opts.pad_flushes,
+        nocow: opts.nocow,
         ..Default::default()
     };
     let wal = Wal::open(dir, wo)?;

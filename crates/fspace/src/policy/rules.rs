@@ -94,26 +94,54 @@ pub fn log_sync_method(kind: Option<FsKind>, remote: bool) -> (SyncMethod, &'sta
     }
 }
 
-/// Filesystems on which the log pads every flush to a page boundary
-/// (`WalOptions::pad_flushes`), so that no page is written twice: the
-/// copy-on-write ones, where rewriting the partial last page of one commit
-/// at the next allocates a new block for it and keeps the old extent
-/// pinned while the rest of it is referenced.
+/// Filesystems on which the log's segments are made no-copy-on-write
+/// (`FS_NOCOW_FL`, `chattr +C`, set on each new segment while it is
+/// empty; `WalOptions::nocow`) and zero-filled, so that records overwrite
+/// written blocks in place, as on ext4: btrfs. The log's own CRC32C covers
+/// every record; what btrfs gives up for these files is its data checksum
+/// (and, on a RAID1 or DUP profile, repairing a bad block from the other
+/// copy) and compression.
 ///
-/// Evidence: to be measured (docs/wal-format.md, "Padding").
-pub const LOG_PAD_FLUSHES_ON: [FsKind; 1] = [FsKind::Btrfs];
+/// Evidence: docs/wal-format.md, "Choosing the layout" (the run folders
+/// of its measurements).
+pub const LOG_NOCOW_ON: [FsKind; 1] = [FsKind::Btrfs];
 
-/// Whether a log on a filesystem of `kind` pads its flushes, and why
-/// ([`LOG_PAD_FLUSHES_ON`]).
-pub fn log_pad_flushes(kind: Option<FsKind>) -> (bool, &'static str) {
+/// Whether a log on a filesystem of `kind` makes its segments
+/// no-copy-on-write, and why ([`LOG_NOCOW_ON`]).
+pub fn log_nocow(kind: Option<FsKind>) -> (bool, &'static str) {
     match kind {
-        Some(k) if LOG_PAD_FLUSHES_ON.contains(&k) => (
+        Some(k) if LOG_NOCOW_ON.contains(&k) => (
             true,
-            "copy-on-write: a page written twice pins its old block (LOG_PAD_FLUSHES_ON)",
+            "btrfs: NOCOW segments, zero-filled, are overwritten in place (LOG_NOCOW_ON)",
         ),
         _ => (
             false,
-            "rewriting the partial last page costs nothing extra here (LOG_PAD_FLUSHES_ON)",
+            "the filesystem overwrites in place already, or has no such attribute (LOG_NOCOW_ON)",
+        ),
+    }
+}
+
+/// Filesystems on which the log pads every flush to a page boundary
+/// (`WalOptions::pad_flushes`) when its segments are copy-on-write (not
+/// made NOCOW, [`LOG_NOCOW_ON`]): rewriting the partial last page of one
+/// commit at the next allocates a new block for it and keeps the old
+/// extent pinned while the rest of it is referenced; padded, no page is
+/// written twice.
+///
+/// Evidence: docs/wal-format.md, "Choosing the layout".
+pub const LOG_PAD_FLUSHES_ON: [FsKind; 1] = [FsKind::Btrfs];
+
+/// Whether a log on a filesystem of `kind`, its segments NOCOW or not,
+/// pads its flushes, and why ([`LOG_PAD_FLUSHES_ON`]).
+pub fn log_pad_flushes(kind: Option<FsKind>, nocow: bool) -> (bool, &'static str) {
+    match kind {
+        Some(k) if LOG_PAD_FLUSHES_ON.contains(&k) && !nocow => (
+            true,
+            "copy-on-write segments: a page written twice pins its old block (LOG_PAD_FLUSHES_ON)",
+        ),
+        _ => (
+            false,
+            "pages are overwritten in place here: rewriting the partial last page costs nothing extra (LOG_PAD_FLUSHES_ON)",
         ),
     }
 }

@@ -67,6 +67,17 @@ impl Wal {
             None => random(dir)?,
         };
         let new_seq = check_limits(dir, &rec)?;
+        let (network, kind) = site.facts(dir);
+        // Resolved once: the preparer makes every new segment NOCOW or not.
+        let mut opts = opts;
+        let nocow_by = match opts.nocow {
+            Some(_) => "asked".to_string(),
+            None => {
+                let (on, why) = crate::policy::rules::log_nocow(kind);
+                opts.nocow = Some(on);
+                why.to_string()
+            }
+        };
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
         let (first, ready) =
             take_segments(&*io, &site, dir, new_seq, &opts, rec.prepared, &mut pool)?;
@@ -85,9 +96,10 @@ impl Wal {
         });
         let mut report = rec.report;
         report.next_lsn = Lsn(next_lsn);
-        let (network, kind) = site.facts(dir);
         let saved = saved_sync_method(dir, &opts);
-        let how = choose_io(&first, &opts, network, kind, saved);
+        let mut how = choose_io(&first, &opts, network, kind, saved);
+        how.nocow = opts.nocow == Some(true);
+        how.nocow_by = nocow_by;
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
         confirm_io(&mut state)?;
         let shared = Arc::new(Shared {
@@ -513,7 +525,8 @@ fn choose_io(
     let (pad_flushes, pad_flushes_by) = match opts.pad_flushes {
         Some(on) => (on, "asked".to_string()),
         None => {
-            let (on, why) = crate::policy::rules::log_pad_flushes(kind);
+            let nocow = opts.nocow == Some(true);
+            let (on, why) = crate::policy::rules::log_pad_flushes(kind, nocow);
             (on, why.to_string())
         }
     };
@@ -525,6 +538,8 @@ fn choose_io(
         fallbacks: Vec::new(),
         pad_flushes,
         pad_flushes_by,
+        nocow: false,
+        nocow_by: String::new(),
     };
     if direct_io_by.wants() {
         match first.fd.set_direct(true) {

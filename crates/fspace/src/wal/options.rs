@@ -140,6 +140,14 @@ pub struct WalOptions {
     /// page costs, copy-on-write filesystems); [`WalStats::io`](crate::wal::WalStats::io)
     /// says which applies and why.
     pub pad_flushes: Option<bool>,
+    /// Make new segments no-copy-on-write (`chattr +C`, set while they are
+    /// empty) and zero-fill them, so that records overwrite in place.
+    /// `None` follows the policy (`crate::policy::rules::LOG_NOCOW_ON`:
+    /// on btrfs). Where the filesystem refuses the attribute, segments
+    /// stay as they are and [`WalStats::last_prepare`](crate::wal::WalStats::last_prepare)
+    /// says so. Only a prepared segment's *growth* follows it when
+    /// [`prepare`](Self::prepare) is the policy; a named strategy is kept.
+    pub nocow: Option<bool>,
 }
 
 impl Default for WalOptions {
@@ -154,6 +162,7 @@ impl Default for WalOptions {
             direct_io: None,
             sync_method: None,
             pad_flushes: None,
+            nocow: None,
         }
     }
 }
@@ -170,6 +179,7 @@ impl std::fmt::Debug for WalOptions {
             .field("direct_io", &self.direct_io)
             .field("sync_method", &self.sync_method)
             .field("pad_flushes", &self.pad_flushes)
+            .field("nocow", &self.nocow)
             .finish()
     }
 }
@@ -214,4 +224,4 @@ pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
         .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
 }
 
-setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool> });
+setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool>, nocow: Option<bool> });

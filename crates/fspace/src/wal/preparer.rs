@@ -16,7 +16,8 @@ use super::writer::{Prepared, Shared};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
-use crate::strategy::Intent;
+use crate::policy::StrategyChoice;
+use crate::strategy::{Intent, Strategy};
 use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -186,9 +187,36 @@ pub(super) fn create_segment(
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
-        grew.why = site.segment_plan(dir, &path, opts.segment_size, &opts.prepare)?;
+        let mut choice = opts.prepare.clone();
+        let mut nocow = None;
+        if opts.nocow == Some(true) {
+            match fd.set_nocow() {
+                // Overwritten in place now: written blocks make commits
+                // cheap, as on ext4 (LOG_NOCOW_ON), so the policy's sparse
+                // segments for copy-on-write give way to zero-fill.
+                Ok(()) if choice.is_policy() => {
+                    choice = StrategyChoice::with_fallbacks(Strategy::ZeroFill);
+                    nocow = Some(
+                        "NOCOW segment (LOG_NOCOW_ON): overwritten in place, so zero-filled \
+                         for written blocks, as on ext4"
+                            .to_string(),
+                    );
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    nocow = Some(format!("the NOCOW attribute was refused ({e}): copy-on-write"))
+                }
+            }
+        }
+        grew.why = site.segment_plan(dir, &path, opts.segment_size, &choice)?;
+        if let Some(n) = nocow {
+            grew.why = Some(match grew.why.take() {
+                Some(w) => format!("{n}; {w}"),
+                None => n,
+            });
+        }
         let gopts = GrowOptions {
-            choice: opts.prepare.clone(),
+            choice,
             intent: Intent::Log,
             sync: true,
             cancel: stop,

@@ -76,6 +76,13 @@ pub(crate) trait SegmentFile: Send + Sync {
     fn stat(&self) -> std::result::Result<(Option<&'static str>, u64), Errno>;
     /// Turns `O_DIRECT` on (or off) for later reads and writes.
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno>;
+    /// Sets the no-copy-on-write attribute (`FS_NOCOW_FL`, `chattr +C`)
+    /// of an empty file, so that its blocks are overwritten in place; the
+    /// error where the filesystem has no such attribute. Storage with no
+    /// filesystem behind it has none.
+    fn set_nocow(&self) -> std::result::Result<(), Errno> {
+        Err(Errno::NOTSUP)
+    }
     /// Grows the file to `target` bytes with the library's growth (`path`
     /// names it in errors, `probe_path` is where it is now).
     fn grow(
@@ -157,6 +164,17 @@ impl SegmentFile for RealFile {
     fn stat(&self) -> std::result::Result<(Option<&'static str>, u64), Errno> {
         let st = sys::fstat(&self.0)?;
         Ok(((!st.is_regular()).then(|| st.type_name()), st.size))
+    }
+
+    fn set_nocow(&self) -> std::result::Result<(), Errno> {
+        let flags = rustix::fs::ioctl_getflags(&self.0)?;
+        rustix::fs::ioctl_setflags(&self.0, flags | rustix::fs::IFlags::NOCOW)?;
+        // btrfs ignores the flag on a file that holds data: read it back.
+        if rustix::fs::ioctl_getflags(&self.0)?.contains(rustix::fs::IFlags::NOCOW) {
+            Ok(())
+        } else {
+            Err(Errno::NOTSUP)
+        }
     }
 
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno> {

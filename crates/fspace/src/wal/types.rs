@@ -133,6 +133,12 @@ pub struct WalIo {
     pub pad_flushes: bool,
     /// Why: `"asked"` when the caller chose, else the policy's reason.
     pub pad_flushes_by: String,
+    /// Whether new segments are made no-copy-on-write and zero-filled
+    /// ([`WalOptions::nocow`](crate::wal::WalOptions::nocow)); segments
+    /// made before (or recycled from before) keep their attribute.
+    pub nocow: bool,
+    /// Why: `"asked"` when the caller chose, else the policy's reason.
+    pub nocow_by: String,
 }
 
 impl WalIo {
@@ -176,7 +182,11 @@ impl fmt::Display for WalIo {
             write!(f, "; {fb}")?;
         }
         let pad = if self.pad_flushes { "on" } else { "off" };
-        write!(f, "; page padding {pad}: {}", self.pad_flushes_by)
+        write!(f, "; page padding {pad}: {}", self.pad_flushes_by)?;
+        if self.nocow {
+            write!(f, "; NOCOW segments: {}", self.nocow_by)?;
+        }
+        Ok(())
     }
 }
 
