@@ -239,7 +239,7 @@ impl Figures<'_> {
         let (lean, then) = if self.ratio > 1.0 {
             (
                 "faster",
-                "no speed is shown here: as far as these runs tell, appending is as fast",
+                "but a speed gain over appending is not shown beyond the noise",
             )
         } else {
             (
