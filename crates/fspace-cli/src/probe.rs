@@ -143,8 +143,6 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
     emit(&o)
 }
 
-/// Parses `--threshold PCT`: a percentage above 0 and below 100 (`20`,
-/// `12.5`, `20%`).
 /// One step of a probe or a comparison: on the bar, or as a line where
 /// stderr is not a terminal; nothing with --quiet.
 fn show_progress(bar: &Progress, quiet: bool, p: &ProbeProgress) {
@@ -224,6 +222,19 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         ),
     );
     indented(&mut o, &format!("compared: {}", c.compared));
+    if let Some(v) = &c.saved_log_vs_append {
+        let ratio = match (v.ratio, v.ratio_low, v.ratio_high) {
+            (Some(r), Some(lo), Some(hi)) => format!(" ({r:.2}x, runs {lo:.2}-{hi:.2}x)"),
+            _ => String::new(),
+        };
+        indented(
+            &mut o,
+            &format!(
+                "when saved, {LOG_VS_APPEND}: {}{ratio}; appending is not measured again here",
+                v.outcome
+            ),
+        );
+    }
     indented(
         &mut o,
         &format!("machine while measuring: {}", c.machine.summary()),
@@ -652,6 +663,10 @@ fn sweep_text(r: &ProbeResult) -> String {
     o
 }
 
+/// The head of the log recommendation's line on fspace's log against
+/// plain appending (`LogVsAppend`), followed by its outcome.
+pub(crate) const LOG_VS_APPEND: &str = "fspace's log against appending";
+
 /// The recommendations and the notes.
 fn recommendations_text(r: &ProbeResult) -> String {
     let mut o = String::new();
@@ -671,6 +686,12 @@ fn recommendations_text(r: &ProbeResult) -> String {
                 out!(o, "          (too noisy to decide: the built-in choice)");
             }
             for line in wrap(why, 70) {
+                out!(o, "          {line}");
+            }
+        }
+        if let Some(v) = &rec.log_vs_append {
+            out!(o, "          {}: {}", LOG_VS_APPEND, v.outcome);
+            for line in wrap(&v.text, 70) {
                 out!(o, "          {line}");
             }
         }

@@ -332,6 +332,34 @@ pub(crate) fn probe_metrics(r: &ProbeResult) -> Metrics {
                 flag(recycle),
             );
         }
+        if let Some(v) = &rec.log_vs_append {
+            m.gauge(
+                "fspace_probe_log_vs_append",
+                "Always 1: how fspace's log, set up as recommended, compared with plain appending (an O_APPEND write + fdatasync per commit) in the probe's runs: faster, level (not told apart beyond the noise), slower, or not-measured.",
+                &[("outcome", v.outcome.name())],
+                1.0,
+            );
+            if let (Some(r), Some(lo), Some(hi)) = (v.ratio, v.ratio_low, v.ratio_high) {
+                m.gauge(
+                    "fspace_probe_log_vs_append_ratio",
+                    "fspace's log's median commit rate divided by plain appending's (8 KiB records, one writer).",
+                    &[],
+                    r,
+                );
+                m.gauge(
+                    "fspace_probe_log_vs_append_ratio_min",
+                    "The slowest run of fspace's log divided by the fastest run of plain appending.",
+                    &[],
+                    lo,
+                );
+                m.gauge(
+                    "fspace_probe_log_vs_append_ratio_max",
+                    "The fastest run of fspace's log divided by the slowest run of plain appending.",
+                    &[],
+                    hi,
+                );
+            }
+        }
     }
     filesystem_samples(&mut m, f);
     m

@@ -108,6 +108,19 @@ fn recommendations_html(r: &ProbeResult) -> String {
                 esc(why)
             );
         }
+        if let Some(v) = &rec.log_vs_append {
+            let _ = writeln!(
+                h,
+                "<dt>{}: <span class=\"{}\">{}</span></dt><dd>{}</dd>",
+                esc(crate::probe::LOG_VS_APPEND),
+                match v.outcome {
+                    fspace::probe::VsAppend::Slower => "what worse",
+                    _ => "what",
+                },
+                v.outcome,
+                esc(&v.text)
+            );
+        }
     }
     if let Some(p) = &r.commit.prediction {
         let _ = writeln!(

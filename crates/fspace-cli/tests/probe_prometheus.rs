@@ -275,6 +275,24 @@ common::per_fs! {
             samples.iter().filter(|s| s.name == "fspace_probe_recommendation").count(),
             v["recommendations"].as_array().unwrap().len()
         );
+        // fspace's log against appending: one outcome, and the ratios
+        // where both were measured.
+        let lv = &rec(&v, "log")["log_vs_append"];
+        let outcome = lv["outcome"].as_str().unwrap_or_else(|| panic!("{}: {v}", fs.name));
+        let outcomes: Vec<&Sample> = samples.iter().filter(|s| s.name == "fspace_probe_log_vs_append").collect();
+        assert_eq!(outcomes.len(), 1, "{}", fs.name);
+        assert_eq!(outcomes[0].labels["outcome"], outcome, "{}", fs.name);
+        assert_eq!(outcomes[0].value, 1.0);
+        for (name, field) in [
+            ("fspace_probe_log_vs_append_ratio", "ratio"),
+            ("fspace_probe_log_vs_append_ratio_min", "ratio_low"),
+            ("fspace_probe_log_vs_append_ratio_max", "ratio_high"),
+        ] {
+            match (value(&samples, name, &[]), lv[field].as_f64()) {
+                (Some(got), Some(want)) => assert!(close(got, want), "{}: {name} {got} {want}", fs.name),
+                (got, want) => assert!(got.is_none() && want.is_none(), "{}: {name} {got:?} {want:?}", fs.name),
+            }
+        }
         assert_eq!(
             value(&samples, "fspace_probe_run_timestamp_seconds", &[]),
             v["started_unix"].as_f64()
@@ -356,6 +374,20 @@ common::per_fs! {
         assert_eq!(c["threshold"], 0.5);
         assert_eq!(c["saved"]["commits_per_sec"], expected["commits_per_sec"]);
         assert_eq!(c["saved"]["sync_method"], expected["sync_method"]);
+        // What the save found of the log against appending comes along
+        // (a log recommendation too noisy to decide is not saved).
+        let saved_log = doc["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["intent"] == "log");
+        match saved_log {
+            Some(r) => {
+                assert_eq!(c["saved_log_vs_append"], r["log_vs_append"], "{c}");
+                assert_eq!(c["saved_log_vs_append"], rec(&v, "log")["log_vs_append"], "{c}");
+            }
+            None => assert!(c["saved_log_vs_append"].is_null(), "{c}"),
+        }
         assert!(c["fresh"]["runs"].as_array().unwrap().len() >= 5, "{c}");
         let ratio = c["ratio"].as_f64().unwrap();
         let fresh = c["fresh"]["commits_per_sec"].as_f64().unwrap();

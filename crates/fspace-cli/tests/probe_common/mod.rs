@@ -164,13 +164,15 @@ pub fn check_document(fs: &str, v: &Value) -> String {
         assert!(space["pinned_bytes"].is_null(), "{fs}: {space}");
     }
     check_rounds(fs, v);
+    let against = check_log_vs_append(fs, v);
     format!(
-        "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s); bulk {}",
+        "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s, log against appending: {}); bulk {}",
         v["elapsed_ms"].as_f64().unwrap() / 1e3,
         fastest.0,
         fastest.1,
         rate(v, "appended").unwrap_or(0.0),
         rate(v, "wal").unwrap_or(0.0),
+        against["outcome"],
         rec(v, "bulk")["strategy"]
     )
 }
@@ -217,4 +219,183 @@ pub fn check_rounds(fs: &str, v: &Value) {
     if log["sync_too_noisy"] == true {
         assert!(why.contains("too noisy to decide between"), "{fs}: {why}");
     }
+}
+
+/// The numbers of the JSON array `a`.
+pub fn floats(a: &Value) -> Vec<f64> {
+    a.as_array()
+        .unwrap_or_else(|| panic!("not an array: {a}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The exact one-sided rank test (Mann-Whitney, mid-ranks for ties) that
+/// `a`'s values tend to be larger than `b`'s: the share of the splits of
+/// the pooled values into groups of `a.len()` and `b.len()` whose first
+/// rank sum reaches `a`'s. Counted here from scratch, to check the
+/// library's figure rather than repeat it.
+pub fn p_greater(a: &[f64], b: &[f64]) -> f64 {
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let n = pooled.len();
+    assert!(n <= 20, "{n} runs: too many to enumerate");
+    let rank = |x: f64| {
+        let below = pooled.iter().filter(|&&y| y < x).count() as f64;
+        let equal = pooled.iter().filter(|&&y| y == x).count() as f64;
+        below + (equal + 1.0) / 2.0
+    };
+    let ranks: Vec<f64> = pooled.iter().map(|&x| rank(x)).collect();
+    let observed: f64 = ranks[..a.len()].iter().sum();
+    let (mut hits, mut all) = (0u64, 0u64);
+    for mask in 0u32..(1 << n) {
+        if mask.count_ones() as usize != a.len() {
+            continue;
+        }
+        let s: f64 = (0..n)
+            .filter(|i| mask >> i & 1 == 1)
+            .map(|i| ranks[i])
+            .sum();
+        all += 1;
+        if s >= observed - 1e-9 {
+            hits += 1;
+        }
+    }
+    hits as f64 / all as f64
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The state object named `state` in `commit.states`.
+pub fn state<'a>(v: &'a Value, state: &str) -> &'a Value {
+    v["commit"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["state"] == state)
+        .unwrap_or_else(|| panic!("no state {state}: {v}"))
+}
+
+/// The log recommendation's `log_vs_append` agrees with the document's own
+/// figures: its runs are the appended state's and the prediction's (the
+/// runs "Expected" quotes), its medians, ratio and ratio range follow from
+/// them, its p-value is the rank test's on them, and its outcome is the
+/// probe's rule applied to them (more than 10% apart in the medians and
+/// p <= 0.05, unless the median latencies say the opposite). Which
+/// outcome a filesystem gets is timing, not asserted. Returns the object.
+pub fn check_log_vs_append<'a>(fs: &str, v: &'a Value) -> &'a Value {
+    let log = rec(v, "log");
+    let lv = &log["log_vs_append"];
+    let outcome = lv["outcome"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{fs}: {log}"));
+    let summary = log["summary"].as_str().unwrap();
+    assert_eq!(
+        summary.ends_with("; appending was faster here"),
+        outcome == "slower",
+        "{fs}: {summary} / {outcome}"
+    );
+    if outcome == "not-measured" {
+        assert!(
+            lv["ratio"].is_null() && lv["p_value"].is_null(),
+            "{fs}: {lv}"
+        );
+        assert!(lv["text"].as_str().unwrap().starts_with("not measured: "));
+        return lv;
+    }
+    let appended = state(v, "appended");
+    assert_eq!(lv["append_runs"], appended["runs"], "{fs}: {lv}");
+    assert_eq!(
+        lv["append_commits_per_sec"], appended["commits_per_sec"],
+        "{fs}: {lv}"
+    );
+    // The log's runs: the prediction's, i.e. the main rounds' log when no
+    // check of its setup was measured.
+    let check = &v["commit"]["log_check"];
+    let checked = check.is_object()
+        && !check["recommended"]["runs"].as_array().unwrap().is_empty()
+        && !check["built_in"]["runs"].as_array().unwrap().is_empty();
+    let source = if !checked {
+        state(v, "wal")
+    } else if check["confirmed"] == true {
+        &check["recommended"]
+    } else {
+        &check["built_in"]
+    };
+    assert_eq!(lv["log_runs"], source["runs"], "{fs}: {lv}");
+    assert_eq!(lv["alternating"], !checked, "{fs}: {lv}");
+    let p = &v["commit"]["prediction"];
+    if p.is_object() {
+        assert_eq!(lv["log_runs"], p["runs"], "{fs}: {lv} / {p}");
+        assert_eq!(lv["log_commits_per_sec"], p["commits_per_sec"], "{fs}");
+    }
+    let (l, a) = (floats(&lv["log_runs"]), floats(&lv["append_runs"]));
+    let (lm, am) = (median(&l), median(&a));
+    let f = |k: &str| lv[k].as_f64().unwrap_or_else(|| panic!("{fs}: {k}: {lv}"));
+    assert!(close(f("log_commits_per_sec"), lm), "{fs}: {lv}");
+    assert!(close(f("append_commits_per_sec"), am), "{fs}: {lv}");
+    let lo = |x: &[f64]| x.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = |x: &[f64]| x.iter().copied().fold(0.0, f64::max);
+    assert!(close(f("ratio"), lm / am), "{fs}: {lv}");
+    assert!(close(f("ratio_low"), lo(&l) / hi(&a)), "{fs}: {lv}");
+    assert!(close(f("ratio_high"), hi(&l) / lo(&a)), "{fs}: {lv}");
+    if !checked {
+        // The table's "vs app." of the log is the same ratio.
+        assert!(close(
+            state(v, "wal")["vs_append"].as_f64().unwrap(),
+            lm / am
+        ));
+    }
+    // The rule, on these runs.
+    let (up, down) = (p_greater(&l, &a), p_greater(&a, &l));
+    let latency = |s: &Value| floats(&s["runs_p50_us"]);
+    let (ll, al) = (latency(source), latency(appended));
+    let faster = lm >= 1.1 * am && up <= 0.05 && p_greater(&ll, &al) > 0.05;
+    let slower = am >= 1.1 * lm && down <= 0.05 && p_greater(&al, &ll) > 0.05;
+    let want = if faster {
+        "faster"
+    } else if slower {
+        "slower"
+    } else {
+        "level"
+    };
+    assert_eq!(outcome, want, "{fs}: {lv}");
+    let p = match outcome {
+        "faster" => up,
+        "slower" => down,
+        _ if lm >= am => up,
+        _ => down,
+    };
+    assert!(close(f("p_value"), p), "{fs}: p {p}: {lv}");
+    assert_eq!(lv["instead"].is_string(), outcome == "slower", "{fs}: {lv}");
+    let text = lv["text"].as_str().unwrap();
+    let ratio = format!(
+        "{:.2}x ({:.2}-{:.2}x)",
+        lm / am,
+        lo(&l) / hi(&a),
+        hi(&l) / lo(&a)
+    );
+    assert!(text.contains(&ratio), "{fs}: {ratio} not in {text}");
+    // Medians within the margin need no rank test to be level; any other
+    // finding quotes it.
+    let within = lm < 1.1 * am && am < 1.1 * lm;
+    let quoted = if within {
+        "within the 10% margin".to_string()
+    } else {
+        format!("rank test p = {p:.3}")
+    };
+    assert!(text.contains(&quoted), "{fs}: {text}");
+    lv
 }

@@ -205,6 +205,91 @@ pub struct Recommendation {
     /// `fspace probe --save` keeps it only with `--force`.
     #[serde(default)]
     pub sync_too_noisy: bool,
+    /// For intent log: how fspace's log, set up as recommended, compared
+    /// with plain appending in the probe's runs (absent in files saved
+    /// before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_vs_append: Option<LogVsAppend>,
+}
+
+/// How fspace's log, set up as recommended, compared with plain appending
+/// (an `O_APPEND` write + `fdatasync` per commit) in the probe's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum VsAppend {
+    /// The log beat appending across the runs, by the probe's rule (median
+    /// more than the tie margin faster, the rank test separating the runs).
+    Faster,
+    /// Not told apart: the medians within the tie margin, or apart with
+    /// the runs overlapping. The log buys recovery, segment recycling and
+    /// group commit here, not speed.
+    Level,
+    /// Appending beat the log across the runs, by the same rule.
+    Slower,
+    /// The log or appending could not be measured.
+    NotMeasured,
+}
+
+impl VsAppend {
+    /// Returns the name used in JSON and metrics: `faster`, `level`,
+    /// `slower`, `not-measured`.
+    pub fn name(self) -> &'static str {
+        match self {
+            VsAppend::Faster => "faster",
+            VsAppend::Level => "level",
+            VsAppend::Slower => "slower",
+            VsAppend::NotMeasured => "not-measured",
+        }
+    }
+}
+
+impl std::fmt::Display for VsAppend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VsAppend::NotMeasured => "not measured",
+            v => v.name(),
+        })
+    }
+}
+
+/// fspace's log against plain appending, from the probe's runs of each:
+/// the outcome, the figures it rests on, and what to do instead where the
+/// log is slower.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LogVsAppend {
+    /// What the runs say.
+    pub outcome: VsAppend,
+    /// The median of `log_runs`, commits/s (`None`: not measured).
+    pub log_commits_per_sec: Option<f64>,
+    /// Each run of fspace's log set up as recommended, commits/s: the runs
+    /// its expected rate (`commit.prediction`) comes from.
+    pub log_runs: Vec<f64>,
+    /// The median of `append_runs`, commits/s (`None`: not measured).
+    pub append_commits_per_sec: Option<f64>,
+    /// Each run of the appended state, commits/s.
+    pub append_runs: Vec<f64>,
+    /// `log_commits_per_sec` ÷ `append_commits_per_sec`.
+    pub ratio: Option<f64>,
+    /// The slowest log run ÷ the fastest appending run: the lowest ratio
+    /// the runs allow.
+    pub ratio_low: Option<f64>,
+    /// The fastest log run ÷ the slowest appending run.
+    pub ratio_high: Option<f64>,
+    /// The one-sided rank test's p-value that the side with the higher
+    /// median has the larger runs (`None`: not measured).
+    pub p_value: Option<f64>,
+    /// Whether the log's runs alternated with appending's in the same
+    /// rounds (false: they come from the later check of the log's setup).
+    pub alternating: bool,
+    /// Where the log is slower: the space state to commit into instead,
+    /// as the probe names it (`appended`, or a state that beat appending
+    /// across the runs, such as `recycled`).
+    pub instead: Option<String>,
+    /// The finding in words, with the figures (what the text report
+    /// prints; it may be reworded in any release).
+    pub text: String,
 }
 
 /// How fspace's log was set up and run for a measurement of its commits

@@ -16,7 +16,7 @@ use crate::bench::{run_commit, CommitBenchOptions, SpaceState};
 use crate::error::{Error, Result};
 use crate::fs_info::fs_info;
 use crate::note::{Note, NoteKind};
-use crate::policy::{Expected, FsKey, SavedResults, StrategyChoice};
+use crate::policy::{Expected, FsKey, LogVsAppend, SavedResults, StrategyChoice};
 use crate::sys::Errno;
 use crate::units::format_human;
 use serde::Serialize;
@@ -135,6 +135,11 @@ pub struct Comparison {
     /// than the fresh ones: how clearly the runs separate, beside the
     /// medians that decide (small: all saved runs above all fresh ones).
     pub p_value: f64,
+    /// What the saved probe found of fspace's log against plain appending
+    /// (its log recommendation's [`LogVsAppend`]; `None` in files saved
+    /// before it existed). Appending is not measured again: the comparison
+    /// measures the log alone.
+    pub saved_log_vs_append: Option<LogVsAppend>,
     /// What the rest of the machine did while the fresh runs were measured
     /// (as the probe's `machine`).
     pub machine: Busy,
@@ -327,6 +332,9 @@ pub fn compare_saved(
         ratio: v.ratio,
         threshold: opts.threshold,
         regressed: v.regressed,
+        saved_log_vs_append: saved
+            .recommendation(crate::strategy::Intent::Log)
+            .and_then(|r| r.log_vs_append.clone()),
         machine,
         notes,
     }))

@@ -426,3 +426,230 @@ fn challengers_within_the_margin_go_by_preference() {
         r.reason
     );
 }
+
+/// The log recommendation of `recommend` on `s` (and a check of the log's
+/// setup, if any), on ext4.
+fn log_rec(s: &[StateResult], check: Option<&LogCheck>) -> Recommendation {
+    let r = recommend(&info(crate::fs_info::FsKind::Ext4), s, &[], &[], check);
+    r.into_iter().find(|r| r.intent == Intent::Log).unwrap()
+}
+
+#[test]
+fn log_that_beats_appending_is_recommended_as_today() {
+    // append, sparse, allocated, write-zeroed, zero-filled, recycled, wal
+    let mut s = states([1000.0, 1000.0, 1500.0, -1.0, 3000.0, 3000.0, 1.0]);
+    s[6] = with_runs(SpaceState::Wal, &[2900.0, 3000.0, 3100.0]);
+    let r = log_rec(&s, None);
+    let v = r.log_vs_append.as_ref().unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Faster, "{}", v.text);
+    assert_eq!(r.summary, "zero-fill segments, recycle them");
+    assert_eq!(v.log_runs, [2900.0, 3000.0, 3100.0]);
+    assert_eq!(v.append_runs, [970.0, 1000.0, 1030.0]);
+    assert_eq!(v.ratio, Some(3.0));
+    assert!(v.alternating && v.instead.is_none());
+    assert_eq!(
+        v.text,
+        "fspace's log, set up as recommended, beat plain appending (an O_APPEND write + fdatasync per commit) across the runs: 3,000 (2,900-3,100) against 1,000 (970-1,030) commits/s, 3.00x (2.82-3.20x) over 3 and 3 runs (rank test p = 0.050)"
+    );
+    // The reason no longer quotes the log's rate beside it: one finding.
+    assert!(!r.reason.contains("fspace's log did"), "{}", r.reason);
+}
+
+#[test]
+fn log_level_with_appending_says_it_buys_no_speed() {
+    let mut s = states([1000.0, 1000.0, 1500.0, -1.0, 3000.0, 3000.0, 1.0]);
+    s[0] = with_runs(SpaceState::Appended, &[1100.0, 1130.0, 1159.0]);
+    // Medians within the margin.
+    s[6] = with_runs(SpaceState::Wal, &[1050.0, 1100.0, 1150.0]);
+    let r = log_rec(&s, None);
+    let v = r.log_vs_append.as_ref().unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Level, "{}", v.text);
+    assert_eq!(r.summary, "zero-fill segments, recycle them");
+    assert!(
+        v.text.starts_with("fspace's log, set up as recommended, is level with plain appending (an O_APPEND write + fdatasync per commit): 1,100 (1,050-1,150) against 1,130 (1,100-1,159) commits/s, 0.97x (0.91-1.05x) over 3 and 3 runs, within the 10% margin. The log buys its other properties here (recovery to the last commit, segment recycling, and group commit"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text.ends_with("not speed: appending is as fast"),
+        "{}",
+        v.text
+    );
+    // Medians 16% apart, but the ranges overlap: level within the noise.
+    s[6] = with_runs(SpaceState::Wal, &[700.0, 950.0, 1300.0]);
+    let v = log_rec(&s, None).log_vs_append.unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Level, "{}", v.text);
+    assert!(v.p_value.unwrap() > super::super::stats::ALPHA);
+    assert!(
+        v.text.starts_with("fspace's log, set up as recommended, measured slower than plain appending (an O_APPEND write + fdatasync per commit) in the medians but not across the runs: 950 (700-1,300) against 1,130 (1,100-1,159) commits/s, 0.84x (0.60-1.18x) over 3 and 3 runs (rank test p = 0.350, 0.05 needed), so it is level within the noise."),
+        "{}",
+        v.text
+    );
+    // Faster in the medians, overlapping: level, and no speed is shown.
+    s[6] = with_runs(SpaceState::Wal, &[1000.0, 1600.0, 1700.0]);
+    let v = log_rec(&s, None).log_vs_append.unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Level, "{}", v.text);
+    assert!(
+        v.text.contains("measured faster than plain appending"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text
+            .contains("a speed gain over appending is not shown beyond the noise"),
+        "{}",
+        v.text
+    );
+    // Appending measured once (short of time): far apart in the medians,
+    // but one run against three can never separate.
+    s[0] = with_runs(SpaceState::Appended, &[1130.0]);
+    s[6] = with_runs(SpaceState::Wal, &[600.0, 610.0, 620.0]);
+    let v = log_rec(&s, None).log_vs_append.unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Level, "{}", v.text);
+    assert!(
+        v.text
+            .contains("(rank test p = 0.250: 3 and 1 runs cannot separate at p <= 0.05)"),
+        "{}",
+        v.text
+    );
+}
+
+#[test]
+fn log_slower_than_appending_says_so_and_what_to_do_instead() {
+    // The btrfs figures: the log 917-982 against appending
+    // 1,100-1,159 commits/s.
+    let btrfs = info(crate::fs_info::FsKind::Btrfs);
+    let mut s = states([1000.0, 1000.0, 1000.0, -1.0, 1000.0, 1000.0, 1.0]);
+    s[0] = with_runs(SpaceState::Appended, &[1100.0, 1130.0, 1159.0]);
+    s[6] = with_runs(SpaceState::Wal, &[917.0, 950.0, 982.0]);
+    let rec = recommend(&btrfs, &s, &[], &[], None);
+    let r = rec.iter().find(|r| r.intent == Intent::Log).unwrap();
+    let v = r.log_vs_append.as_ref().unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Slower, "{}", v.text);
+    assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
+    assert_eq!(r.summary, "sparse segments; appending was faster here");
+    assert_eq!(v.instead.as_deref(), Some("appended"));
+    assert_eq!(
+        (
+            v.ratio_low.map(|x| (x * 100.0).round()),
+            v.ratio_high.map(|x| (x * 100.0).round())
+        ),
+        (Some(79.0), Some(89.0))
+    );
+    assert_eq!(
+        v.text,
+        "fspace's log, set up as recommended, is slower than plain appending (an O_APPEND write + fdatasync per commit) here, across the runs: 950 (917-982) against 1,130 (1,100-1,159) commits/s, 0.84x (0.79-0.89x) over 3 and 3 runs (rank test p = 0.050). Instead, for a log of your own on this filesystem: append with O_APPEND + fdatasync. fspace's log still buys its other properties (recovery to the last commit, segment recycling, and group commit among many writers, which these one-writer runs do not measure), not speed"
+    );
+    // Another state beat appending across the runs: it comes first.
+    s[5] = with_runs(SpaceState::Recycled, &[2000.0, 2100.0, 2200.0]);
+    let rec = recommend(&btrfs, &s, &[], &[], None);
+    let v = rec[0].log_vs_append.as_ref().unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Slower, "{}", v.text);
+    assert_eq!(v.instead.as_deref(), Some("recycled"));
+    assert!(
+        v.text.contains("Instead, for a log of your own on this filesystem: commit into a file written before (a recycled segment), overwritten in place, which measured fastest: 2,100 commits/s (2,000-2,200), 1.86x appending across the runs (rank test p = 0.050); or append with O_APPEND + fdatasync."),
+        "{}",
+        v.text
+    );
+    // The JSON names.
+    let j = serde_json::to_value(&rec[0]).unwrap();
+    let o = &j["log_vs_append"];
+    assert_eq!(o["outcome"], "slower", "{j}");
+    assert_eq!(o["instead"], "recycled", "{j}");
+    for k in [
+        "log_commits_per_sec",
+        "log_runs",
+        "append_commits_per_sec",
+        "append_runs",
+        "ratio",
+        "ratio_low",
+        "ratio_high",
+        "p_value",
+        "alternating",
+        "text",
+    ] {
+        assert!(o.get(k).is_some(), "{k} missing: {o}");
+    }
+}
+
+#[test]
+fn log_or_appending_not_measured_is_said() {
+    let mut s = states([1000.0, 1000.0, 1500.0, -1.0, 3000.0, 3000.0, -1.0]);
+    let v = log_rec(&s, None).log_vs_append.unwrap();
+    assert_eq!(
+        v.outcome,
+        crate::policy::VsAppend::NotMeasured,
+        "{}",
+        v.text
+    );
+    assert_eq!(
+        v.text,
+        "not measured: fspace's log could not be measured here (Operation not supported), so this probe cannot say whether fspace's log is faster than plain appending (an O_APPEND write + fdatasync per commit) here"
+    );
+    assert!(v.ratio.is_none() && v.p_value.is_none() && v.log_runs.is_empty());
+    assert_eq!(v.append_commits_per_sec, Some(1000.0));
+    // No appended state at all (and the log measured).
+    s[6] = st(SpaceState::Wal, 2000.0);
+    s.remove(0);
+    let r = log_rec(&s, None);
+    let v = r.log_vs_append.unwrap();
+    assert_eq!(
+        v.outcome,
+        crate::policy::VsAppend::NotMeasured,
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text
+            .starts_with("not measured: appending was not measured"),
+        "{}",
+        v.text
+    );
+    assert!(!r.summary.contains("appending"), "{}", r.summary);
+    // Nothing measured at all: the log recommendation is the built-in
+    // one, and the comparison says neither was measured.
+    let v = log_rec(&[], None).log_vs_append.unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::NotMeasured);
+    assert!(
+        v.text.starts_with(
+            "not measured: fspace's log was not measured and appending was not measured"
+        ),
+        "{}",
+        v.text
+    );
+}
+
+#[test]
+fn log_against_appending_uses_the_runs_of_the_recommended_setup() {
+    // A check of the log's setup: its runs are the recommended setup's,
+    // and the same runs the prediction comes from.
+    let mut s = states([900.0, 900.0, 1.0, -1.0, 1.0, 1500.0, 1500.0]);
+    s[2] = with_runs(SpaceState::Allocated, &[1900.0, 2000.0, 2100.0]);
+    s[4] = with_runs(SpaceState::ZeroFilled, &[1400.0, 1450.0, 1500.0]);
+    s[0] = with_runs(SpaceState::Appended, &[1000.0, 1050.0, 1100.0]);
+    let check = |confirmed| LogCheck {
+        setup: "allocate segments, direct-dsync".into(),
+        built_in_setup: "zero-fill segments, direct-dsync".into(),
+        recommended: with_runs(SpaceState::Wal, &[2500.0, 2600.0, 2700.0]),
+        built_in: with_runs(SpaceState::Wal, &[800.0, 820.0, 850.0]),
+        confirmed,
+    };
+    let r = log_rec(&s, Some(&check(true)));
+    assert_eq!(r.strategy, Strategy::Allocate, "{}", r.reason);
+    let v = r.log_vs_append.unwrap();
+    assert_eq!(v.outcome, crate::policy::VsAppend::Faster, "{}", v.text);
+    assert_eq!(v.log_runs, [2500.0, 2600.0, 2700.0]);
+    assert!(!v.alternating);
+    assert!(v.text.ends_with("; the log's runs come from the check of its setup, after appending's, not alternating with them"), "{}", v.text);
+    // Not confirmed: the built-in setup stays, and so do its runs.
+    let r = log_rec(&s, Some(&check(false)));
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    let v = r.log_vs_append.unwrap();
+    assert_eq!(v.log_runs, [800.0, 820.0, 850.0]);
+    assert_eq!(v.outcome, crate::policy::VsAppend::Slower, "{}", v.text);
+    assert!(
+        r.summary.ends_with("; appending was faster here"),
+        "{}",
+        r.summary
+    );
+}

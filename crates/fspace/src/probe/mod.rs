@@ -42,10 +42,12 @@ mod run;
 mod schema;
 mod stats;
 pub(crate) mod verdict;
+mod versus_append;
 
 pub use crate::bench::SpaceState;
 pub use crate::policy::{
-    Expected, FsKey, LogSetup, Recommendation, SavedPolicy, SCHEMA as SAVED_SCHEMA,
+    Expected, FsKey, LogSetup, LogVsAppend, Recommendation, SavedPolicy, VsAppend,
+    SCHEMA as SAVED_SCHEMA,
 };
 pub use busy::{Busy, DeviceWrites};
 pub use compare::{

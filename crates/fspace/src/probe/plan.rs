@@ -140,15 +140,17 @@ impl Case {
 /// filesystem: a candidate log preparation (when there are two or more),
 /// recycled space (recycling, and `fdatasync` among the sync methods),
 /// a sync method the log may use (never `fsync`; none on network or FUSE
-/// filesystems), and the log itself (the prediction's runs). The appended
-/// baseline, ruled-out preparations and `fsync` inform but decide nothing.
+/// filesystems), the log itself (the prediction's runs) and the appended
+/// baseline (whether the log beat plain appending, `log_vs_append`: the
+/// rank test needs runs of both, and one run can never separate them).
+/// Ruled-out preparations and `fsync` inform but decide nothing.
 pub(super) fn decisive(info: &FsInfo, case: Case) -> bool {
     let candidates = log_candidates(info);
     match case.method {
         Some(SyncMethod::Fsync) => false,
         Some(_) => !is_remote(info),
         None if case.state == SpaceState::Recycled => !info.copy_on_write || !is_remote(info),
-        None if case.state == SpaceState::Wal => true,
+        None if matches!(case.state, SpaceState::Wal | SpaceState::Appended) => true,
         None => {
             candidates.len() > 1
                 && candidates
@@ -430,7 +432,8 @@ mod tests {
             &ext4,
             case(SpaceState::Recycled, Some(SyncMethod::Fsync))
         ));
-        assert!(!decisive(&ext4, case(SpaceState::Appended, None)));
+        // The baseline decides whether the log beat appending.
+        assert!(decisive(&ext4, case(SpaceState::Appended, None)));
         assert!(!decisive(&ext4, case(SpaceState::Sparse, None)));
         // sshfs: one candidate (zero-fill) and fdatasync whatever: only
         // recycling and the log's own runs are left.
@@ -444,5 +447,6 @@ mod tests {
         ));
         assert!(decisive(&sshfs, case(SpaceState::Recycled, None)));
         assert!(decisive(&sshfs, case(SpaceState::Wal, None)));
+        assert!(decisive(&sshfs, case(SpaceState::Appended, None)));
     }
 }

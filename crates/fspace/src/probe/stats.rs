@@ -50,6 +50,16 @@ pub fn p_greater(a: &[f64], b: &[f64]) -> f64 {
     p_normal(observed, n, m)
 }
 
+/// The smallest p-value [`p_greater`] can give for `n` against `m` runs
+/// (all of one above all of the other): 1 ÷ C(n+m, n). Above [`ALPHA`],
+/// no outcome of the runs can be significant (2 against 2: 1/6).
+pub(crate) fn smallest_p(n: usize, m: usize) -> f64 {
+    if n == 0 || m == 0 {
+        return 1.0;
+    }
+    1.0 / choose(n + m, n) as f64
+}
+
 /// The normal approximation of [`p_greater`] for rank sum `observed` of
 /// the first of groups of `n` and `m`.
 fn p_normal(observed: f64, n: usize, m: usize) -> f64 {
@@ -194,6 +204,11 @@ mod tests {
         assert!((p_greater(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 1.0).abs() < 1e-12);
         assert!((p_greater(&[1.0; 3], &[1.0; 3]) - 1.0).abs() < 1e-12);
         assert_eq!(p_greater(&[], &[1.0]), 1.0);
+        // The most one-sided split is what smallest_p says.
+        assert!((smallest_p(3, 3) - 0.05).abs() < 1e-12);
+        assert!((smallest_p(2, 2) - 1.0 / 6.0).abs() < 1e-12);
+        assert!((smallest_p(1, 3) - 0.25).abs() < 1e-12);
+        assert_eq!(smallest_p(0, 3), 1.0);
     }
 
     #[test]
