@@ -634,6 +634,11 @@ pub(crate) struct CommitArgs {
     /// the file modes, the log's own choice for wal.
     #[arg(long, value_delimiter = ',', value_parser = sync_method_arg)]
     pub sync_method: Vec<Vec<fspace::SyncMethod>>,
+    /// Keep each run's scratch file, and the log's directory in wal
+    /// mode, renamed to fspace-bench-MODE in DIR, and print where (for
+    /// fspace wal verify, fspace map); file modes keep up to --file-size each.
+    #[arg(long)]
+    pub keep: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -160,6 +160,13 @@ pub struct CommitBenchOptions {
     /// overwrite written blocks and measure another state. The probe sets
     /// it; `bench commit` wraps and says so.
     pub stop_at_end: bool,
+    /// Keep what each run wrote instead of removing it: the log's
+    /// directory in `wal` mode, the file in the others, renamed to
+    /// `fspace-bench-MODE` (`-METHOD` when a sync method was named; `.2`,
+    /// `.3`, ... when the name is taken) in the directory measured, where
+    /// later runs do not remove it; [`CommitResult::kept`] says where. For
+    /// looking into them afterwards (`fspace wal verify`, `fspace map`).
+    pub keep: bool,
 }
 
 impl Default for CommitBenchOptions {
@@ -174,6 +181,7 @@ impl Default for CommitBenchOptions {
             prepare: StrategyChoice::built_in(),
             sync_methods: vec![],
             stop_at_end: false,
+            keep: false,
         }
     }
 }
@@ -256,6 +264,22 @@ pub struct CommitResult {
     /// Why the mode could not run here (e.g. no `fallocate` on this
     /// filesystem), if so; the figures are then zero.
     pub unsupported: Option<String>,
+    /// Where the run's file or log directory was kept
+    /// ([`CommitBenchOptions::keep`]); `None` when it was removed.
+    #[serde(serialize_with = "ser_opt_path")]
+    pub kept: Option<std::path::PathBuf>,
 }
 
-setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool });
+/// A kept path as a string, bytes that are not UTF-8 replaced (the report
+/// must not fail after the run it reports).
+fn ser_opt_path<S: serde::Serializer>(
+    p: &Option<std::path::PathBuf>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => crate::units::ser_path_lossy(p, s),
+        None => s.serialize_none(),
+    }
+}
+
+setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, keep: bool });
