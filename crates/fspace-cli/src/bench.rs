@@ -38,7 +38,8 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             _ => None,
         })
         .pad_flushes(on_off(&a.pad_flushes))
-        .nocow(on_off(&a.nocow));
+        .nocow(on_off(&a.nocow))
+        .keep(a.keep);
     for m in a.sync_method.into_iter().flatten() {
         if !o.sync_methods.contains(&m) {
             o.sync_methods.push(m);
@@ -129,6 +130,15 @@ fn table(r: &SuiteReport) -> String {
     for row in &r.results {
         for n in &row.result.notes {
             out!(o, "note ({}): {n}", name(&row.result));
+        }
+    }
+    for row in &r.results {
+        if let Some(p) = &row.result.kept {
+            let what = match row.result.state {
+                SpaceState::Wal => format!(" (the log, closed: fspace wal verify {})", p.display()),
+                _ => String::new(),
+            };
+            out!(o, "kept ({}): {}{what}", name(&row.result), p.display());
         }
     }
     if let Some(rss) = r.peak_rss_kib {

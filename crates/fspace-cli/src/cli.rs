@@ -118,10 +118,15 @@ pub(crate) enum Command {
         after_help = "Read-only: nothing in DIR is created, changed or removed and the log's \
         LOCK is not taken, so a live log can be looked at while its writer runs (records it \
         wrote but has not synced yet may show), on a read-only mount too. Every live segment is \
-        read and each record's CRC checked before anything is printed.\n\n\
+        read and each record's CRC checked before anything is printed. stat refuses a damaged \
+        log; verify and dump read it up to the first damage: dump prints every record before \
+        it, then fails naming it.\n\n\
         Exit status: 0 the log is intact (a torn tail after a crash is normal: the log ends \
-        before it), 1 damage (the message names the segment file and the offset of the first \
-        bad byte) or another failure, 2 usage error.\n\n\
+        before it), 1 damage before the log's end (the message names the segment file, the \
+        offset where the invalid record starts, the LSN expected there and the reason; a CRC \
+        cannot say which byte of a record is bad) or another failure, 2 usage error, 3 \
+        `verify --strict` on a log that ends in a record failing its checksum (see \
+        `fspace wal verify --help`).\n\n\
         Examples:\n  fspace wal stat db/wal\n  fspace wal verify --json db/wal\n  \
         fspace wal dump --from 1000 --limit 10 db/wal\n  fspace wal dump --json db/wal | jq .len"
     )]
@@ -171,8 +176,25 @@ pub(crate) struct WalArgs {
 pub(crate) enum WalCommand {
     /// Segments, LSN range, allocation, where the log ends, pool, leftovers.
     Stat(WalDirArgs),
-    /// Read every record and check its CRC; exit 1 at the first damage.
-    Verify(WalDirArgs),
+    /// Read every record and check its CRC; exit 1 at damage before the end.
+    #[command(
+        after_help = "Exit status: 0 every record verified and the log ends where nothing \
+        was written (zeros, unwritten space, the end of a segment), or, without --strict, \
+        in bytes that are not a valid record (said in a warning); 1 damage before the log's \
+        end (a later segment is live, so records after it are lost; the message and the \
+        JSON error's \"damage\" object name the segment file, the offset where the invalid \
+        record starts, its extent when its length is plausible, the LSN expected there and \
+        the reason), or another failure; 2 usage error; 3 with --strict, the log ends in \
+        bytes that are not a valid record (a record that fails its checksum, a bad length, a \
+        wrong LSN) or in a segment file cut short.\n\n\
+        A log that ends in a record failing its checksum is either a torn last write (a \
+        commit that never returned: harmless) or an acknowledged record damaged later (data \
+        lost); verify cannot tell which (nor, in a recycled segment whose last record ends \
+        on a page boundary, from the segment's earlier contents), and a writable open ends \
+        the log before it either way. A CRC says that a record is wrong, not which of its bytes.\n\n\
+        Examples:\n  fspace wal verify db/wal\n  fspace wal verify --strict --json db/wal"
+    )]
+    Verify(WalVerifyArgs),
     /// Print the records (LSN, segment, offset, length, payload in hex).
     Dump(WalDumpArgs),
 }
@@ -182,6 +204,21 @@ pub(crate) enum WalCommand {
 pub(crate) struct WalDirArgs {
     /// The log's directory.
     pub dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace wal verify`.
+#[derive(Args)]
+pub(crate) struct WalVerifyArgs {
+    /// The log's directory.
+    pub dir: PathBuf,
+    /// Exit 3 when the log ends in bytes that are not a valid record (a
+    /// torn last write or damage: it cannot tell), not only on damage
+    /// before the end.
+    #[arg(long)]
+    pub strict: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -609,6 +646,11 @@ pub(crate) struct CommitArgs {
     /// the file modes, the log's own choice for wal.
     #[arg(long, value_delimiter = ',', value_parser = sync_method_arg)]
     pub sync_method: Vec<Vec<fspace::SyncMethod>>,
+    /// Keep each run's scratch file, and the log's directory in wal
+    /// mode, renamed to fspace-bench-MODE in DIR, and print where (for
+    /// fspace wal verify, fspace map); file modes keep up to --file-size each.
+    #[arg(long)]
+    pub keep: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

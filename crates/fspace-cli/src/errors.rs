@@ -24,6 +24,28 @@ pub(crate) const EXIT_REGRESSED: u8 = 1;
 /// for the filesystem (1 is a regression, or a failure).
 pub(crate) const EXIT_NOTHING_SAVED: u8 = 3;
 
+/// Exit code of `wal verify --strict` when the log ends in bytes that are
+/// not a valid record (a record failing its checksum, a bad length, a
+/// wrong LSN) or in a segment file cut short: a torn last write or damage
+/// to an acknowledged record, which it cannot tell apart. Not 1 (damage
+/// before the end, or a failure: records are certainly lost) nor 2 (clap's
+/// usage error).
+pub(crate) const EXIT_UNCLEAN_END: u8 = 3;
+
+/// Fields a command adds to its JSON error object (`damage`, for a damaged
+/// log), set just before it returns the error: the error itself carries
+/// only the operation, the path, the offset and words.
+static ERROR_DETAILS: std::sync::Mutex<Vec<(&'static str, serde_json::Value)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Adds `key: value` to the JSON error object `report` prints.
+pub(crate) fn add_error_detail(key: &'static str, value: serde_json::Value) {
+    ERROR_DETAILS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((key, value));
+}
+
 /// The exit code a command asked for beside its result (0: none asked):
 /// `probe --compare-saved` exits 1 on a regression after printing its
 /// figures, and 3 when nothing is saved.
@@ -125,7 +147,7 @@ pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
         eprintln!("fspace: hint: {h}");
     }
     if json && !REPORTED.load(Ordering::Relaxed) {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "error": e.to_string(),
             "errno": e.raw_os_error(),
             "kind": kind.name(),
@@ -134,6 +156,13 @@ pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
             "fallbacks": e.fallbacks(),
             "hint": hint,
         });
+        if let Some(obj) = v.as_object_mut() {
+            let details =
+                std::mem::take(&mut *ERROR_DETAILS.lock().unwrap_or_else(|e| e.into_inner()));
+            for (key, value) in details {
+                obj.insert(key.to_string(), value);
+            }
+        }
         let _ = emit(&format!("{v}\n"));
     }
     if kind == K::Interrupted {

@@ -50,7 +50,8 @@ fn main() -> ExitCode {
         Command::Wal(a) => (
             Cmd::Wal,
             match &a.command {
-                cli::WalCommand::Stat(x) | cli::WalCommand::Verify(x) => x.json,
+                cli::WalCommand::Stat(x) => x.json,
+                cli::WalCommand::Verify(x) => x.json,
                 cli::WalCommand::Dump(x) => x.json,
             },
         ),

@@ -2,10 +2,11 @@
 //! ([`fspace::wal::WalView`]): nothing in the directory changes, and a live
 //! log can be looked at while its writer runs.
 
-use crate::cli::{WalArgs, WalCommand, WalDumpArgs};
+use crate::cli::{WalArgs, WalCommand, WalDumpArgs, WalVerifyArgs};
+use crate::errors::{add_error_detail, set_exit_status, EXIT_UNCLEAN_END};
 use crate::fmt::format_human;
 use crate::output::{emit, print_json, ser_path};
-use fspace::wal::{RecoveryReport, SegmentInfo, WalView};
+use fspace::wal::{RecoveryReport, SegmentInfo, StopReason, TailReport, WalDamage, WalView};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub(crate) fn run(a: WalArgs) -> fspace::Result<()> {
     match a.command {
         WalCommand::Stat(a) => stat(&a.dir, a.json),
-        WalCommand::Verify(a) => verify(&a.dir, a.json),
+        WalCommand::Verify(a) => verify(a),
         WalCommand::Dump(a) => dump(a),
     }
 }
@@ -184,88 +185,278 @@ fn cleanup_text(o: &mut String, r: &RecoveryReport) {
     }
 }
 
+/// The end of the log (the last segment's tail) as JSON: the same fields
+/// as a damage's ([`damage_json`]), with `in_last_segment` true.
+fn end_json(t: &TailReport) -> serde_json::Value {
+    let clean = t.reason.is_unwritten_end();
+    serde_json::json!({
+        "segment": t.segment.to_string_lossy(),
+        "seq": t.seq,
+        "offset": t.offset,
+        "record_end": t.record_end,
+        "expected_lsn": t.expected_lsn.0,
+        "found_lsn": t.found_lsn.map(|l| l.0),
+        "reason": t.reason.name(),
+        "in_last_segment": true,
+        "clean": clean,
+        "discarded_bytes": t.discarded_bytes,
+        "message": t.stopped_at,
+    })
+}
+
+/// Damage before the log's end as JSON (the `damage` object of the error).
+fn damage_json(d: &WalDamage) -> serde_json::Value {
+    serde_json::json!({
+        "segment": d.segment.to_string_lossy(),
+        "seq": d.seq,
+        "offset": d.offset,
+        "record_end": d.record_end,
+        "expected_lsn": d.expected_lsn.map(|l| l.0),
+        "found_lsn": d.found_lsn.map(|l| l.0),
+        "reason": d.reason.name(),
+        "in_last_segment": false,
+        "clean": false,
+        "message": d.message,
+    })
+}
+
+/// The error for damage before the log's end, as `op` reports it: the
+/// segment file, the offset where the invalid record starts (and its
+/// extent, when its length is plausible), the LSN expected there and the
+/// reason; with `--json`, the same as fields (`damage`).
+fn damage_error(op: &'static str, d: &WalDamage, intact: u64) -> fspace::Error {
+    add_error_detail("damage", damage_json(d));
+    let extent = match d.record_end {
+        Some(end) => format!(
+            "; the invalid record spans bytes {}..{end} (a CRC cannot say which of them is wrong)",
+            d.offset
+        ),
+        None => String::new(),
+    };
+    // A record's damage names its LSN in the message already; a segment's
+    // does not.
+    let segment_level = matches!(
+        d.reason,
+        StopReason::SegmentHeader
+            | StopReason::MissingSegment
+            | StopReason::OtherLog
+            | StopReason::LsnGoesBack
+    );
+    let lsn = match d.expected_lsn {
+        Some(l) if segment_level => format!("; LSN {l} expected there"),
+        _ => String::new(),
+    };
+    fspace::Error::Corrupt {
+        op,
+        path: d.segment.clone(),
+        offset: d.offset,
+        message: format!(
+            "{}{extent}{lsn}; {intact} record(s) before it are intact",
+            d.message
+        ),
+    }
+}
+
+/// What it means that the log ends at `t`, when it does not end where
+/// nothing was written: `None` for a clean end.
+fn unclean_end(t: &TailReport) -> Option<String> {
+    if t.reason.is_unwritten_end() {
+        return None;
+    }
+    let file = t.segment.display();
+    let at = match t.record_end {
+        Some(end) => format!("bytes {}..{end} of {file}", t.offset),
+        None => format!("offset {} of {file}", t.offset),
+    };
+    let expected = t.expected_lsn;
+    let either = "either its last write was torn (a commit that never returned: harmless) \
+        or an acknowledged record was damaged (data lost); verify cannot tell which";
+    // Bytes with another LSN, or no plausible record at all, can also be
+    // what a recycled segment held before: met where the last record ends
+    // on a page boundary, as the writer pads only the page it wrote.
+    let recycled = match t.found_lsn {
+        Some(l) if l == expected => "",
+        _ => " (in a recycled segment, they may also be its earlier contents, met where the last record ends on a page boundary)",
+    };
+    Some(match t.reason {
+        StopReason::ChecksumMismatch => format!(
+            "the log ends in a record that fails its checksum ({at}, where LSN {expected} was expected{}): {either}{recycled}",
+            match t.found_lsn {
+                Some(l) => format!("; its LSN field says {l}"),
+                None => String::new(),
+            }
+        ),
+        StopReason::BadLength => format!(
+            "the log ends in bytes whose length field runs past the segment ({at}, where LSN {expected} was expected): {either}{recycled}"
+        ),
+        StopReason::LsnBreak { found } => format!(
+            "the log ends in a record that passes its checksum but carries LSN {found} where {expected} was expected ({at}): not what a torn write leaves; records from LSN {expected} on may be lost"
+        ),
+        StopReason::Truncated => format!(
+            "the log ends where its last segment's file is cut short ({at}, where LSN {expected} was expected): segments are written at their full size, so the file was truncated; records from LSN {expected} on may be lost"
+        ),
+        other => format!(
+            "the log ends at {at}: {other} (LSN {expected} expected there)"
+        ),
+    })
+}
+
 /// `fspace wal verify`: every record of every live segment read and its
-/// CRC checked (the view's opening does it); damage is an error naming
-/// the segment and the offset of the first bad byte (exit 1).
-fn verify(dir: &Path, json: bool) -> fspace::Result<()> {
-    let v = WalView::open(dir)?;
+/// CRC checked, up to the first damage. Damage before the log's end is an
+/// error naming the segment, the offset where the invalid record starts,
+/// the LSN expected there and the reason (exit 1); a log that ends in bytes
+/// that are not a valid record is `ok` with a warning, or exit
+/// [`EXIT_UNCLEAN_END`] with `--strict`.
+fn verify(a: WalVerifyArgs) -> fspace::Result<()> {
+    let dir = a.dir.as_path();
+    let v = WalView::open_to_damage(dir)?;
     let r = v.recovery();
-    if json {
+    if let Some(d) = v.damage() {
+        return Err(damage_error("verify", d, r.records));
+    }
+    let warning = r.tail.as_ref().and_then(unclean_end);
+    let ok = warning.is_none() || !a.strict;
+    if !ok {
+        set_exit_status(EXIT_UNCLEAN_END);
+    }
+    if a.json {
         #[derive(Serialize)]
         struct Verified<'a> {
             ok: bool,
+            clean_end: bool,
+            strict: bool,
             #[serde(serialize_with = "ser_path")]
             dir: &'a Path,
             segments: usize,
             records: u64,
             first_lsn: u64,
             next_lsn: u64,
+            end: Option<serde_json::Value>,
+            warning: Option<String>,
             recovery: &'a RecoveryReport,
         }
         return print_json(&Verified {
-            ok: true,
+            ok,
+            clean_end: warning.is_none(),
+            strict: a.strict,
             dir,
             segments: r.segments,
             records: r.records,
             first_lsn: v.first_lsn().0,
             next_lsn: v.next_lsn().0,
+            end: r.tail.as_ref().map(end_json),
+            warning,
             recovery: r,
         });
     }
     let mut o = String::new();
     out!(
         o,
-        "ok: {} records in {} segment(s) verified (CRC, LSN sequence, segment chain), LSN {} to {}",
+        "ok: {} records in {} segment(s) verified (CRC, LSN sequence, segment chain), LSN {} to {}{}",
         r.records,
         r.segments,
         v.first_lsn(),
-        v.next_lsn().0.saturating_sub(1)
+        v.next_lsn().0.saturating_sub(1),
+        if warning.is_some() {
+            "; warning: the log does not end cleanly"
+        } else {
+            ""
+        }
     );
     tail_text(&mut o, r);
+    if let Some(w) = &warning {
+        out!(o, "warning:    {w}");
+        out!(
+            o,
+            "            a writable open ends the log before it{}",
+            if a.strict {
+                format!("; --strict: exit {EXIT_UNCLEAN_END}")
+            } else {
+                format!(" (--strict exits {EXIT_UNCLEAN_END} here)")
+            }
+        );
+    }
     cleanup_text(&mut o, r);
     emit(&o)
 }
 
-/// `fspace wal dump`: the records from `--from`, as lines or JSON lines.
+/// `fspace wal dump`: the records from `--from`, as lines or JSON lines,
+/// up to the first damage; then, if the damage stopped it before
+/// `--limit`, the error naming it (exit 1). What was read is printed
+/// before any error.
 fn dump(a: WalDumpArgs) -> fspace::Result<()> {
-    let v = WalView::open(&a.dir)?;
+    let v = WalView::open_to_damage(&a.dir)?;
     let from = a.from.map_or(v.first_lsn(), fspace::Lsn);
     let mut o = String::new();
     let limit = a
         .limit
         .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
-    for rec in v.read_from(from)?.take(limit) {
-        let rec = rec?;
-        if a.json {
-            let line = serde_json::json!({
-                "lsn": rec.lsn.0,
-                "segment": rec.segment,
-                "offset": rec.offset,
-                "len": rec.data.len(),
-                "data": hex(&rec.data),
-            });
-            out!(o, "{line}");
-        } else {
-            let shown = &rec.data[..rec.data.len().min(32)];
-            out!(
-                o,
-                "lsn {:>10}  segment {:>6}  offset {:>10}  len {:>8}  {}{}",
-                rec.lsn,
-                rec.segment,
-                rec.offset,
-                rec.data.len(),
-                hex(shown),
-                if rec.data.len() > shown.len() {
-                    "…"
-                } else {
-                    ""
+    let mut printed = 0usize;
+    let mut failure = None;
+    match v.read_from(from) {
+        Err(e) => failure = Some(e),
+        Ok(reader) => {
+            for rec in reader.take(limit) {
+                let rec = match rec {
+                    Ok(rec) => rec,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                };
+                record_line(&mut o, &rec, a.json);
+                printed += 1;
+                if o.len() >= 1 << 16 {
+                    emit(&o)?;
+                    o.clear();
                 }
-            );
-        }
-        if o.len() >= 1 << 16 {
-            emit(&o)?;
-            o.clear();
+            }
         }
     }
-    emit(&o)
+    emit(&o)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if printed < limit {
+        if let Some(d) = v.damage() {
+            let intact = d
+                .expected_lsn
+                .map_or(0, |l| l.0.saturating_sub(v.first_lsn().0));
+            return Err(damage_error("dump", d, intact));
+        }
+        if let Some(w) = v.recovery().tail.as_ref().and_then(unclean_end) {
+            eprintln!("fspace: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+/// One record as `dump` prints it.
+fn record_line(o: &mut String, rec: &fspace::wal::Record, json: bool) {
+    if json {
+        let line = serde_json::json!({
+            "lsn": rec.lsn.0,
+            "segment": rec.segment,
+            "offset": rec.offset,
+            "len": rec.data.len(),
+            "data": hex(&rec.data),
+        });
+        out!(o, "{line}");
+    } else {
+        let shown = &rec.data[..rec.data.len().min(32)];
+        out!(
+            o,
+            "lsn {:>10}  segment {:>6}  offset {:>10}  len {:>8}  {}{}",
+            rec.lsn,
+            rec.segment,
+            rec.offset,
+            rec.data.len(),
+            hex(shown),
+            if rec.data.len() > shown.len() {
+                "…"
+            } else {
+                ""
+            }
+        );
+    }
 }

@@ -229,8 +229,7 @@ fn arbitrary_damage_never_returns_a_bad_record() {
     for pad in [false, true] {
         let p = base.path().join(format!("pristine-{pad}"));
         let recs = build_log_with(&p, opts().pad_flushes(Some(pad)));
-        let by_lsn: HashMap<Lsn, Vec<u8>> =
-            recs.iter().map(|r| (r.lsn, r.data.clone())).collect();
+        let by_lsn: HashMap<Lsn, Vec<u8>> = recs.iter().map(|r| (r.lsn, r.data.clone())).collect();
         pristine.push((seg_files(&p), by_lsn));
     }
     let mut rng = Rng::new(77);

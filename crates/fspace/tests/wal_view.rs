@@ -3,7 +3,7 @@
 
 use fspace_test_kit as common;
 
-use fspace::wal::{Wal, WalOptions, WalView};
+use fspace::wal::{StopReason, Wal, WalOptions, WalView};
 use fspace::{Error, Lsn};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -275,10 +275,164 @@ common::per_fs! {
                 assert!(v.first_lsn() <= v.next_lsn());
                 last = v.next_lsn();
                 opened += 1;
+                // Reading up to damage finds none either: what looks like
+                // damage while the writer changes the directory is retried
+                // as a strict open's error is.
+                let v = WalView::open_to_damage(&d)
+                    .unwrap_or_else(|e| panic!("{}: view to damage {opened}: {e}", fs.name));
+                assert_eq!(v.damage(), None, "{}: false damage beside the writer", fs.name);
+                assert!(v.next_lsn() >= last, "{}", fs.name);
+                last = v.next_lsn();
             }
             eprintln!("{}: {opened} views beside the writer", fs.name);
         });
         assert!(wal.stats().switches > 20, "{}", fs.name);
         wal.close().unwrap();
+    }
+}
+
+/// A closed log of 80 records in 64 KiB segments (at least 3), and where
+/// each record is: (LSN, segment, offset, payload length).
+fn three_segments(d: &Path) -> Vec<(Lsn, u64, u64, usize)> {
+    let wal = Wal::open(d, opts()).unwrap();
+    for n in 0..80 {
+        wal.commit(&payload(n)).unwrap();
+    }
+    let at: Vec<_> = wal
+        .read_from(Lsn(0))
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (r.lsn, r.segment, r.offset, r.data.len())
+        })
+        .collect();
+    assert!(wal.segments().len() >= 3);
+    wal.close().unwrap();
+    at
+}
+
+fn flip(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at as usize] ^= 0x5A;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+fn seg_path(d: &Path, seq: u64) -> PathBuf {
+    d.join(format!("{seq:012}.seg"))
+}
+
+common::per_fs! {
+    /// A byte flipped in the middle of segment 2 of 3: the strict view
+    /// refuses; the view to damage returns exactly the records before the
+    /// damaged one, and the damage as values: the segment, the record's
+    /// start and extent, the LSN expected, the reason. Nothing changes.
+    fn view_to_damage_reads_up_to_mid_log_damage(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let at = three_segments(&d);
+        let in2: Vec<_> = at.iter().filter(|r| r.1 == 2).collect();
+        let &&(bad, _, off, len) = &in2[in2.len() / 2];
+        let seg = seg_path(&d, 2);
+        flip(&seg, off + 16 + len as u64 / 2);
+        let before = listing(&d);
+
+        let e = WalView::open(&d).unwrap_err();
+        assert!(matches!(e, Error::Corrupt { offset, .. } if offset == off), "{}: {e}", fs.name);
+        let v = WalView::open_to_damage(&d).unwrap();
+        let got: Vec<_> = v.read_from(Lsn(0)).unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(got.len() as u64, bad.0 - 1, "{}", fs.name);
+        for (r, n) in got.iter().zip(0..) {
+            assert_eq!((r.lsn, &r.data), (Lsn(n + 1), &payload(n)), "{}", fs.name);
+        }
+        assert_eq!(v.next_lsn(), bad);
+        assert_eq!(v.segments().last().map(|s| s.seq), Some(2));
+        let dmg = v.damage().expect("damage").clone();
+        assert_eq!(dmg.segment, seg);
+        assert_eq!(dmg.seq, 2);
+        assert_eq!(dmg.offset, off, "{}", fs.name);
+        assert_eq!(dmg.record_end, Some(off + (16 + len as u64).div_ceil(8) * 8));
+        assert_eq!(dmg.expected_lsn, Some(bad));
+        assert_eq!(dmg.found_lsn, Some(bad));
+        assert_eq!(dmg.reason, StopReason::ChecksumMismatch);
+        assert_eq!(dmg.reason.name(), "checksum-mismatch");
+        assert!(!dmg.reason.is_unwritten_end());
+        // The strict open's error is the same damage.
+        assert_eq!(dmg.to_error("recover").to_string(), e.to_string());
+        assert_eq!(v.recovery().damage.as_ref(), Some(&dmg));
+        assert!(v.recovery().tail.is_none(), "{}", fs.name);
+        // Reading from past the damage returns nothing.
+        assert_eq!(v.read_from(Lsn(bad.0 + 5)).unwrap().count(), 0);
+        drop(v);
+        assert_eq!(listing(&d), before, "{}: the view changed the directory", fs.name);
+        // A writable open still refuses, changing nothing it reads.
+        assert!(matches!(Wal::open(&d, opts()), Err(Error::Corrupt { .. })));
+    }
+}
+
+common::per_fs! {
+    /// Damage to the chain of segments: a missing middle segment (the
+    /// records of the first are returned, the damage names the missing
+    /// file and the LSN expected) and a damaged first header (no record,
+    /// no LSN known).
+    fn view_to_damage_of_a_broken_chain(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let at = three_segments(&d);
+        let first2 = at.iter().find(|r| r.1 == 2).unwrap().0;
+        let gone = dir.path().join("seg2");
+        std::fs::rename(seg_path(&d, 2), &gone).unwrap();
+        let v = WalView::open_to_damage(&d).unwrap();
+        assert_eq!(v.read_from(Lsn(0)).unwrap().count() as u64, first2.0 - 1, "{}", fs.name);
+        let dmg = v.damage().unwrap();
+        assert_eq!(dmg.reason, StopReason::MissingSegment);
+        assert_eq!((dmg.segment.as_path(), dmg.seq, dmg.offset), (seg_path(&d, 2).as_path(), 2, 0));
+        assert_eq!(dmg.expected_lsn, Some(first2));
+        assert!(WalView::open(&d).is_err());
+        std::fs::rename(&gone, seg_path(&d, 2)).unwrap();
+
+        flip(&seg_path(&d, 1), 20);
+        let v = WalView::open_to_damage(&d).unwrap();
+        assert_eq!(v.read_from(v.first_lsn()).unwrap().count(), 0);
+        let dmg = v.damage().unwrap();
+        assert_eq!((dmg.reason, dmg.seq, dmg.offset, dmg.expected_lsn), (StopReason::SegmentHeader, 1, 0, None));
+        assert!(v.segments().is_empty());
+    }
+}
+
+common::per_fs! {
+    /// The end of the log as values: zeros after a clean close (an end
+    /// where nothing was written), a checksum mismatch at the last record
+    /// when a byte of it is flipped (its extent and its LSN field given),
+    /// a cut-short file when the last segment is truncated. None of them is
+    /// damage: the strict view opens.
+    fn tail_report_says_how_the_log_ends(fs) {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let at = three_segments(&d);
+        let &(last, seq, off, len) = at.last().unwrap();
+        let v = WalView::open(&d).unwrap();
+        let t = v.recovery().tail.clone().unwrap();
+        assert_eq!((t.reason, t.seq, t.expected_lsn), (StopReason::Zeros, seq, Lsn(last.0 + 1)), "{}", fs.name);
+        assert!(t.reason.is_unwritten_end());
+        assert_eq!((t.record_end, t.found_lsn), (None, None));
+
+        flip(&seg_path(&d, seq), off + 16 + len as u64 - 1);
+        let v = WalView::open(&d).unwrap();
+        assert_eq!(v.next_lsn(), last);
+        let t = v.recovery().tail.clone().unwrap();
+        assert_eq!((t.reason, t.offset, t.expected_lsn, t.found_lsn), (StopReason::ChecksumMismatch, off, last, Some(last)), "{}", fs.name);
+        assert_eq!(t.record_end, Some(off + (16 + len as u64).div_ceil(8) * 8));
+        assert!(!t.reason.is_unwritten_end());
+        assert!(WalView::open_to_damage(&d).unwrap().damage().is_none());
+
+        let f = std::fs::OpenOptions::new().write(true).open(seg_path(&d, seq)).unwrap();
+        f.set_len(off + 20).unwrap();
+        drop(f);
+        let t = WalView::open(&d).unwrap().recovery().tail.clone().unwrap();
+        assert_eq!((t.reason, t.offset), (StopReason::Truncated, off), "{}", fs.name);
+        assert_eq!(t.reason.name(), "truncated");
     }
 }

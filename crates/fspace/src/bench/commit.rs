@@ -46,8 +46,56 @@ pub fn run_commit(
         SpaceState::Wal => run_wal(&scratch, opts, cancel),
         _ => run_file(&scratch, mode, opts, cancel),
     };
-    remove_scratch(&scratch);
-    r
+    match r {
+        // Only a finished run is kept: a failed one has no report to say
+        // where, and a mode unsupported here wrote nothing worth keeping.
+        Ok(mut r) if opts.keep && r.unsupported.is_none() => {
+            let kept = keep_scratch(dir, &scratch, mode, opts);
+            if kept.is_err() {
+                remove_scratch(&scratch);
+            }
+            r.kept = Some(kept?);
+            Ok(r)
+        }
+        r => {
+            remove_scratch(&scratch);
+            r
+        }
+    }
+}
+
+/// Renames a run's scratch file or log directory to
+/// `fspace-bench-MODE[-METHOD]` in `dir` (`.2`, `.3`, ... when taken):
+/// a name without [`BENCH_MARKER`], so that no later run removes it as a
+/// dead process's leftover. Never replaces anything.
+fn keep_scratch(
+    dir: &Path,
+    scratch: &Path,
+    mode: SpaceState,
+    opts: &CommitBenchOptions,
+) -> Result<std::path::PathBuf> {
+    let base = match opts.sync_methods.first() {
+        Some(m) => format!("fspace-bench-{}-{m}", mode.name()),
+        None => format!("fspace-bench-{}", mode.name()),
+    };
+    // Bounded: a directory holding a thousand kept runs is a mistake.
+    for n in 1..=1000 {
+        let to = dir.join(match n {
+            1 => base.clone(),
+            _ => format!("{base}.{n}"),
+        });
+        match crate::durable::rename_noreplace(scratch, &to) {
+            Ok(_) => return Ok(to),
+            Err(e) if e.raw_os_error() == Some(Errno::EXIST.raw_os_error()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::refused_errno(
+        "bench commit",
+        dir,
+        Errno::EXIST,
+        format!("{base} and {base}.2 to {base}.1000 are all taken; remove kept runs"),
+    ))
 }
 
 /// Marker in the names of the benchmark's scratch files:

@@ -214,6 +214,7 @@ pub(super) fn result(
         wal: None,
         notes,
         unsupported: None,
+        kept: None,
     }
 }
 

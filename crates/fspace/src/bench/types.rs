@@ -168,6 +168,13 @@ pub struct CommitBenchOptions {
     /// ([`WalOptions::nocow`](crate::wal::WalOptions::nocow); `None`: the
     /// policy's choice).
     pub nocow: Option<bool>,
+    /// Keep what each run wrote instead of removing it: the log's
+    /// directory in `wal` mode, the file in the others, renamed to
+    /// `fspace-bench-MODE` (`-METHOD` when a sync method was named; `.2`,
+    /// `.3`, ... when the name is taken) in the directory measured, where
+    /// later runs do not remove it; [`CommitResult::kept`] says where. For
+    /// looking into them afterwards (`fspace wal verify`, `fspace map`).
+    pub keep: bool,
 }
 
 impl Default for CommitBenchOptions {
@@ -184,6 +191,7 @@ impl Default for CommitBenchOptions {
             stop_at_end: false,
             pad_flushes: None,
             nocow: None,
+            keep: false,
         }
     }
 }
@@ -266,6 +274,21 @@ pub struct CommitResult {
     /// Why the mode could not run here (e.g. no `fallocate` on this
     /// filesystem), if so; the figures are then zero.
     pub unsupported: Option<String>,
+    /// Where the run's file or log directory was kept
+    /// ([`CommitBenchOptions::keep`]); `None` when it was removed.
+    #[serde(serialize_with = "ser_opt_path")]
+    pub kept: Option<std::path::PathBuf>,
 }
 
-setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool> });
+setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool>, keep: bool });
+/// A kept path as a string, bytes that are not UTF-8 replaced (the report
+/// must not fail after the run it reports).
+fn ser_opt_path<S: serde::Serializer>(
+    p: &Option<std::path::PathBuf>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => crate::units::ser_path_lossy(p, s),
+        None => s.serialize_none(),
+    }
+}

@@ -521,7 +521,9 @@ mod tests {
             out.truncate(RECORD_HEADER_LEN + len);
             out.resize(v1_span, 0);
             match decode_record(&out, v1_span, &KEY, 3, FORMAT_V1) {
-                Decoded::Record { span, payload: p, .. } => {
+                Decoded::Record {
+                    span, payload: p, ..
+                } => {
                     assert_eq!((span, p), (v1_span, &payload[..]))
                 }
                 other => panic!("{other:?}"),

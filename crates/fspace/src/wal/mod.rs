@@ -41,6 +41,7 @@
 //! ```
 
 mod crc;
+mod damage;
 mod flush;
 pub(crate) mod format;
 mod log;
@@ -59,6 +60,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use damage::{StopReason, WalDamage};
 pub use log::Wal;
 pub use options::{
     WalOptions, DEFAULT_PREPARE_AHEAD, DEFAULT_PREPARE_DUTY_CYCLE, DEFAULT_RECYCLE_POOL,

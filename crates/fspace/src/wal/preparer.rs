@@ -204,7 +204,9 @@ pub(super) fn create_segment(
                 }
                 Ok(()) => {}
                 Err(e) => {
-                    nocow = Some(format!("the NOCOW attribute was refused ({e}): copy-on-write"))
+                    nocow = Some(format!(
+                        "the NOCOW attribute was refused ({e}): copy-on-write"
+                    ))
                 }
             }
         }

@@ -26,6 +26,7 @@
 //!    the only one whose header write may not have returned); a torn one
 //!    ends the log. Anywhere else a bad header is corruption.
 
+use super::damage::{inspect_record, StopReason, WalDamage};
 use super::format::{
     parse_segment_name, segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
 };
@@ -73,6 +74,11 @@ pub struct RecoveryReport {
     /// acknowledged). The log ends before it, and the file is kept aside
     /// under this name (`NNNNNNNNNNNN.seg.torn-header`), never read again.
     pub torn_header: Option<PathBuf>,
+    /// Damage before the log's end, where reading stopped: only in a
+    /// look that reads up to the damage
+    /// ([`WalView::open_to_damage`](crate::wal::WalView::open_to_damage));
+    /// every other open refuses such a log.
+    pub damage: Option<WalDamage>,
     /// Prepared segments found ready for use.
     pub prepared: usize,
     /// Segments found in the recycle pool.
@@ -88,9 +94,25 @@ pub struct RecoveryReport {
 pub struct TailReport {
     /// The segment file.
     pub segment: PathBuf,
-    /// Offset of the first byte that is not a valid record.
+    /// Its sequence number.
+    pub seq: u64,
+    /// Offset where the first position that holds no valid record starts
+    /// (a CRC cannot say which byte of a record is wrong).
     pub offset: u64,
-    /// Why reading stopped there.
+    /// Where the invalid record there ends (exclusive), when its length
+    /// field is plausible; `None` for zeros, a bad length, the segment's
+    /// end.
+    pub record_end: Option<u64>,
+    /// The LSN a record there would have carried: the next LSN.
+    pub expected_lsn: Lsn,
+    /// The LSN field of the invalid record there, unverified, when it has
+    /// a plausible length.
+    pub found_lsn: Option<Lsn>,
+    /// Why reading stopped there, as a value
+    /// ([`StopReason::is_unwritten_end`] tells a clean end from non-zero
+    /// bytes where the records end).
+    pub reason: StopReason,
+    /// Why reading stopped there, in words.
     pub stopped_at: String,
     /// Bytes of non-zero data after the last valid record (a torn write,
     /// or a recycled segment's earlier contents), up to the first all-zero
@@ -100,6 +122,10 @@ pub struct TailReport {
 
 pub(crate) struct Recovered {
     pub log_id: Option<[u8; 16]>,
+    /// Damage before the log's end ([`OnDamage::Stop`] only; `live` then
+    /// ends with the damaged segment, or before a segment that does not
+    /// follow).
+    pub damage: Option<WalDamage>,
     pub live: Vec<SegmentInfo>,
     pub next_lsn: u64,
     /// Prepared segments, in sequence order, starting right after the last
@@ -141,10 +167,34 @@ pub(crate) enum Access {
     ReadOnly,
 }
 
+/// What recovery does with damage before the log's end (in a segment
+/// that is not the last, or in the chain of segments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnDamage {
+    /// Refuse: [`Error::Corrupt`] naming the file and the offset.
+    Fail,
+    /// Stop reading there and report it ([`Recovered::damage`]): a
+    /// read-only look for tools that show what is readable of a damaged
+    /// log (as `pg_waldump` prints every record up to the first invalid
+    /// one).
+    Stop,
+}
+
 /// Recovers the log in `dir`: lists it, reads every segment's header,
 /// checks the live chain, reads the live segments to their end, and sorts
 /// out the segments after the last live one (prepared, torn, leftovers).
 pub(crate) fn recover(io: &dyn Storage, dir: &Path, access: Access) -> Result<Recovered> {
+    recover_with(io, dir, access, OnDamage::Fail)
+}
+
+/// [`recover`], with damage before the log's end refused or reported as
+/// `on` says.
+pub(crate) fn recover_with(
+    io: &dyn Storage,
+    dir: &Path,
+    access: Access,
+    on: OnDamage,
+) -> Result<Recovered> {
     let start = Instant::now();
     let mut report = RecoveryReport {
         read_only: matches!(access, Access::ReadOnly),
@@ -156,8 +206,8 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, access: Access) -> Result<Re
         .map(|(seq, path)| read_found(io, *seq, path))
         .collect::<Result<Vec<_>>>()?;
     let last_live = found.iter().rposition(|f| matches!(f, Found::Live(..)));
-    let (live, heads, log_id) = live_chain(dir, &segs, &found, last_live)?;
-    if live.is_empty() {
+    let (mut live, heads, log_id, chain_damage) = live_chain(dir, &segs, &found, last_live, on)?;
+    if live.is_empty() && chain_damage.is_none() {
         if let Some(p) = pool.first() {
             // A release always leaves a live segment behind it (the next
             // one's header is durable first): segments were lost.
@@ -168,31 +218,79 @@ pub(crate) fn recover(io: &dyn Storage, dir: &Path, access: Access) -> Result<Re
             ));
         }
     }
-    let next_lsn = read_live(io, &live, &heads, &mut report)?;
+    let (next_lsn, read_damage) = read_live(io, &mut live, &heads, &mut report, on)?;
+    // The first damage in the log's order: a record's in a segment read
+    // comes before a segment that does not follow them.
+    let mut damage = read_damage.or(chain_damage.map(|mut d| {
+        // Reading stopped where the segments before it end.
+        if !live.is_empty() {
+            d.expected_lsn = Some(Lsn(next_lsn));
+        }
+        d
+    }));
+    if damage.is_some() {
+        // The segments read do not end the log: their tail is not its end.
+        report.tail = None;
+    }
     let after = last_live.map_or(0, |i| i + 1);
-    let expect_seq = live.last().map_or(1, |s| s.seq + 1);
+    // The sequence after the last live header, whether or not damage
+    // stopped the reading before it.
+    let expect_seq = last_live.map_or(1, |i| segs[i].0 + 1);
     let tail = Tail {
         segs: &segs[after..],
         found: &found[after..],
         expect_seq,
         access,
+        next_lsn,
     };
-    let prepared = settle_tail(io, tail, &mut report)?;
-    report.created = live.is_empty();
+    let prepared = settle_tail(io, tail, &mut report, on, &mut damage)?;
+    report.created = live.is_empty() && damage.is_none();
     report.segments = live.len();
     report.first_lsn = Lsn(live.first().map_or(next_lsn, |s| s.first_lsn.0));
     report.next_lsn = Lsn(next_lsn);
     report.prepared = prepared.len();
     report.recycle_pool = pool.len();
+    report.damage = damage.clone();
     report.elapsed = start.elapsed();
     Ok(Recovered {
         log_id,
+        damage,
         live,
         next_lsn,
         prepared,
         pool,
         report,
     })
+}
+
+/// `d` refused (`on` is [`OnDamage::Fail`]) or handed back to be
+/// reported.
+fn refuse_or_report(d: WalDamage, on: OnDamage) -> Result<WalDamage> {
+    match on {
+        OnDamage::Fail => Err(d.to_error("recover")),
+        OnDamage::Stop => Ok(d),
+    }
+}
+
+/// Damage at the header of segment `seq` (`path`), `offset` into it.
+fn header_damage(
+    path: &Path,
+    seq: u64,
+    offset: u64,
+    reason: StopReason,
+    message: String,
+) -> WalDamage {
+    WalDamage {
+        segment: path.to_path_buf(),
+        seq,
+        offset,
+        record_end: None,
+        // Set by the caller once the segments before it are read.
+        expected_lsn: None,
+        found_lsn: None,
+        reason,
+        message,
+    }
 }
 
 /// Segments by sequence, and pooled segments.
@@ -271,14 +369,21 @@ fn read_found(io: &dyn Storage, seq: u64, path: &Path) -> Result<Found> {
 
 /// The live segments (every one up to the last live header, which must
 /// all be live, of one log, consecutive, with growing first LSNs), their
-/// headers, and the log's id.
-type Chain = (Vec<SegmentInfo>, Vec<SegmentHeader>, Option<[u8; 16]>);
+/// headers, and the log's id; with [`OnDamage::Stop`], the chain up to the
+/// first segment that breaks it, and that damage.
+type Chain = (
+    Vec<SegmentInfo>,
+    Vec<SegmentHeader>,
+    Option<[u8; 16]>,
+    Option<WalDamage>,
+);
 
 fn live_chain(
     dir: &Path,
     segs: &[(u64, PathBuf)],
     found: &[Found],
     last_live: Option<usize>,
+    on: OnDamage,
 ) -> Result<Chain> {
     let log_id = last_live.and_then(|i| match &found[i] {
         Found::Live(h) => Some(h.log_id),
@@ -287,37 +392,51 @@ fn live_chain(
     let mut live: Vec<SegmentInfo> = vec![];
     let mut heads = vec![];
     let (Some(last), Some(id)) = (last_live, log_id) else {
-        return Ok((live, heads, log_id));
+        return Ok((live, heads, log_id, None));
     };
     for i in 0..=last {
         let (seq, path) = &segs[i];
-        let h = match &found[i] {
-            Found::Live(h) if h.log_id == id => h,
-            Found::Live(..) => {
-                return Err(corrupt(
-                    path,
-                    16,
-                    "belongs to another log (different log id)",
-                ))
+        let checked = match &found[i] {
+            Found::Live(h) if h.log_id == id => {
+                match live
+                    .last()
+                    .and_then(|prev| check_follows(dir, prev, *seq, path, h))
+                {
+                    None => Ok(h),
+                    Some(d) => Err(d),
+                }
             }
+            Found::Live(..) => Err(header_damage(
+                path,
+                *seq,
+                16,
+                StopReason::OtherLog,
+                "belongs to another log (different log id)".into(),
+            )),
             other => {
                 let why = match other {
                     Found::Damaged(p) => p.to_string(),
                     _ => "no header".into(),
                 };
-                return Err(corrupt(
+                Err(header_damage(
                     path,
+                    *seq,
                     0,
+                    StopReason::SegmentHeader,
                     format!(
                         "invalid segment header ({why}), but later segment {} is live",
                         segs[last].1.display()
                     ),
-                ));
+                ))
             }
         };
-        if let Some(prev) = live.last() {
-            check_follows(dir, prev, *seq, path, h)?;
-        }
+        let h = match checked {
+            Ok(h) => h,
+            Err(d) => {
+                let d = refuse_or_report(d, on)?;
+                return Ok((live, heads, log_id, Some(d)));
+            }
+        };
         heads.push(*h);
         live.push(SegmentInfo {
             seq: *seq,
@@ -327,22 +446,24 @@ fn live_chain(
             format: h.version,
         });
     }
-    Ok((live, heads, log_id))
+    Ok((live, heads, log_id, None))
 }
 
-/// Refuses a live segment that does not follow `prev`: a missing sequence
-/// or a first LSN that goes back.
+/// The damage of a live segment that does not follow `prev`: a missing
+/// sequence or a first LSN that goes back.
 fn check_follows(
     dir: &Path,
     prev: &SegmentInfo,
     seq: u64,
     path: &Path,
     h: &SegmentHeader,
-) -> Result<()> {
+) -> Option<WalDamage> {
     if seq != prev.seq + 1 {
-        return Err(corrupt(
+        return Some(header_damage(
             &dir.join(segment_name(prev.seq + 1)),
+            prev.seq + 1,
             0,
+            StopReason::MissingSegment,
             format!(
                 "segment is missing: {} and {} exist",
                 prev.path.display(),
@@ -351,29 +472,35 @@ fn check_follows(
         ));
     }
     if h.first_lsn < prev.first_lsn.0 {
-        return Err(corrupt(
+        return Some(header_damage(
             path,
+            seq,
             48,
+            StopReason::LsnGoesBack,
             format!(
                 "first LSN {} is before the previous segment's {}",
                 h.first_lsn, prev.first_lsn
             ),
         ));
     }
-    Ok(())
+    None
 }
 
 /// Reads every live segment: complete ones must reach the next segment's
 /// first LSN; the last one ends wherever its valid records end (the
-/// report's tail says where and why). Returns the next LSN.
+/// report's tail says where and why). Returns the next LSN and, with
+/// [`OnDamage::Stop`], the damage that stopped the reading (`live` then
+/// ends with the damaged segment).
 fn read_live(
     io: &dyn Storage,
-    live: &[SegmentInfo],
+    live: &mut Vec<SegmentInfo>,
     heads: &[SegmentHeader],
     report: &mut RecoveryReport,
-) -> Result<u64> {
+    on: OnDamage,
+) -> Result<(u64, Option<WalDamage>)> {
     let mut next_lsn = 1;
-    for (i, seg) in live.iter().enumerate() {
+    for i in 0..live.len() {
+        let seg = &live[i];
         let (fd, len) = open_segment(io, &seg.path)?;
         let h = heads[i];
         let mut scan = Scan::new(fd, seg.path.clone(), h, len);
@@ -386,20 +513,35 @@ fn read_live(
                     report.records += 1;
                 }
                 Step::End { reason, offset } => {
+                    let (record_end, found_lsn) =
+                        inspect_record(io, &seg.path, h.size, offset, reason)?;
                     if let Some(want) = until {
-                        return Err(corrupt(
-                            &seg.path,
+                        let d = WalDamage {
+                            segment: seg.path.clone(),
+                            seq: seg.seq,
                             offset,
-                            format!(
+                            record_end,
+                            expected_lsn: Some(Lsn(lsn)),
+                            found_lsn,
+                            reason: reason.into(),
+                            message: format!(
                                 "{reason} at LSN {lsn}, but the log continues in {} at LSN {want}, so this segment was complete",
                                 live[i + 1].path.display()
                             ),
-                        ));
+                        };
+                        let d = refuse_or_report(d, on)?;
+                        live.truncate(i + 1);
+                        return Ok((lsn, Some(d)));
                     }
                     let discarded = count_discarded(io, &seg.path, offset, h.size.min(len))?;
                     report.tail = Some(TailReport {
                         segment: seg.path.clone(),
+                        seq: seg.seq,
                         offset,
+                        record_end,
+                        expected_lsn: Lsn(lsn),
+                        found_lsn,
+                        reason: reason.into(),
                         stopped_at: reason.to_string(),
                         discarded_bytes: discarded,
                     });
@@ -409,7 +551,7 @@ fn read_live(
         }
         next_lsn = lsn;
     }
-    Ok(next_lsn)
+    Ok((next_lsn, None))
 }
 
 /// The segments after the last live one, with what their headers say.
@@ -419,16 +561,22 @@ struct Tail<'a> {
     /// The sequence the first of them must have to be the next segment.
     expect_seq: u64,
     access: Access,
+    /// The LSN after the last record read.
+    next_lsn: u64,
 }
 
 /// Sorts out the segments after the last live one (never written by the
 /// writer: their headers are zeros or a recycled segment's old one): the
 /// consecutive ones of the right size stay prepared, a torn newest header
-/// is set aside, other damage refuses to open, the rest is removed.
+/// is set aside, other damage refuses to open (or, with
+/// [`OnDamage::Stop`], is reported in `damage` unless damage was found
+/// before it), the rest is removed.
 fn settle_tail(
     io: &dyn Storage,
     tail: Tail<'_>,
     report: &mut RecoveryReport,
+    on: OnDamage,
+    damage: &mut Option<WalDamage>,
 ) -> Result<Vec<(u64, PathBuf)>> {
     let mut prepared = vec![];
     let mut expect_seq = tail.expect_seq;
@@ -436,14 +584,20 @@ fn settle_tail(
         if let Found::Damaged(p) = &tail.found[i] {
             let torn = matches!(p, HeaderProblem::Checksum | HeaderProblem::NoMagic);
             if torn && i == 0 && *seq == expect_seq {
-                set_aside_torn(io, path, p, tail.access, report)?;
+                set_aside_torn(io, (*seq, path), p, tail.access, tail.next_lsn, report)?;
                 continue;
             }
-            return Err(corrupt(
+            let mut d = header_damage(
                 path,
+                *seq,
                 0,
+                StopReason::SegmentHeader,
                 format!("unreadable segment header ({p}): records written here may be lost; move the file away to open the log without it"),
-            ));
+            );
+            d.expected_lsn = Some(Lsn(tail.next_lsn));
+            let d = refuse_or_report(d, on)?;
+            damage.get_or_insert(d);
+            continue;
         }
         let (_, size) = open_segment(io, path)?;
         let size_ok = match tail.access {
@@ -476,9 +630,10 @@ fn settle_tail(
 /// if it was damaged some other way, its bytes are still there to look at.
 fn set_aside_torn(
     io: &dyn Storage,
-    path: &Path,
+    (seq, path): (u64, &Path),
     p: &HeaderProblem,
     access: Access,
+    next_lsn: u64,
     report: &mut RecoveryReport,
 ) -> Result<()> {
     let aside = match access {
@@ -488,7 +643,12 @@ fn set_aside_torn(
     };
     report.tail.get_or_insert_with(|| TailReport {
         segment: path.to_path_buf(),
+        seq,
         offset: 0,
+        record_end: None,
+        expected_lsn: Lsn(next_lsn),
+        found_lsn: None,
+        reason: StopReason::SegmentHeader,
         stopped_at: format!("segment header invalid ({p})"),
         discarded_bytes: 0,
     });

@@ -1,8 +1,9 @@
 //! Looking into a log without changing it ([`WalView`]), and following
 //! a log's new durable records as they are committed ([`WalFollower`]).
 
+use super::damage::WalDamage;
 use super::reader::{Record, WalReader};
-use super::recovery::{self, RecoveryReport};
+use super::recovery::{self, OnDamage, RecoveryReport};
 use super::storage::{self, Storage};
 use super::types::{Lsn, SegmentInfo};
 use super::writer::{poisoned, Shared};
@@ -65,7 +66,46 @@ impl WalView {
         Self::open_on(dir.as_ref(), Arc::new(storage::Real))
     }
 
+    /// Opens the log in `dir` read-only as [`open`](Self::open) does,
+    /// except that damage before the log's end does not refuse the open:
+    /// reading stops at the first invalid record of a segment that is not
+    /// the last (or before a segment that does not follow the others), the
+    /// view holds the records before it, and [`damage`](Self::damage) says
+    /// where and what, as values. This is for tools that show what can
+    /// still be read of a damaged log, as `pg_waldump` prints every record
+    /// up to the first invalid one; [`Wal::open`](crate::wal::Wal::open)
+    /// and [`open`](Self::open) still refuse such a log.
+    ///
+    /// [`segments`](Self::segments) then ends with the damaged segment
+    /// (or the one before a segment that does not follow), and
+    /// [`next_lsn`](Self::next_lsn) is the LSN expected at the damage
+    /// where that is known ([`WalDamage::expected_lsn`]; not for a bad
+    /// header of the first segment, where no segment is read).
+    /// Other failures still refuse: I/O errors, a directory that holds no
+    /// log, a segment of another format version, released segments without
+    /// a live one.
+    ///
+    /// ```no_run
+    /// use fspace::wal::WalView;
+    /// # fn main() -> fspace::Result<()> {
+    /// let view = WalView::open_to_damage("db/wal")?;
+    /// for rec in view.read_from(view.first_lsn())? {
+    ///     println!("{}", rec?.lsn);
+    /// }
+    /// if let Some(d) = view.damage() {
+    ///     eprintln!("{}: offset {}: {} (LSN {:?} expected)", d.segment.display(), d.offset, d.reason, d.expected_lsn);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn open_to_damage(dir: impl AsRef<Path>) -> Result<WalView> {
+        Self::open_with(dir.as_ref(), Arc::new(storage::Real), OnDamage::Stop)
+    }
+
     pub(crate) fn open_on(dir: &Path, io: Arc<dyn Storage>) -> Result<WalView> {
+        Self::open_with(dir, io, OnDamage::Fail)
+    }
+
+    fn open_with(dir: &Path, io: Arc<dyn Storage>, on: OnDamage) -> Result<WalView> {
         match io.dir_kind(dir) {
             Ok(None) => {}
             Ok(Some(kind)) => {
@@ -78,8 +118,13 @@ impl WalView {
             }
             Err(e) => return Err(Error::io("stat", dir, None, e)),
         }
-        let rec = recover_settled(&*io, dir)?;
-        let Some(log_id) = rec.log_id.filter(|_| !rec.live.is_empty()) else {
+        let rec = recover_settled(&*io, dir, on)?;
+        // Damage at the first segment leaves no segment to read, but the
+        // directory does hold a log.
+        let Some(log_id) = rec
+            .log_id
+            .filter(|_| !rec.live.is_empty() || rec.damage.is_some())
+        else {
             return Err(Error::refused_errno(
                 "open log",
                 dir,
@@ -116,6 +161,13 @@ impl WalView {
     /// ([`RecoveryReport::read_only`] is set).
     pub fn recovery(&self) -> &RecoveryReport {
         &self.report
+    }
+
+    /// Returns the damage before the log's end where reading stopped
+    /// (only a view made by [`open_to_damage`](Self::open_to_damage) can
+    /// have one; the same as [`RecoveryReport::damage`]).
+    pub fn damage(&self) -> Option<&WalDamage> {
+        self.report.damage.as_ref()
     }
 
     /// Returns the live segments, oldest first.
@@ -191,28 +243,33 @@ impl FailureKey {
 /// Recovery of a directory a live writer may be changing: segments are
 /// read one after the other, so a release, a recycle or a segment going
 /// live between two reads can look like damage or a missing file. Such an
-/// error is retried, the pause doubling from 1 ms to 20 ms, for up to
-/// [`SETTLE_FOR`]; one that comes back the same twice in a row is the
-/// log's state and is returned at once. (Five tries 20 ms apart were not
-/// enough beside a writer that switches segments every few milliseconds
-/// on tmpfs: each try met a different segment going away.)
-fn recover_settled(io: &dyn Storage, dir: &Path) -> Result<recovery::Recovered> {
+/// error (or, with [`OnDamage::Stop`], such damage) is retried, the pause
+/// doubling from 1 ms to 20 ms, for up to [`SETTLE_FOR`]; one that comes
+/// back the same twice in a row is the log's state and is returned at
+/// once. (Five tries 20 ms apart were not enough beside a writer that
+/// switches segments every few milliseconds on tmpfs: each try met a
+/// different segment going away.)
+fn recover_settled(io: &dyn Storage, dir: &Path, on: OnDamage) -> Result<recovery::Recovered> {
     let deadline = std::time::Instant::now() + SETTLE_FOR;
     let mut last: Option<FailureKey> = None;
     let mut pause = Duration::from_millis(1);
     loop {
-        match recovery::recover(io, dir, recovery::Access::ReadOnly) {
-            Ok(r) => return Ok(r),
-            Err(e) => {
-                let now = FailureKey::of(&e);
-                if last.as_ref() == Some(&now) || std::time::Instant::now() >= deadline {
-                    return Err(e);
-                }
-                last = Some(now);
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
+        let r = recovery::recover_with(io, dir, recovery::Access::ReadOnly, on);
+        let now = match &r {
+            Ok(rec) => match &rec.damage {
+                None => return r,
+                // The error a strict look would have returned: the same
+                // key for the same damage.
+                Some(d) => FailureKey::of(&d.to_error("recover")),
+            },
+            Err(e) => FailureKey::of(e),
+        };
+        if last.as_ref() == Some(&now) || std::time::Instant::now() >= deadline {
+            return r;
         }
+        last = Some(now);
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 
