@@ -5,8 +5,12 @@ appending and the bare overwrite, alternating in every round.
 Variants (each one `fspace bench commit --json` invocation):
   v1       the log of an older build (OLD: format 1, the partial last page
            rewritten by the next commit), its own choices
-  packed   this build's log, --pad-flushes off (format 2, same pattern as v1)
-  padded   this build's log, --pad-flushes on (every flush ends on a page)
+  packed   this build's log, --pad-flushes off --nocow off (format 2, the
+           same pattern as v1)
+  padded   this build's log, --pad-flushes on --nocow off (every flush ends
+           on a page boundary: no page written twice)
+  nocow    (btrfs only) this build's log, --nocow on --pad-flushes off:
+           segments chattr +C and zero-filled, overwritten in place
   append   --mode appended (O_APPEND write + fdatasync: the log's rival)
   overwrite --mode recycled with the log's sync method (direct-dsync on
            ext4 and xfs, fdatasync elsewhere): the ceiling, as
@@ -34,11 +38,21 @@ WRITERS = [int(w) for w in os.environ.get("WRITERS", "1,8").split(",")]
 
 
 def run(binary, d, args):
-    """One invocation; returns (commits/s, pinned ratio or None)."""
-    subprocess.run(["sync", "-f", d])
-    with tempfile.TemporaryDirectory(dir=d, prefix="layout-") as t:
-        out = subprocess.run([binary, "bench", "commit", "--json", "--seconds", SECONDS, *args, t],
-                             check=True, capture_output=True, text=True).stdout
+    """One invocation; returns (commits/s, pinned ratio or None). A failed
+    invocation is printed and tried once more (a loop device shared with
+    the host can refuse one, ENOSPC while the last run's files go)."""
+    for attempt in (1, 2):
+        subprocess.run(["sync", "-f", d])
+        with tempfile.TemporaryDirectory(dir=d, prefix="layout-") as t:
+            p = subprocess.run([binary, "bench", "commit", "--json", "--seconds", SECONDS, *args,
+                                t], capture_output=True, text=True)
+        if p.returncode == 0:
+            break
+        print(f"# failed (attempt {attempt}): {binary} {' '.join(args)}: {p.stderr.strip()}",
+              flush=True)
+        if attempt == 2:
+            p.check_returncode()
+    out = p.stdout
     doc = json.loads(out)
     r = doc["results"][0]
     pinned = None
@@ -53,8 +67,13 @@ def variants(fs, size, writers):
     v = []
     if OLD:
         v.append(("v1", OLD, common + ["--mode", "wal"]))
-    v.append(("packed", FSPACE, common + ["--mode", "wal", "--pad-flushes", "off"]))
-    v.append(("padded", FSPACE, common + ["--mode", "wal", "--pad-flushes", "on"]))
+    v.append(("packed", FSPACE, common + ["--mode", "wal", "--pad-flushes", "off",
+                                          "--nocow", "off"]))
+    v.append(("padded", FSPACE, common + ["--mode", "wal", "--pad-flushes", "on",
+                                          "--nocow", "off"]))
+    if fs == "btrfs":
+        v.append(("nocow", FSPACE, common + ["--mode", "wal", "--pad-flushes", "off",
+                                             "--nocow", "on"]))
     v.append(("append", FSPACE, common + ["--mode", "appended"]))
     if size == 8192:
         method = "direct-dsync" if fs in ("ext4", "xfs") else "fdatasync"
@@ -79,6 +98,7 @@ def main():
         for size in SIZES:
             for writers in WRITERS:
                 vs = variants(fs, size, writers)
+                n_before = len(summary)
                 rates = {name: [] for name, _, _ in vs}
                 pins = {name: [] for name, _, _ in vs}
                 for rnd in range(REPEAT):
@@ -100,7 +120,7 @@ def main():
                         continue
                     r = [a / b for a, b in zip(rates[name], rates["packed"])]
                     summary.append(f"{cell}: {name}/packed {span(r)}")
-                for name in ("v1", "packed", "padded"):
+                for name in ("v1", "packed", "padded", "nocow"):
                     if name not in rates:
                         continue
                     r = [a / b for a, b in zip(rates[name], rates["append"])]
@@ -115,7 +135,7 @@ def main():
                     summary.append(f"{cell}: {name} commits/s median "
                                    f"{statistics.median(rates[name]):.0f} "
                                    f"({min(rates[name]):.0f}-{max(rates[name]):.0f})")
-                print("\n".join(summary[-(len(rates) * 4):]), flush=True)
+                print("\n".join(summary[n_before:]), flush=True)
     save_raw(run_dir, "raw", raw)
     print("## summary")
     print("\n".join(summary))

@@ -185,13 +185,14 @@ pub(crate) enum WalCommand {
         JSON error's \"damage\" object name the segment file, the offset where the invalid \
         record starts, its extent when its length is plausible, the LSN expected there and \
         the reason), or another failure; 2 usage error; 3 with --strict, the log ends in \
-        bytes that are not a valid record (a record that fails its checksum, a bad length, a \
+        bytes that claim to be the next record but are not valid (a record with the \
+        expected LSN that fails its checksum or has a bad length, a valid record with a \
         wrong LSN) or in a segment file cut short.\n\n\
-        A log that ends in a record failing its checksum is either a torn last write (a \
-        commit that never returned: harmless) or an acknowledged record damaged later (data \
-        lost); verify cannot tell which (nor, in a recycled segment whose last record ends \
-        on a page boundary, from the segment's earlier contents), and a writable open ends \
-        the log before it either way. A CRC says that a record is wrong, not which of its bytes.\n\n\
+        A log that ends in a record with the expected LSN failing its checksum is either a \
+        torn last write (a commit that never returned: harmless) or an acknowledged record \
+        damaged later (data lost); verify cannot tell which, and a writable open ends the \
+        log before it either way. Bytes with another LSN there (a recycled segment's \
+        earlier contents) are a clean end. A CRC says that a record is wrong, not which of its bytes.\n\n\
         Examples:\n  fspace wal verify db/wal\n  fspace wal verify --strict --json db/wal"
     )]
     Verify(WalVerifyArgs),

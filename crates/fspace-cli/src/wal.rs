@@ -26,6 +26,8 @@ struct Segment {
     path: PathBuf,
     first_lsn: u64,
     size: u64,
+    /// The on-disk format its header and records are in (docs/wal-format.md).
+    format: u32,
     /// Allocation from the extent map (`None` where it cannot be known).
     allocated: Option<u64>,
     written: Option<u64>,
@@ -57,6 +59,7 @@ fn segment(s: &SegmentInfo) -> Segment {
         path: s.path.clone(),
         first_lsn: s.first_lsn.0,
         size: s.size,
+        format: s.format,
         allocated: sum.and_then(|x| x.allocated),
         written: sum.and_then(|x| x.written),
         unwritten: sum.and_then(|x| x.unwritten),
@@ -91,6 +94,35 @@ fn stat(dir: &Path, json: bool) -> fspace::Result<()> {
     emit(&stat_text(&st))
 }
 
+/// The formats of the live segments in words: "2" when all are the
+/// current one, else each format with the segments in it.
+fn formats_text(segs: &[Segment]) -> String {
+    let mut by: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+    for s in segs {
+        by.entry(s.format).or_default().push(s.seq);
+    }
+    let current = fspace::wal::FORMAT_VERSION;
+    if by.len() == 1 && by.contains_key(&current) {
+        return format!("version {current} (docs/wal-format.md)");
+    }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(f, seqs)| {
+            let first = seqs.first().copied().unwrap_or(0);
+            let last = seqs.last().copied().unwrap_or(0);
+            if first == last {
+                format!("version {f} in segment {first}")
+            } else {
+                format!("version {f} in segments {first}-{last}")
+            }
+        })
+        .collect();
+    format!(
+        "{}; this build writes version {current}, reads 1 and {current}",
+        parts.join(", ")
+    )
+}
+
 fn opt(v: Option<u64>) -> String {
     v.map_or("unknown".into(), format_human)
 }
@@ -107,11 +139,13 @@ fn stat_text(st: &Stat<'_>) -> String {
         st.next_lsn
     );
     out!(o, "segments:   {} live", st.segments.len());
+    out!(o, "format:     {}", formats_text(&st.segments));
     out!(
         o,
-        "  {:>6} {:>12} {:>9}  {:>9} {:>9} {:>9}  FILE",
+        "  {:>6} {:>12} {:>3} {:>9}  {:>9} {:>9} {:>9}  FILE",
         "SEQ",
         "FIRST LSN",
+        "FMT",
         "SIZE",
         "WRITTEN",
         "UNWRITTEN",
@@ -120,9 +154,10 @@ fn stat_text(st: &Stat<'_>) -> String {
     for s in &st.segments {
         out!(
             o,
-            "  {:>6} {:>12} {:>9}  {:>9} {:>9} {:>9}  {}",
+            "  {:>6} {:>12} {:>3} {:>9}  {:>9} {:>9} {:>9}  {}",
             s.seq,
             s.first_lsn,
+            s.format,
             format_human(s.size),
             opt(s.written),
             opt(s.unwritten),
@@ -188,7 +223,7 @@ fn cleanup_text(o: &mut String, r: &RecoveryReport) {
 /// The end of the log (the last segment's tail) as JSON: the same fields
 /// as a damage's ([`damage_json`]), with `in_last_segment` true.
 fn end_json(t: &TailReport) -> serde_json::Value {
-    let clean = t.reason.is_unwritten_end();
+    let clean = t.is_clean();
     serde_json::json!({
         "segment": t.segment.to_string_lossy(),
         "seq": t.seq,
@@ -260,7 +295,7 @@ fn damage_error(op: &'static str, d: &WalDamage, intact: u64) -> fspace::Error {
 /// What it means that the log ends at `t`, when it does not end where
 /// nothing was written: `None` for a clean end.
 fn unclean_end(t: &TailReport) -> Option<String> {
-    if t.reason.is_unwritten_end() {
+    if t.is_clean() {
         return None;
     }
     let file = t.segment.display();
@@ -271,13 +306,9 @@ fn unclean_end(t: &TailReport) -> Option<String> {
     let expected = t.expected_lsn;
     let either = "either its last write was torn (a commit that never returned: harmless) \
         or an acknowledged record was damaged (data lost); verify cannot tell which";
-    // Bytes with another LSN, or no plausible record at all, can also be
-    // what a recycled segment held before: met where the last record ends
-    // on a page boundary, as the writer pads only the page it wrote.
-    let recycled = match t.found_lsn {
-        Some(l) if l == expected => "",
-        _ => " (in a recycled segment, they may also be its earlier contents, met where the last record ends on a page boundary)",
-    };
+    // Bytes that do not claim the expected LSN are a clean end
+    // (`TailReport::is_clean`): only these remain.
+    let recycled = "";
     Some(match t.reason {
         StopReason::ChecksumMismatch => format!(
             "the log ends in a record that fails its checksum ({at}, where LSN {expected} was expected{}): {either}{recycled}",

@@ -227,7 +227,7 @@ common::per_fs! {
         flip(&seg, off + 16 + len as u64 / 2);
         let before = common::listing(&d);
         let segs = seg.to_str().unwrap();
-        let end = off + (16 + len as u64).div_ceil(8) * 8;
+        let end = off + (16 + len as u64).div_ceil(16) * 16;
 
         let o = fspace(&["wal", "dump", ds]);
         assert_eq!(o.status.code(), Some(1), "{}: {}", fs.name, text(&o));
@@ -328,7 +328,7 @@ common::per_fs! {
         let seg = d.join(format!("{seq:012}.seg"));
         flip(&seg, off + 16 + len as u64 / 2);
         let segs = seg.to_str().unwrap();
-        let end = off + (16 + len as u64).div_ceil(8) * 8;
+        let end = off + (16 + len as u64).div_ceil(16) * 16;
         let o = fspace(&["wal", "verify", ds]);
         assert_eq!(o.status.code(), Some(0), "{}: {}", fs.name, text(&o));
         let t = String::from_utf8_lossy(&o.stdout);
@@ -370,4 +370,63 @@ common::per_fs! {
         assert_eq!(lines(&o).len() as u64, last - 1);
         assert!(String::from_utf8_lossy(&o.stderr).contains("fails its checksum"), "{}", text(&o));
     }
+}
+
+/// A log written in format 1 (`crates/fspace/tests/data/wal-v1`, by the
+/// last format-1 build): `wal stat` names the format of its segments,
+/// `verify --strict` accepts it, `dump` prints its records (LSN 15 to 60);
+/// after a writable open, the new segment is format 2 and stat says so.
+#[test]
+fn wal_commands_on_a_format_1_log() {
+    let fs = &common::all()[0];
+    let _g = fs.lock();
+    let dir = fs.tempdir();
+    let d = dir.path().join("wal");
+    std::fs::create_dir(&d).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fspace/tests/data/wal-v1");
+    for e in std::fs::read_dir(&fixture).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), d.join(e.file_name())).unwrap();
+    }
+    let ds = d.to_str().unwrap();
+    let o = fspace(&["wal", "stat", ds]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("format:     version 1 in segments 2-5; this build writes version 2"),
+        "{t}"
+    );
+    let o = fspace(&["wal", "stat", "--json", ds]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let formats: Vec<u64> = v["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["format"].as_u64().unwrap())
+        .collect();
+    assert_eq!(formats, vec![1, 1, 1, 1]);
+    let o = fspace(&["wal", "verify", "--strict", ds]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = fspace(&["wal", "dump", "--json", ds]);
+    assert!(o.status.success(), "{}", text(&o));
+    let l = lines(&o);
+    assert_eq!(l.len(), 46, "{}", text(&o));
+    let first: serde_json::Value = serde_json::from_str(&l[0]).unwrap();
+    let last: serde_json::Value = serde_json::from_str(&l[45]).unwrap();
+    assert_eq!(
+        (first["lsn"].as_u64(), last["lsn"].as_u64()),
+        (Some(15), Some(60))
+    );
+
+    let wal = Wal::open(&d, opts()).unwrap();
+    wal.commit(b"format 2").unwrap();
+    wal.close().unwrap();
+    let o = fspace(&["wal", "stat", ds]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("version 1 in segments 2-5, version 2 in segment 6"),
+        "{t}"
+    );
+    let o = fspace(&["wal", "dump", ds]);
+    assert_eq!(lines(&o).len(), 47, "{}", text(&o));
 }

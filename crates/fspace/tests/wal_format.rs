@@ -228,3 +228,60 @@ common::per_fs! {
         }
     }
 }
+
+common::per_fs! {
+    /// A padded log whose segments were recycled ends, after a clean
+    /// close, where the last flush's padding ends: on a page boundary,
+    /// followed by the recycled segment's earlier contents. That is a
+    /// clean end (the bytes do not claim the next LSN), not a torn write;
+    /// a byte flipped in the last record then is not clean.
+    fn padded_recycled_log_ends_cleanly(fs) {
+        let _g = fs.lock();
+        let name = &fs.name;
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let o = opts().pad_flushes(Some(true)).nocow(Some(false));
+        let wal = Wal::open(&d, o.clone()).unwrap();
+        let mut i = 1u64;
+        while wal.stats().prepared_recycled < 3 {
+            wal.commit(&payload_of(i)).unwrap();
+            i += 1;
+            if i.is_multiple_of(8) {
+                wal.release_before(wal.durable_lsn()).unwrap();
+            }
+            assert!(i < 5000, "{name}: no recycling");
+        }
+        // Commit until the log ends inside a recycled segment: on a page
+        // boundary (padded), before bytes of the segment's earlier life.
+        let last = loop {
+            let l = wal.commit(&payload_of(i)).unwrap();
+            i += 1;
+            let v = WalView::open(&d).unwrap();
+            let t = v.recovery().tail.clone().expect("tail");
+            if t.offset.is_multiple_of(4096) && !t.reason.is_unwritten_end() {
+                break l;
+            }
+            assert!(i < 5000, "{name}: never ended before stale bytes: {t:?}");
+        };
+        wal.close().unwrap();
+        let v = WalView::open(&d).unwrap();
+        assert_eq!(v.next_lsn(), Lsn(last.0 + 1), "{name}");
+        let t = v.recovery().tail.clone().expect("tail");
+        assert!(t.is_clean(), "{name}: {t:?}");
+        drop(v);
+
+        // The last record damaged: not clean, and says which LSN.
+        let seg = WalView::open(&d).unwrap().segments().last().unwrap().path.clone();
+        let off = {
+            let v = WalView::open(&d).unwrap();
+            v.read_from(last).unwrap().next().unwrap().unwrap().offset
+        };
+        let mut b = std::fs::read(&seg).unwrap();
+        b[off as usize + 5] ^= 0x40; // its CRC: the record may be empty
+        std::fs::write(&seg, &b).unwrap();
+        let v = WalView::open(&d).unwrap();
+        let t = v.recovery().tail.clone().expect("tail");
+        assert!(!t.is_clean(), "{name}: {t:?}");
+        assert_eq!((t.expected_lsn, t.found_lsn), (last, Some(last)), "{name}");
+    }
+}

@@ -351,7 +351,7 @@ common::per_fs! {
         assert_eq!(dmg.segment, seg);
         assert_eq!(dmg.seq, 2);
         assert_eq!(dmg.offset, off, "{}", fs.name);
-        assert_eq!(dmg.record_end, Some(off + (16 + len as u64).div_ceil(8) * 8));
+        assert_eq!(dmg.record_end, Some(off + (16 + len as u64).div_ceil(16) * 16));
         assert_eq!(dmg.expected_lsn, Some(bad));
         assert_eq!(dmg.found_lsn, Some(bad));
         assert_eq!(dmg.reason, StopReason::ChecksumMismatch);
@@ -424,7 +424,7 @@ common::per_fs! {
         assert_eq!(v.next_lsn(), last);
         let t = v.recovery().tail.clone().unwrap();
         assert_eq!((t.reason, t.offset, t.expected_lsn, t.found_lsn), (StopReason::ChecksumMismatch, off, last, Some(last)), "{}", fs.name);
-        assert_eq!(t.record_end, Some(off + (16 + len as u64).div_ceil(8) * 8));
+        assert_eq!(t.record_end, Some(off + (16 + len as u64).div_ceil(16) * 16));
         assert!(!t.reason.is_unwritten_end());
         assert!(WalView::open_to_damage(&d).unwrap().damage().is_none());
 

@@ -6,7 +6,7 @@
 //! known is where the invalid record starts and, when its length field is
 //! plausible, where it ends.
 
-use super::format::{record_span, EndReason, RECORD_HEADER_LEN};
+use super::format::{align_of, EndReason, FORMAT_V1, PAD_FLAG, RECORD_HEADER_LEN};
 use super::scan::{open_segment, read_at};
 use super::storage::Storage;
 use super::types::Lsn;
@@ -174,13 +174,15 @@ pub(crate) fn inspect_record(
     seg_end: u64,
     offset: u64,
     reason: EndReason,
+    version: u32,
 ) -> Result<(Option<u64>, Option<Lsn>)> {
     match reason {
-        // Nothing there to measure, or a length that cannot be believed.
-        EndReason::Zero | EndReason::EndOfSegment | EndReason::BadLength => {
-            return Ok((None, None))
-        }
-        EndReason::BadCrc | EndReason::LsnBreak { .. } | EndReason::FileEnds => {}
+        // Nothing there to measure.
+        EndReason::Zero | EndReason::EndOfSegment => return Ok((None, None)),
+        EndReason::BadCrc
+        | EndReason::BadLength
+        | EndReason::LsnBreak { .. }
+        | EndReason::FileEnds => {}
     }
     let (fd, _) = open_segment(io, path)?;
     let mut b = [0u8; RECORD_HEADER_LEN];
@@ -188,12 +190,21 @@ pub(crate) fn inspect_record(
     if n < RECORD_HEADER_LEN {
         return Ok((None, None));
     }
-    let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+    let mut len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    if version != FORMAT_V1 {
+        // A padding record's length word counts the bytes it skips.
+        len &= !PAD_FLAG;
+    }
     let lsn = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
     let room = seg_end.saturating_sub(offset);
-    if len > room.saturating_sub(RECORD_HEADER_LEN as u64) {
-        return Ok((None, None));
+    if u64::from(len) > room.saturating_sub(RECORD_HEADER_LEN as u64) {
+        // A length that cannot be believed: the LSN field is reported
+        // (whether these bytes claim to be the next record decides what
+        // the end means, `TailReport::is_clean`), no extent.
+        return Ok((None, Some(Lsn(lsn))));
     }
-    let end = (offset + record_span(len as usize) as u64).min(seg_end);
+    let align = align_of(version) as u64;
+    let span = (RECORD_HEADER_LEN as u64 + u64::from(len)).div_ceil(align) * align;
+    let end = (offset + span).min(seg_end);
     Ok((Some(end), Some(Lsn(lsn))))
 }

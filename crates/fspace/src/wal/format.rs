@@ -239,7 +239,7 @@ pub fn encode_record(out: &mut Vec<u8>, key: &RecordKey, lsn: u64, payload: &[u8
 }
 
 /// Appends a padding record of `span` bytes in all (a multiple of
-/// [`RECORD_ALIGN`], at least [`RECORD_HEADER_LEN`]) to `out`: its header,
+/// `RECORD_ALIGN`, at least `RECORD_HEADER_LEN`) to `out`: its header,
 /// then zeros. `lsn` is the LSN of the record that will follow it.
 pub fn encode_padding(out: &mut Vec<u8>, key: &RecordKey, lsn: u64, span: usize) {
     debug_assert!(span >= RECORD_HEADER_LEN && span.is_multiple_of(RECORD_ALIGN));

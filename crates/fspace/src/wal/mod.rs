@@ -61,6 +61,7 @@ mod writer;
 mod tests;
 
 pub use damage::{StopReason, WalDamage};
+pub use format::FORMAT_VERSION;
 pub use log::Wal;
 pub use options::{
     WalOptions, DEFAULT_PREPARE_AHEAD, DEFAULT_PREPARE_DUTY_CYCLE, DEFAULT_RECYCLE_POOL,

@@ -109,7 +109,7 @@ pub struct TailReport {
     /// a plausible length.
     pub found_lsn: Option<Lsn>,
     /// Why reading stopped there, as a value
-    /// ([`StopReason::is_unwritten_end`] tells a clean end from non-zero
+    /// ([`TailReport::is_clean`] tells a clean end from non-zero
     /// bytes where the records end).
     pub reason: StopReason,
     /// Why reading stopped there, in words.
@@ -118,6 +118,29 @@ pub struct TailReport {
     /// or a recycled segment's earlier contents), up to the first all-zero
     /// page: discarded, never returned.
     pub discarded_bytes: u64,
+}
+
+impl TailReport {
+    /// Whether the log ends where nothing of the next record was written:
+    /// zeros, the segment's end, or bytes that do not claim to be the next
+    /// record. These are a recycled segment's earlier contents (met after
+    /// a flush that ended on a page boundary, which is every flush when
+    /// flushes are padded), or what lay under a record whose header never
+    /// reached the disk (its commit never returned). Not clean: bytes that
+    /// carry the expected LSN and fail (a torn last write, or damage to an
+    /// acknowledged record: they cannot be told apart), a valid record
+    /// that breaks the sequence, a file cut short. Damage that changed an
+    /// acknowledged record's LSN field itself reads as clean: a CRC cannot
+    /// vouch for the field it failed to verify.
+    pub fn is_clean(&self) -> bool {
+        match self.reason {
+            r if r.is_unwritten_end() => true,
+            StopReason::ChecksumMismatch | StopReason::BadLength => {
+                self.found_lsn != Some(self.expected_lsn)
+            }
+            _ => false,
+        }
+    }
 }
 
 pub(crate) struct Recovered {
@@ -514,7 +537,7 @@ fn read_live(
                 }
                 Step::End { reason, offset } => {
                     let (record_end, found_lsn) =
-                        inspect_record(io, &seg.path, h.size, offset, reason)?;
+                        inspect_record(io, &seg.path, h.size, offset, reason, h.version)?;
                     if let Some(want) = until {
                         let d = WalDamage {
                             segment: seg.path.clone(),
