@@ -30,6 +30,11 @@ pub(crate) fn format_seconds(secs: f64) -> String {
     }
 }
 
+/// The head of the probe's line on fspace's log against plain appending
+/// (`LogVsAppend`), followed by its outcome: the text and the HTML report
+/// print the same words.
+pub(crate) const LOG_VS_APPEND: &str = "fspace's log against appending";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! around [`fspace::probe::probe`].
 
 use crate::cli::ProbeArgs;
-use crate::fmt::{format_count as commas, format_human, format_seconds as secs};
+use crate::fmt::{format_count as commas, format_human, format_seconds as secs, LOG_VS_APPEND};
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
 use fspace::NoteKind;
@@ -230,8 +230,8 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         indented(
             &mut o,
             &format!(
-                "when saved, {LOG_VS_APPEND}: {}{ratio}; appending is not measured again here",
-                v.outcome
+                "when saved, {}: {}{ratio}; appending is not measured again here",
+                LOG_VS_APPEND, v.outcome
             ),
         );
     }
@@ -662,10 +662,6 @@ fn sweep_text(r: &ProbeResult) -> String {
     }
     o
 }
-
-/// The head of the log recommendation's line on fspace's log against
-/// plain appending (`LogVsAppend`), followed by its outcome.
-pub(crate) const LOG_VS_APPEND: &str = "fspace's log against appending";
 
 /// The recommendations and the notes.
 fn recommendations_text(r: &ProbeResult) -> String {

@@ -112,7 +112,7 @@ fn recommendations_html(r: &ProbeResult) -> String {
             let _ = writeln!(
                 h,
                 "<dt>{}: <span class=\"{}\">{}</span></dt><dd>{}</dd>",
-                esc(crate::probe::LOG_VS_APPEND),
+                esc(crate::fmt::LOG_VS_APPEND),
                 match v.outcome {
                     fspace::probe::VsAppend::Slower => "what worse",
                     _ => "what",
