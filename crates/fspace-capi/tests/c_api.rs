@@ -155,6 +155,11 @@ fn run_program(test: &str, fs: &str, exe: &Path, dir: &Path, valgrind: bool) -> 
             "--show-leak-kinds=definite,indirect,possible",
             "--errors-for-leak-kinds=definite,indirect,possible",
         ]);
+        // Only the inode-flags ioctl's int-for-long quirk (see the file).
+        c.arg(format!(
+            "--suppressions={}/tests/c/valgrind.supp",
+            env!("CARGO_MANIFEST_DIR")
+        ));
         c.arg(exe);
         c
     } else {

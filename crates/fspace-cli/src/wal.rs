@@ -235,6 +235,8 @@ fn end_json(t: &TailReport) -> serde_json::Value {
         "in_last_segment": true,
         "clean": clean,
         "discarded_bytes": t.discarded_bytes,
+        "later_offset": t.later_record.map(|(o, _)| o),
+        "later_lsn": t.later_record.map(|(_, l)| l.0),
         "message": t.stopped_at,
     })
 }
@@ -304,6 +306,12 @@ fn unclean_end(t: &TailReport) -> Option<String> {
         None => format!("offset {} of {file}", t.offset),
     };
     let expected = t.expected_lsn;
+    if let Some((o, l)) = t.later_record {
+        return Some(format!(
+            "the log stops at offset {} of {file} ({}, where LSN {expected} was expected), but a record of it verifies later in the segment (LSN {l} at offset {o}): records were written beyond the stop, so either a flush reached the disk out of order before a power cut (its commits never returned: harmless) or acknowledged records were damaged (data lost); verify cannot tell which, and a writable open ends the log at the stop either way",
+            t.offset, t.reason
+        ));
+    }
     let either = "either its last write was torn (a commit that never returned: harmless) \
         or an acknowledged record was damaged (data lost); verify cannot tell which";
     // Bytes that do not claim the expected LSN are a clean end

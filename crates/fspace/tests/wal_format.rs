@@ -285,3 +285,56 @@ common::per_fs! {
         assert_eq!((t.expected_lsn, t.found_lsn), (last, Some(last)), "{name}");
     }
 }
+
+common::per_fs! {
+    /// Damage among written records of the last segment that the tail's
+    /// own bytes cannot tell from an end (an LSN field changed, a page
+    /// zeroed) is found by the records that verify after it: not clean.
+    /// A log that ends cleanly has none.
+    fn damage_before_written_records_is_not_clean(fs) {
+        let _g = fs.lock();
+        let name = &fs.name;
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let o = WalOptions::default().segment_size(1 << 20);
+        let wal = Wal::open(&d, o).unwrap();
+        let mut at = vec![];
+        for i in 1..=40u64 {
+            wal.commit(&vec![i as u8; 3000]).unwrap();
+        }
+        for r in wal.read_from(Lsn(1)).unwrap() {
+            let r = r.unwrap();
+            at.push((r.lsn, r.offset));
+        }
+        let seg = wal.segments().last().unwrap().path.clone();
+        wal.close().unwrap();
+        let v = WalView::open(&d).unwrap();
+        let t = v.recovery().tail.clone().expect("tail");
+        assert!(t.is_clean() && t.later_record.is_none(), "{name}: {t:?}");
+        drop(v);
+        let pristine = std::fs::read(&seg).unwrap();
+
+        // LSN 20's LSN field changed: it reads as bytes of another LSN.
+        let (lsn, off) = at[19];
+        let mut b = pristine.clone();
+        b[off as usize + 8] ^= 0x01;
+        std::fs::write(&seg, &b).unwrap();
+        let v = WalView::open(&d).unwrap();
+        let t = v.recovery().tail.clone().expect("tail");
+        assert_eq!((t.offset, t.expected_lsn), (off, lsn), "{name}");
+        assert_ne!(t.found_lsn, Some(lsn), "{name}");
+        assert_eq!(t.later_record, Some((at[20].1, at[20].0)), "{name}");
+        assert!(!t.is_clean(), "{name}: {t:?}");
+        drop(v);
+
+        // A page zeroed in the middle of the records.
+        let mut b = pristine.clone();
+        let page = (at[25].1 as usize / 4096 + 1) * 4096;
+        b[page..page + 4096].fill(0);
+        std::fs::write(&seg, &b).unwrap();
+        let v = WalView::open(&d).unwrap();
+        let t = v.recovery().tail.clone().expect("tail");
+        assert!(t.later_record.is_some(), "{name}: {t:?}");
+        assert!(!t.is_clean(), "{name}: {t:?}");
+    }
+}

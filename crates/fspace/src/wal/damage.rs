@@ -6,8 +6,11 @@
 //! known is where the invalid record starts and, when its length field is
 //! plausible, where it ends.
 
-use super::format::{align_of, EndReason, FORMAT_V1, PAD_FLAG, RECORD_HEADER_LEN};
-use super::scan::{open_segment, read_at};
+use super::format::{
+    align_of, decode_record, Decoded, EndReason, RecordKey, SegmentHeader, FORMAT_V1, PAD_FLAG,
+    RECORD_HEADER_LEN,
+};
+use super::scan::{open_segment, read_at, SCAN_READ};
 use super::storage::Storage;
 use super::types::Lsn;
 use crate::error::{Error, Result};
@@ -207,4 +210,85 @@ pub(crate) fn inspect_record(
     let span = (RECORD_HEADER_LEN as u64 + u64::from(len)).div_ceil(align) * align;
     let end = (offset + span).min(seg_end);
     Ok((Some(end), Some(Lsn(lsn))))
+}
+
+/// Looks after the position where the last segment's records stop (`from`,
+/// where LSN `expected` was due) for a record of this segment's current
+/// life that verifies with a later LSN: proof that the stop is not simply
+/// where the writing ended (a flush torn out of order by a power cut, or
+/// damage to written records: a changed LSN field, a zeroed page).
+/// Reads the rest of the segment once; only positions whose LSN field
+/// lies above `expected` are decoded (a recycled segment's earlier
+/// contents carry older LSNs, and fail the CRC anyway: it covers the
+/// segment's sequence and nonce). Returns the first one's offset and LSN.
+pub(crate) fn later_record(
+    io: &dyn Storage,
+    path: &Path,
+    header: &SegmentHeader,
+    from: u64,
+    expected: u64,
+) -> Result<Option<(u64, Lsn)>> {
+    let align = align_of(header.version) as u64;
+    let end = header.size;
+    let key = RecordKey::from(header);
+    let (fd, len) = open_segment(io, path)?;
+    let end = end.min(len);
+    let mut buf = vec![0u8; SCAN_READ];
+    // The first candidate is after the invalid record's header.
+    let mut pos = (from + align).div_ceil(align) * align;
+    while pos + RECORD_HEADER_LEN as u64 <= end {
+        let want = ((end - pos) as usize).min(buf.len());
+        let got = read_at(&*fd, path, &mut buf[..want], pos)?;
+        if got < RECORD_HEADER_LEN {
+            break;
+        }
+        let mut i = 0usize;
+        while i + RECORD_HEADER_LEN <= got {
+            let h = &buf[i..i + RECORD_HEADER_LEN];
+            let lsn = u64::from_le_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
+            if lsn > expected && lsn - expected < 1 << 32 {
+                let at = pos + i as u64;
+                if verifies(&*fd, path, &key, header.version, at, end, lsn)? {
+                    return Ok(Some((at, Lsn(lsn))));
+                }
+            }
+            i += align as usize;
+        }
+        // Headers never straddle two reads: `i` stops where a whole one
+        // no longer fits, and the next read starts there.
+        pos += i as u64;
+    }
+    Ok(None)
+}
+
+/// Whether the record at `at` (LSN field `lsn`) verifies under `key`.
+fn verifies(
+    fd: &dyn crate::wal::storage::SegmentFile,
+    path: &Path,
+    key: &RecordKey,
+    version: u32,
+    at: u64,
+    end: u64,
+    lsn: u64,
+) -> Result<bool> {
+    let mut h = [0u8; RECORD_HEADER_LEN];
+    if read_at(fd, path, &mut h, at)? < RECORD_HEADER_LEN {
+        return Ok(false);
+    }
+    let mut len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as u64;
+    if version != FORMAT_V1 && len & u64::from(PAD_FLAG) != 0 {
+        len = 0; // padding: its CRC covers its header only
+    }
+    let room = end - at;
+    if len > room - RECORD_HEADER_LEN as u64 {
+        return Ok(false);
+    }
+    let mut b = vec![0u8; RECORD_HEADER_LEN + len as usize];
+    if read_at(fd, path, &mut b, at)? < b.len() {
+        return Ok(false);
+    }
+    Ok(matches!(
+        decode_record(&b, room as usize, key, lsn, version),
+        Decoded::Record { .. } | Decoded::Padding { .. }
+    ))
 }

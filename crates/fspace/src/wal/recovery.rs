@@ -26,7 +26,7 @@
 //!    the only one whose header write may not have returned); a torn one
 //!    ends the log. Anywhere else a bad header is corruption.
 
-use super::damage::{inspect_record, StopReason, WalDamage};
+use super::damage::{inspect_record, later_record, StopReason, WalDamage};
 use super::format::{
     parse_segment_name, segment_name, HeaderProblem, SegmentHeader, FREE_PREFIX, SEGMENT_HEADER_LEN,
 };
@@ -118,6 +118,14 @@ pub struct TailReport {
     /// or a recycled segment's earlier contents), up to the first all-zero
     /// page: discarded, never returned.
     pub discarded_bytes: u64,
+    /// A record of this segment's current life that verifies after the
+    /// stop, with a later LSN (the first one found: its offset and LSN).
+    /// Records were written beyond the stop, so it is not simply where the
+    /// writing ended: either a flush whose pages reached the disk out of
+    /// order before a power cut (its commits never returned: harmless), or
+    /// damage to acknowledged records (a changed LSN field, a zeroed page:
+    /// a writable open loses the records from `expected_lsn` on).
+    pub later_record: Option<(u64, Lsn)>,
 }
 
 impl TailReport {
@@ -129,10 +137,20 @@ impl TailReport {
     /// reached the disk (its commit never returned). Not clean: bytes that
     /// carry the expected LSN and fail (a torn last write, or damage to an
     /// acknowledged record: they cannot be told apart), a valid record
-    /// that breaks the sequence, a file cut short. Damage that changed an
-    /// acknowledged record's LSN field itself reads as clean: a CRC cannot
-    /// vouch for the field it failed to verify.
+    /// that breaks the sequence, a file cut short, and any stop with a
+    /// record of this segment's life verifying after it
+    /// ([`later_record`](Self::later_record): a flush torn out of order,
+    /// or damage to written records, a changed LSN field or a zeroed page
+    /// among them). Damage to the
+    /// very last record's LSN field still reads as clean: nothing written
+    /// after it says otherwise. In the other direction, a segment reused
+    /// under the same sequence after a crash (its header lost) may hold
+    /// its first life's records at the same offsets with the same LSNs:
+    /// they fail the CRC (a new nonce) and read as a torn write.
     pub fn is_clean(&self) -> bool {
+        if self.later_record.is_some() {
+            return false;
+        }
         match self.reason {
             r if r.is_unwritten_end() => true,
             StopReason::ChecksumMismatch | StopReason::BadLength => {
@@ -557,6 +575,10 @@ fn read_live(
                         return Ok((lsn, Some(d)));
                     }
                     let discarded = count_discarded(io, &seg.path, offset, h.size.min(len))?;
+                    let later_record = match reason {
+                        super::format::EndReason::EndOfSegment => None,
+                        _ => later_record(io, &seg.path, &h, offset, lsn)?,
+                    };
                     report.tail = Some(TailReport {
                         segment: seg.path.clone(),
                         seq: seg.seq,
@@ -567,6 +589,7 @@ fn read_live(
                         reason: reason.into(),
                         stopped_at: reason.to_string(),
                         discarded_bytes: discarded,
+                        later_record,
                     });
                     break;
                 }
@@ -674,6 +697,7 @@ fn set_aside_torn(
         reason: StopReason::SegmentHeader,
         stopped_at: format!("segment header invalid ({p})"),
         discarded_bytes: 0,
+        later_record: None,
     });
     report.torn_header = Some(aside);
     Ok(())
