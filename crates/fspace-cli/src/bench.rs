@@ -32,11 +32,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             Some(s) => StrategyChoice::with_fallbacks(s),
             None => StrategyChoice::auto_from_state_dir(),
         })
-        .direct_io(match a.direct_io.as_str() {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
-        })
+        .direct_io(on_off(&a.direct_io))
         .pad_flushes(on_off(&a.pad_flushes))
         .nocow(on_off(&a.nocow))
         .keep(a.keep);

@@ -314,19 +314,16 @@ fn unclean_end(t: &TailReport) -> Option<String> {
     }
     let either = "either its last write was torn (a commit that never returned: harmless) \
         or an acknowledged record was damaged (data lost); verify cannot tell which";
-    // Bytes that do not claim the expected LSN are a clean end
-    // (`TailReport::is_clean`): only these remain.
-    let recycled = "";
     Some(match t.reason {
         StopReason::ChecksumMismatch => format!(
-            "the log ends in a record that fails its checksum ({at}, where LSN {expected} was expected{}): {either}{recycled}",
+            "the log ends in a record that fails its checksum ({at}, where LSN {expected} was expected{}): {either}",
             match t.found_lsn {
                 Some(l) => format!("; its LSN field says {l}"),
                 None => String::new(),
             }
         ),
         StopReason::BadLength => format!(
-            "the log ends in bytes whose length field runs past the segment ({at}, where LSN {expected} was expected): {either}{recycled}"
+            "the log ends in bytes whose length field runs past the segment ({at}, where LSN {expected} was expected): {either}"
         ),
         StopReason::LsnBreak { found } => format!(
             "the log ends in a record that passes its checksum but carries LSN {found} where {expected} was expected ({at}): not what a torn write leaves; records from LSN {expected} on may be lost"

@@ -7,8 +7,8 @@
 //! plausible, where it ends.
 
 use super::format::{
-    align_of, decode_record, Decoded, EndReason, RecordKey, SegmentHeader, FORMAT_V1, PAD_FLAG,
-    RECORD_HEADER_LEN,
+    align_of, decode_record, span_in, Decoded, EndReason, RecordKey, SegmentHeader, FORMAT_V1,
+    PAD_FLAG, RECORD_HEADER_LEN,
 };
 use super::scan::{open_segment, read_at, SCAN_READ};
 use super::storage::Storage;
@@ -206,9 +206,7 @@ pub(crate) fn inspect_record(
         // the end means, `TailReport::is_clean`), no extent.
         return Ok((None, Some(Lsn(lsn))));
     }
-    let align = align_of(version) as u64;
-    let span = (RECORD_HEADER_LEN as u64 + u64::from(len)).div_ceil(align) * align;
-    let end = (offset + span).min(seg_end);
+    let end = (offset + span_in(version, len as usize) as u64).min(seg_end);
     Ok((Some(end), Some(Lsn(lsn))))
 }
 

@@ -165,7 +165,14 @@ impl SegmentHeader {
 /// Returns the bytes a record with a payload of `len` bytes occupies in
 /// the format this build writes, alignment padding included.
 pub const fn record_span(len: usize) -> usize {
-    (RECORD_HEADER_LEN + len).div_ceil(RECORD_ALIGN) * RECORD_ALIGN
+    span_in(FORMAT_VERSION, len)
+}
+
+/// Returns the bytes a record with a payload of `len` bytes occupies in
+/// format `version`, alignment padding included.
+pub const fn span_in(version: u32, len: usize) -> usize {
+    let align = align_of(version);
+    (RECORD_HEADER_LEN + len).div_ceil(align) * align
 }
 
 /// Returns the record alignment of format `version`.
@@ -354,7 +361,7 @@ pub fn decode_record<'a>(
     if len > room - RECORD_HEADER_LEN {
         return Decoded::End(EndReason::BadLength);
     }
-    let span = ((RECORD_HEADER_LEN + len).div_ceil(align) * align).min(room);
+    let span = span_in(version, len).min(room);
     if b.len() < RECORD_HEADER_LEN + len {
         return Decoded::NeedMore(span);
     }
