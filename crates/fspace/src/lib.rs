@@ -51,6 +51,7 @@ mod stale;
 mod strategy;
 mod sys;
 mod units;
+pub mod untorn;
 pub mod wal;
 mod zeros;
 

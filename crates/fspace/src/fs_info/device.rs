@@ -48,6 +48,18 @@ pub struct BlockDevice {
     pub logical_block_size: Option<u64>,
     /// `queue/physical_block_size`.
     pub physical_block_size: Option<u64>,
+    /// `queue/atomic_write_unit_min_bytes` (Linux 6.11+): the smallest
+    /// write the device makes untorn; 0 when it makes none.
+    pub atomic_write_unit_min_bytes: Option<u64>,
+    /// `queue/atomic_write_unit_max_bytes`: the largest single untorn
+    /// write; 0 when the device has no atomic writes.
+    pub atomic_write_unit_max_bytes: Option<u64>,
+    /// `queue/atomic_write_max_bytes`: the largest untorn write the queue
+    /// takes (merged or split limits included).
+    pub atomic_write_max_bytes: Option<u64>,
+    /// `queue/atomic_write_boundary_bytes`: an untorn write may not cross
+    /// a multiple of this (0: no boundary).
+    pub atomic_write_boundary_bytes: Option<u64>,
     /// For a loop device: its backing file.
     pub backing_file: Option<PathBuf>,
     /// The devices this one sits on: a loop device's backing file's
@@ -191,6 +203,10 @@ fn describe(
         write_zeroes_unmap_max_bytes: number(&qdir, "write_zeroes_unmap_max_bytes"),
         logical_block_size: number(&qdir, "logical_block_size"),
         physical_block_size: number(&qdir, "physical_block_size"),
+        atomic_write_unit_min_bytes: number(&qdir, "atomic_write_unit_min_bytes"),
+        atomic_write_unit_max_bytes: number(&qdir, "atomic_write_unit_max_bytes"),
+        atomic_write_max_bytes: number(&qdir, "atomic_write_max_bytes"),
+        atomic_write_boundary_bytes: number(&qdir, "atomic_write_boundary_bytes"),
         backing_file,
         lower,
         lower_note,
@@ -247,6 +263,8 @@ mod tests {
         assert_eq!(d.write_zeroes_max_bytes, Some(0));
         // Missing on kernels before 6.17: unknown, not zero.
         assert_eq!(d.write_zeroes_unmap_max_bytes, None);
+        // Missing before 6.11: unknown, not "no atomic writes".
+        assert_eq!(d.atomic_write_unit_max_bytes, None);
         assert_eq!(
             (d.logical_block_size, d.physical_block_size),
             (Some(512), Some(4096))

@@ -12,7 +12,7 @@ pub mod alloc_unit;
 pub mod device;
 mod kind;
 mod mountinfo;
-mod scratch;
+pub(crate) mod scratch;
 
 pub use alloc_unit::{allocation_unit, AllocUnit, AllocUnitSource};
 pub use device::{block_devices, BlockDevice};

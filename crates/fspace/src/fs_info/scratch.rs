@@ -8,9 +8,9 @@ use rustix::fs::OFlags;
 use std::path::{Path, PathBuf};
 
 /// A scratch file removed when dropped.
-pub(super) struct Scratch {
-    pub(super) fd: OwnedFd,
-    pub(super) path: PathBuf,
+pub(crate) struct Scratch {
+    pub(crate) fd: OwnedFd,
+    pub(crate) path: PathBuf,
 }
 
 impl Drop for Scratch {
@@ -23,7 +23,7 @@ impl Drop for Scratch {
 pub const SCRATCH_PREFIX: &str = ".fspace-scratch-";
 
 /// Creates a scratch file in `dir`, named with [`SCRATCH_PREFIX`].
-pub(super) fn scratch(dir: &Path) -> Result<Scratch> {
+pub(crate) fn scratch(dir: &Path) -> Result<Scratch> {
     let path = dir.join(crate::stale::unique_name("", SCRATCH_PREFIX));
     let fd = sys::open(&path, OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o600)
         .map_err(|e| Error::io("open", &path, None, e))?;

@@ -74,6 +74,13 @@ pub struct GrowOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Called after each zero-fill write.
     pub progress: Option<&'a dyn Fn(Progress)>,
+    /// Make the space ready for untorn writes of this many bytes (a power
+    /// of two, at least 512): written extents (intent `log`'s plan,
+    /// whatever [`intent`](Self::intent) says) and, on XFS, an extent-size
+    /// hint of the unit while the file has no extents. The report's
+    /// [`untorn`](GrowReport::untorn) says what was done and checks every
+    /// unit's layout (docs/untorn.md). Default `None`.
+    pub untorn_unit: Option<u32>,
 }
 
 impl Default for GrowOptions<'_> {
@@ -87,6 +94,7 @@ impl Default for GrowOptions<'_> {
             drop_filled_pages: DROP_FILLED_PAGES_AFTER_SYNC,
             cancel: None,
             progress: None,
+            untorn_unit: None,
         }
     }
 }
@@ -102,6 +110,7 @@ impl fmt::Debug for GrowOptions<'_> {
             .field("drop_filled_pages", &self.drop_filled_pages)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
+            .field("untorn_unit", &self.untorn_unit)
             .finish()
     }
 }
@@ -151,6 +160,10 @@ pub struct GrowReport {
     /// Wall time.
     #[serde(rename = "elapsed_ms", serialize_with = "crate::units::ser_ms")]
     pub elapsed: Duration,
+    /// With [`GrowOptions::untorn_unit`]: the extent-size hint and the
+    /// layout of every unit afterwards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untorn: Option<crate::untorn::Ready>,
 }
 
 fn ser_opt_path<S: serde::Serializer>(
@@ -367,6 +380,9 @@ fn grow_open<Fd: AsFd>(
     let st = sys::fstat(fd).map_err(|e| Error::io("fstat", path, None, e))?;
     let old_len = st.size;
     check_target(path, old_len, target)?;
+    if let Some(unit) = opts.untorn_unit {
+        crate::untorn::validate_unit("grow", path, unit)?;
+    }
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.
     let probe_start = sys::counters();
@@ -375,10 +391,19 @@ fn grow_open<Fd: AsFd>(
     } else {
         fs_info::identify(probe_path)?
     };
-    let mut plan = policy::plan(&info, opts.intent, &opts.choice);
+    // Untorn writes want written extents: intent log's plan.
+    let intent = if opts.untorn_unit.is_some() {
+        Intent::Log
+    } else {
+        opts.intent
+    };
+    let mut plan = policy::plan(&info, intent, &opts.choice);
     let notes = std::mem::take(&mut plan.notes);
     let probe_cost = sys::counters().since(probe_start);
     let prior = state_before(fd, &st);
+    let hint_note = opts
+        .untorn_unit
+        .and_then(|unit| crate::untorn::set_hint(fd, info.kind, unit));
     let (strategy, bytes_written, fallbacks) =
         climb(fd, path, &plan.ladder, old_len..target, opts, &prior)?;
     settle(fd, path, strategy, old_len..target, opts, &prior).map_err(|e| {
@@ -394,6 +419,9 @@ fn grow_open<Fd: AsFd>(
         .map_err(|e| Error::io("fstat", path, None, e))?
         .size;
     let cost = sys::counters().since(before);
+    let untorn = opts
+        .untorn_unit
+        .map(|unit| crate::untorn::ready_report(fd, path, new_len, unit, hint_note));
     Ok(Draft {
         report: GrowReport {
             path: path.to_path_buf(),
@@ -414,6 +442,7 @@ fn grow_open<Fd: AsFd>(
             synced: opts.sync,
             created: false,
             elapsed: Duration::ZERO,
+            untorn,
         },
         probe_cost,
     })
@@ -626,4 +655,4 @@ fn run(
     }
 }
 
-setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)> });
+setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)>, untorn_unit: Option<u32> });

@@ -14,6 +14,8 @@ pub const FIEMAP_EXTENT_UNKNOWN: u32 = 0x2;
 pub const FIEMAP_EXTENT_DELALLOC: u32 = 0x4;
 /// `FIEMAP_EXTENT_DATA_INLINE`: data stored in the inode/metadata.
 pub const FIEMAP_EXTENT_DATA_INLINE: u32 = 0x200;
+/// `FIEMAP_EXTENT_ENCODED`: compressed or encrypted data.
+pub const FIEMAP_EXTENT_ENCODED: u32 = 0x8;
 /// `FIEMAP_EXTENT_UNWRITTEN`: allocated, reads as zeros.
 pub const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
 /// `FIEMAP_EXTENT_SHARED`: blocks shared with another file.

@@ -16,15 +16,14 @@ mod fiemap;
 mod file;
 mod restart;
 mod statfs;
+mod untorn;
 
 pub use blockdev::{block_device_size, block_zero_out};
 pub use btrfs::{btrfs_extents, BTRFS_SUPER_MAGIC};
 pub use fallocate::{fallocate, FallocMode};
-#[cfg(test)]
-pub use fiemap::FIEMAP_EXTENT_LAST;
 pub use fiemap::{
-    fiemap, RawExtent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_SHARED,
-    FIEMAP_EXTENT_UNKNOWN, FIEMAP_EXTENT_UNWRITTEN,
+    fiemap, RawExtent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_ENCODED,
+    FIEMAP_EXTENT_LAST, FIEMAP_EXTENT_SHARED, FIEMAP_EXTENT_UNKNOWN, FIEMAP_EXTENT_UNWRITTEN,
 };
 pub use file::{
     copy_file_range, dio_offset_align, fadvise_dontneed, fadvise_sequential, fchmod, fchown,
@@ -35,3 +34,6 @@ pub use file::{
 };
 pub use restart::{counters, Counters};
 pub use statfs::{fs_uuid, fsid, fstat, fstatfs, lstat, stat, Stat};
+pub use untorn::{
+    extent_size_hint, pwrite_atomic, set_extent_size_hint, statx_atomic, StatxAtomic,
+};

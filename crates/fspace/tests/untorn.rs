@@ -1,0 +1,269 @@
+//! Untorn writes on the filesystem matrix: the facts fspace reports agree
+//! with what `statx` returns for a scratch file (read here with rustix, not
+//! through fspace); the write call works where the kernel allows it and
+//! names the limit where it does not; space made ready for a unit passes
+//! the layout check on XFS; the one answer for a database page is "no"
+//! with a reason everywhere but direct I/O on XFS.
+
+use fspace_test_kit as common;
+
+use fspace::untorn::{self, IoPath, Limits, Source};
+use fspace::{grow, GrowOptions, Strategy, StrategyChoice};
+use rustix::fd::AsFd;
+use rustix::fs::{AtFlags, OFlags, StatxFlags};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+const STATX_WRITE_ATOMIC: u32 = 0x0001_0000;
+const STATX_ATTR_WRITE_ATOMIC: u64 = 0x0040_0000;
+
+/// The state `statx` gives for a fresh file in `dir`, read directly.
+fn statx_state(dir: &Path) -> (&'static str, u32, u32) {
+    let p = dir.join("statx-probe");
+    let f = std::fs::File::create(&p).unwrap();
+    let st = rustix::fs::statx(
+        f.as_fd(),
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::from_bits_retain(STATX_WRITE_ATOMIC),
+    )
+    .unwrap();
+    std::fs::remove_file(&p).unwrap();
+    if st.stx_mask & STATX_WRITE_ATOMIC == 0 {
+        ("not-reported", 0, 0)
+    } else if st.stx_attributes.bits() & STATX_ATTR_WRITE_ATOMIC == 0
+        || st.stx_atomic_write_unit_max == 0
+    {
+        ("zero", 0, 0)
+    } else {
+        (
+            "supported",
+            st.stx_atomic_write_unit_min,
+            st.stx_atomic_write_unit_max,
+        )
+    }
+}
+
+/// What the matrix's filesystems report on Linux 6.18 (see docs/untorn.md):
+/// XFS with reflink supports untorn writes by its software path; ext4
+/// reports 0 on loop devices; the others do not report.
+fn expected(name: &str) -> &'static str {
+    match name {
+        "xfs" => "supported",
+        "ext4" | "ext4-noextents" | "ext4-bigalloc" => "zero",
+        _ => "not-reported",
+    }
+}
+
+common::per_fs! {
+    /// The filesystem's facts, measured on a scratch file, agree with
+    /// statx read directly; the trial writes agree with the limits; the
+    /// JSON keeps the state by name.
+    fn facts_agree_with_statx(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let f = untorn::facts_of_fs(dir.path()).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+        let (state, min, max) = statx_state(dir.path());
+        assert_eq!(f.limits.state(), state, "{}: {f:?}", fs.name);
+        assert_eq!(state, expected(&fs.name), "{}: the kernel changed its answer", fs.name);
+        if let Limits::Supported { unit_min, unit_max, .. } = f.limits {
+            assert_eq!((unit_min, unit_max), (min, max), "{}", fs.name);
+            // The matrix's loop devices have no atomic writes: XFS's
+            // software path carries every size.
+            assert_eq!(f.source, Source::Filesystem, "{}: {f:?}", fs.name);
+            assert_eq!(f.geometry.reflink, Some(true), "{}", fs.name);
+        } else {
+            assert_eq!(f.source, Source::None, "{}", fs.name);
+        }
+        assert!(f.scratch);
+        // Every trial through O_DIRECT agrees with the limits; no buffered
+        // trial is taken on this kernel.
+        for t in &f.tried {
+            let allowed = t.direct && f.path_for(u64::from(t.size)).is_some();
+            assert_eq!(t.ok, allowed, "{}: {t:?} under {:?}", fs.name, f.limits);
+            if !t.ok && !t.direct {
+                assert_eq!(t.errno, Some(libc_eopnotsupp()), "{}: {t:?}", fs.name);
+            }
+        }
+        assert_eq!(f.tried.len(), 6, "{}", fs.name);
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["limits"]["state"], state, "{}: {json}", fs.name);
+        if let Ok(devs) = &f.devices {
+            for d in devs {
+                assert_eq!(d.unit_max_bytes, Some(0), "{}: {d:?}", fs.name);
+            }
+        }
+        // No scratch file is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{}: {left:?}", fs.name);
+    }
+}
+
+fn libc_eopnotsupp() -> i32 {
+    rustix::io::Errno::OPNOTSUPP.raw_os_error()
+}
+
+fn libc_einval() -> i32 {
+    rustix::io::Errno::INVAL.raw_os_error()
+}
+
+/// A page-aligned buffer of `len` bytes of `byte`.
+fn page(len: usize, byte: u8) -> (Vec<u8>, usize) {
+    let v = vec![byte; len + 4096];
+    let off = v.as_ptr().align_offset(4096);
+    (v, off)
+}
+
+fn open_direct(path: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(OFlags::DIRECT.bits() as i32)
+        .open(path)
+        .unwrap()
+}
+
+common::per_fs! {
+    /// On XFS untorn 4 and 16 KiB pages land in prepared space and read
+    /// back; each bad request is refused with its limit named and nothing
+    /// written.
+    fn untorn_writes_on_xfs(fs) on [xfs] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("pages");
+        let opts = GrowOptions::default().create(true).sync(true).untorn_unit(Some(16384));
+        let r = grow(&path, 1 << 20, &opts).unwrap();
+        let ready = r.untorn.as_ref().expect("an untorn report");
+        assert_eq!(ready.extent_size_hint, Some(16384), "{ready:?}");
+        let f = open_direct(&path);
+        for (size, at, byte) in [(4096usize, 8192u64, 1u8), (16384, 65536, 2)] {
+            let (v, off) = page(size, byte);
+            untorn::write_untorn(&f, &path, &v[off..off + size], at, true)
+                .unwrap_or_else(|e| panic!("{size} at {at}: {e}"));
+        }
+        let data = std::fs::read(&path).unwrap();
+        assert!(data[8192..12288].iter().all(|b| *b == 1));
+        assert!(data[65536..81920].iter().all(|b| *b == 2));
+        assert!(data[81920..].iter().all(|b| *b == 0));
+
+        let limits = untorn::facts(&path).unwrap().limits;
+        let Limits::Supported { unit_max, .. } = limits else {
+            panic!("{limits:?}")
+        };
+        let too_big = (unit_max as usize) * 2;
+        let cases: [(usize, u64, &str); 3] = [
+            (16384, 4096, "is not a multiple of the write's size"),
+            (too_big, 0, "is above the largest untorn unit here"),
+            (12288, 0, "is not a power of two"),
+        ];
+        for (size, at, words) in cases {
+            let (v, off) = page(size, 9);
+            let e = untorn::write_untorn(&f, &path, &v[off..off + size], at, true).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc_einval()), "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(words), "{msg}");
+            assert!(msg.contains("pwritev2(RWF_ATOMIC)") && msg.contains("pages"), "{msg}");
+        }
+        // A buffered descriptor is refused, never written plainly.
+        let b = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let (v, off) = page(4096, 7);
+        let e = untorn::write_untorn(&b, &path, &v[off..off + 4096], 0, false).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{e}");
+        assert!(e.to_string().contains("O_DIRECT"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), data, "a refused write changed the file");
+    }
+}
+
+common::per_fs! {
+    /// Where untorn writes are not supported the call says so, with
+    /// EOPNOTSUPP, and writes nothing.
+    fn untorn_writes_refused_elsewhere(fs) on [ext4, btrfs, ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("pages");
+        std::fs::write(&path, vec![0u8; 65536]).unwrap();
+        let f = open_direct(&path);
+        let (v, off) = page(16384, 3);
+        let e = untorn::write_untorn(&f, &path, &v[off..off + 16384], 0, true).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{}: {e}", fs.name);
+        assert!(e.to_string().contains("not supported here"), "{}: {e}", fs.name);
+        assert_eq!(std::fs::read(&path).unwrap(), vec![0u8; 65536]);
+    }
+}
+
+common::per_fs! {
+    /// Space grown ready for 16 KiB units passes the layout check on XFS:
+    /// each unit in one written extent with an aligned physical start. An
+    /// unprepared, fallocated file's result is reported as it is: every
+    /// unit counted, unwritten ones named.
+    fn ready_space_passes_the_layout_check(fs) on [xfs] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("ready");
+        let opts = GrowOptions::default().create(true).sync(true).untorn_unit(Some(16384));
+        let r = grow(&path, 8 << 20, &opts).unwrap();
+        let ready = r.untorn.unwrap();
+        let layout = ready.layout.unwrap();
+        assert!(layout.passes(), "{}: {layout:?}", layout.words());
+        assert_eq!(layout.units, (8 << 20) / 16384);
+
+        let plain = dir.path().join("fallocated");
+        let opts = GrowOptions::default()
+            .create(true)
+            .choice(StrategyChoice::exactly(Strategy::Allocate));
+        grow(&plain, 8 << 20, &opts).unwrap();
+        let f = std::fs::File::open(&plain).unwrap();
+        let c = untorn::check_layout(&f, &plain, 0..8 << 20, 16384).unwrap();
+        assert_eq!(c.units, (8 << 20) / 16384);
+        assert_eq!(
+            c.ok + c.faults.iter().map(|(_, n)| n).sum::<u64>(),
+            c.units,
+            "{c:?}"
+        );
+        // fallocate leaves unwritten extents: no unit passes as written.
+        assert!(!c.passes(), "{}", c.words());
+        assert!(
+            c.faults.iter().any(|(f, _)| *f == untorn::UnitFault::Unwritten),
+            "{c:?}"
+        );
+    }
+}
+
+common::per_fs! {
+    /// A bad unit is refused before anything is created.
+    fn a_bad_unit_changes_nothing(fs) on [xfs, ext4] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("never");
+        for unit in [0u32, 3000, 256] {
+            let opts = GrowOptions::default().create(true).untorn_unit(Some(unit));
+            let e = grow(&path, 1 << 20, &opts).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc_einval()), "{e}");
+            assert!(e.to_string().contains("power of two"), "{e}");
+            assert!(!path.exists());
+        }
+    }
+}
+
+common::per_fs! {
+    /// The one answer for 8 and 16 KiB pages, direct and buffered: "no",
+    /// with a reason, everywhere but direct I/O on XFS; buffered says the
+    /// kernel takes untorn writes only with O_DIRECT.
+    fn one_answer_per_page_and_path(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let f = untorn::facts_of_fs(dir.path()).unwrap();
+        for page in [8192u64, 16384] {
+            for io in [IoPath::Direct, IoPath::Buffered] {
+                let a = untorn::answer(&f, page, io);
+                let yes = fs.name == "xfs" && io == IoPath::Direct;
+                assert_eq!(a.untorn, yes, "{} {page} {io:?}: {a:?}", fs.name);
+                assert!(!a.reason.is_empty());
+                if yes {
+                    assert_eq!(a.path, Some(untorn::WritePath::Software), "{a:?}");
+                    assert_eq!(a.confirmed, Some(true), "{a:?}");
+                } else {
+                    assert!(a.limit.is_some(), "{a:?}");
+                }
+                if io == IoPath::Buffered {
+                    assert_eq!(a.limit, Some("buffered"), "{a:?}");
+                    assert!(a.reason.contains("only with O_DIRECT"), "{}", a.reason);
+                }
+            }
+        }
+    }
+}
