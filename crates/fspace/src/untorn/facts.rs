@@ -345,7 +345,7 @@ pub(crate) fn facts_of_fs_with(dir: &Path, info: &FsInfo) -> Result<UntornFacts>
     let largest = TRIAL_SIZES.iter().copied().max().unwrap_or(4096) as usize;
     // Written space first: an untorn write into a hole or unwritten
     // extent costs an allocation or conversion the trial is not about.
-    let zeros = super::check::AlignedBuf::new(largest);
+    let zeros = super::buf::AlignedBuf::new(largest);
     sys::pwrite_all(&s.fd, zeros.as_slice(), 0)
         .map_err(|(e, at)| Error::io("pwritev(scratch)", &s.path, Some(at..largest as u64), e))?;
     sys::fdatasync(&s.fd).map_err(|e| Error::io("fdatasync", &s.path, None, e))?;

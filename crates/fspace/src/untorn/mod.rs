@@ -24,6 +24,7 @@
 //! writes), and it reports limits. See docs/untorn.md.
 
 mod answer;
+mod buf;
 mod check;
 mod facts;
 mod layout;
