@@ -321,6 +321,18 @@ fn size_arg(s: &str) -> Result<u64, String> {
     Ok(n.bytes())
 }
 
+/// An untorn-write unit: a power of two from 512 bytes to 1 GiB (`16K`).
+fn unit_arg(s: &str) -> Result<u32, String> {
+    let n: fspace::Size = s.parse().map_err(|e: fspace::SizeError| e.to_string())?;
+    let n = n.bytes();
+    if !(512..=1 << 30).contains(&n) || !n.is_power_of_two() {
+        return Err(format!(
+            "unit {s:?} must be a power of two from 512 bytes to 1 GiB (4K, 16K, 64K)"
+        ));
+    }
+    Ok(n as u32)
+}
+
 /// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
 #[derive(Clone, Copy)]
 pub(crate) struct StrategyArg(pub Option<Strategy>);
@@ -526,6 +538,11 @@ pub(crate) struct GrowArgs {
     /// until ENOSPC, then rolls back).
     #[arg(long)]
     pub no_space_check: bool,
+    /// Make the space ready for untorn page writes of UNIT bytes (16K):
+    /// written extents, an extent-size hint of UNIT on XFS, then a check
+    /// that every unit lies in one extent with an aligned physical start.
+    #[arg(long, value_name = "UNIT", value_parser = unit_arg)]
+    pub untorn: Option<u32>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -593,6 +610,10 @@ pub(crate) struct MapArgs {
     /// Print only the summary, not every extent (JSON keeps both).
     #[arg(long)]
     pub summary: bool,
+    /// Also check each UNIT-aligned unit (16K) for untorn writes' hardware
+    /// path: one written extent, a physical start aligned to UNIT.
+    #[arg(long, value_name = "UNIT", value_parser = unit_arg)]
+    pub untorn: Option<u32>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

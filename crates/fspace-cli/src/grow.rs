@@ -24,7 +24,8 @@ pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
         .intent(a.intent)
         .sync(a.sync)
         .create(a.create)
-        .check_free_space(!a.no_space_check);
+        .check_free_space(!a.no_space_check)
+        .untorn_unit(a.untorn);
     let bar = Progress::bytes("zero-fill");
     let show = |p: fspace::Progress| bar.update(p);
     // Ctrl-C, SIGTERM or SIGHUP stop a zero-fill and put the file back.
@@ -100,6 +101,21 @@ fn text(r: &GrowReport) -> String {
         r.write_syscalls
     );
     out!(o, "synced:        {}", yes_no(r.synced));
+    if let Some(u) = &r.untorn {
+        let hint = match (u.extent_size_hint, &u.hint_note) {
+            (_, Some(note)) => note.clone(),
+            (Some(0), None) => "none (set on XFS only)".into(),
+            (Some(h), None) => format_human(u64::from(h)),
+            (None, None) => "not supported here".into(),
+        };
+        out!(o, "untorn unit:   {}", format_human(u64::from(u.unit)));
+        out!(o, "  limits:      {}", u.limits.words());
+        out!(o, "  size hint:   {hint}");
+        match &u.layout {
+            Ok(c) => out!(o, "  layout:      {}", c.words()),
+            Err(e) => out!(o, "  layout:      unknown ({e})"),
+        }
+    }
     out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);
     o
 }

@@ -33,10 +33,12 @@ fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
 /// per intent.
 pub(crate) fn run(a: InfoArgs) -> fspace::Result<()> {
     let info = fspace::fs_info(&a.path)?.with_block_devices();
+    let u = untorn(&info);
     if a.json {
-        return print_json(&json(&info));
+        return print_json(&json(&info, u));
     }
     let mut o = facts(&info);
+    o.push_str(&untorn_text(&u));
     o.push_str(&policy_text(&info));
     emit(&o)
 }
@@ -49,6 +51,7 @@ const INTENTS: [Intent; 3] = [Intent::Bulk, Intent::Log, Intent::Sparse];
 struct Json<'a> {
     #[serde(flatten)]
     info: &'a FsInfo,
+    untorn: Untorn,
     policy: Vec<PolicyEntry>,
 }
 
@@ -61,7 +64,7 @@ struct PolicyEntry {
     saved_probe: Option<String>,
 }
 
-fn json(info: &FsInfo) -> Json<'_> {
+fn json(info: &FsInfo, untorn: Untorn) -> Json<'_> {
     let policy = INTENTS
         .iter()
         .map(|&i| {
@@ -74,7 +77,11 @@ fn json(info: &FsInfo) -> Json<'_> {
             }
         })
         .collect();
-    Json { info, policy }
+    Json {
+        info,
+        untorn,
+        policy,
+    }
 }
 
 /// The filesystem's facts and measured capabilities, in words.
@@ -202,6 +209,20 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::BlockDevice, depth: usize
         d.logical_block_size.map_or("?".into(), |b| b.to_string()),
         d.physical_block_size.map_or("?".into(), |b| b.to_string())
     );
+    if let Some(unit_max) = d.atomic_write_unit_max_bytes {
+        let atomic = if unit_max == 0 {
+            "no".to_string()
+        } else {
+            format!(
+                "unit {}-{}, max {}, boundary {}",
+                bytes(d.atomic_write_unit_min_bytes),
+                format_human(unit_max),
+                bytes(d.atomic_write_max_bytes),
+                bytes(d.atomic_write_boundary_bytes)
+            )
+        };
+        out!(o, "{indent}{:<15}{pad}  atomic writes {atomic}", "");
+    }
     if let Some(f) = &d.backing_file {
         out!(o, "{indent}{:<15}{pad}  backing file {}", "", f.display());
     }
@@ -210,5 +231,194 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::BlockDevice, depth: usize
     }
     for l in &d.lower {
         device_lines(o, l, depth + 1, indent);
+    }
+}
+
+/// The untorn-write part of `fspace info`: the filesystem's facts measured
+/// on a scratch file in the directory, the file's own when the path is a
+/// regular file, and the answer for the page sizes databases use.
+#[derive(Serialize)]
+struct Untorn {
+    #[serde(serialize_with = "ser_facts")]
+    filesystem: Result<fspace::untorn::UntornFacts, String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_opt_facts"
+    )]
+    file: Option<Result<fspace::untorn::UntornFacts, String>>,
+    answers: Vec<fspace::untorn::Answer>,
+}
+
+fn ser_facts<S: serde::Serializer>(
+    v: &Result<fspace::untorn::UntornFacts, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match v {
+        Ok(f) => f.serialize(s),
+        Err(why) => {
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry("error", why)?;
+            m.end()
+        }
+    }
+}
+
+fn ser_opt_facts<S: serde::Serializer>(
+    v: &Option<Result<fspace::untorn::UntornFacts, String>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(f) => ser_facts(f, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Page sizes answered for: PostgreSQL's 8 KiB, InnoDB's 16 KiB.
+const PAGES: [u64; 2] = [8192, 16384];
+
+fn untorn(info: &FsInfo) -> Untorn {
+    use fspace::untorn::{answer, facts, facts_of_fs, IoPath};
+    let filesystem = if info.read_only {
+        Err("read-only filesystem: not measured on a scratch file".to_string())
+    } else {
+        facts_of_fs(&info.path).map_err(|e| e.to_string())
+    };
+    let file = std::fs::metadata(&info.path)
+        .is_ok_and(|m| m.is_file())
+        .then(|| facts(&info.path).map_err(|e| e.to_string()));
+    // Answer from the filesystem's measured facts; for a file on a
+    // read-only filesystem, from the file's.
+    let basis = filesystem
+        .as_ref()
+        .ok()
+        .or_else(|| file.as_ref().and_then(|f| f.as_ref().ok()));
+    let answers = basis
+        .map(|f| {
+            PAGES
+                .iter()
+                .flat_map(|&p| [IoPath::Direct, IoPath::Buffered].map(|io| answer(f, p, io)))
+                .collect()
+        })
+        .unwrap_or_default();
+    Untorn {
+        filesystem,
+        file,
+        answers,
+    }
+}
+
+/// The untorn-write facts in words.
+fn untorn_text(u: &Untorn) -> String {
+    let mut o = String::new();
+    match &u.filesystem {
+        Ok(f) => {
+            out!(
+                o,
+                "untorn writes (statx and RWF_ATOMIC on a scratch file here):"
+            );
+            facts_lines(&mut o, f);
+        }
+        Err(why) => out!(o, "untorn writes: unknown ({why})"),
+    }
+    if let Some(file) = &u.file {
+        match file {
+            Ok(f) => {
+                out!(o, "  this file:");
+                out!(o, "    limits      {}", f.limits.words());
+                out!(o, "    size hint   {}", hint(f));
+            }
+            Err(why) => out!(o, "  this file:   unknown ({why})"),
+        }
+    }
+    for p in PAGES {
+        let pick = |io| u.answers.iter().find(|a| a.page_size == p && a.io == io);
+        if let (Some(d), Some(b)) = (
+            pick(fspace::untorn::IoPath::Direct),
+            pick(fspace::untorn::IoPath::Buffered),
+        ) {
+            out!(
+                o,
+                "  {:<14}direct {}; buffered {}",
+                format!("{} pages", format_human(p)),
+                d.short(),
+                b.short()
+            );
+        }
+    }
+    // One reason, wrapped: the first untorn answer's, else the direct
+    // one's (the buffered one adds nothing a reader needs here).
+    let why = u.answers.iter().find(|a| a.untorn).or_else(|| {
+        u.answers
+            .iter()
+            .find(|a| a.io == fspace::untorn::IoPath::Direct)
+    });
+    if let Some(a) = why {
+        for (i, line) in crate::probe::wrap(&a.reason, 64).iter().enumerate() {
+            out!(o, "  {:<14}{line}", if i == 0 { "why" } else { "" });
+        }
+    }
+    o
+}
+
+fn hint(f: &fspace::untorn::UntornFacts) -> String {
+    match f.geometry.extent_size_hint {
+        Some(0) => "none".into(),
+        Some(h) => format_human(u64::from(h)),
+        None => "not supported here".into(),
+    }
+}
+
+fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
+    out!(o, "  limits        {}", f.limits.words());
+    let hw = if f.hardware_max > 0 {
+        format!(
+            ", hardware path up to {}",
+            format_human(u64::from(f.hardware_max))
+        )
+    } else {
+        String::new()
+    };
+    let source = match f.source {
+        fspace::untorn::Source::Filesystem => {
+            "the filesystem's software path (writes out of place)"
+        }
+        fspace::untorn::Source::Device => "the device (one write command)",
+        fspace::untorn::Source::DeviceAndFilesystem => "the device, then the filesystem",
+        fspace::untorn::Source::Unknown => "the filesystem (path unknown)",
+        _ => "none",
+    };
+    out!(o, "  source        {source}{hw}");
+    let g = &f.geometry;
+    out!(
+        o,
+        "  geometry      block {}, alloc unit {}, reflink {}, size hint {}",
+        g.block_size,
+        g.allocation_unit.map_or("?".into(), |u| u.to_string()),
+        match g.reflink {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "?",
+        },
+        hint(f)
+    );
+    let tried = |direct: bool| {
+        f.tried
+            .iter()
+            .filter(|t| t.direct == direct)
+            .map(|t| {
+                format!(
+                    "{} {}",
+                    format_human(u64::from(t.size)),
+                    if t.ok { "ok" } else { "refused" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out!(o, "  tried direct  {}", tried(true));
+    out!(o, "  tried cached  {}", tried(false));
+    if let Some(e) = f.tried.iter().find_map(|t| t.error.as_deref()) {
+        out!(o, "                (refused: {e})");
     }
 }

@@ -11,14 +11,58 @@ use std::path::Path;
 pub(crate) fn run(a: MapArgs) -> fspace::Result<()> {
     let (file, sync, summary_only, json) = (a.file.as_path(), a.sync, a.summary, a.json);
     let m = fspace::map_file(file, MapOptions::default().sync(sync))?;
+    let untorn = a
+        .untorn
+        .map(|unit| untorn_check(file, m.summary.size, unit))
+        .transpose()?;
     if json {
-        return map_json(file, &m, summary_only);
+        return map_json(file, &m, summary_only, untorn.as_ref());
     }
-    emit(&text(&m, summary_only))
+    let mut o = text(&m, summary_only);
+    if let Some(c) = &untorn {
+        o.push_str(&untorn_text(c));
+    }
+    emit(&o)
+}
+
+/// Each unit of the whole file checked for the untorn hardware path.
+fn untorn_check(file: &Path, size: u64, unit: u32) -> fspace::Result<fspace::untorn::LayoutCheck> {
+    let f = std::fs::File::open(file).map_err(|e| fspace::Error::from_io("open", file, None, e))?;
+    fspace::untorn::check_layout(&f, file, 0..size, u64::from(unit))
+}
+
+fn untorn_text(c: &fspace::untorn::LayoutCheck) -> String {
+    let mut o = String::new();
+    out!(o, "untorn {}:", format_human(c.unit));
+    out!(o, "  {}", c.words());
+    for b in &c.first_bad {
+        out!(
+            o,
+            "  {:>20}  {}{}",
+            b.offset,
+            b.fault.name(),
+            b.physical
+                .map(|p| format!(" (physical {p})"))
+                .unwrap_or_default()
+        );
+    }
+    if c.units > c.ok + c.first_bad.len() as u64 {
+        out!(
+            o,
+            "  (the first {} failing units are listed)",
+            c.first_bad.len()
+        );
+    }
+    o
 }
 
 /// The map as JSON (with `summary_only`, only its summary).
-fn map_json(file: &Path, m: &fspace::ExtentMap, summary_only: bool) -> fspace::Result<()> {
+fn map_json(
+    file: &Path,
+    m: &fspace::ExtentMap,
+    summary_only: bool,
+    untorn: Option<&fspace::untorn::LayoutCheck>,
+) -> fspace::Result<()> {
     {
         #[derive(Serialize)]
         struct Out<'a> {
@@ -26,6 +70,8 @@ fn map_json(file: &Path, m: &fspace::ExtentMap, summary_only: bool) -> fspace::R
             path: &'a Path,
             #[serde(flatten)]
             map: &'a fspace::ExtentMap,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            untorn: Option<&'a fspace::untorn::LayoutCheck>,
         }
         if summary_only {
             #[derive(Serialize)]
@@ -36,15 +82,22 @@ fn map_json(file: &Path, m: &fspace::ExtentMap, summary_only: bool) -> fspace::R
                 #[serde(skip_serializing_if = "Option::is_none")]
                 note: Option<&'a str>,
                 summary: &'a fspace::Summary,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                untorn: Option<&'a fspace::untorn::LayoutCheck>,
             }
             return print_json(&Summary {
                 path: file,
                 method: m.method,
                 note: m.note,
                 summary: &m.summary,
+                untorn,
             });
         }
-        print_json(&Out { path: file, map: m })
+        print_json(&Out {
+            path: file,
+            map: m,
+            untorn,
+        })
     }
 }
 

@@ -338,7 +338,7 @@ fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
 
 /// Splits `s` into lines of at most `width` characters at spaces (a longer
 /// word gets a line of its own).
-fn wrap(s: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, width: usize) -> Vec<String> {
     let mut lines = vec![];
     let mut cur = String::new();
     // A number stays with its unit ("1.2 MiB" never ends one line and

@@ -267,3 +267,29 @@ common::per_fs! {
         }
     }
 }
+
+common::per_fs! {
+    /// Growing a file that holds data keeps every byte of it; the new units
+    /// past the first unit boundary after the old end are aligned on XFS
+    /// even though the hint cannot be set on a file with extents (the
+    /// report says why).
+    fn growing_a_file_with_data_keeps_it(fs) on [xfs] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("data");
+        let old = common::pattern(7, 100_000);
+        std::fs::write(&path, &old).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        f.sync_all().unwrap();
+        let opts = GrowOptions::default().sync(true).untorn_unit(Some(16384));
+        let r = grow(&path, 4 << 20, &opts).unwrap();
+        let ready = r.untorn.unwrap();
+        assert!(ready.hint_note.as_deref().unwrap_or("").contains("already has"), "{ready:?}");
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data.len(), 4 << 20);
+        assert_eq!(&data[..old.len()], &old[..]);
+        assert!(data[old.len()..].iter().all(|b| *b == 0));
+        let a = 100_000u64.div_ceil(16384) * 16384;
+        let c = untorn::check_layout(&f, &path, a..4 << 20, 16384).unwrap();
+        assert!(c.passes(), "{}: {c:?}", c.words());
+    }
+}

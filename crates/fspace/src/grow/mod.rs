@@ -124,7 +124,8 @@ pub struct GrowReport {
     pub path: PathBuf,
     /// The filesystem, as [`FsInfo::display_name`](crate::FsInfo::display_name).
     pub filesystem: String,
-    /// The intent given.
+    /// The intent followed: the one given, or `log` with
+    /// [`GrowOptions::untorn_unit`].
     pub intent: Intent,
     /// The strategy asked for; `None` means `auto`.
     pub requested: Option<Strategy>,
@@ -404,6 +405,15 @@ fn grow_open<Fd: AsFd>(
     let hint_note = opts
         .untorn_unit
         .and_then(|unit| crate::untorn::set_hint(fd, info.kind, unit));
+    let collapses = match opts.untorn_unit {
+        Some(unit) if info.kind == fs_info::FsKind::Xfs && u64::from(unit) > info.block_size => {
+            crate::untorn::align(fd, path, old_len, target, u64::from(unit)).map_err(|e| {
+                rollback(fd, &prior, target);
+                e
+            })?
+        }
+        _ => 0,
+    };
     let (strategy, bytes_written, fallbacks) =
         climb(fd, path, &plan.ladder, old_len..target, opts, &prior)?;
     settle(fd, path, strategy, old_len..target, opts, &prior).map_err(|e| {
@@ -421,12 +431,14 @@ fn grow_open<Fd: AsFd>(
     let cost = sys::counters().since(before);
     let untorn = opts
         .untorn_unit
-        .map(|unit| crate::untorn::ready_report(fd, path, new_len, unit, hint_note));
+        .map(|unit| crate::untorn::ready_report(fd, path, new_len, unit, collapses, hint_note));
     Ok(Draft {
         report: GrowReport {
             path: path.to_path_buf(),
             filesystem: info.display_name(),
-            intent: opts.intent,
+            // With an untorn unit, the intent followed (log), not the one
+            // given.
+            intent,
             requested: opts.choice.named(),
             strategy,
             reason: plan.reason,

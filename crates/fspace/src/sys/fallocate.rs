@@ -23,6 +23,9 @@ pub enum FallocMode {
     ZeroRange,
     /// `FALLOC_FL_WRITE_ZEROES`: allocate written, zeroed extents.
     WriteZeroes,
+    /// `FALLOC_FL_COLLAPSE_RANGE`: remove a range, shifting what follows
+    /// down; the blocks that follow keep their places on the device.
+    CollapseRange,
 }
 
 impl FallocMode {
@@ -33,6 +36,7 @@ impl FallocMode {
             FallocMode::PunchHole => FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
             FallocMode::ZeroRange => FallocateFlags::ZERO_RANGE,
             FallocMode::WriteZeroes => FallocateFlags::from_bits_retain(FALLOC_FL_WRITE_ZEROES),
+            FallocMode::CollapseRange => FallocateFlags::COLLAPSE_RANGE,
         }
     }
 
@@ -45,6 +49,7 @@ impl FallocMode {
             FallocMode::PunchHole => Some("PUNCH_HOLE|KEEP_SIZE"),
             FallocMode::ZeroRange => Some("ZERO_RANGE"),
             FallocMode::WriteZeroes => Some("WRITE_ZEROES"),
+            FallocMode::CollapseRange => Some("COLLAPSE_RANGE"),
         }
     }
 }

@@ -102,13 +102,16 @@ impl Limits {
                 unit_max_opt,
                 segments_max,
             } => format!(
-                "supported: unit {} to {}, fast path up to {}, {} segment{}",
+                "supported: unit {} to {}{}, {} segment{}",
                 format_human(u64::from(*unit_min)),
                 format_human(u64::from(*unit_max)),
                 if *unit_max_opt == 0 {
-                    "not reported".to_string()
+                    String::new()
                 } else {
-                    format_human(u64::from(*unit_max_opt))
+                    format!(
+                        " (optimised up to {})",
+                        format_human(u64::from(*unit_max_opt))
+                    )
                 },
                 segments_max,
                 if *segments_max == 1 { "" } else { "s" }
@@ -158,6 +161,19 @@ pub enum Source {
     DeviceAndFilesystem,
     /// Reported by a filesystem whose path fspace does not know.
     Unknown,
+}
+
+impl Source {
+    /// The name in JSON and text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::None => "none",
+            Source::Device => "device",
+            Source::Filesystem => "filesystem",
+            Source::DeviceAndFilesystem => "device-and-filesystem",
+            Source::Unknown => "unknown",
+        }
+    }
 }
 
 /// The untorn-write facts of one block device under the filesystem

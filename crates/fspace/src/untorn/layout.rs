@@ -190,7 +190,7 @@ fn libc_einval() -> i32 {
 
 /// Joins neighbours that continue each other in the file and on the device
 /// with the same flags: one run to the filesystem's I/O path.
-fn merge(mut raw: Vec<RawExtent>) -> Vec<RawExtent> {
+pub(crate) fn merge(mut raw: Vec<RawExtent>) -> Vec<RawExtent> {
     raw.sort_by_key(|e| e.logical);
     // The last extent's flag says nothing about its blocks.
     let keep = !sys::FIEMAP_EXTENT_LAST;

@@ -37,4 +37,4 @@ pub use facts::{
 };
 pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault};
 pub use ready::Ready;
-pub(crate) use ready::{report as ready_report, set_hint, validate_unit};
+pub(crate) use ready::{align, report as ready_report, set_hint, validate_unit};

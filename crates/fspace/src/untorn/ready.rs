@@ -11,12 +11,23 @@
 //!   extents (XFS refuses a change later): allocations then come in whole,
 //!   aligned units, which the hardware path needs.
 //!
+//! - **physically aligned units on XFS**: the hint aligns extents in the
+//!   file, not on the device. The new range is allocated with one
+//!   `fallocate` (a unit more than asked), then, extent by extent, the few
+//!   blocks that put an extent's device start off the unit are cut out
+//!   with `FALLOC_FL_COLLAPSE_RANGE`, which shifts what follows down while
+//!   its blocks stay where they are on the device. The new range holds no
+//!   data yet, so nothing of the file's moves; the excess is cut off at
+//!   the end. The zero-fill that follows writes the allocated blocks in
+//!   place.
+//!
 //! Then the layout is checked ([`check_layout`]) over the whole file.
 
+use super::facts::Limits;
 use super::layout::{check_layout, LayoutCheck};
 use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
-use crate::sys::{self, Errno};
+use crate::sys::{self, Errno, FallocMode};
 use rustix::fd::BorrowedFd;
 use serde::Serialize;
 use std::path::Path;
@@ -27,9 +38,15 @@ use std::path::Path;
 pub struct Ready {
     /// The unit asked for (bytes).
     pub unit: u32,
+    /// The grown file's untorn-write limits: whether the space can take
+    /// untorn writes at all.
+    pub limits: Limits,
     /// The file's extent-size hint afterwards (bytes; 0: none), where the
     /// filesystem has hints.
     pub extent_size_hint: Option<u32>,
+    /// Ranges cut out of the new allocation to put its units on aligned
+    /// device addresses (XFS; see the module docs).
+    pub collapses: u32,
     /// Why the hint is not the unit, when it is not and should be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint_note: Option<String>,
@@ -104,12 +121,159 @@ pub(crate) fn report(
     path: &Path,
     len: u64,
     unit: u32,
+    collapses: u32,
     hint_note: Option<String>,
 ) -> Ready {
     Ready {
         unit,
+        limits: Limits::from_statx(sys::statx_atomic(fd)),
+        collapses,
         extent_size_hint: sys::extent_size_hint(fd).ok().map(|(h, _)| h),
         hint_note,
         layout: check_layout(fd, path, 0..len, u64::from(unit)).map_err(|e| e.to_string()),
+    }
+}
+
+/// How many collapses [`align`] makes at most: two per extent of a
+/// fragmented allocation, for up to 64 extents; past that the layout check
+/// says what is left.
+const MAX_COLLAPSES: u32 = 128;
+
+/// Allocates `[start, target)` of the file (which holds no data past
+/// `start`) so that every whole `unit` from the first unit boundary at or
+/// after `start` sits at a device address that `unit` divides (see the
+/// module docs). Returns the collapses made. The caller rolls back on
+/// error. The blocks are left unwritten: the growth that follows writes
+/// them in place.
+pub(crate) fn align(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    start: u64,
+    target: u64,
+    unit: u64,
+) -> Result<u32> {
+    let a = start.div_ceil(unit) * unit;
+    if target <= a + unit {
+        return Ok(0);
+    }
+    let falloc = |mode: FallocMode, off: u64, len: u64| {
+        sys::fallocate(fd, mode, off, len).map_err(|e| {
+            Error::io_flags(
+                "fallocate",
+                mode.flag_names(),
+                path,
+                Some(off..off + len),
+                e,
+            )
+        })
+    };
+    let size = |fd| {
+        sys::fstat(fd)
+            .map(|st| st.size)
+            .map_err(|e| Error::io("fstat", path, None, e))
+    };
+    falloc(FallocMode::Allocate, a, target - a + unit)?;
+    let mut collapses = 0;
+    while collapses < MAX_COLLAPSES {
+        let len = size(fd)?;
+        if len < target + unit {
+            // Collapses shortened the file: allocate what they took.
+            falloc(FallocMode::Allocate, len, target + unit - len)?;
+            continue;
+        }
+        let raw = sys::fiemap(fd, a, len - a, false)
+            .map_err(|e| Error::io("ioctl(FIEMAP)", path, Some(a..len), e))?;
+        let Some(cut) = first_cut(&super::layout::merge(raw), a, target, unit) else {
+            break;
+        };
+        falloc(FallocMode::CollapseRange, cut.0, cut.1)?;
+        collapses += 1;
+    }
+    sys::ftruncate(fd, target).map_err(|e| Error::io("ftruncate", path, Some(a..target), e))?;
+    Ok(collapses)
+}
+
+/// The first range to collapse so that extents from `a` to `target` start
+/// and end on unit boundaries in the file and start on unit boundaries on
+/// the device; `None` when they all do. `runs` are merged FIEMAP extents.
+fn first_cut(runs: &[sys::RawExtent], a: u64, target: u64, unit: u64) -> Option<(u64, u64)> {
+    for e in runs {
+        let end = e.logical + e.length;
+        if end <= a || e.physical == 0 {
+            continue;
+        }
+        if e.logical >= target {
+            break;
+        }
+        let l = e.logical.max(a);
+        let p = e.physical + (l - e.logical);
+        // Cut the head so that the device address of this run's first
+        // file-unit boundary is a multiple of the unit.
+        let head = (l % unit + unit - p % unit) % unit;
+        if head != 0 {
+            return Some((l, head.min(end - l)));
+        }
+        // Cut the tail so that the next run starts on a unit boundary.
+        let tail = end % unit;
+        if tail != 0 && end < target {
+            return Some((end - tail, tail));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(logical: u64, physical: u64, length: u64) -> sys::RawExtent {
+        sys::RawExtent {
+            logical,
+            physical,
+            length,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn cuts_head_then_tail_then_nothing() {
+        const K: u64 = 1024;
+        let u = 16 * K;
+        // Device start 8 KiB past a unit boundary: cut 8 KiB at 0.
+        assert_eq!(
+            first_cut(&[ext(0, 1032 * K, 1024 * K)], 0, 512 * K, u),
+            Some((0, 8 * K))
+        );
+        // Aligned head, but the run ends 4 KiB into a unit before the
+        // target: cut those 4 KiB.
+        assert_eq!(
+            first_cut(
+                &[ext(0, 1024 * K, 100 * K), ext(100 * K, 9000 * K, 900 * K)],
+                0,
+                512 * K,
+                u
+            ),
+            Some((96 * K, 4 * K))
+        );
+        // Both aligned: nothing.
+        assert_eq!(
+            first_cut(
+                &[ext(0, 1024 * K, 96 * K), ext(96 * K, 8192 * K, 900 * K)],
+                0,
+                512 * K,
+                u
+            ),
+            None
+        );
+        // The second run's device start is off by 4 KiB.
+        assert_eq!(
+            first_cut(
+                &[ext(0, 1024 * K, 96 * K), ext(96 * K, 8196 * K, 900 * K)],
+                0,
+                512 * K,
+                u
+            ),
+            Some((96 * K, 12 * K))
+        );
     }
 }
