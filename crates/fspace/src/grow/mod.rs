@@ -407,10 +407,8 @@ fn grow_open<Fd: AsFd>(
         .and_then(|unit| crate::untorn::set_hint(fd, info.kind, unit));
     let collapses = match opts.untorn_unit {
         Some(unit) if info.kind == fs_info::FsKind::Xfs && u64::from(unit) > info.block_size => {
-            crate::untorn::align(fd, path, old_len, target, u64::from(unit)).map_err(|e| {
-                rollback(fd, &prior, target);
-                e
-            })?
+            crate::untorn::align(fd, path, old_len, target, u64::from(unit))
+                .inspect_err(|_| rollback(fd, &prior, target))?
         }
         _ => 0,
     };
