@@ -293,3 +293,25 @@ common::per_fs! {
         assert!(c.passes(), "{}: {c:?}", c.words());
     }
 }
+
+common::per_fs! {
+    /// A growth for untorn writes that runs out of space puts the file back
+    /// (old length, old bytes) and says ENOSPC, naming the path.
+    fn no_space_puts_the_file_back(fs) on [xfs] {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let path = dir.path().join("full");
+        let old = common::pattern(9, 50_000);
+        std::fs::write(&path, &old).unwrap();
+        let opts = GrowOptions::default().untorn_unit(Some(16384));
+        let e = grow(&path, 64 << 30, &opts).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::NOSPC.raw_os_error()), "{e}");
+        assert!(e.to_string().contains("full"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        let created = dir.path().join("never");
+        let e = grow(&created, 64 << 30, &opts.clone().create(true)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::NOSPC.raw_os_error()), "{e}");
+        assert!(!created.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
