@@ -111,9 +111,20 @@ fn text(r: &GrowReport) -> String {
         out!(o, "untorn unit:   {}", format_human(u64::from(u.unit)));
         out!(o, "  limits:      {}", u.limits.words());
         out!(o, "  size hint:   {hint}");
-        match &u.layout {
-            Ok(c) => out!(o, "  layout:      {}", c.words()),
-            Err(e) => out!(o, "  layout:      unknown ({e})"),
+        if u.collapses > 0 {
+            out!(
+                o,
+                "  aligned:     {} range{} cut out to put units at aligned device addresses",
+                u.collapses,
+                if u.collapses == 1 { "" } else { "s" }
+            );
+        }
+        let layout = match &u.layout {
+            Ok(c) => c.words(),
+            Err(e) => format!("unknown ({e})"),
+        };
+        for (i, line) in crate::probe::wrap(&layout, 64).iter().enumerate() {
+            out!(o, "  {:<13}{line}", if i == 0 { "layout:" } else { "" });
         }
     }
     out!(o, "elapsed_ms:    {:.3}", r.elapsed.as_secs_f64() * 1e3);

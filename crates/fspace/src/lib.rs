@@ -123,4 +123,5 @@ pub mod markdown_doctests {
     doctest!(Testing, "../../../docs/testing.md");
     doctest!(Wal, "../../../docs/wal.md");
     doctest!(WalFormat, "../../../docs/wal-format.md");
+    doctest!(Untorn, "../../../docs/untorn.md");
 }

@@ -57,12 +57,14 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The errno the refusal carries.
-    pub fn errno(&self) -> Errno {
+    /// The errno the refusal carries (raw, as in
+    /// [`std::io::Error::from_raw_os_error`]): `EOPNOTSUPP` or `EINVAL`.
+    pub fn errno(&self) -> i32 {
         match self {
             Refusal::NotSupported { .. } | Refusal::Buffered => Errno::OPNOTSUPP,
             _ => Errno::INVAL,
         }
+        .raw_os_error()
     }
 
     /// The limit's name in JSON (`not-supported`, `buffered`,
@@ -183,7 +185,7 @@ pub fn write_untorn<Fd: AsFd>(
     let st = sys::statx_atomic(fd).map_err(|e| Error::io("statx", path, None, e))?;
     let flags = sys::status_flags(fd).map_err(|e| Error::io("fcntl(F_GETFL)", path, None, e))?;
     let limits = Limits::from_statx(Ok(st));
-    let refuse = |r: Refusal| Error::refused_errno(op, path, r.errno(), r.words());
+    let refuse = |r: Refusal| Error::refused(op, path, r.errno(), r.words());
     check(
         &limits,
         buf.len() as u64,
@@ -244,13 +246,16 @@ mod tests {
         );
         assert_eq!(check(&sup, 16384, 0, false), Err(Refusal::Buffered));
         let r = check(&Limits::Zero, 16384, 0, true).unwrap_err();
-        assert_eq!((r.name(), r.errno()), ("not-supported", Errno::OPNOTSUPP));
+        assert_eq!(
+            (r.name(), r.errno()),
+            ("not-supported", Errno::OPNOTSUPP.raw_os_error())
+        );
         assert!(r.words().contains("no untorn unit"), "{}", r.words());
         let r = check(&Limits::NotReported, 16384, 0, true).unwrap_err();
         assert!(r.words().contains("does not report"), "{}", r.words());
         assert_eq!(
             check(&sup, 16384, 4096, true).unwrap_err().errno(),
-            Errno::INVAL
+            Errno::INVAL.raw_os_error()
         );
     }
 }
