@@ -34,7 +34,8 @@ pub use answer::{answer, Answer, IoPath};
 pub use check::{check, write_untorn, Refusal};
 pub use facts::{
     facts, facts_of_fs, DeviceAtomic, Geometry, Limits, Source, Trial, UntornFacts, WritePath,
+    TRIAL_SIZES,
 };
-pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault};
+pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault, FIRST_BAD};
 pub use ready::Ready;
 pub(crate) use ready::{align, report as ready_report, set_hint, validate_unit};
