@@ -169,7 +169,7 @@ pub fn check(
 /// file is not open with `O_DIRECT`; `EINVAL` for a size that is not a
 /// power of two or lies outside the units, an offset not aligned to the
 /// size, or a buffer address `O_DIRECT` cannot use. Never falls back to a
-/// plain write. Costs one `statx` and one `fcntl` before the write; an
+/// plain write (docs/design.md rule 9). Costs one `statx` and one `fcntl` before the write; an
 /// engine writing many pages checks once ([`check`]) and calls
 /// `pwritev2` itself.
 pub fn write_untorn<Fd: AsFd>(
