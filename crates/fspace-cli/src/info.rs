@@ -370,7 +370,9 @@ fn hint(f: &fspace::untorn::UntornFacts) -> String {
 }
 
 fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
-    out!(o, "  limits        {}", f.limits.words());
+    for (i, line) in crate::probe::wrap(&f.limits.words(), 64).iter().enumerate() {
+        out!(o, "  {:<14}{line}", if i == 0 { "limits" } else { "" });
+    }
     let hw = if f.hardware_max > 0 {
         format!(
             ", hardware path up to {}",
