@@ -67,6 +67,10 @@
 // is set too).
 #define FSPACE_SPARSE_WRITER_NO_HOLES 2
 
+// Flag of `fspace_write_untorn`: the write is durable when the call
+// returns (`RWF_DSYNC`).
+#define FSPACE_UNTORN_DSYNC 1
+
 // What a copy did (an opaque handle).
 typedef struct fspace_copy_report fspace_copy_report;
 
@@ -82,6 +86,14 @@ typedef struct fspace_grow_report fspace_grow_report;
 // Writes a file so that zero runs of whole blocks become holes while data
 // goes out in large writes (an opaque handle; one thread at a time).
 typedef struct fspace_sparse_writer fspace_sparse_writer;
+
+// Whether a page write of one size through one I/O path is untorn (an
+// opaque handle).
+typedef struct fspace_untorn_answer fspace_untorn_answer;
+
+// What fspace knows about untorn writes on a file or a filesystem (an
+// opaque handle).
+typedef struct fspace_untorn_facts fspace_untorn_facts;
 
 // A segmented durable log (an opaque handle). Append, commit, sync and
 // the accessors may be called from many threads at once; close and free
@@ -193,6 +205,14 @@ typedef struct fspace_grow_options {
   // Let `auto` follow a result saved by `fspace probe --save` (default
   // true).
   bool use_saved;
+  // Make the space ready for untorn writes of this many bytes (a power
+  // of two, at least 512; default 0: not asked): written extents
+  // (intent `FSPACE_INTENT_LOG`'s plan, whatever `intent` says) and, on
+  // XFS, an extent-size hint of the unit while the file has no extents.
+  // `fspace_grow_report_untorn` then says what was done and checks every
+  // unit's layout. A unit that is not a power of two of at least 512 is
+  // `-EINVAL` before anything is done.
+  uint32_t untorn_unit;
 } fspace_grow_options;
 
 // The figures of an `fspace_grow_report`.
@@ -220,6 +240,76 @@ typedef struct fspace_grow_summary {
   // The file was created.
   bool created;
 } fspace_grow_summary;
+
+// What `statx(STATX_WRITE_ATOMIC)` reports for a file
+// (`FSPACE_UNTORN_*`). "Not reported" and "zero" are distinct facts: the
+// first says nothing about the device, the second says the filesystem
+// looked and found no way.
+typedef uint32_t fspace_untorn_state;
+
+// Whether a range of a file is laid out for the hardware path of untorn
+// writes, unit by unit (`fspace_check_untorn_layout`).
+typedef struct fspace_untorn_layout {
+  // The unit checked (bytes).
+  uint64_t unit;
+  // Start of the range checked: the range asked for, rounded inwards to
+  // whole units.
+  uint64_t start;
+  // End of the range checked (exclusive).
+  uint64_t end;
+  // Units checked.
+  uint64_t units;
+  // Units in one written extent with a physical start aligned to the
+  // unit.
+  uint64_t ok;
+  // Units failing because (part of) them is a hole.
+  uint64_t holes;
+  // Units failing because they are allocated but unwritten (the first
+  // write converts them).
+  uint64_t unwritten;
+  // Units spanning two extents that are not one contiguous run, or
+  // mixing written and unwritten blocks.
+  uint64_t split;
+  // Units whose physical start is not a multiple of the unit.
+  uint64_t misaligned;
+  // Units whose blocks are shared with another file (reflink, snapshot).
+  uint64_t shared;
+  // Units failing otherwise (delayed allocation, inline or encoded data,
+  // an unknown physical address).
+  uint64_t other;
+  // The file offset of the first failing unit; `UINT64_MAX` when none
+  // fails.
+  uint64_t first_bad;
+  // Every unit checked passes, and there was at least one.
+  bool passes;
+} fspace_untorn_layout;
+
+// What a growth with `untorn_unit` did beyond the growth itself
+// (`fspace_grow_report_untorn`). The strings belong to the report.
+typedef struct fspace_untorn_ready {
+  // The unit asked for (bytes).
+  uint32_t unit;
+  // The grown file's untorn-write state (`FSPACE_UNTORN_*`): whether
+  // the space can take untorn writes at all (a prepared layout does not
+  // make a filesystem without them untorn).
+  fspace_untorn_state state;
+  // Ranges cut out of the new allocation to put its units at aligned
+  // device addresses (XFS; 0 elsewhere).
+  uint32_t collapses;
+  // The file's extent-size hint afterwards (bytes; 0: none; only XFS
+  // sets one); `UINT32_MAX` where it cannot be read (FUSE).
+  uint32_t extent_size_hint;
+  // Why the hint is not the unit when it should be (the file already
+  // had extents, XFS refused), or `""`.
+  const char *hint_note;
+  // Whether `layout` was read (else `layout_error` says why).
+  bool layout_known;
+  // The layout of the whole file, unit by unit (all zero when not
+  // known).
+  struct fspace_untorn_layout layout;
+  // Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
+  const char *layout_error;
+} fspace_untorn_ready;
 
 // What `fspace_allocate_range` did.
 typedef struct fspace_range_summary {
@@ -338,6 +428,112 @@ typedef struct fspace_sparse_stats {
   // The file was empty when the writer started.
   bool fresh;
 } fspace_sparse_stats;
+
+// Where a file's untorn-write support comes from
+// (`FSPACE_UNTORN_SOURCE_*`).
+typedef uint32_t fspace_untorn_source;
+
+// The key figures of an `fspace_untorn_facts`. The strings belong to the
+// handle and stay valid until `fspace_untorn_facts_free`.
+typedef struct fspace_untorn_summary {
+  // The file asked about, or the directory whose filesystem was measured.
+  const char *path;
+  // The filesystem's name (`"xfs"`, `"ext4"`, `"fuse.sshfs"`, ...).
+  const char *filesystem;
+  // `FSPACE_UNTORN_*`.
+  fspace_untorn_state state;
+  // With `FSPACE_UNTORN_UNKNOWN`: the errno `statx` failed with (0 when
+  // none).
+  int32_t statx_errno;
+  // `stx_atomic_write_unit_min` (0 unless supported).
+  uint32_t unit_min;
+  // `stx_atomic_write_unit_max` (0 unless supported).
+  uint32_t unit_max;
+  // `stx_atomic_write_unit_max_opt`: sizes up to it take the fast
+  // (hardware) path on XFS; 0 when not reported.
+  uint32_t unit_max_opt;
+  // `stx_atomic_write_segments_max`: iovecs one untorn write may carry
+  // (0 unless supported).
+  uint32_t segments_max;
+  // `FSPACE_UNTORN_SOURCE_*`.
+  fspace_untorn_source source;
+  // The largest size the hardware path writes (0: none; sizes above it
+  // up to `unit_max` take the software path).
+  uint32_t hardware_max;
+  // `stx_blksize`.
+  uint32_t block_size;
+  // The buffer and offset alignment `O_DIRECT` needs (`STATX_DIOALIGN`);
+  // 0 when the file does not support `O_DIRECT`; `UINT32_MAX` when not
+  // reported.
+  uint32_t direct_io_align;
+  // The file's extent-size hint in bytes (0: none; only XFS sets one);
+  // `UINT32_MAX` where it cannot be read (no `FS_IOC_FSGETXATTR`: FUSE).
+  uint32_t extent_size_hint;
+  // Whether `reflink` below was measured.
+  bool reflink_known;
+  // Whether reflink (`FICLONE`) works here, which XFS's software path
+  // needs.
+  bool reflink;
+  // True for a filesystem's facts measured on a scratch file
+  // (`fspace_untorn_facts_of_fs`), false for an existing file's.
+  bool scratch;
+  // `RWF_ATOMIC` writes tried on the scratch file (0 for an existing
+  // file, which is never written); read each with
+  // `fspace_untorn_facts_trial`.
+  size_t trials;
+} fspace_untorn_summary;
+
+// How pages are written (`FSPACE_IO_*`).
+typedef uint32_t fspace_io_path;
+
+// One `RWF_ATOMIC` write tried on a scratch file.
+typedef struct fspace_untorn_trial {
+  // Bytes written.
+  uint32_t size;
+  // `FSPACE_IO_DIRECT` or `FSPACE_IO_BUFFERED`.
+  fspace_io_path io;
+  // Whether the kernel took it.
+  bool ok;
+  // The errno it was refused with (0 when it was taken, or refused
+  // without one: a short write). Not named `errno`, which C's
+  // `<errno.h>` defines as a macro.
+  int32_t error;
+} fspace_untorn_trial;
+
+// How an untorn write is carried out (`FSPACE_WRITE_PATH_*`).
+typedef uint32_t fspace_write_path;
+
+// The limit or rule that makes a write not untorn
+// (`FSPACE_UNTORN_LIMIT_*`), in the order the kernel checks them.
+typedef uint32_t fspace_untorn_limit;
+
+// The figures of an `fspace_untorn_answer`. The strings belong to the
+// handle and stay valid until `fspace_untorn_answer_free`.
+typedef struct fspace_untorn_verdict {
+  // The page size asked about.
+  uint64_t page_size;
+  // The I/O path asked about (`FSPACE_IO_*`).
+  fspace_io_path io;
+  // True when such a write that asks for it (`RWF_ATOMIC`) is untorn.
+  bool untorn;
+  // The path that makes it untorn (`FSPACE_WRITE_PATH_NONE` when it is
+  // not).
+  fspace_write_path path;
+  // When it is not: the limit or rule that fails (`FSPACE_UNTORN_LIMIT_*`);
+  // `FSPACE_UNTORN_LIMIT_NONE` when it is.
+  fspace_untorn_limit limit;
+  // The limit's name (`"buffered"`, `"not-supported"`, ...), `""` when
+  // untorn.
+  const char *limit_name;
+  // Whether a trial write of this size and path was made (facts of a
+  // filesystem, `fspace_untorn_facts_of_fs`).
+  bool trial_made;
+  // Whether the kernel took that trial write (false when none was
+  // made).
+  bool confirmed;
+  // The answer in words: the rule and the figures behind it.
+  const char *reason;
+} fspace_untorn_verdict;
 
 // How a commit is made durable (`fspace_wal_options.sync_method`).
 typedef uint8_t fspace_sync_method;
@@ -504,6 +700,91 @@ typedef struct fspace_wal_release_info {
 
 // Onto a block device: data written, zero ranges zeroed.
 #define FSPACE_COPY_DEVICE 5
+
+// `statx` itself failed: nothing is known (`statx_errno` says why).
+#define FSPACE_UNTORN_UNKNOWN 0
+
+// The filesystem does not report untorn-write limits (btrfs, tmpfs, FUSE,
+// NFS; every filesystem before Linux 6.11): `RWF_ATOMIC` fails there.
+#define FSPACE_UNTORN_NOT_REPORTED 1
+
+// Reported with no unit: the filesystem cannot make this file's writes
+// untorn (ext4 on a device without atomic writes).
+#define FSPACE_UNTORN_ZERO 2
+
+// Reported with limits: a write of a power-of-two size between
+// `unit_min` and `unit_max`, at an offset that is a multiple of its size,
+// through `O_DIRECT`, is untorn when it asks (`RWF_ATOMIC`).
+#define FSPACE_UNTORN_SUPPORTED 3
+
+// None: untorn writes are not available.
+#define FSPACE_UNTORN_SOURCE_NONE 0
+
+// The device only (ext4, XFS up to the device's unit).
+#define FSPACE_UNTORN_SOURCE_DEVICE 1
+
+// The filesystem's software path only (XFS with reflink on a device
+// without atomic writes).
+#define FSPACE_UNTORN_SOURCE_FILESYSTEM 2
+
+// The device up to `hardware_max`, the filesystem's software path above
+// it (XFS).
+#define FSPACE_UNTORN_SOURCE_DEVICE_AND_FILESYSTEM 3
+
+// Reported by a filesystem whose path fspace does not know.
+#define FSPACE_UNTORN_SOURCE_UNKNOWN 4
+
+// Not at all: the write is not untorn.
+#define FSPACE_WRITE_PATH_NONE 0
+
+// The device writes it atomically in one command.
+#define FSPACE_WRITE_PATH_HARDWARE 1
+
+// The filesystem writes it out of place and switches the mapping in one
+// transaction (XFS): every write allocates blocks and commits the log.
+#define FSPACE_WRITE_PATH_SOFTWARE 2
+
+// Untorn, by a path fspace does not know.
+#define FSPACE_WRITE_PATH_UNKNOWN 3
+
+// `O_DIRECT` (InnoDB's default on Linux).
+#define FSPACE_IO_DIRECT 0
+
+// Through the page cache (PostgreSQL's data pages): never untorn.
+#define FSPACE_IO_BUFFERED 1
+
+// None: the write is untorn.
+#define FSPACE_UNTORN_LIMIT_NONE 0
+
+// The file's limits allow no untorn write (`EOPNOTSUPP`).
+#define FSPACE_UNTORN_LIMIT_NOT_SUPPORTED 1
+
+// Not through `O_DIRECT`: the kernel makes no buffered write untorn
+// (`EOPNOTSUPP`).
+#define FSPACE_UNTORN_LIMIT_BUFFERED 2
+
+// The size is not a power of two (`EINVAL`).
+#define FSPACE_UNTORN_LIMIT_NOT_POWER_OF_TWO 3
+
+// The size is below `unit_min` (`EINVAL`).
+#define FSPACE_UNTORN_LIMIT_BELOW_MINIMUM 4
+
+// The size is above `unit_max` (`EINVAL`).
+#define FSPACE_UNTORN_LIMIT_ABOVE_MAXIMUM 5
+
+// The offset is not a multiple of the size (`EINVAL`).
+#define FSPACE_UNTORN_LIMIT_MISALIGNED 6
+
+// The buffer's address is not aligned as `O_DIRECT` needs (`EINVAL`).
+#define FSPACE_UNTORN_LIMIT_BUFFER_ADDRESS 7
+
+// The limits allowed it, but the kernel refused a trial write of it on a
+// scratch file.
+#define FSPACE_UNTORN_LIMIT_REFUSED_BY_KERNEL 8
+
+// A limit this header does not know (a newer library): `limit_name` has
+// its name.
+#define FSPACE_UNTORN_LIMIT_OTHER 9
 
 // The method a saved probe measured fastest on the filesystem (with
 // `use_saved`), else the policy's choice: O_DIRECT + RWF_DSYNC on ext4
@@ -677,7 +958,8 @@ int fspace_grow_options_init(struct fspace_grow_options *options);
 //
 // Errors: `-EINVAL` (NULL path, negative target, unknown constant, a
 // target below the current length, a file that is not regular nor a
-// directory nor a FIFO); `-EFBIG` (target past the largest file);
+// directory nor a FIFO, an `untorn_unit` that is not a power of two of at
+// least 512); `-EFBIG` (target past the largest file);
 // `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
 // `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 // `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
@@ -736,6 +1018,21 @@ int fspace_grow_report_reason(const struct fspace_grow_report *report, const cha
 // # Safety
 // `report` is NULL or a live handle; `json` is NULL or writable.
 int fspace_grow_report_json(const struct fspace_grow_report *report, const char **json);
+
+// Writes to `*ready` what a growth with `untorn_unit` did for untorn
+// writes: the file's untorn-write state, the extent-size hint, the
+// collapses that put the units at aligned device addresses (XFS), and the
+// layout of every unit of the file afterwards (`layout.passes`: every unit
+// in one written extent with an aligned physical start, as the hardware
+// path needs).
+//
+// Errors: `-EINVAL` (NULL argument); `-ENODATA` when the growth was not
+// asked for an untorn unit.
+//
+// # Safety
+// `report` is NULL or a live handle; `ready` is NULL or writable.
+int fspace_grow_report_untorn(const struct fspace_grow_report *report,
+                              struct fspace_untorn_ready *ready);
 
 // Frees a report; NULL does nothing.
 //
@@ -925,6 +1222,172 @@ int fspace_sparse_writer_finish(struct fspace_sparse_writer *writer,
 // # Safety
 // `writer` is NULL or a live handle, not used afterwards.
 void fspace_sparse_writer_free(struct fspace_sparse_writer *writer);
+
+// Returns the name of an untorn-write state (`"unknown"`,
+// `"not-reported"`, `"zero"`, `"supported"`: the JSON's `state`), or NULL
+// for an unknown value. Static storage.
+const char *fspace_untorn_state_name(fspace_untorn_state state);
+
+// Reads the untorn-write facts of the existing file at `path`: what
+// `statx(STATX_WRITE_ATOMIC)` reports for it, the devices' `atomic_write_*`
+// limits and the geometry. Nothing is written. On success `*out` is a new
+// handle for `fspace_untorn_facts_free`.
+//
+// Errors: `-EINVAL` (NULL argument); `-ENOENT`, `-EACCES` and the other
+// errors of `open` and `statfs`. A failing `statx` is not an error: the
+// state is `FSPACE_UNTORN_UNKNOWN`.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+int fspace_untorn_facts_new(const char *path, struct fspace_untorn_facts **out);
+
+// Measures the untorn-write facts of the filesystem holding the directory
+// `dir` (a file's directory when `dir` is a file) on a scratch file made
+// there and removed before returning: `statx`, then `RWF_ATOMIC` writes of
+// 4, 8, 16 and 64 KiB through `O_DIRECT` and of 8 and 16 KiB through the
+// page cache, each with the kernel's answer (`fspace_untorn_facts_trial`).
+// On success `*out` is a new handle for `fspace_untorn_facts_free`.
+//
+// Errors: `-EINVAL` (NULL argument); `-ENOENT`, `-EACCES`, `-EROFS`,
+// `-ENOSPC` and the other errors of making and writing the scratch file.
+//
+// # Safety
+// `dir` is NULL or a NUL-terminated string; `out` is NULL or writable.
+int fspace_untorn_facts_of_fs(const char *dir, struct fspace_untorn_facts **out);
+
+// Writes the key figures of `facts` to `*summary`.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `facts` is NULL or a live handle; `summary` is NULL or writable.
+int fspace_untorn_facts_get(const struct fspace_untorn_facts *facts,
+                            struct fspace_untorn_summary *summary);
+
+// Writes trial number `index` (from 0; `trials` in the summary counts
+// them) to `*trial`.
+//
+// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`index` not below the
+// count).
+//
+// # Safety
+// `facts` is NULL or a live handle; `trial` is NULL or writable.
+int fspace_untorn_facts_trial(const struct fspace_untorn_facts *facts,
+                              size_t index,
+                              struct fspace_untorn_trial *trial);
+
+// Writes to `*json` all the facts as JSON (limits with their state, source,
+// devices, geometry, trials); owned by the handle.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `facts` is NULL or a live handle; `json` is NULL or writable.
+int fspace_untorn_facts_json(const struct fspace_untorn_facts *facts, const char **json);
+
+// Frees a handle from `fspace_untorn_facts_new` or
+// `fspace_untorn_facts_of_fs`; NULL does nothing.
+//
+// # Safety
+// `facts` is NULL or a live handle, not used afterwards.
+void fspace_untorn_facts_free(struct fspace_untorn_facts *facts);
+
+// Answers whether a write of `page_size` bytes through `io`
+// (`FSPACE_IO_DIRECT` or `FSPACE_IO_BUFFERED`) is untorn where `facts`
+// were taken: the kernel's rules on the reported limits, then the trial
+// writes (for a filesystem's facts), which win where they disagree.
+// Buffered writes are never untorn. On success `*out` is a new handle for
+// `fspace_untorn_answer_free`.
+//
+// Errors: `-EINVAL` (NULL argument, negative page size, unknown I/O path).
+//
+// # Safety
+// `facts` is NULL or a live handle; `out` is NULL or writable.
+int fspace_untorn_answer_new(const struct fspace_untorn_facts *facts,
+                             int64_t page_size,
+                             fspace_io_path io,
+                             struct fspace_untorn_answer **out);
+
+// Writes the figures of `answer` to `*verdict`.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `answer` is NULL or a live handle; `verdict` is NULL or writable.
+int fspace_untorn_answer_get(const struct fspace_untorn_answer *answer,
+                             struct fspace_untorn_verdict *verdict);
+
+// Writes to `*json` the answer as JSON; owned by the handle.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `answer` is NULL or a live handle; `json` is NULL or writable.
+int fspace_untorn_answer_json(const struct fspace_untorn_answer *answer, const char **json);
+
+// Frees an answer; NULL does nothing.
+//
+// # Safety
+// `answer` is NULL or a live handle, not used afterwards.
+void fspace_untorn_answer_free(struct fspace_untorn_answer *answer);
+
+// Writes the `len` bytes at `buf` at `offset` of `fd` as one untorn write:
+// `pwritev2(RWF_ATOMIC)`, with `RWF_DSYNC` when `flags` has
+// `FSPACE_UNTORN_DSYNC`. `fd` must be open for writing with `O_DIRECT`,
+// `buf` aligned as `O_DIRECT` needs (a page-aligned buffer always is).
+// After a power cut the range holds all of `buf` or all of what it held
+// before, never a mix, once the write is durable (`FSPACE_UNTORN_DSYNC`,
+// or a later `fdatasync`). `path` names the file in messages; NULL uses
+// the file `/proc/self/fd/FD` links to (a `readlink` and two `stat`s more
+// per call: pass the name when writing many pages).
+//
+// The file's limits (`statx`) and the descriptor's flags are checked
+// first; a write they do not take is refused before anything is issued,
+// and never made as a plain write. `fspace_last_error()` names the limit
+// that fails.
+//
+// Errors: `-EOPNOTSUPP` where untorn writes are not supported ("not
+// supported here": btrfs, tmpfs, FUSE, ext4 on a device without atomic
+// writes) or `fd` is not open with `O_DIRECT`; `-EINVAL` for a size that
+// is not a power of two, below the smallest or above the largest unit, an
+// offset that is not a multiple of the size, a buffer address `O_DIRECT`
+// cannot use, an unknown flag, a negative offset or a NULL `buf` with
+// `len` > 0; `-EFBIG` (`offset + len` past the largest file); `-EBADF`;
+// the errors of `pwritev2` (`-EIO` for a short write, which the kernel
+// never makes of an untorn one).
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string; `buf` is NULL or readable for
+// `len` bytes.
+int fspace_write_untorn(int fd,
+                        const char *path,
+                        const void *buf,
+                        size_t len,
+                        int64_t offset,
+                        uint32_t flags);
+
+// Checks every `unit`-aligned unit of `offset..offset + len` of the open
+// file `fd` (the range rounded inwards to whole units): in one extent
+// (neighbours that continue each other on the device count as one),
+// written, not shared, with a physical start that `unit` divides: what
+// the hardware path of untorn writes needs (XFS takes its slower software
+// path otherwise; ext4 refuses the write). Uses `FIEMAP` with
+// `FIEMAP_FLAG_SYNC`, so dirty data is allocated first. `path` names the
+// file in messages; NULL uses the file `/proc/self/fd/FD` links to.
+//
+// Errors: `-EINVAL` (NULL `layout`, negative offset or length, a unit that
+// is not a power of two of at least 512 bytes); `-EFBIG`; `-EBADF`;
+// `-EOPNOTSUPP` where the filesystem has no `FIEMAP` (tmpfs, FUSE), and
+// the other errors of `FS_IOC_FIEMAP`.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable.
+int fspace_check_untorn_layout(int fd,
+                               const char *path,
+                               int64_t offset,
+                               int64_t len,
+                               uint32_t unit,
+                               struct fspace_untorn_layout *layout);
 
 // Sets `*options` to the defaults.
 //

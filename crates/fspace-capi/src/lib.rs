@@ -28,12 +28,14 @@ mod extents;
 mod info;
 mod resize;
 mod sparse;
+mod untorn;
 mod wal;
 
 pub use extents::*;
 pub use info::*;
 pub use resize::*;
 pub use sparse::*;
+pub use untorn::*;
 pub use wal::*;
 
 use std::cell::RefCell;

@@ -4,6 +4,7 @@ use crate::info::{
     choice_from_c, fspace_intent, fspace_strategy, intent_from_c, strategy_to_c,
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
 };
+use crate::untorn::{fspace_untorn_layout, fspace_untorn_state};
 use crate::{
     arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult, Failure,
 };
@@ -37,6 +38,14 @@ pub struct fspace_grow_options {
     /// Let `auto` follow a result saved by `fspace probe --save` (default
     /// true).
     pub use_saved: bool,
+    /// Make the space ready for untorn writes of this many bytes (a power
+    /// of two, at least 512; default 0: not asked): written extents
+    /// (intent `FSPACE_INTENT_LOG`'s plan, whatever `intent` says) and, on
+    /// XFS, an extent-size hint of the unit while the file has no extents.
+    /// `fspace_grow_report_untorn` then says what was done and checks every
+    /// unit's layout. A unit that is not a power of two of at least 512 is
+    /// `-EINVAL` before anything is done.
+    pub untorn_unit: u32,
 }
 
 /// Sets `*options` to the defaults.
@@ -60,6 +69,7 @@ pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_opti
             create: d.create,
             check_free_space: d.check_free_space,
             use_saved: true,
+            untorn_unit: d.untorn_unit.unwrap_or(0),
         });
         Ok(0)
     })
@@ -76,6 +86,7 @@ struct GrowOptionsRaw {
     create: u8,
     check_free_space: u8,
     use_saved: u8,
+    untorn_unit: u32,
 }
 
 // Same layout as the public struct, field by field.
@@ -96,6 +107,8 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_grow_options, check_free_space)
         && std::mem::offset_of!(GrowOptionsRaw, use_saved)
             == std::mem::offset_of!(fspace_grow_options, use_saved)
+        && std::mem::offset_of!(GrowOptionsRaw, untorn_unit)
+            == std::mem::offset_of!(fspace_grow_options, untorn_unit)
 );
 
 fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
@@ -106,6 +119,9 @@ fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'
         g.sync = o.sync != 0;
         g.create = o.create != 0;
         g.check_free_space = o.check_free_space != 0;
+        // 0 is "not asked"; any other value goes to the library, which
+        // refuses one that is not a power of two of at least 512.
+        g.untorn_unit = (o.untorn_unit != 0).then_some(o.untorn_unit);
     }
     Ok(g)
 }
@@ -115,6 +131,10 @@ pub struct fspace_grow_report {
     report: GrowReport,
     reason: CString,
     json: CString,
+    /// `untorn.hint_note` and the layout's error, for
+    /// `fspace_grow_report_untorn` (empty when none).
+    untorn_hint_note: CString,
+    untorn_layout_error: CString,
 }
 
 /// The figures of an `fspace_grow_report`.
@@ -147,8 +167,15 @@ pub struct fspace_grow_summary {
 
 fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_report> {
     let json = json_string(func, &report)?;
+    let ready = report.untorn.as_ref();
     Ok(Box::into_raw(Box::new(fspace_grow_report {
         reason: c_string(report.reason.clone()),
+        untorn_hint_note: c_string(ready.and_then(|r| r.hint_note.clone()).unwrap_or_default()),
+        untorn_layout_error: c_string(
+            ready
+                .and_then(|r| r.layout.as_ref().err().cloned())
+                .unwrap_or_default(),
+        ),
         report,
         json,
     })))
@@ -162,7 +189,8 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
 ///
 /// Errors: `-EINVAL` (NULL path, negative target, unknown constant, a
 /// target below the current length, a file that is not regular nor a
-/// directory nor a FIFO); `-EFBIG` (target past the largest file);
+/// directory nor a FIFO, an `untorn_unit` that is not a power of two of at
+/// least 512); `-EFBIG` (target past the largest file);
 /// `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
 /// `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 /// `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
@@ -309,6 +337,80 @@ pub unsafe extern "C" fn fspace_grow_report_json(
         // SAFETY: forwarded caller promises.
         let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "json", json)?) };
         o.set(h.json.as_ptr());
+        Ok(0)
+    })
+}
+
+/// What a growth with `untorn_unit` did beyond the growth itself
+/// (`fspace_grow_report_untorn`). The strings belong to the report.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct fspace_untorn_ready {
+    /// The unit asked for (bytes).
+    pub unit: u32,
+    /// The grown file's untorn-write state (`FSPACE_UNTORN_*`): whether
+    /// the space can take untorn writes at all (a prepared layout does not
+    /// make a filesystem without them untorn).
+    pub state: fspace_untorn_state,
+    /// Ranges cut out of the new allocation to put its units at aligned
+    /// device addresses (XFS; 0 elsewhere).
+    pub collapses: u32,
+    /// The file's extent-size hint afterwards (bytes; 0: none; only XFS
+    /// sets one); `UINT32_MAX` where it cannot be read (FUSE).
+    pub extent_size_hint: u32,
+    /// Why the hint is not the unit when it should be (the file already
+    /// had extents, XFS refused), or `""`.
+    pub hint_note: *const c_char,
+    /// Whether `layout` was read (else `layout_error` says why).
+    pub layout_known: bool,
+    /// The layout of the whole file, unit by unit (all zero when not
+    /// known).
+    pub layout: fspace_untorn_layout,
+    /// Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
+    pub layout_error: *const c_char,
+}
+
+/// Writes to `*ready` what a growth with `untorn_unit` did for untorn
+/// writes: the file's untorn-write state, the extent-size hint, the
+/// collapses that put the units at aligned device addresses (XFS), and the
+/// layout of every unit of the file afterwards (`layout.passes`: every unit
+/// in one written extent with an aligned physical start, as the hardware
+/// path needs).
+///
+/// Errors: `-EINVAL` (NULL argument); `-ENODATA` when the growth was not
+/// asked for an untorn unit.
+///
+/// # Safety
+/// `report` is NULL or a live handle; `ready` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fspace_grow_report_untorn(
+    report: *const fspace_grow_report,
+    ready: *mut fspace_untorn_ready,
+) -> c_int {
+    const F: &str = "fspace_grow_report_untorn";
+    ffi(F, || {
+        // SAFETY: forwarded caller promises.
+        let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "ready", ready)?) };
+        let r = h.report.untorn.as_ref().ok_or_else(|| {
+            Failure::new(
+                61, // ENODATA
+                format!(
+                    "{F}({}): the growth was not asked for an untorn unit: No data available (os error 61)",
+                    h.report.path.display()
+                ),
+            )
+        })?;
+        let (layout, layout_known) = crate::untorn::ready_layout(r);
+        o.set(fspace_untorn_ready {
+            unit: r.unit,
+            state: crate::untorn::state_to_c(&r.limits),
+            collapses: r.collapses,
+            extent_size_hint: r.extent_size_hint.unwrap_or(u32::MAX),
+            hint_note: h.untorn_hint_note.as_ptr(),
+            layout_known,
+            layout,
+            layout_error: h.untorn_layout_error.as_ptr(),
+        });
         Ok(0)
     })
 }

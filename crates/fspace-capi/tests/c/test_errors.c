@@ -183,6 +183,26 @@ static void test_grow_errors(void)
     CHECK(file_size(missing) == -1);
     CHECK(r == BAD_PTR(fspace_grow_report));
 
+    /* untorn units that are not a power of two of at least 512 */
+    {
+        static const uint32_t bad_units[] = { 3000, 256, 1, 12288, UINT32_MAX };
+        size_t i;
+        for (i = 0; i < sizeof bad_units / sizeof bad_units[0]; i++) {
+            section("grow: untorn unit %u", (unsigned)bad_units[i]);
+            fspace_grow_options_init(&o);
+            o.untorn_unit = bad_units[i];
+            FAIL(fspace_grow(file, 100000, &o, &r), -EINVAL, "power of two");
+            o.create = true;
+            FAIL(fspace_grow(missing, 100000, &o, &r), -EINVAL, "power of two");
+            CHECK(file_size(missing) == -1);
+        }
+        CHECK(r == BAD_PTR(fspace_grow_report));
+        CHECK(file_is(file, len, 1));
+        /* as the section above left them, for the next one */
+        fspace_grow_options_init(&o);
+        o.create = true;
+    }
+
     section("grow: missing files");
     FAIL(fspace_grow(missing, 100000, NULL, &r), -ENOENT, "grow-missing");
     CHECK(file_size(missing) == -1);
@@ -282,6 +302,16 @@ static void test_grow_errors(void)
         FAIL(fspace_grow_report_json(NULL, &txt), -EINVAL, "fspace_grow_report_json");
         CHECK(strcmp(txt, "sentinel") == 0);
         FAIL(fspace_grow_report_json(r, NULL), -EINVAL, "fspace_grow_report_json");
+        {
+            fspace_untorn_ready u, ukeep;
+            memset(&u, 0x5A, sizeof u);
+            memcpy(&ukeep, &u, sizeof u);
+            FAIL(fspace_grow_report_untorn(NULL, &u), -EINVAL, "fspace_grow_report_untorn");
+            FAIL(fspace_grow_report_untorn(r, NULL), -EINVAL, "fspace_grow_report_untorn");
+            /* grown without an untorn unit: nothing to say */
+            FAIL(fspace_grow_report_untorn(r, &u), -ENODATA, "untorn unit");
+            CHECK(memcmp(&u, &ukeep, sizeof u) == 0);
+        }
         fspace_grow_report_free(r);
     }
     fspace_grow_report_free(NULL);
@@ -655,6 +685,121 @@ static void test_map_errors(void)
     CHECK_ENTRIES(g_work, 0);
 }
 
+static void test_untorn_errors(void)
+{
+    char file[4096], missing[4096];
+    fspace_untorn_facts *f = BAD_PTR(fspace_untorn_facts);
+    fspace_untorn_answer *a = BAD_PTR(fspace_untorn_answer);
+    fspace_untorn_layout l, lkeep;
+    unsigned char page[4096];
+    int fd;
+
+    join(file, sizeof file, g_work, "untorn-file");
+    join(missing, sizeof missing, g_work, "untorn-missing");
+    make_file(file, 20000, 7);
+    memset(page, 0x33, sizeof page);
+
+    section("untorn_facts_new, _of_fs: bad arguments");
+    FAIL(fspace_untorn_facts_new(NULL, &f), -EINVAL, "fspace_untorn_facts_new");
+    FAIL(fspace_untorn_facts_new(file, NULL), -EINVAL, "fspace_untorn_facts_new");
+    FAIL(fspace_untorn_facts_new(missing, &f), -ENOENT, "untorn-missing");
+    FAIL(fspace_untorn_facts_of_fs(NULL, &f), -EINVAL, "fspace_untorn_facts_of_fs");
+    FAIL(fspace_untorn_facts_of_fs(g_work, NULL), -EINVAL, "fspace_untorn_facts_of_fs");
+    join(missing, sizeof missing, g_work, "no-such-dir/x");
+    FAIL(fspace_untorn_facts_of_fs(missing, &f), -ENOENT, "no-such-dir");
+    CHECK(f == BAD_PTR(fspace_untorn_facts));
+    CHECK(fspace_untorn_state_name(4) == NULL);
+    CHECK(fspace_untorn_state_name(UINT32_MAX) == NULL);
+
+    section("untorn facts and answer getters");
+    f = NULL;
+    if (CHECK_OK(fspace_untorn_facts_new(file, &f)) == 0 && f != NULL) {
+        fspace_untorn_summary s, skeep;
+        fspace_untorn_trial t, tkeep;
+        fspace_untorn_verdict v, vkeep;
+        const char *j = "sentinel";
+        memset(&s, 0x5A, sizeof s);
+        memcpy(&skeep, &s, sizeof s);
+        memset(&t, 0x5A, sizeof t);
+        memcpy(&tkeep, &t, sizeof t);
+        memset(&v, 0x5A, sizeof v);
+        memcpy(&vkeep, &v, sizeof v);
+        FAIL(fspace_untorn_facts_get(NULL, &s), -EINVAL, "fspace_untorn_facts_get");
+        FAIL(fspace_untorn_facts_get(f, NULL), -EINVAL, "fspace_untorn_facts_get");
+        CHECK(memcmp(&s, &skeep, sizeof s) == 0);
+        FAIL(fspace_untorn_facts_trial(NULL, 0, &t), -EINVAL, "fspace_untorn_facts_trial");
+        FAIL(fspace_untorn_facts_trial(f, 0, NULL), -EINVAL, "fspace_untorn_facts_trial");
+        /* an existing file's facts have no trials */
+        FAIL(fspace_untorn_facts_trial(f, 0, &t), -ERANGE, "fspace_untorn_facts_trial");
+        CHECK(memcmp(&t, &tkeep, sizeof t) == 0);
+        FAIL(fspace_untorn_facts_json(NULL, &j), -EINVAL, "fspace_untorn_facts_json");
+        FAIL(fspace_untorn_facts_json(f, NULL), -EINVAL, "fspace_untorn_facts_json");
+        CHECK(strcmp(j, "sentinel") == 0);
+
+        a = BAD_PTR(fspace_untorn_answer);
+        FAIL(fspace_untorn_answer_new(NULL, 16384, FSPACE_IO_DIRECT, &a), -EINVAL, "fspace_untorn_answer_new");
+        FAIL(fspace_untorn_answer_new(f, 16384, FSPACE_IO_DIRECT, NULL), -EINVAL, "fspace_untorn_answer_new");
+        FAIL(fspace_untorn_answer_new(f, -1, FSPACE_IO_DIRECT, &a), -EINVAL, "fspace_untorn_answer_new");
+        FAIL(fspace_untorn_answer_new(f, 16384, 2, &a), -EINVAL, "I/O path");
+        FAIL(fspace_untorn_answer_new(f, 16384, UINT32_MAX, &a), -EINVAL, "fspace_untorn_answer_new");
+        CHECK(a == BAD_PTR(fspace_untorn_answer));
+        a = NULL;
+        if (CHECK_OK(fspace_untorn_answer_new(f, 16384, FSPACE_IO_BUFFERED, &a)) == 0 && a != NULL) {
+            FAIL(fspace_untorn_answer_get(NULL, &v), -EINVAL, "fspace_untorn_answer_get");
+            FAIL(fspace_untorn_answer_get(a, NULL), -EINVAL, "fspace_untorn_answer_get");
+            CHECK(memcmp(&v, &vkeep, sizeof v) == 0);
+            FAIL(fspace_untorn_answer_json(NULL, &j), -EINVAL, "fspace_untorn_answer_json");
+            FAIL(fspace_untorn_answer_json(a, NULL), -EINVAL, "fspace_untorn_answer_json");
+            CHECK(strcmp(j, "sentinel") == 0);
+            fspace_untorn_answer_free(a);
+        }
+        fspace_untorn_facts_free(f);
+    }
+    fspace_untorn_facts_free(NULL);
+    fspace_untorn_answer_free(NULL);
+
+    section("write_untorn: bad descriptors and arguments");
+    FAIL(fspace_write_untorn(-1, file, page, sizeof page, 0, 0), -EBADF, "fspace_write_untorn");
+    FAIL(fspace_write_untorn(INT32_MIN, NULL, page, sizeof page, 0, 0), -EBADF, "fspace_write_untorn");
+    FAIL(fspace_write_untorn(closed_fd(), NULL, page, sizeof page, 0, 0), -EBADF, "/proc/self/fd/");
+    fd = open(file, O_RDWR);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        FAIL(fspace_write_untorn(fd, file, NULL, 4096, 0, 0), -EINVAL, "fspace_write_untorn");
+        FAIL(fspace_write_untorn(fd, file, page, sizeof page, -1, 0), -EINVAL, "fspace_write_untorn");
+        FAIL(fspace_write_untorn(fd, file, page, sizeof page, INT64_MAX, 0), -EFBIG, "fspace_write_untorn");
+        FAIL(fspace_write_untorn(fd, file, page, sizeof page, 0, 2), -EINVAL, "unknown flags");
+        FAIL(fspace_write_untorn(fd, file, page, (size_t)INT64_MAX + 1, 0, 0), -EFBIG, "fspace_write_untorn");
+        /* a descriptor without O_DIRECT, on any filesystem: refused, never
+         * written plainly (EOPNOTSUPP: "not supported here" where the
+         * filesystem has no untorn writes, "O_DIRECT" where it has) */
+        FAIL(fspace_write_untorn(fd, NULL, page, sizeof page, 0, 0), -EOPNOTSUPP, "untorn-file");
+        close(fd);
+    }
+    CHECK(file_is(file, 20000, 7));
+
+    section("check_untorn_layout: bad arguments");
+    memset(&l, 0x5A, sizeof l);
+    memcpy(&lkeep, &l, sizeof l);
+    FAIL(fspace_check_untorn_layout(-1, file, 0, 4096, 4096, &l), -EBADF, "fspace_check_untorn_layout");
+    fd = open(file, O_RDONLY);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 4096, 4096, NULL), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, -1, 4096, 4096, &l), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, -1, 4096, &l), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, 1, INT64_MAX, 4096, &l), -EFBIG, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, NULL, 0, 16384, 3000, &l), -EINVAL, "power of two");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 256, &l), -EINVAL, "power of two");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 0, &l), -EINVAL, "power of two");
+        close(fd);
+    }
+    CHECK(memcmp(&l, &lkeep, sizeof l) == 0);
+    CHECK(file_is(file, 20000, 7));
+    unlink(file);
+    CHECK_ENTRIES(g_work, 0);
+}
+
 static void test_wal_errors(void)
 {
     char dir[4096], file[4096], nodir[4096];
@@ -817,6 +962,7 @@ int main(int argc, char **argv)
     test_copy_errors();
     test_writer_errors();
     test_map_errors();
+    test_untorn_errors();
     test_wal_errors();
 
     rm_rf(g_work);
