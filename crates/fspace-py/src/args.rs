@@ -48,6 +48,17 @@ pub(crate) fn bytes_arg(obj: &Bound<'_, PyAny>, what: &str, text: bool) -> PyRes
     )))
 }
 
+/// A count of bytes that must fit 32 bits (an untorn unit, a page size):
+/// as [`bytes_arg`], and a `ValueError` above 2**32 - 1.
+pub(crate) fn u32_arg(obj: &Bound<'_, PyAny>, what: &str, text: bool) -> PyResult<u32> {
+    let v = bytes_arg(obj, what, text)?;
+    u32::try_from(v).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{what} must be between 0 and 2**32 - 1 bytes, not {v}"
+        ))
+    })
+}
+
 /// A name the library parses (`FromStr`: intents, strategies, modes, sync
 /// methods); an unknown one is a `ValueError` with the library's message,
 /// which lists the known names.
@@ -95,21 +106,31 @@ pub(crate) fn choice(strategy: Option<fspace::Strategy>, fallback: bool) -> fspa
 /// (`bytearray`, `memoryview`, ...) copied. A `str` is refused: a record
 /// holds bytes, and guessing an encoding is the caller's decision.
 pub(crate) fn data<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    bytes_like(obj, "a record")
+}
+
+/// `obj` as `bytes` (see [`data`]); `what` names it in the errors.
+pub(crate) fn bytes_like<'py>(
+    obj: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(b.clone());
     }
     if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "a record is bytes, not str (encode it first)",
-        ));
+        return Err(PyTypeError::new_err(format!(
+            "{what} is bytes, not str (encode it first)"
+        )));
     }
-    // bytes(5) would be five zero bytes, not a record.
+    // bytes(5) would be five zero bytes, not data.
     if obj.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err("a record must be bytes-like, not int"));
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be bytes-like, not int"
+        )));
     }
     let b = obj.py().get_type::<PyBytes>().call1((obj,)).map_err(|_| {
         PyTypeError::new_err(format!(
-            "a record must be bytes-like, not {}",
+            "{what} must be bytes-like, not {}",
             obj.get_type()
                 .name()
                 .map_or_else(|_| "?".into(), |n| n.to_string())

@@ -12,6 +12,7 @@ mod args;
 mod errors;
 mod ops;
 mod reports;
+mod untorn;
 mod wal;
 
 use pyo3::prelude::*;
@@ -28,6 +29,7 @@ fn _fspace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::map, m)?)?;
     m.add_function(wrap_pyfunction!(ops::probe, m)?)?;
     reports::register(m)?;
+    untorn::register(m)?;
     wal::register(m)?;
     Ok(())
 }

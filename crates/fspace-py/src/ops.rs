@@ -34,7 +34,8 @@ pub(crate) fn info(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<FsInfo> 
 }
 
 /// grow(path, size, intent="bulk", strategy="auto", *, fallback=True,
-///      create=False, sync=False, check_free_space=True) -> GrowReport
+///      create=False, sync=False, check_free_space=True,
+///      untorn_unit=None) -> GrowReport
 ///
 /// Grows the file at `path` to `size` bytes (an int, or a size such as
 /// "16M") the right way for its filesystem and `intent`: "bulk" (written
@@ -46,14 +47,19 @@ pub(crate) fn info(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<FsInfo> 
 /// ladder unless `fallback` is False. Never changes existing bytes, never
 /// shrinks; on failure the file is put back. `create` makes a missing file
 /// (grown under a temporary name, renamed when complete); `sync` makes the
-/// result durable.
+/// result durable. `untorn_unit` (bytes, a power of two of at least 512)
+/// makes the space ready for untorn writes of that size: written extents
+/// (intent "log"'s plan) and, on XFS, an extent-size hint of the unit;
+/// `report.untorn` says what was done and checks every unit's layout.
 ///
 /// Raises ValueError for an unknown intent or strategy or a negative size;
 /// OSError with the errno and path when the library fails (EINVAL for a
-/// size below the current length). Ctrl-C stops a zero-fill and rolls back.
+/// size below the current length, or an untorn unit that is not a power of
+/// two of at least 512). Ctrl-C stops a zero-fill and rolls back.
 #[pyfunction]
 #[pyo3(signature = (path, size, intent = "bulk", strategy = "auto", *, fallback = true,
-                    create = false, sync = false, check_free_space = true))]
+                    create = false, sync = false, check_free_space = true,
+                    untorn_unit = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     py: Python<'_>,
@@ -65,9 +71,13 @@ pub(crate) fn grow(
     create: bool,
     sync: bool,
     check_free_space: bool,
+    untorn_unit: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<GrowReport> {
     let path = args::path(path)?;
     let size = args::bytes_arg(size, "size", true)?;
+    let untorn_unit = untorn_unit
+        .map(|u| args::u32_arg(u, "untorn_unit", true))
+        .transpose()?;
     let intent: fspace::Intent = args::named(intent)?;
     let requested = args::strategy(strategy)?;
     if !fallback && requested.is_none() {
@@ -85,6 +95,7 @@ pub(crate) fn grow(
             .create(create)
             .sync(sync)
             .check_free_space(check_free_space)
+            .untorn_unit(untorn_unit)
             .progress(Some(&show))
             .cancel(Some(&stop.cancel));
         fspace::grow(&path, size, &opts).map(|r| GrowReport::from(&r))
@@ -94,12 +105,12 @@ pub(crate) fn grow(
 
 /// What `allocate` was given: a descriptor (borrowed from the caller, who
 /// keeps it open) or a path to open.
-enum Target {
+pub(crate) enum Target {
     Fd(RawFd),
     Path(PathBuf),
 }
 
-fn target(file: &Bound<'_, PyAny>) -> PyResult<Target> {
+pub(crate) fn target(file: &Bound<'_, PyAny>) -> PyResult<Target> {
     let fd_of = |v: &Bound<'_, PyAny>| -> PyResult<RawFd> {
         let fd: RawFd = v
             .extract()
@@ -126,7 +137,7 @@ fn target(file: &Bound<'_, PyAny>) -> PyResult<Target> {
 
 /// The name a descriptor's errors and report carry: what
 /// `/proc/self/fd/N` links to, else `fd N`.
-fn fd_name(fd: RawFd) -> PathBuf {
+pub(crate) fn fd_name(fd: RawFd) -> PathBuf {
     std::fs::read_link(format!("/proc/self/fd/{fd}"))
         .unwrap_or_else(|_| PathBuf::from(format!("fd {fd}")))
 }

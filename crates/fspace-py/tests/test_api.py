@@ -22,6 +22,10 @@ def test_missing_path_is_file_not_found_with_errno_and_filename(tmp_path):
         lambda: fspace.copy(missing, str(tmp_path / "dst")),
         lambda: fspace.dig(missing),
         lambda: fspace.map(missing),
+        lambda: fspace.untorn_facts(missing),
+        lambda: fspace.untorn_facts_of_fs(missing),
+        lambda: fspace.untorn_answer(missing, 16384),
+        lambda: fspace.check_untorn_layout(missing, 16384),
     ]
     for call in calls:
         with pytest.raises(FileNotFoundError) as e:
@@ -64,6 +68,65 @@ def test_bad_names_and_numbers_are_value_errors(tmp_path):
         fspace.grow(p, 4096.5)
     with pytest.raises(TypeError):
         fspace.info(42)
+
+
+def test_untorn_arguments(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(bytes(8192))
+    with pytest.raises(ValueError, match="unknown I/O path"):
+        fspace.untorn_answer(tmp_path, 16384, io="sideways")
+    with pytest.raises(ValueError):
+        fspace.untorn_answer(tmp_path, -1)
+    with pytest.raises(ValueError):
+        fspace.grow(p, 16384, untorn_unit=-1)
+    with pytest.raises(ValueError, match="2\\*\\*32"):
+        fspace.grow(p, 16384, untorn_unit=1 << 40)
+    with pytest.raises(OSError) as e:  # the library's refusal, as in C
+        fspace.grow(p, 16384, untorn_unit=3000)
+    assert e.value.errno == errno.EINVAL and "power of two" in e.value.strerror
+    assert p.stat().st_size == 8192
+    with pytest.raises(TypeError, match="not a path"):
+        fspace.write_untorn(str(p), b"x" * 4096, 0)
+    with open(p, "r+b") as f:
+        with pytest.raises(TypeError):
+            fspace.write_untorn(f, "text", 0)
+        with pytest.raises(TypeError):
+            fspace.write_untorn(f, 4096, 0)
+        with pytest.raises(ValueError):
+            fspace.write_untorn(f, b"x" * 4096, -1)
+        with pytest.raises(ValueError):
+            fspace.check_untorn_layout(f, 4096, offset=-1)
+        # Refused before anything is issued, never written plainly:
+        # EOPNOTSUPP for a buffered descriptor (or a filesystem without
+        # untorn writes), whatever else is wrong.
+        with pytest.raises(OSError) as e:
+            fspace.write_untorn(f, b"x" * 4096, 0)
+        assert e.value.errno == errno.EOPNOTSUPP and e.value.filename == str(p)
+    assert p.read_bytes() == bytes(8192)
+    with pytest.raises(ValueError):
+        fspace.write_untorn(-3, b"x" * 4096, 0)
+    with pytest.raises(OSError) as e:
+        fspace.write_untorn(10_000, b"x" * 4096, 0)  # not an open descriptor
+    assert e.value.errno == errno.EBADF
+
+
+def test_untorn_reports(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(bytes(8192))
+    f = fspace.untorn_facts(p)
+    assert isinstance(f, fspace.UntornFacts)
+    assert not f.scratch and f.tried == [] and f.path == str(p)
+    assert f.state in ("supported", "zero", "not-reported", "unknown")
+    with pytest.raises(AttributeError):
+        f.state = "supported"
+    assert repr(f).startswith("UntornFacts(") and "state=" in repr(f)
+    assert f.to_dict()["limits"]["state"] == f.state
+    assert '"scratch":false' in f.to_json()
+    # Answered from the facts: no trial behind it.
+    a = fspace.untorn_answer(f, 8192, "buffered")
+    assert not a.untorn and a.limit == "buffered" and a.confirmed is None
+    assert a.to_dict()["io"] == "buffered"
+    assert p.read_bytes() == bytes(8192)  # nothing written
 
 
 def test_library_refusals_keep_their_errno(tmp_path):

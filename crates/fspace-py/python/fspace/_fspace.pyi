@@ -32,6 +32,18 @@ __all__ = [
     "ReleaseReport",
     "Wal",
     "WalRecords",
+    "untorn_facts",
+    "untorn_facts_of_fs",
+    "untorn_answer",
+    "write_untorn",
+    "check_untorn_layout",
+    "UntornTrial",
+    "UntornDevice",
+    "UntornFacts",
+    "UntornAnswer",
+    "BadUnit",
+    "UntornLayout",
+    "UntornReady",
 ]
 
 _StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -173,6 +185,8 @@ class GrowReport:
     def created(self) -> bool: ...
     @property
     def elapsed(self) -> float: ...
+    @property
+    def untorn(self) -> Optional["UntornReady"]: ...
     def to_dict(self) -> Dict[str, Any]:
         """The document of `fspace grow --json`."""
     def to_json(self) -> str: ...
@@ -486,6 +500,158 @@ class Wal:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
+@final
+class UntornTrial:
+    """One RWF_ATOMIC write tried on a scratch file."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def direct(self) -> bool: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def errno(self) -> Optional[int]: ...
+    @property
+    def error(self) -> Optional[str]: ...
+
+@final
+class UntornDevice:
+    """The untorn-write limits of one block device (sysfs atomic_write_*)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def unit_min_bytes(self) -> Optional[int]: ...
+    @property
+    def unit_max_bytes(self) -> Optional[int]: ...
+    @property
+    def max_bytes(self) -> Optional[int]: ...
+    @property
+    def boundary_bytes(self) -> Optional[int]: ...
+
+@final
+class UntornFacts:
+    """What fspace knows about untorn writes on a file or a filesystem."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def scratch(self) -> bool: ...
+    @property
+    def filesystem(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def unit_min(self) -> Optional[int]: ...
+    @property
+    def unit_max(self) -> Optional[int]: ...
+    @property
+    def unit_max_opt(self) -> Optional[int]: ...
+    @property
+    def segments_max(self) -> Optional[int]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def hardware_max(self) -> int: ...
+    @property
+    def devices(self) -> List[UntornDevice]: ...
+    @property
+    def devices_error(self) -> Optional[str]: ...
+    @property
+    def block_size(self) -> int: ...
+    @property
+    def allocation_unit(self) -> Optional[int]: ...
+    @property
+    def reflink(self) -> Optional[bool]: ...
+    @property
+    def extent_size_hint(self) -> Optional[int]: ...
+    @property
+    def direct_io_align(self) -> Optional[int]: ...
+    @property
+    def tried(self) -> List[UntornTrial]: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """All the facts as JSON: limits with their state, source, devices, geometry, trials."""
+    def to_json(self) -> str: ...
+
+@final
+class UntornAnswer:
+    """Whether a page write of one size through one I/O path is untorn, and why."""
+
+    @property
+    def page_size(self) -> int: ...
+    @property
+    def io(self) -> str: ...
+    @property
+    def untorn(self) -> bool: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    @property
+    def limit(self) -> Optional[str]: ...
+    @property
+    def confirmed(self) -> Optional[bool]: ...
+    @property
+    def reason(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+@final
+class BadUnit:
+    """One unit that fails the layout check."""
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def fault(self) -> str: ...
+    @property
+    def physical(self) -> Optional[int]: ...
+
+@final
+class UntornLayout:
+    """Whether a range is laid out for the hardware path of untorn writes."""
+
+    @property
+    def unit(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def units(self) -> int: ...
+    @property
+    def ok(self) -> int: ...
+    @property
+    def faults(self) -> Dict[str, int]: ...
+    @property
+    def first_bad(self) -> List[BadUnit]: ...
+    @property
+    def passes(self) -> bool: ...
+    @property
+    def words(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+@final
+class UntornReady:
+    """What a growth with untorn_unit did beyond the growth itself."""
+
+    @property
+    def unit(self) -> int: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def collapses(self) -> int: ...
+    @property
+    def extent_size_hint(self) -> Optional[int]: ...
+    @property
+    def hint_note(self) -> Optional[str]: ...
+    @property
+    def layout(self) -> Optional[UntornLayout]: ...
+    @property
+    def layout_error(self) -> Optional[str]: ...
+
 def info(path: _StrPath) -> FsInfo:
     """Describes the filesystem holding path, with the policy per intent."""
 
@@ -499,6 +665,7 @@ def grow(
     create: bool = False,
     sync: bool = False,
     check_free_space: bool = True,
+    untorn_unit: Optional[_Size] = None,
 ) -> GrowReport:
     """Grows the file to size bytes the right way for its filesystem."""
 
@@ -526,3 +693,27 @@ def map(path: _StrPath, *, sync: bool = False) -> ExtentMap:
 
 def probe(dir: _StrPath, quick: bool = True, *, full: bool = False) -> ProbeResult:
     """Measures the filesystem holding dir and recommends a policy."""
+
+def untorn_facts(path: _StrPath) -> UntornFacts:
+    """The untorn-write facts of an existing file (nothing is written)."""
+
+def untorn_facts_of_fs(dir: _StrPath) -> UntornFacts:
+    """The untorn-write facts of a filesystem, measured on a scratch file."""
+
+def untorn_answer(
+    dir: Union[_StrPath, UntornFacts], page_size: _Size, io: str = "direct"
+) -> UntornAnswer:
+    """Whether a write of page_size bytes through io ("direct", "buffered") is untorn."""
+
+def write_untorn(
+    file: Union[int, IO[Any]], buf: _Buffer, offset: int, dsync: bool = False
+) -> None:
+    """One untorn write (pwritev2 RWF_ATOMIC) to a descriptor opened with O_DIRECT."""
+
+def check_untorn_layout(
+    file: _FileArg,
+    unit: _Size,
+    offset: Optional[int] = None,
+    length: Optional[int] = None,
+) -> UntornLayout:
+    """Whether each unit of the range lies in one written, aligned extent."""
