@@ -81,7 +81,7 @@ pub struct LayoutCheck {
     pub ok: u64,
     /// Units failing, per fault, in [`UnitFault`]'s order.
     pub faults: Vec<(UnitFault, u64)>,
-    /// The first failing units (at most [`FIRST_BAD`]).
+    /// The first failing units (at most `FIRST_BAD`).
     pub first_bad: Vec<BadUnit>,
 }
 
