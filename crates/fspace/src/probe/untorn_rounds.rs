@@ -119,6 +119,9 @@ pub(super) fn measure(
             }
             Err(e) => {
                 run.cancelled()?;
+                // The rounds' steps will not come: the progress still ends
+                // at its total.
+                run.steps = run.steps.saturating_sub(rounds * pages.len());
                 for (i, page, path) in &pages {
                     cost[*i] = Some(not_measured(
                         *page,
