@@ -32,9 +32,10 @@ use rustix::io::IoSlice;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Bytes of each side's file: 8 MiB (1,024 pages of 8 KiB, 512 of 16 KiB),
-/// prepared in a fraction of a second on the slowest disk the probe runs
-/// on, and larger than any page cache a device keeps for itself.
+/// Bytes of each side's file: 8 MiB (1,024 pages of 8 KiB, 512 of 16 KiB):
+/// enough pages that random offsets rarely repeat within a run, little to
+/// prepare (both files' zero-fill is kept back from the budget at the
+/// measured rate, [`reserve`]).
 pub(super) const UNTORN_FILE: u64 = 8 << 20;
 
 /// The shortest time a side is given in a round when the budget is
@@ -42,8 +43,10 @@ pub(super) const UNTORN_FILE: u64 = 8 << 20;
 const MIN_RUN: Duration = Duration::from_millis(50);
 
 /// Time per side and round at each level. Short: this measurement states
-/// a cost, it decides nothing the rounds of the commits decide, and it
-/// runs only where untorn writes exist.
+/// a cost and decides nothing, and it runs only where untorn writes exist.
+/// On the matrix's XFS 0.2 s per side (some hundreds of writes) put every
+/// plain round above every untorn one in each standard run
+/// (bench/runs/2026-11-28-untorn-cost).
 fn per_side(level: Level) -> Duration {
     match level {
         Level::Quick => Duration::from_millis(100),
