@@ -62,7 +62,7 @@ fn note_kinds(a: &Value) -> Vec<&str> {
 common::per_fs! {
     /// A quick probe for all three engines: the advice, its reasons and
     /// the written fragments.
-    fn probe_for_every_engine_advises_in_its_own_syntax(fs) on [ext4, btrfs, tmpfs, sshfs] {
+    fn probe_for_every_engine_advises_in_its_own_syntax(fs) on [ext4, btrfs, tmpfs, sshfs, xfs] {
         let _m = measuring();
         let _g = fs.lock();
         let dir = fs.tempdir();
@@ -99,7 +99,20 @@ common::per_fs! {
                 }
                 if ["full_page_writes", "innodb_doublewrite"].contains(&s["name"].as_str().unwrap_or("")) {
                     assert_eq!(kind, "keep-for-safety", "{}: {s}", fs.name);
-                    assert!(s["reason"].as_str().unwrap_or("").contains("RWF_ATOMIC"), "{}: {s}", fs.name);
+                    let reason = s["reason"].as_str().unwrap_or("");
+                    assert!(reason.contains("RWF_ATOMIC"), "{}: {s}", fs.name);
+                    assert!(reason.contains("does not ask the kernel for untorn"), "{}: {s}", fs.name);
+                    // What the filesystem offers for the engine's data
+                    // pages: the probe's own answer, word for word.
+                    let a = data_page_answer(&v, a);
+                    let short = answer_short(a);
+                    assert!(reason.contains(&format!(": {short}: ")), "{}: {short:?} not in {reason}", fs.name);
+                    assert!(reason.contains(a["reason"].as_str().unwrap()), "{}: {a} not in {reason}", fs.name);
+                    if fs.is(&["xfs"]) && engine == "mariadb" && a["io"] == "direct" {
+                        assert_eq!(short, "yes (software path)", "{}", fs.name);
+                        assert!(reason.contains("cost measured: "), "{}: {reason}", fs.name);
+                        assert!(reason.contains("MariaDB 10.11's do not"), "{}: {reason}", fs.name);
+                    }
                 }
             }
             // The fragment applies every setting but the trade-offs.
@@ -139,6 +152,41 @@ common::per_fs! {
             postgres_reads_the_fragment(fs, &out.path().join("postgresql.conf.fspace"), advice(&v, "postgresql"));
         }
         rocksdb_reads_the_fragment(fs, &out.path().join("rocksdb.options.fspace"), advice(&v, "rocksdb"));
+    }
+}
+
+/// The probe's untorn answer for the engine's data pages: PostgreSQL's
+/// 8 KiB through the page cache; InnoDB's 16 KiB with O_DIRECT, or through
+/// the page cache where the advice changes innodb_flush_method to O_DSYNC.
+fn data_page_answer<'a>(v: &'a Value, a: &Value) -> &'a Value {
+    let (page, io) = match a["engine"].as_str().unwrap() {
+        "postgresql" => (8192, "buffered"),
+        _ => {
+            let dsync = a["settings"].as_array().unwrap().iter().any(|s| {
+                s["name"] == "innodb_flush_method"
+                    && s["kind"] == "change"
+                    && s["value"] == "O_DSYNC"
+            });
+            (16384, if dsync { "buffered" } else { "direct" })
+        }
+    };
+    v["untorn"]["answers"]
+        .as_array()
+        .and_then(|x| x.iter().find(|x| x["page_size"] == page && x["io"] == io))
+        .unwrap_or_else(|| panic!("no untorn answer for {page} {io}: {}", v["untorn"]))
+}
+
+/// An answer's short form, as `Answer::short` writes it.
+fn answer_short(a: &Value) -> String {
+    match (
+        a["untorn"].as_bool(),
+        a["path"].as_str(),
+        a["limit"].as_str(),
+    ) {
+        (Some(true), Some(p), _) => format!("yes ({p} path)"),
+        (Some(true), None, _) => "yes".into(),
+        (_, _, Some(l)) => format!("no ({l})"),
+        _ => "no".into(),
     }
 }
 

@@ -293,6 +293,51 @@ common::per_fs! {
                 (got, want) => assert!(got.is_none() && want.is_none(), "{}: {name} {got:?} {want:?}", fs.name),
             }
         }
+        // Untorn page writes: one answer per page size and I/O path; the
+        // ratio, its range and both sides' rates where measured (XFS).
+        let untorn = &v["untorn"];
+        for a in untorn["answers"].as_array().unwrap() {
+            let page = a["page_size"].as_u64().unwrap().to_string();
+            assert_eq!(
+                value(&samples, "fspace_probe_untorn_supported", &[("page", &page), ("io", a["io"].as_str().unwrap())]),
+                Some(if a["untorn"] == true { 1.0 } else { 0.0 }),
+                "{}: {a}",
+                fs.name
+            );
+        }
+        let measured: Vec<&Value> = untorn["cost"].as_array().unwrap().iter().filter(|c| c["measured"] == true).collect();
+        assert_eq!(measured.is_empty(), fs.name != "xfs", "{}: {untorn}", fs.name);
+        assert_eq!(
+            samples.iter().filter(|s| s.name == "fspace_probe_untorn_ratio").count(),
+            measured.len(),
+            "{}",
+            fs.name
+        );
+        for c in measured {
+            let page = c["page_size"].as_u64().unwrap().to_string();
+            let l = [("page", page.as_str()), ("write_path", c["path"].as_str().unwrap())];
+            for (name, field) in [
+                ("fspace_probe_untorn_ratio", "ratio"),
+                ("fspace_probe_untorn_ratio_min", "ratio_min"),
+                ("fspace_probe_untorn_ratio_max", "ratio_max"),
+            ] {
+                let got = value(&samples, name, &l).unwrap_or_else(|| panic!("{}: no {name}", fs.name));
+                assert!(close(got, c[field].as_f64().unwrap()), "{}: {name} {got}", fs.name);
+            }
+            assert_eq!(
+                value(&samples, "fspace_probe_untorn_rounds", &l),
+                Some(c["ratios"].as_array().unwrap().len() as f64)
+            );
+            for side in ["plain", "untorn"] {
+                let got = value(
+                    &samples,
+                    "fspace_probe_untorn_writes_per_second",
+                    &[l[0], l[1], ("write", side)],
+                )
+                .unwrap_or_else(|| panic!("{}: no {side} rate", fs.name));
+                assert!(close(got, c[side]["writes_per_sec"].as_f64().unwrap()), "{}: {side}", fs.name);
+            }
+        }
         assert_eq!(
             value(&samples, "fspace_probe_run_timestamp_seconds", &[]),
             v["started_unix"].as_f64()

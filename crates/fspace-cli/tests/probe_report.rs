@@ -190,8 +190,36 @@ common::per_fs! {
             "  sparse  ",
             "Not saved",
             "Report: ",
+            // XFS has untorn writes by its software path: their cost.
+            "Untorn writes (RWF_ATOMIC)",
+            "  statx: supported: unit 4 KiB to 1 MiB",
+            "  page   path      plain/s         runs untorn/s         runs  ratio    rounds",
+            "  8 KiB  software ",
+            "  16 KiB software ",
+            "  8 KiB pages, direct: yes (software path); cost ",
+            "  8 KiB pages, buffered: no (buffered)",
+            "  16 KiB pages, direct: yes (software path); cost ",
+            "  16 KiB pages, buffered: no (buffered)",
         ] {
             assert!(out.contains(want), "output lacks {want:?}:\n{out}");
+        }
+        // Words the wrapping may split across lines.
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        for want in [
+            "with and without RWF_ATOMIC; 4 alternating rounds of up to",
+            "16 KiB pages, direct: yes (software path); cost ",
+            "plain direct writes (",
+        ] {
+            assert!(flat.contains(want), "output lacks {want:?}:\n{out}");
+        }
+        let page = std::fs::read_to_string(&html).unwrap();
+        for want in [
+            "<h2>Untorn page writes</h2>",
+            "<dt>16 KiB pages, direct: <span class=\"what\">yes (software path)</span></dt>",
+            "<dt>8 KiB pages, buffered: <span class=\"what\">no (buffered)</span></dt>",
+            "cost measured: ",
+        ] {
+            assert!(page.contains(want), "report lacks {want:?}");
         }
         // 80 columns, but for lines that quote a path (the directory, the
         // device's backing file, the report), which may be any length.
@@ -201,7 +229,7 @@ common::per_fs! {
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
             &html,
-            &["commit-rate", "sync-methods", "commit-latency", "growth"],
+            &["commit-rate", "sync-methods", "commit-latency", "untorn-cost", "growth"],
             work.path(),
         );
     }

@@ -167,9 +167,10 @@ pub fn check_document(fs: &str, v: &Value) -> String {
         assert!(space["pinned_bytes"].is_null(), "{fs}: {space}");
     }
     check_rounds(fs, v);
+    let untorn = check_untorn(fs, v);
     let against = check_log_vs_append(fs, v);
     format!(
-        "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s, log against appending: {}); bulk {}",
+        "probe {fs}: {:.1} s; log {strategy} {chosen:.0}/s (fastest {} {:.0}/s, append {:.0}/s, wal {:.0}/s, log against appending: {}); bulk {}; untorn: {untorn}",
         v["elapsed_ms"].as_f64().unwrap() / 1e3,
         fastest.0,
         fastest.1,
@@ -401,4 +402,145 @@ pub fn check_log_vs_append<'a>(fs: &str, v: &'a Value) -> &'a Value {
     };
     assert!(text.contains(&quoted), "{fs}: {text}");
     lv
+}
+
+/// The untorn section agrees with itself and with the filesystem: the
+/// facts and four answers (8 and 16 KiB, direct then buffered) everywhere,
+/// the buffered ones "no"; where the limits are `supported` (XFS on the
+/// matrix, which must be) both page sizes measured in one run per round
+/// and side, the ratio the median of the per-round ratios of those runs,
+/// within its range, and the direct answers carrying that cost; elsewhere
+/// both "not measured", with the answer's reason. No timing is asserted.
+/// Returns a summary for the log.
+pub fn check_untorn(fs: &str, v: &Value) -> String {
+    let u = &v["untorn"];
+    assert!(u.is_object(), "{fs}: no untorn section: {v}");
+    let state = u["facts"]["limits"]["state"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{fs}: no facts: {u}"));
+    if fs == "xfs" {
+        assert_eq!(state, "supported", "{fs}: {u}");
+    }
+    let answers = u["answers"].as_array().expect("answers");
+    let keys: Vec<(u64, &str)> = answers
+        .iter()
+        .map(|a| (a["page_size"].as_u64().unwrap(), a["io"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (8192, "direct"),
+            (8192, "buffered"),
+            (16384, "direct"),
+            (16384, "buffered")
+        ],
+        "{fs}"
+    );
+    for a in answers {
+        assert!(!a["reason"].as_str().unwrap_or("").is_empty(), "{fs}: {a}");
+        if a["io"] == "buffered" {
+            assert_eq!(a["untorn"], false, "{fs}: {a}");
+            assert_eq!(a["limit"], "buffered", "{fs}: {a}");
+        }
+    }
+    let cost = u["cost"].as_array().expect("cost");
+    assert_eq!(names_u64(cost, "page_size"), [8192, 16384], "{fs}");
+    let rounds = v["commit"]["rounds"].as_u64().unwrap() as usize;
+    let mut summary = vec![];
+    for c in cost {
+        let page = c["page_size"].as_u64().unwrap();
+        let direct = answers
+            .iter()
+            .find(|a| a["page_size"] == page && a["io"] == "direct")
+            .unwrap();
+        if state != "supported" {
+            assert_eq!(c["measured"], false, "{fs}: {c}");
+            let why = c["not_measured"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{fs}: {c}"));
+            assert!(
+                why.starts_with(&format!("no untorn {} KiB writes here", page / 1024)),
+                "{fs}: {why}"
+            );
+            assert!(
+                why.contains(direct["reason"].as_str().unwrap()),
+                "{fs}: {why}"
+            );
+            assert!(
+                c["text"].as_str().unwrap().starts_with("not measured: "),
+                "{fs}: {c}"
+            );
+            assert!(c["ratio"].is_null() && c["p_value"].is_null(), "{fs}: {c}");
+            assert_eq!(direct["untorn"], false, "{fs}: {direct}");
+            assert!(direct["cost"].is_null(), "{fs}: {direct}");
+            continue;
+        }
+        assert_eq!(c["measured"], true, "{fs}: {c}");
+        assert_eq!(c["offsets"], "random", "{fs}: {c}");
+        if fs == "xfs" {
+            // The matrix's loop devices have no untorn writes of their own.
+            assert_eq!(c["path"], "software", "{fs}: {c}");
+        }
+        let (plain, untorn) = (floats(&c["plain"]["runs"]), floats(&c["untorn"]["runs"]));
+        assert_eq!(plain.len(), rounds, "{fs}: {c}");
+        assert_eq!(untorn.len(), rounds, "{fs}: {c}");
+        for side in ["plain", "untorn"] {
+            let w = &c[side];
+            assert_eq!(floats(&w["runs_p50_us"]).len(), rounds, "{fs}: {w}");
+            assert!(w["writes"].as_u64() >= Some(rounds as u64), "{fs}: {w}");
+            assert!(
+                close(
+                    w["writes_per_sec"].as_f64().unwrap(),
+                    median(&floats(&w["runs"]))
+                ),
+                "{fs}: {w}"
+            );
+        }
+        let ratios = floats(&c["ratios"]);
+        let want: Vec<f64> = untorn.iter().zip(&plain).map(|(u, p)| u / p).collect();
+        assert_eq!(ratios.len(), rounds, "{fs}: {c}");
+        for (got, want) in ratios.iter().zip(&want) {
+            assert!(close(*got, *want), "{fs}: {c}");
+        }
+        let r = c["ratio"].as_f64().unwrap();
+        let (lo, hi) = (
+            c["ratio_min"].as_f64().unwrap(),
+            c["ratio_max"].as_f64().unwrap(),
+        );
+        assert!(close(r, median(&ratios)), "{fs}: {c}");
+        assert!(lo <= r && r <= hi && lo > 0.0, "{fs}: {c}");
+        assert!(
+            close(c["p_value"].as_f64().unwrap(), p_greater(&plain, &untorn)),
+            "{fs}: {c}"
+        );
+        let text = c["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("{r:.2}x ({lo:.2}-{hi:.2}x)")),
+            "{fs}: {text}"
+        );
+        assert_eq!(direct["untorn"], true, "{fs}: {direct}");
+        assert_eq!(direct["path"], c["path"], "{fs}: {direct}");
+        assert!(
+            close(direct["cost"]["ratio"].as_f64().unwrap(), r),
+            "{fs}: {direct}"
+        );
+        assert!(
+            direct["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cost measured: "),
+            "{fs}: {direct}"
+        );
+        summary.push(format!("{} KiB {r:.2}x ({lo:.2}-{hi:.2}x)", page / 1024));
+    }
+    if summary.is_empty() {
+        format!("{state}, not measured")
+    } else {
+        summary.join(", ")
+    }
+}
+
+/// The integer `field` of each element of `a`.
+fn names_u64(a: &[Value], field: &str) -> Vec<u64> {
+    a.iter().map(|x| x[field].as_u64().unwrap()).collect()
 }

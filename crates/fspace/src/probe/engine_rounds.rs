@@ -11,6 +11,7 @@ use crate::bench::{run_commit, CommitBenchOptions, CommitResult};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
 use crate::units::format_human;
+use crate::untorn::Answer;
 use std::time::{Duration, Instant};
 
 /// Rounds, and commit time per case and round, at each level.
@@ -53,12 +54,14 @@ fn cases(engine: Engine) -> usize {
 }
 
 /// Measures each engine's cases and returns its advice, in `engines`'
-/// order.
+/// order; `untorn` holds the probe's answers on untorn page writes, which
+/// the safety settings' reasons quote.
 pub(super) fn measure(
     run: &mut Run<'_>,
     info: &FsInfo,
     engines: &[Engine],
     file_size: u64,
+    untorn: &[Answer],
 ) -> Result<Vec<EngineAdvice>> {
     let (rounds, per) = engine_budget(run.opts.level);
     let mut out = vec![];
@@ -107,7 +110,7 @@ pub(super) fn measure(
                 figures: summarize(spec.state, rs),
             })
             .collect();
-        out.push(engines::advise(engine, info, &plan, cases, rounds));
+        out.push(engines::advise(engine, info, &plan, cases, rounds, untorn));
     }
     Ok(out)
 }

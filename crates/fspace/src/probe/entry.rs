@@ -11,6 +11,8 @@ use super::rounds::Rounds;
 use super::run::{ProbeOptions, Run, ZERO_FILL_STEP};
 use super::schema::{CommitSection, GrowthSection, Level, SweepPoint, SCHEMA};
 use super::stats::utc;
+use super::untorn_cost::UntornSection;
+use super::untorn_rounds;
 use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::Strategy;
@@ -100,7 +102,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    let (filesystem, commit, growth, sweep, machine, engines) =
+    let (filesystem, commit, growth, sweep, machine, engines, untorn) =
         remove_scratch(dir, scratch, result)?;
     let elapsed = start.elapsed();
     budget.total += engine_time;
@@ -144,6 +146,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         machine,
         recommendations,
         engines,
+        untorn,
         notes,
     })
 }
@@ -365,6 +368,7 @@ type Sections = (
     Option<Vec<SweepPoint>>,
     Busy,
     Vec<EngineAdvice>,
+    UntornSection,
 );
 
 /// The measurements in order: the filesystem's facts, growth, commits, the
@@ -380,6 +384,15 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
         + super::engine_rounds::steps(run.opts.level, run.opts.engines);
     run.begin("filesystem facts and capabilities".into())?;
     let info = fs_info_uncached(run.dir)?.with_block_devices();
+    // Untorn writes: the facts now (a scratch file, a few trial writes),
+    // so that the commit rounds keep time back for their cost where there
+    // is one to measure.
+    let (untorn_facts, untorn_error) = match crate::untorn::facts_of_fs_with(run.dir, &info) {
+        Ok(f) => (Some(f), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let untorn_sizes = untorn_rounds::sizes(untorn_facts.as_ref(), untorn_error.as_deref());
+    run.steps += untorn_rounds::steps(b.rounds, &untorn_sizes);
     let devices: Vec<String> = match &info.block_devices {
         Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
         Err(_) => vec![],
@@ -387,13 +400,21 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     let (_, before, idle_before) = Snapshot::idle_window(&devices);
     let growth = run.growth(growth_size)?;
     notes.extend(allocation_notes(&info, &growth));
-    let commit = Rounds::new(run).commit(&info, &growth, notes)?;
+    let untorn_time = untorn_rounds::reserve(
+        run.opts.level,
+        b.rounds,
+        &untorn_sizes,
+        super::plan::fill_rate(&growth),
+    );
+    let commit = Rounds::new(run).commit(&info, &growth, untorn_time, notes)?;
+    let untorn = untorn_rounds::measure(run, untorn_facts, untorn_error, untorn_sizes)?;
     let sweep = if b.sweep {
         Some(Rounds::new(run).sweep(commit.file_size, notes)?)
     } else {
         None
     };
-    let engines = super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size)?;
+    let engines =
+        super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size, &untorn.answers)?;
     // The window ends after the last measurement, the engines' included:
     // their advice rests on rounds as noisy as the probe's own.
     let (end, _, idle_after) = Snapshot::idle_window(&devices);
@@ -407,7 +428,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
             ),
         ));
     }
-    Ok((info, commit, growth, sweep, busy, engines))
+    Ok((info, commit, growth, sweep, busy, engines, untorn))
 }
 
 /// Explains growth that left more allocated than the file's size (xfs,

@@ -12,6 +12,11 @@
 //!   [`SpaceState`] and through the [`Wal`](crate::Wal), with the
 //!   [`bench`](crate::bench) engine, in alternating rounds;
 //! - with [`Level::Full`], a record-size sweep;
+//! - where untorn writes of 8 or 16 KiB pages exist, what they cost:
+//!   durable `O_DIRECT` page writes into written space with and without
+//!   `RWF_ATOMIC`, in alternating rounds ([`UntornSection`], with the
+//!   facts and the answers of [`crate::untorn`] for both page sizes and
+//!   I/O paths);
 //! - for each engine in [`ProbeOptions::engines`], commits written the way
 //!   that engine writes its log, one case per setting value, and the
 //!   settings that follow ([`EngineAdvice`]).
@@ -41,6 +46,8 @@ mod rounds;
 mod run;
 mod schema;
 mod stats;
+mod untorn_cost;
+mod untorn_rounds;
 pub(crate) mod verdict;
 mod versus_append;
 
@@ -63,3 +70,4 @@ pub use schema::{
     CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction, ProbeProgress,
     StateResult, SweepPoint, SyncMethodResult, SCHEMA,
 };
+pub use untorn_cost::{UntornCost, UntornSection, WriteRuns, UNTORN_PAGES};

@@ -282,18 +282,24 @@ pub(super) struct CommitPlan {
     /// its preparation failed in the growth step (no fallocate, no
     /// WRITE_ZEROES): the same classification for both steps.
     pub(super) unsupported: Vec<Option<String>>,
-    /// Time kept back for the sweep (each point with its preparation).
-    pub(super) sweep_reserve: Duration,
+    /// Time kept back for the measurements after the main rounds: the
+    /// untorn writes' cost (where there are untorn writes) and the sweep
+    /// (each point with its preparation).
+    pub(super) later_reserve: Duration,
     /// Time kept back from the main rounds: the sweep and a share for a
     /// close call.
     pub(super) reserve: Duration,
 }
 
 impl CommitPlan {
+    /// The plan for `info`'s filesystem after `growth`, within `b`,
+    /// keeping `later` back for measurements after the commits besides
+    /// the sweep (the untorn writes' cost).
     pub(super) fn new(
         info: &FsInfo,
         growth: &GrowthSection,
         b: &Budget,
+        later: Duration,
         notes: &mut Vec<Note>,
     ) -> Self {
         let fill = fill_rate(growth);
@@ -347,11 +353,11 @@ impl CommitPlan {
             file_size,
             segment_size,
             unsupported,
-            sweep_reserve: Duration::ZERO,
+            later_reserve: later,
             reserve: Duration::ZERO,
         };
         if b.sweep {
-            plan.sweep_reserve = (SWEEP_TIME * 3
+            plan.later_reserve += (SWEEP_TIME * 3
                 + plan.setup_of(SpaceState::Recycled)
                 + plan.setup_of(SpaceState::Wal))
                 * SWEEP_RECORDS.len() as u32;
@@ -359,7 +365,7 @@ impl CommitPlan {
         // The idle window after the measurements (busy.rs) comes out of
         // the budget too.
         plan.reserve =
-            plan.sweep_reserve + b.total.mul_f64(CLOSE_CALL_SHARE) + super::busy::IDLE_WINDOW * 2;
+            plan.later_reserve + b.total.mul_f64(CLOSE_CALL_SHARE) + super::busy::IDLE_WINDOW * 2;
         plan
     }
 

@@ -5,6 +5,7 @@
 
 use super::engines::{Engine, EngineAdvice};
 use super::schema::{CommitSection, GrowthSection, Level, StateResult, SweepPoint};
+use super::untorn_cost::UntornSection;
 use crate::bench::SpaceState;
 use crate::error::Result;
 use crate::fs_info::FsInfo;
@@ -55,6 +56,10 @@ pub struct ProbeResult {
     /// The advice for each engine asked for ([`ProbeOptions::engines`](super::ProbeOptions::engines)),
     /// in that order; empty when none was.
     pub engines: Vec<EngineAdvice>,
+    /// Untorn page writes here: the facts, the answer for 8 and 16 KiB
+    /// pages through `O_DIRECT` and the page cache, and what untorn writes
+    /// cost against plain ones where they exist.
+    pub untorn: UntornSection,
     /// What qualifies the run (scaled down, over budget, ...).
     pub notes: Vec<Note>,
 }

@@ -120,15 +120,18 @@ impl<'r, 'a> Rounds<'r, 'a> {
     }
 
     /// Measures commits into every space state in alternating rounds,
-    /// then measures a close call again (see [`Run::close_call_rounds`]).
+    /// then measures a close call again (see [`Run::close_call_rounds`]),
+    /// keeping `later` of the budget for what is measured after them
+    /// besides the sweep.
     pub(super) fn commit(
         &mut self,
         info: &FsInfo,
         growth: &GrowthSection,
+        later: Duration,
         notes: &mut Vec<Note>,
     ) -> Result<CommitSection> {
         let b = self.run.budget;
-        let mut plan = CommitPlan::new(info, growth, self.run.budget, notes);
+        let mut plan = CommitPlan::new(info, growth, self.run.budget, later, notes);
         let mut bopts = CommitBenchOptions {
             record_size: RECORD_SIZE,
             file_size: plan.file_size,
@@ -258,7 +261,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
             .budget
             .total
             .saturating_sub(self.run.start.elapsed())
-            .saturating_sub(plan.sweep_reserve + Duration::from_secs(1) + IDLE_WINDOW * 2);
+            .saturating_sub(plan.later_reserve + Duration::from_secs(1) + IDLE_WINDOW * 2);
         // Each run opens a log, which prepares its first segments.
         let per = (left / (2 * k as u32))
             .saturating_sub(plan.setup_of(SpaceState::Wal))
@@ -535,7 +538,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
             let left = b
                 .total
                 .saturating_sub(self.run.start.elapsed())
-                .saturating_sub(plan.sweep_reserve + Duration::from_secs(1))
+                .saturating_sub(plan.later_reserve + Duration::from_secs(1))
                 // Kept for a check of the log both ways (`predict`).
                 .saturating_sub((MIN_MODE + plan.setup_of(SpaceState::Wal)) * 6);
             let setup = plan.setup_of(fast.state).max(plan.setup_of(standing.state));

@@ -340,7 +340,7 @@ pub fn facts(path: impl AsRef<Path>) -> Result<UntornFacts> {
 
 /// The untorn-write facts of the filesystem holding directory `dir`,
 /// measured on a scratch file made there (removed before returning):
-/// `statx`, then an `RWF_ATOMIC` write of each of [`TRIAL_SIZES`] through
+/// `statx`, then an `RWF_ATOMIC` write of 4, 8, 16 and 64 KiB through
 /// `O_DIRECT` into written space, and of 8 and 16 KiB through the page
 /// cache, each recorded with the kernel's answer.
 pub fn facts_of_fs(dir: impl AsRef<Path>) -> Result<UntornFacts> {

@@ -30,8 +30,12 @@ mod facts;
 mod layout;
 mod ready;
 
-pub use answer::{answer, Answer, IoPath};
+pub use answer::{answer, Answer, Cost, IoPath};
+pub(crate) use buf::AlignedBuf;
 pub use check::{check, write_untorn, Refusal};
+pub(crate) use facts::facts_of_fs_with;
+#[cfg(test)]
+pub(crate) use facts::tests_support;
 pub use facts::{
     facts, facts_of_fs, DeviceAtomic, Geometry, Limits, Source, Trial, UntornFacts, WritePath,
     TRIAL_SIZES,

@@ -1,12 +1,14 @@
 //! What the engines' decisions share: the probe's rule applied to two
-//! cases, in words; a kept setting; the expected rate; the comments of a
+//! cases, in words; a kept setting; the expected rate; what the
+//! filesystem offers for untorn page writes, in words; the comments of a
 //! fragment.
 
 use super::super::schema::{Prediction, StateResult};
 use super::super::stats::range;
 use super::super::verdict::{verdict, Verdict};
 use super::types::{AdviceKind, EngineAdvice, EngineCase, Setting};
-use crate::units::format_count as commas;
+use crate::units::{format_count as commas, format_human};
+use crate::untorn::{Answer, IoPath};
 
 /// Whether `challenger` beat `default` by the probe's rule, and with every
 /// one of its rounds above every one of the default's; the words that say
@@ -122,4 +124,33 @@ pub(crate) fn explain(s: &Setting) -> String {
         AdviceKind::NotMeasured => "the default: not decided by a measurement".into(),
     };
     comment(&format!("{}: {what}. {}", s.name, s.reason))
+}
+
+/// What the filesystem offers for untorn writes of an engine's data pages
+/// (`page` bytes through `io`, written `how`): the probe's answer, its
+/// short form and its reason, for a safety setting's reason; and whether
+/// such writes are untorn here (`None`: not known, the facts could not be
+/// read).
+pub(crate) fn untorn_offer(
+    answers: &[Answer],
+    page: u64,
+    io: IoPath,
+    how: &str,
+) -> (Option<bool>, String) {
+    let head = format!(
+        "Untorn writes of its {} data pages {how} here",
+        format_human(page)
+    );
+    match answers.iter().find(|a| a.page_size == page && a.io == io) {
+        Some(a) => (
+            Some(a.untorn),
+            format!("{head}: {}: {}", a.short(), a.reason),
+        ),
+        None => (
+            None,
+            format!(
+                "{head}: not known (the probe could not read the filesystem's untorn-write facts)"
+            ),
+        ),
+    }
 }

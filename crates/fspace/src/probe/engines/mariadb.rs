@@ -8,12 +8,13 @@
 //! bench/runs/2026-11-27-engines-strace/). `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
 //! (with `O_DIRECT` where it is used) and drops the `fdatasync`.
 
-use super::common::{beats, case, expect, explain, keep};
+use super::common::{beats, case, expect, explain, keep, untorn_offer};
 use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
+use crate::untorn::{Answer, IoPath};
 use std::path::Path;
 
 /// InnoDB's log block where it buffers the log (its error log says
@@ -108,7 +109,7 @@ pub(super) fn plan(info: &FsInfo, file_size: u64) -> Plan {
     }
 }
 
-pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
+pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice, untorn: &[Answer]) {
     let Some(default) = case(a, DEFAULT_CASE).cloned() else {
         return;
     };
@@ -184,7 +185,7 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
         value: "ON".into(),
         default: "ON".into(),
         kind: AdviceKind::KeepForSafety,
-        reason: "MariaDB 10.11 does not ask the kernel for untorn 16 KiB page writes (no RWF_ATOMIC), so a power cut can tear a page; the doublewrite buffer holds the whole copy that repairs it".into(),
+        reason: doublewrite_reason(&settings, untorn),
         gain: None,
         requires: vec![],
     });
@@ -205,6 +206,40 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
     }
     a.expected = expect(&expected, &format!("the case {}", expected.settings));
     a.settings = settings;
+}
+
+/// InnoDB's data page (`innodb_page_size`'s default).
+const DATA_PAGE: u64 = 16 << 10;
+
+/// Why the doublewrite buffer stays on: MariaDB 10.11 asks for no untorn
+/// writes, and what the filesystem offers for its 16 KiB data pages
+/// (the probe's answer, `untorn`) through the path InnoDB writes them:
+/// `O_DIRECT` with `innodb_flush_method=O_DIRECT` (the default), the page
+/// cache with `O_DSYNC` (when the advice changes to it).
+pub(super) fn doublewrite_reason(settings: &[Setting], untorn: &[Answer]) -> String {
+    let dsync = settings.iter().any(|s| {
+        s.name == "innodb_flush_method" && s.kind == AdviceKind::Change && s.value == "O_DSYNC"
+    });
+    let (io, how) = if dsync {
+        (
+            IoPath::Buffered,
+            "(through the page cache, as innodb_flush_method=O_DSYNC writes them)",
+        )
+    } else {
+        (
+            IoPath::Direct,
+            "(with O_DIRECT, as innodb_flush_method=O_DIRECT writes them)",
+        )
+    };
+    let (offered, offer) = untorn_offer(untorn, DATA_PAGE, io, how);
+    let then = if offered == Some(true) {
+        "; the filesystem could keep them whole, but only for writes that ask, and MariaDB 10.11's do not"
+    } else {
+        ""
+    };
+    format!(
+        "MariaDB 10.11 does not ask the kernel for untorn 16 KiB page writes (no RWF_ATOMIC), so a power cut can tear a page; the doublewrite buffer holds the whole copy that repairs it. {offer}{then}"
+    )
 }
 
 pub(super) fn fragment(a: &EngineAdvice) -> String {

@@ -12,7 +12,11 @@
 //!
 //! Safety settings (`full_page_writes`, `innodb_doublewrite`) stay on:
 //! none of the engine versions advised here asks the kernel for untorn
-//! page writes, so a power cut can tear a page they write. A setting that
+//! page writes, so a power cut can tear a page they write, whatever the
+//! filesystem offers. Their reasons say both: the probe's answer for the
+//! engine's page size and I/O path ([`untorn::answer`](crate::untorn::answer),
+//! with the measured cost where untorn writes exist), and that the engine
+//! does not ask for them. A setting that
 //! measured faster but costs safety or a feature is a
 //! [`AdviceKind::TradeOff`]: named with its cost and its gain, never
 //! written into the fragment as applied.
@@ -28,6 +32,7 @@ mod types;
 
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
+use crate::untorn::Answer;
 pub use types::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub(crate) use types::{CaseSpec, Plan};
 
@@ -71,13 +76,17 @@ pub(super) fn plan(engine: Engine, info: &FsInfo, file_size: u64) -> Plan {
     }
 }
 
-/// The advice from the measured cases (in the order of [`plan`]).
+/// The advice from the measured cases (in the order of [`plan`]);
+/// `untorn` holds the probe's answers on untorn page writes here (empty
+/// where the facts could not be read), which the safety settings'
+/// reasons quote for the engine's page size and I/O path.
 pub(super) fn advise(
     engine: Engine,
     info: &FsInfo,
     plan: &Plan,
     cases: Vec<EngineCase>,
     rounds: usize,
+    untorn: &[Answer],
 ) -> EngineAdvice {
     let mut a = EngineAdvice {
         engine,
@@ -94,8 +103,8 @@ pub(super) fn advise(
         db_bench: None,
     };
     match engine {
-        Engine::Postgresql => postgresql::decide(info, &mut a),
-        Engine::Mariadb => mariadb::decide(info, &mut a),
+        Engine::Postgresql => postgresql::decide(info, &mut a, untorn),
+        Engine::Mariadb => mariadb::decide(info, &mut a, untorn),
         Engine::Rocksdb => rocksdb::decide(info, &mut a),
     }
     a.notes.extend(filesystem_note(info, engine));

@@ -6,13 +6,14 @@
 //! `open_datasync` opens the WAL with `O_DSYNC`, and with `O_DIRECT` only
 //! under `wal_level=minimal` (no replication or archiving).
 
-use super::common::{beats, case, expect, explain, keep};
+use super::common::{beats, case, expect, explain, keep, untorn_offer};
 use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use crate::units::format_count as commas;
+use crate::untorn::{Answer, IoPath};
 
 /// PostgreSQL's WAL page (`XLOG_BLCKSZ`).
 const PAGE: usize = 8 << 10;
@@ -84,7 +85,7 @@ pub(super) fn plan(_info: &FsInfo) -> Plan {
     }
 }
 
-pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
+pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice, untorn: &[Answer]) {
     let (Some(default), Some(dsync), Some(direct), Some(sparse), Some(zeroed)) = (
         case(a, DEFAULT_CASE).cloned(),
         case(a, DSYNC_CASE).cloned(),
@@ -191,7 +192,7 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
         value: "on".into(),
         default: "on".into(),
         kind: AdviceKind::KeepForSafety,
-        reason: safety_reason(info),
+        reason: safety_reason(info, untorn),
         gain: None,
         requires: vec![],
     });
@@ -225,15 +226,28 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice) {
     a.settings = settings;
 }
 
-/// Why the page-image protection stays on.
-fn safety_reason(info: &FsInfo) -> String {
+/// Why the page-image protection stays on: PostgreSQL 15 asks for no
+/// untorn writes, and what the filesystem offers for its data pages (8 KiB
+/// through the page cache: the probe's answer, `untorn`).
+pub(super) fn safety_reason(info: &FsInfo, untorn: &[Answer]) -> String {
     let cow = if info.copy_on_write {
         " (copy-on-write does not change this: a page write can still be cut short)"
     } else {
         ""
     };
+    let (offered, offer) = untorn_offer(
+        untorn,
+        PAGE as u64,
+        IoPath::Buffered,
+        "(through the page cache, as PostgreSQL 15 writes them)",
+    );
+    let then = if offered == Some(true) {
+        "; the filesystem could keep them whole, but only for writes that ask, and PostgreSQL 15's do not"
+    } else {
+        ""
+    };
     format!(
-        "PostgreSQL 15 does not ask the kernel for untorn 8 KiB page writes (no RWF_ATOMIC), so a power cut can leave a torn page that only the full page image repairs{cow}"
+        "PostgreSQL 15 does not ask the kernel for untorn 8 KiB page writes (no RWF_ATOMIC), so a power cut can leave a torn page that only the full page image repairs{cow}. {offer}{then}"
     )
 }
 

@@ -5,6 +5,40 @@ use super::*;
 use crate::bench::SpaceState;
 use crate::fs_info::{FsInfo, FsKind};
 use crate::note::NoteKind;
+use crate::untorn::{answer, tests_support::facts_with, Answer, Cost, IoPath, Limits};
+
+/// What the matrix's filesystems report on Linux 6.18: XFS untorn writes
+/// of 4 KiB to 1 MiB by its software path, ext4 0, the others nothing.
+fn limits_on(kind: FsKind) -> Limits {
+    match kind {
+        FsKind::Xfs => Limits::Supported {
+            unit_min: 4096,
+            unit_max: 1 << 20,
+            unit_max_opt: 0,
+            segments_max: 1,
+        },
+        FsKind::Ext4 => Limits::Zero,
+        _ => Limits::NotReported,
+    }
+}
+
+/// The probe's answers on a filesystem of `kind`: 8 and 16 KiB, direct
+/// and buffered; the direct ones on XFS with a cost as measured.
+fn answers_on(kind: FsKind) -> Vec<Answer> {
+    let f = facts_with(kind, limits_on(kind));
+    let mut out = vec![];
+    for page in [8192, 16384] {
+        for io in [IoPath::Direct, IoPath::Buffered] {
+            let a = answer(&f, page, io);
+            out.push(if a.untorn {
+                a.with_cost(Cost::new(400.0, 1000.0, (0.4, 0.35, 0.45), 4))
+            } else {
+                a
+            });
+        }
+    }
+    out
+}
 
 /// A case measured in five rounds 2% apart around `rate` (negative:
 /// unsupported here).
@@ -56,7 +90,7 @@ fn advice(engine: Engine, kind: FsKind, rate_of: impl Fn(&str) -> f64) -> Engine
             figures: figures(c.state, rate_of(c.settings)),
         })
         .collect();
-    let a = advise(engine, &info, &plan, cases, 5);
+    let a = advise(engine, &info, &plan, cases, 5, &answers_on(kind));
     assert_advisable(&a);
     a
 }
@@ -90,7 +124,7 @@ fn advice_from_runs(
             }
         })
         .collect();
-    advise(engine, &info, &plan, cases, rounds)
+    advise(engine, &info, &plan, cases, rounds, &answers_on(kind))
 }
 
 /// Every setting and value the advice names, and every `name=value` a
@@ -409,4 +443,89 @@ fn a_default_changes_only_when_every_round_says_so() {
         "{}",
         recycle.reason
     );
+}
+
+#[test]
+fn safety_reasons_quote_the_untorn_answer_for_the_engines_pages() {
+    // PostgreSQL 15 writes its data pages through the page cache: "no"
+    // everywhere, XFS included, with the answer's words.
+    for kind in [FsKind::Xfs, FsKind::Ext4, FsKind::Btrfs] {
+        let a = advice(Engine::Postgresql, kind, |_| 1000.0);
+        let s = setting(&a, "full_page_writes", AdviceKind::KeepForSafety);
+        let want = answers_on(kind)
+            .into_iter()
+            .find(|a| a.page_size == 8192 && a.io == IoPath::Buffered)
+            .unwrap();
+        assert_eq!(want.short(), "no (buffered)");
+        assert!(s.reason.contains(&want.short()), "{kind:?}: {}", s.reason);
+        assert!(s.reason.contains(&want.reason), "{kind:?}: {}", s.reason);
+        assert!(s.reason.contains("does not ask the kernel"), "{}", s.reason);
+        assert!(s.reason.contains("RWF_ATOMIC"), "{}", s.reason);
+        assert!(!s.reason.contains("could keep them whole"), "{}", s.reason);
+        assert_eq!(s.value, "on");
+    }
+    // InnoDB with O_DIRECT on XFS: untorn 16 KiB writes exist, by the
+    // software path, at the measured cost; the doublewrite buffer stays
+    // because MariaDB 10.11 does not ask for them.
+    let a = advice(Engine::Mariadb, FsKind::Xfs, |_| 1000.0);
+    let d = setting(&a, "innodb_doublewrite", AdviceKind::KeepForSafety);
+    let want = answers_on(FsKind::Xfs)
+        .into_iter()
+        .find(|a| a.page_size == 16384 && a.io == IoPath::Direct)
+        .unwrap();
+    assert!(d.reason.contains("yes (software path)"), "{}", d.reason);
+    assert!(d.reason.contains(&want.reason), "{}", d.reason);
+    assert!(
+        d.reason
+            .contains("cost measured: 0.40x plain direct writes (0.35-0.45, 4 rounds)"),
+        "{}",
+        d.reason
+    );
+    assert!(
+        d.reason.contains(
+            "could keep them whole, but only for writes that ask, and MariaDB 10.11's do not"
+        ),
+        "{}",
+        d.reason
+    );
+    assert_eq!(d.value, "ON");
+    let f = a.fragment();
+    assert!(f.contains("\ninnodb_doublewrite = ON\n"), "{f}");
+    // ext4 on a device without untorn writes: the answer's "no".
+    let a = advice(Engine::Mariadb, FsKind::Ext4, |_| 1000.0);
+    let d = setting(&a, "innodb_doublewrite", AdviceKind::KeepForSafety);
+    assert!(d.reason.contains("no (not-supported)"), "{}", d.reason);
+    assert!(d.reason.contains("reports no untorn unit"), "{}", d.reason);
+}
+
+#[test]
+fn innodb_with_o_dsync_writes_its_pages_through_the_page_cache() {
+    // The advice turns O_DSYNC on: InnoDB then writes its data pages
+    // buffered, and the answer is the buffered one, even on XFS.
+    let a = advice(Engine::Mariadb, FsKind::Xfs, |s| match s {
+        mariadb::DSYNC_CASE => 3000.0,
+        _ => 2000.0,
+    });
+    assert_eq!(
+        setting(&a, "innodb_flush_method", AdviceKind::Change).value,
+        "O_DSYNC"
+    );
+    let d = setting(&a, "innodb_doublewrite", AdviceKind::KeepForSafety);
+    assert!(d.reason.contains("no (buffered)"), "{}", d.reason);
+    assert!(
+        d.reason.contains("innodb_flush_method=O_DSYNC"),
+        "{}",
+        d.reason
+    );
+}
+
+#[test]
+fn without_facts_the_safety_reasons_say_so() {
+    let info = info(FsKind::Xfs);
+    let r = postgresql::safety_reason(&info, &[]);
+    assert!(r.contains("not known (the probe could not read"), "{r}");
+    assert!(r.contains("torn page"), "{r}");
+    let r = mariadb::doublewrite_reason(&[], &[]);
+    assert!(r.contains("16 KiB data pages (with O_DIRECT"), "{r}");
+    assert!(r.contains("not known"), "{r}");
 }
