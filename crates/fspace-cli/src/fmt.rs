@@ -35,9 +35,62 @@ pub(crate) fn format_seconds(secs: f64) -> String {
 /// print the same words.
 pub(crate) const LOG_VS_APPEND: &str = "fspace's log against appending";
 
+/// Splits `s` into lines of at most `width` characters at spaces (a longer
+/// word gets a line of its own).
+pub(crate) fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![];
+    let mut cur = String::new();
+    // A number stays with its unit ("1.2 MiB" never ends one line and
+    // starts the next).
+    let mut words: Vec<String> = vec![];
+    for w in s.split(' ') {
+        let unit = ["B", "KiB", "MiB", "GiB", "TiB", "ms", "µs", "s"]
+            .iter()
+            .any(|u| {
+                w.strip_prefix(u).is_some_and(|rest| {
+                    rest.starts_with('/') || rest.chars().all(|c| c.is_ascii_punctuation())
+                })
+            });
+        match words.last_mut() {
+            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for w in &words {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_keeps_a_number_with_its_unit() {
+        let lines = wrap("48 MiB in 4 files, 804 KiB referenced, 1.2 MiB pinned", 44);
+        assert_eq!(
+            lines,
+            ["48 MiB in 4 files, 804 KiB referenced,", "1.2 MiB pinned"].map(String::from)
+        );
+        // Words that merely start like a unit are not units.
+        assert_eq!(
+            wrap("3 runs so far", 5),
+            ["3", "runs", "so", "far"].map(String::from)
+        );
+    }
 
     #[test]
     fn numbers_read_as_people_write_them() {

@@ -123,7 +123,7 @@ fn text(r: &GrowReport) -> String {
             Ok(c) => c.words(),
             Err(e) => format!("unknown ({e})"),
         };
-        for (i, line) in crate::probe::wrap(&layout, 64).iter().enumerate() {
+        for (i, line) in crate::fmt::wrap(&layout, 64).iter().enumerate() {
             out!(o, "  {:<13}{line}", if i == 0 { "layout:" } else { "" });
         }
     }

@@ -354,7 +354,7 @@ fn untorn_text(u: &Untorn) -> String {
             .find(|a| a.io == fspace::untorn::IoPath::Direct)
     });
     if let Some(a) = why {
-        for (i, line) in crate::probe::wrap(&a.reason, 64).iter().enumerate() {
+        for (i, line) in crate::fmt::wrap(&a.reason, 64).iter().enumerate() {
             out!(o, "  {:<14}{line}", if i == 0 { "why" } else { "" });
         }
     }
@@ -370,7 +370,7 @@ fn hint(f: &fspace::untorn::UntornFacts) -> String {
 }
 
 fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
-    for (i, line) in crate::probe::wrap(&f.limits.words(), 64).iter().enumerate() {
+    for (i, line) in crate::fmt::wrap(&f.limits.words(), 64).iter().enumerate() {
         out!(o, "  {:<14}{line}", if i == 0 { "limits" } else { "" });
     }
     let hw = if f.hardware_max > 0 {

@@ -34,7 +34,7 @@ fn untorn_check(file: &Path, size: u64, unit: u32) -> fspace::Result<fspace::unt
 fn untorn_text(c: &fspace::untorn::LayoutCheck) -> String {
     let mut o = String::new();
     out!(o, "untorn {}:", format_human(c.unit));
-    for line in crate::probe::wrap(&c.words(), 76) {
+    for line in crate::fmt::wrap(&c.words(), 76) {
         out!(o, "  {line}");
     }
     for b in &c.first_bad {

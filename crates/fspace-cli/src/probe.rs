@@ -2,7 +2,9 @@
 //! around [`fspace::probe::probe`].
 
 use crate::cli::ProbeArgs;
-use crate::fmt::{format_count as commas, format_human, format_seconds as secs, LOG_VS_APPEND};
+use crate::fmt::{
+    format_count as commas, format_human, format_seconds as secs, wrap, LOG_VS_APPEND,
+};
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
 use fspace::NoteKind;
@@ -334,45 +336,6 @@ fn check_report_path(p: &Path) -> fspace::Result<()> {
 
 fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
     std::fs::write(p, html).map_err(|e| fspace::Error::from_io("write report", p, None, e))
-}
-
-/// Splits `s` into lines of at most `width` characters at spaces (a longer
-/// word gets a line of its own).
-pub(crate) fn wrap(s: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![];
-    let mut cur = String::new();
-    // A number stays with its unit ("1.2 MiB" never ends one line and
-    // starts the next).
-    let mut words: Vec<String> = vec![];
-    for w in s.split(' ') {
-        let unit = ["B", "KiB", "MiB", "GiB", "TiB", "ms", "µs", "s"]
-            .iter()
-            .any(|u| {
-                w.strip_prefix(u).is_some_and(|rest| {
-                    rest.starts_with('/') || rest.chars().all(|c| c.is_ascii_punctuation())
-                })
-            });
-        match words.last_mut() {
-            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
-                prev.push(' ');
-                prev.push_str(w);
-            }
-            _ => words.push(w.to_string()),
-        }
-    }
-    for w in &words {
-        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(w);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
 }
 
 fn text(r: &ProbeResult) -> String {
@@ -891,19 +854,5 @@ mod tests {
         for bad in ["0", "100", "-5", "abc", "nan", "inf", ""] {
             assert!(threshold_arg(bad).is_err(), "{bad:?} accepted");
         }
-    }
-
-    #[test]
-    fn wrap_keeps_a_number_with_its_unit() {
-        let lines = wrap("48 MiB in 4 files, 804 KiB referenced, 1.2 MiB pinned", 44);
-        assert_eq!(
-            lines,
-            ["48 MiB in 4 files, 804 KiB referenced,", "1.2 MiB pinned"].map(String::from)
-        );
-        // Words that merely start like a unit are not units.
-        assert_eq!(
-            wrap("3 runs so far", 5),
-            ["3", "runs", "so", "far"].map(String::from)
-        );
     }
 }

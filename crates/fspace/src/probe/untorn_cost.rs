@@ -341,18 +341,11 @@ pub(super) fn answers(facts: Option<&UntornFacts>, cost: &[UntornCost]) -> Vec<A
 mod tests {
     use super::*;
     use crate::fs_info::FsKind;
-    use crate::untorn::{tests_support::facts_with, Limits};
+    use crate::untorn::tests_support::{facts_with, xfs_software};
+    use crate::untorn::Limits;
 
     fn xfs() -> UntornFacts {
-        facts_with(
-            FsKind::Xfs,
-            Limits::Supported {
-                unit_min: 4096,
-                unit_max: 1 << 20,
-                unit_max_opt: 0,
-                segments_max: 1,
-            },
-        )
+        xfs_software()
     }
 
     /// `rates` as runs of one second each, latency the inverse.

@@ -228,21 +228,13 @@ fn path_words(p: Option<WritePath>) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::facts::tests_support::facts_with;
+    use super::super::facts::tests_support::{facts_with, xfs_software};
     use super::*;
     use crate::fs_info::FsKind;
 
     #[test]
     fn buffered_is_no_whatever_the_limits() {
-        let f = facts_with(
-            FsKind::Xfs,
-            Limits::Supported {
-                unit_min: 4096,
-                unit_max: 1 << 20,
-                unit_max_opt: 0,
-                segments_max: 1,
-            },
-        );
+        let f = xfs_software();
         let a = answer(&f, 8192, IoPath::Buffered);
         assert!(!a.untorn);
         assert_eq!(a.limit, Some("buffered"));

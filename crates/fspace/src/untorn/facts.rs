@@ -520,6 +520,19 @@ fn decide_source(
 pub(crate) mod tests_support {
     use super::*;
 
+    /// The matrix's XFS: untorn 4 KiB to 1 MiB by the software path.
+    pub(crate) fn xfs_software() -> UntornFacts {
+        facts_with(
+            FsKind::Xfs,
+            Limits::Supported {
+                unit_min: 4096,
+                unit_max: 1 << 20,
+                unit_max_opt: 0,
+                segments_max: 1,
+            },
+        )
+    }
+
     /// Facts of an imaginary file with these limits, on a device without
     /// atomic writes.
     pub(crate) fn facts_with(kind: FsKind, limits: Limits) -> UntornFacts {
