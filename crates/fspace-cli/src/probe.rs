@@ -844,7 +844,6 @@ fn saved_results() -> fspace::Result<fspace::SavedResults> {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
     use crate::cli::threshold_arg;
 
     #[test]
