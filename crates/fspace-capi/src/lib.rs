@@ -249,8 +249,10 @@ pub(crate) unsafe fn bytes_arg<'a>(
     if p.is_null() {
         return Err(Failure::invalid(func, format!("{name} is NULL")));
     }
-    if len > MAX_LEN as usize {
-        // No buffer is that large; a slice of it would be undefined.
+    if len as u64 > MAX_LEN || len > isize::MAX as usize {
+        // No buffer is that large; a slice of it would be undefined (on a
+        // 32-bit target `MAX_LEN as usize` would wrap: compare as u64, and
+        // against the largest slice).
         return Err(Failure::new(
             EFBIG,
             format!("{func}: {name} length {len} is past the largest file size: File too large (os error 27)"),

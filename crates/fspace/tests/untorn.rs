@@ -315,3 +315,55 @@ common::per_fs! {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
+
+common::per_fs! {
+    /// An untorn unit with a strategy that leaves space unwritten is
+    /// refused before anything changes; a directory has no limits of its
+    /// own (facts says so instead of "not reported").
+    fn refusals_change_nothing(fs) on [xfs, ext4] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"kept").unwrap();
+        for s in [Strategy::Sparse, Strategy::Reserve, Strategy::Allocate] {
+            let opts = GrowOptions::default()
+                .choice(StrategyChoice::exactly(s))
+                .untorn_unit(Some(16384));
+            let e = grow(&path, 1 << 20, &opts).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc_einval()), "{s}: {e}");
+            assert!(e.to_string().contains("must be written"), "{e}");
+            assert_eq!(std::fs::read(&path).unwrap(), b"kept");
+        }
+        let opts = GrowOptions::default()
+            .choice(StrategyChoice::exactly(Strategy::ZeroFill))
+            .untorn_unit(Some(16384));
+        grow(&path, 1 << 20, &opts).unwrap();
+        let e = untorn::facts(dir.path()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::ISDIR.raw_os_error()), "{e}");
+        assert!(e.to_string().contains("facts_of_fs"), "{e}");
+    }
+}
+
+common::per_fs! {
+    /// Space reserved past the end before an untorn growth on XFS stays
+    /// reserved (the alignment's collapses shift it; it is put back), and
+    /// the file ends exactly at the target.
+    fn reservations_past_the_end_are_kept(fs) on [xfs] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("reserved");
+        std::fs::write(&path, common::pattern(3, 4096)).unwrap();
+        let reserve = GrowOptions::default().choice(StrategyChoice::exactly(Strategy::Reserve));
+        grow(&path, 8 << 20, &reserve).unwrap();
+        let opts = GrowOptions::default().sync(true).untorn_unit(Some(16384));
+        let r = grow(&path, 2 << 20, &opts).unwrap();
+        assert_eq!(r.new_len, 2 << 20);
+        let m = fspace::map_file(&path, fspace::MapOptions::default()).unwrap();
+        assert!(
+            m.summary.beyond_eof.unwrap_or(0) >= 6 << 20,
+            "the reservation past the end was lost: {:?}",
+            m.summary
+        );
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(&data[..4096], &common::pattern(3, 4096)[..]);
+        assert!(data[4096..].iter().all(|b| *b == 0));
+    }
+}

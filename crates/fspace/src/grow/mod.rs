@@ -11,7 +11,7 @@ mod range;
 mod rollback;
 
 use failure::{check_free_space, classify, Failure};
-use rollback::{rollback, state_before, Before};
+use rollback::{reserve_again, rollback, state_before, Before};
 
 pub use crate::policy::StrategyChoice;
 pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
@@ -383,6 +383,21 @@ fn grow_open<Fd: AsFd>(
     check_target(path, old_len, target)?;
     if let Some(unit) = opts.untorn_unit {
         crate::untorn::validate_unit("grow", path, unit)?;
+        if let Some(s) = opts
+            .choice
+            .named()
+            .filter(|s| !matches!(s, Strategy::ZeroFill | Strategy::WriteZeroes))
+        {
+            return Err(Error::refused_errno(
+                "grow",
+                path,
+                Errno::INVAL,
+                format!(
+                    "space for untorn writes must be written: strategy {s} leaves it {}; use zero-fill, write-zeroes or auto",
+                    if s == Strategy::Sparse { "as holes" } else { "unwritten or past the end" }
+                ),
+            ));
+        }
     }
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.
@@ -405,12 +420,25 @@ fn grow_open<Fd: AsFd>(
     let hint_note = opts
         .untorn_unit
         .and_then(|unit| crate::untorn::set_hint(fd, info.kind, unit));
-    let collapses = match opts.untorn_unit {
-        Some(unit) if info.kind == fs_info::FsKind::Xfs && u64::from(unit) > info.block_size => {
-            crate::untorn::align(fd, path, old_len, target, u64::from(unit))
-                .inspect_err(|_| rollback(fd, &prior, target))?
+    let aligned = match opts.untorn_unit {
+        Some(unit) if aligns_units(fd, &info, unit) => {
+            let a = crate::untorn::align(fd, path, old_len, target, u64::from(unit))
+                .inspect_err(|_| rollback(fd, &prior, target))?;
+            // The collapses shift what lay past the end down: reservations
+            // made before are put back where they were.
+            reserve_again(fd, &prior);
+            Some(a)
         }
-        _ => 0,
+        _ => None,
+    };
+    // The space is allocated already: counting it again as needed would
+    // refuse a growth into half the free space.
+    let unchecked;
+    let opts = if aligned.is_some() {
+        unchecked = opts.clone().check_free_space(false);
+        &unchecked
+    } else {
+        opts
     };
     let (strategy, bytes_written, fallbacks) =
         climb(fd, path, &plan.ladder, old_len..target, opts, &prior)?;
@@ -429,7 +457,7 @@ fn grow_open<Fd: AsFd>(
     let cost = sys::counters().since(before);
     let untorn = opts
         .untorn_unit
-        .map(|unit| crate::untorn::ready_report(fd, path, new_len, unit, collapses, hint_note));
+        .map(|unit| crate::untorn::ready_report(fd, path, new_len, unit, aligned, hint_note));
     Ok(Draft {
         report: GrowReport {
             path: path.to_path_buf(),
@@ -456,6 +484,15 @@ fn grow_open<Fd: AsFd>(
         },
         probe_cost,
     })
+}
+
+/// Whether a growth for untorn writes of `unit` places its units at
+/// aligned device addresses ([`crate::untorn::align`]): on XFS, for a unit
+/// larger than a block, where the file takes untorn writes at all.
+fn aligns_units(fd: BorrowedFd<'_>, info: &fs_info::FsInfo, unit: u32) -> bool {
+    info.kind == fs_info::FsKind::Xfs
+        && u64::from(unit) > info.block_size
+        && crate::untorn::Limits::from_statx_of(fd).supported()
 }
 
 /// Refuses a target below the current length (fspace never shrinks a
@@ -563,7 +600,7 @@ fn settle(
         return Err(Error::io("fdatasync", path, None, e));
     }
     if strategy == Strategy::ZeroFill
-        && opts.intent == Intent::Log
+        && (opts.intent == Intent::Log || opts.untorn_unit.is_some())
         && opts.drop_filled_pages
         && !range.is_empty()
     {

@@ -77,3 +77,12 @@ pub(super) fn rollback(fd: BorrowedFd<'_>, prior: &Before, target: u64) {
         let _ = sys::fallocate(fd, FallocMode::KeepSize, r.start, r.end - r.start);
     }
 }
+
+/// Reserves again the ranges past the old end that were reserved before
+/// (a no-op where they still are): after an untorn growth's collapses
+/// shifted them down.
+pub(super) fn reserve_again(fd: BorrowedFd<'_>, prior: &Before) {
+    for r in prior.reserved.iter().flatten() {
+        let _ = sys::fallocate(fd, FallocMode::KeepSize, r.start, r.end - r.start);
+    }
+}

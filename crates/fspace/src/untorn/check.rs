@@ -123,8 +123,11 @@ impl Refusal {
 }
 
 /// Checks an untorn write of `size` bytes at `offset` against `limits`
-/// and the I/O path (`direct`: through `O_DIRECT`), in the order the
-/// kernel does; the first limit that fails.
+/// and the I/O path (`direct`: through `O_DIRECT`); the first limit that
+/// fails, in this order: support, `O_DIRECT`, power of two, the units,
+/// alignment. (The kernel checks the units before `O_DIRECT`, so for a
+/// buffered write of a bad size it says `EINVAL` where this says
+/// `EOPNOTSUPP`: both refuse.)
 pub fn check(
     limits: &Limits,
     size: u64,

@@ -72,6 +72,11 @@ impl Limits {
         }
     }
 
+    /// The limits of the open file `fd`.
+    pub(crate) fn from_statx_of(fd: BorrowedFd<'_>) -> Limits {
+        Limits::from_statx(sys::statx_atomic(fd))
+    }
+
     /// The state's name in JSON and in `fspace info`: `unknown`,
     /// `not-reported`, `zero`, `supported`.
     pub fn state(&self) -> &'static str {
@@ -304,6 +309,7 @@ impl UntornFacts {
             return None;
         }
         Some(match self.kind {
+            _ if self.source == Source::Unknown => WritePath::Unknown,
             FsKind::Xfs if size <= u64::from(self.hardware_max) => WritePath::Hardware,
             FsKind::Xfs => WritePath::Software,
             FsKind::Ext4 => WritePath::Hardware,
@@ -334,6 +340,24 @@ pub fn facts(path: impl AsRef<Path>) -> Result<UntornFacts> {
     let path = path.as_ref();
     let fd = sys::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0)
         .map_err(|e| Error::io("open", path, None, e))?;
+    let st = sys::fstat(&fd).map_err(|e| Error::io("fstat", path, None, e))?;
+    if !st.is_regular() {
+        // Filesystems fill the limits only for regular files: a
+        // directory's "not reported" would read as the filesystem's.
+        return Err(Error::refused(
+            "untorn facts",
+            path,
+            if st.is_dir() {
+                Errno::ISDIR.raw_os_error()
+            } else {
+                Errno::INVAL.raw_os_error()
+            },
+            format!(
+                "is a {}: untorn-write limits belong to regular files (facts_of_fs measures a directory's filesystem)",
+                st.type_name()
+            ),
+        ));
+    }
     let info = fs_info::fs_info(path)?;
     Ok(describe(fd.as_fd(), path, &info, false, Vec::new()))
 }
@@ -487,6 +511,9 @@ fn decide_source(
             .reduce(|a, b| (a.0.max(b.0), a.1.min(b.1)))
     });
     match kind {
+        // Without the devices' figures a unit_max_opt of 0 may be one
+        // block by the device or everything by the software path.
+        FsKind::Xfs if unit_max_opt == 0 && device.is_none() => (0, Source::Unknown),
         FsKind::Xfs => {
             let hw = if unit_max_opt > 0 {
                 unit_max_opt
@@ -536,7 +563,13 @@ pub(crate) mod tests_support {
     /// Facts of an imaginary file with these limits, on a device without
     /// atomic writes.
     pub(crate) fn facts_with(kind: FsKind, limits: Limits) -> UntornFacts {
-        let devices = Ok(vec![]);
+        let devices = Ok(vec![DeviceAtomic {
+            name: "loop0".into(),
+            unit_min_bytes: Some(0),
+            unit_max_bytes: Some(0),
+            max_bytes: Some(0),
+            boundary_bytes: Some(0),
+        }]);
         let (hardware_max, source) = decide_source(kind, &limits, 4096, &devices);
         UntornFacts {
             path: "/x".into(),
@@ -628,6 +661,12 @@ mod tests {
         assert_eq!(
             decide_source(FsKind::Btrfs, &Limits::NotReported, 4096, &none),
             (0, Source::None)
+        );
+        // Devices unknown: one block by the device, or all by software.
+        let unknown = Err("no block device found".to_string());
+        assert_eq!(
+            decide_source(FsKind::Xfs, &sup, 4096, &unknown),
+            (0, Source::Unknown)
         );
     }
 }

@@ -47,6 +47,10 @@ pub struct Ready {
     /// Ranges cut out of the new allocation to put its units on aligned
     /// device addresses (XFS; see the module docs).
     pub collapses: u32,
+    /// Why the alignment stopped before every unit was placed (the
+    /// filesystem refused a collapse), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment_note: Option<String>,
     /// Why the hint is not the unit, when it is not and should be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint_note: Option<String>,
@@ -121,13 +125,15 @@ pub(crate) fn report(
     path: &Path,
     len: u64,
     unit: u32,
-    collapses: u32,
+    aligned: Option<Aligned>,
     hint_note: Option<String>,
 ) -> Ready {
+    let (collapses, alignment_note) = aligned.map_or((0, None), |a| (a.collapses, a.stopped));
     Ready {
         unit,
-        limits: Limits::from_statx(sys::statx_atomic(fd)),
+        limits: Limits::from_statx_of(fd),
         collapses,
+        alignment_note,
         extent_size_hint: sys::extent_size_hint(fd).ok().map(|(h, _)| h),
         hint_note,
         layout: check_layout(fd, path, 0..len, u64::from(unit)).map_err(|e| e.to_string()),
@@ -139,63 +145,92 @@ pub(crate) fn report(
 /// says what is left.
 const MAX_COLLAPSES: u32 = 128;
 
+/// What [`align`] did.
+pub(crate) struct Aligned {
+    /// Ranges collapsed.
+    pub(crate) collapses: u32,
+    /// Why it stopped before every unit was placed, when the filesystem
+    /// refused a collapse (a realtime or zoned XFS).
+    pub(crate) stopped: Option<String>,
+}
+
 /// Allocates `[start, target)` of the file (which holds no data past
 /// `start`) so that every whole `unit` from the first unit boundary at or
 /// after `start` sits at a device address that `unit` divides (see the
-/// module docs). Returns the collapses made. The caller rolls back on
-/// error. The blocks are left unwritten: the growth that follows writes
-/// them in place.
+/// module docs). The file is never longer than `target`, so a power cut
+/// leaves it between its old length and `target`, the new blocks
+/// unwritten (reading as zeros), and the same growth can run again. A
+/// collapse the filesystem refuses as unsupported stops the alignment,
+/// not the growth. The caller rolls back on error. The blocks are left
+/// unwritten: the growth that follows writes them in place.
 pub(crate) fn align(
     fd: BorrowedFd<'_>,
     path: &Path,
     start: u64,
     target: u64,
     unit: u64,
-) -> Result<u32> {
+) -> Result<Aligned> {
+    let mut done = Aligned {
+        collapses: 0,
+        stopped: None,
+    };
     let a = start.div_ceil(unit) * unit;
-    if target <= a + unit {
-        return Ok(0);
+    if target < a + unit {
+        return Ok(done);
     }
     let falloc = |mode: FallocMode, off: u64, len: u64| {
         sys::fallocate(fd, mode, off, len).map_err(|e| {
-            Error::io_flags(
-                "fallocate",
-                mode.flag_names(),
-                path,
-                Some(off..off + len),
+            (
                 e,
+                Error::io_flags(
+                    "fallocate",
+                    mode.flag_names(),
+                    path,
+                    Some(off..off + len),
+                    e,
+                ),
             )
         })
     };
-    let size = |fd| {
+    let size = || {
         sys::fstat(fd)
             .map(|st| st.size)
             .map_err(|e| Error::io("fstat", path, None, e))
     };
-    falloc(FallocMode::Allocate, a, target - a + unit)?;
-    let mut collapses = 0;
-    while collapses < MAX_COLLAPSES {
-        let len = size(fd)?;
-        if len < target + unit {
+    falloc(FallocMode::Allocate, a, target - a).map_err(|(_, e)| e)?;
+    while done.collapses < MAX_COLLAPSES {
+        let len = size()?;
+        if len < target {
             // Collapses shortened the file: allocate what they took.
-            falloc(FallocMode::Allocate, len, target + unit - len)?;
+            falloc(FallocMode::Allocate, len, target - len).map_err(|(_, e)| e)?;
             continue;
         }
-        let raw = sys::fiemap(fd, a, len - a, false)
-            .map_err(|e| Error::io("ioctl(FIEMAP)", path, Some(a..len), e))?;
+        let raw = sys::fiemap(fd, a, target - a, false)
+            .map_err(|e| Error::io("ioctl(FIEMAP)", path, Some(a..target), e))?;
         let Some(cut) = first_cut(&super::layout::merge(raw), a, target, unit) else {
             break;
         };
-        falloc(FallocMode::CollapseRange, cut.0, cut.1)?;
-        collapses += 1;
+        match falloc(FallocMode::CollapseRange, cut.0, cut.1) {
+            Ok(()) => done.collapses += 1,
+            Err((e, err)) if e == Errno::OPNOTSUPP || e == Errno::INVAL => {
+                done.stopped = Some(err.to_string());
+                break;
+            }
+            Err((_, err)) => return Err(err),
+        }
     }
-    sys::ftruncate(fd, target).map_err(|e| Error::io("ftruncate", path, Some(a..target), e))?;
-    Ok(collapses)
+    let len = size()?;
+    if len < target {
+        falloc(FallocMode::Allocate, len, target - len).map_err(|(_, e)| e)?;
+    }
+    Ok(done)
 }
 
 /// The first range to collapse so that extents from `a` to `target` start
 /// and end on unit boundaries in the file and start on unit boundaries on
-/// the device; `None` when they all do. `runs` are merged FIEMAP extents.
+/// the device; `None` when they all do, or when what is left cannot be cut
+/// (a cut must end below `target`, the file's length meanwhile). `runs`
+/// are merged FIEMAP extents.
 fn first_cut(runs: &[sys::RawExtent], a: u64, target: u64, unit: u64) -> Option<(u64, u64)> {
     for e in runs {
         let end = e.logical + e.length;
@@ -211,7 +246,8 @@ fn first_cut(runs: &[sys::RawExtent], a: u64, target: u64, unit: u64) -> Option<
         // file-unit boundary is a multiple of the unit.
         let head = (l % unit + unit - p % unit) % unit;
         if head != 0 {
-            return Some((l, head.min(end - l)));
+            let cut = head.min(end - l);
+            return (l + cut < target).then_some((l, cut));
         }
         // Cut the tail so that the next run starts on a unit boundary.
         let tail = end % unit;
@@ -263,6 +299,11 @@ mod tests {
                 512 * K,
                 u
             ),
+            None
+        );
+        // A head cut that would reach the end of the range is not made.
+        assert_eq!(
+            first_cut(&[ext(504 * K, 9004 * K, 8 * K)], 0, 512 * K, u),
             None
         );
         // The second run's device start is off by 4 KiB.
