@@ -200,7 +200,7 @@ fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S:
 }
 
 /// Serializes `Ok(v)` as `v` and `Err(why)` as `{key: why}`.
-fn ser_result<T: Serialize, S: serde::Serializer>(
+pub(crate) fn ser_result<T: Serialize, S: serde::Serializer>(
     v: &std::result::Result<T, String>,
     s: S,
     key: &'static str,

@@ -419,7 +419,7 @@ fn grow_open<Fd: AsFd>(
     let prior = state_before(fd, &st);
     let hint_note = opts
         .untorn_unit
-        .and_then(|unit| crate::untorn::set_hint(fd, info.kind, unit));
+        .and_then(|unit| crate::untorn::set_hint(fd, info.kind, info.block_size, unit));
     let aligned = match opts.untorn_unit {
         Some(unit) if aligns_units(fd, &info, unit) => {
             let a = crate::untorn::align(fd, path, old_len, target, u64::from(unit))

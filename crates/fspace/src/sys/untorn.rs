@@ -34,6 +34,9 @@ pub struct StatxAtomic {
     /// `stx_dio_mem_align` (`STATX_DIOALIGN`): the buffer address
     /// alignment `O_DIRECT` needs; `None` where not reported.
     pub dio_mem_align: Option<u32>,
+    /// `stx_dio_offset_align`: the file offset alignment `O_DIRECT`
+    /// needs (0: no `O_DIRECT` on this file); `None` where not reported.
+    pub dio_offset_align: Option<u32>,
 }
 
 /// `statx(fd, "", AT_EMPTY_PATH, STATX_WRITE_ATOMIC)`.
@@ -75,6 +78,8 @@ pub fn statx_atomic<Fd: AsFd>(fd: Fd) -> Result<StatxAtomic, Errno> {
         blksize: st.stx_blksize,
         dio_mem_align: (st.stx_mask & StatxFlags::DIOALIGN.bits() != 0)
             .then_some(st.stx_dio_mem_align),
+        dio_offset_align: (st.stx_mask & StatxFlags::DIOALIGN.bits() != 0)
+            .then_some(st.stx_dio_offset_align),
     })
 }
 

@@ -284,15 +284,7 @@ fn ser_devices<S: serde::Serializer>(
     v: &std::result::Result<Vec<DeviceAtomic>, String>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    match v {
-        Ok(d) => d.serialize(s),
-        Err(why) => {
-            let mut m = s.serialize_map(Some(1))?;
-            m.serialize_entry("none", why)?;
-            m.end()
-        }
-    }
+    fs_info::ser_result(v, s, "none")
 }
 
 impl UntornFacts {
@@ -471,7 +463,7 @@ fn describe(
             allocation_unit: info.allocation_unit.map(|u| u.bytes),
             reflink: info.caps().map(|c| c.ficlone.supported),
             extent_size_hint: sys::extent_size_hint(fd).ok().map(|(hint, _)| hint),
-            direct_io_align: sys::dio_offset_align(fd).ok().flatten(),
+            direct_io_align: st.ok().and_then(|s| s.dio_offset_align),
         },
         tried,
         kind: info.kind,
@@ -606,6 +598,7 @@ mod tests {
             segments_max: 1,
             blksize: 4096,
             dio_mem_align: Some(512),
+            dio_offset_align: Some(512),
         }
     }
 

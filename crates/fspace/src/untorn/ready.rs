@@ -64,15 +64,7 @@ fn ser_layout<S: serde::Serializer>(
     v: &std::result::Result<LayoutCheck, String>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    match v {
-        Ok(c) => c.serialize(s),
-        Err(why) => {
-            let mut m = s.serialize_map(Some(1))?;
-            m.serialize_entry("error", why)?;
-            m.end()
-        }
-    }
+    crate::fs_info::ser_result(v, s, "error")
 }
 
 /// Refuses a unit that is not a power of two of at least 512 bytes,
@@ -91,12 +83,16 @@ pub(crate) fn validate_unit(op: &'static str, path: &Path, unit: u32) -> Result<
 
 /// Sets the extent-size hint of the file to `unit` on XFS when it has no
 /// extents yet; returns the note when it is not set and should be.
-pub(crate) fn set_hint(fd: BorrowedFd<'_>, kind: FsKind, unit: u32) -> Option<String> {
+pub(crate) fn set_hint(
+    fd: BorrowedFd<'_>,
+    kind: FsKind,
+    block_size: u64,
+    unit: u32,
+) -> Option<String> {
     if kind != FsKind::Xfs {
         return None;
     }
-    let block = sys::statx_atomic(fd).map_or(4096, |s| s.blksize.max(512));
-    if unit <= block {
+    if u64::from(unit) <= block_size {
         // Every allocation is whole blocks already.
         return None;
     }
