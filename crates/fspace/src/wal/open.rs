@@ -595,3 +595,59 @@ fn choose_io(
     }
     io
 }
+
+#[cfg(test)]
+mod note_tests {
+    use super::*;
+    use crate::wal::{Lsn, RecoveryReport};
+
+    fn nospc() -> Error {
+        Error::io("create", Path::new("w/LOCK"), None, Errno::NOSPC)
+    }
+
+    /// A failure before recovery says the records were not read (never
+    /// "intact"); one after says how many are intact; an empty log says it
+    /// holds none; other errnos pass unchanged. The errno is kept.
+    #[test]
+    fn a_space_failure_says_what_is_known_of_the_records() {
+        let dir = Path::new("w");
+        let e = readable_note(nospc(), dir, None);
+        let msg = e.to_string();
+        assert_eq!(e.raw_os_error(), Some(Errno::NOSPC.raw_os_error()));
+        assert_eq!((e.op(), e.path()), ("open log", dir));
+        assert!(msg.contains("its records were not read"), "{msg}");
+        assert!(!msg.contains("intact"), "{msg}");
+        assert!(msg.contains("`fspace wal verify w`"), "{msg}");
+
+        let r = RecoveryReport {
+            records: 5,
+            first_lsn: Lsn(11),
+            next_lsn: Lsn(16),
+            ..Default::default()
+        };
+        let msg = readable_note(nospc(), dir, Some(&r)).to_string();
+        assert!(
+            msg.contains("its 5 records (LSN 11 to 15) are intact"),
+            "{msg}"
+        );
+        assert!(msg.starts_with("open log(w): create(w/LOCK): "), "{msg}");
+
+        let r = RecoveryReport {
+            next_lsn: Lsn(1),
+            ..Default::default()
+        };
+        let msg = readable_note(nospc(), dir, Some(&r)).to_string();
+        assert!(msg.contains("holds no record"), "{msg}");
+
+        let dq = Error::io("pwritev", Path::new("w/x"), None, Errno::DQUOT);
+        assert!(matches!(
+            readable_note(dq, dir, None),
+            Error::Context { .. }
+        ));
+        let eio = Error::io("pwritev", Path::new("w/x"), None, Errno::IO);
+        assert!(matches!(
+            readable_note(eio, dir, Some(&r)),
+            Error::Io { .. }
+        ));
+    }
+}
