@@ -136,9 +136,9 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
             roman(".json"),
         ]);
         tail.text([roman(
-            "The measurement fspace probe --save keeps for a filesystem (FS names its \
-             type and a hash of its source, mount point and fsid); STATE_DIR is as \
-             ENVIRONMENT says.",
+            "The measurement fspace probe --save keeps for a filesystem (FS is its \
+             type and a hash of its source, mount point, fsid and mount options); \
+             STATE_DIR is as ENVIRONMENT says.",
         )]);
     }
     if let Some(lines) = examples {
@@ -436,8 +436,8 @@ fn environment(state: bool) -> Vec<(&'static str, &'static str)> {
     vars.extend([
         (
             "COLUMNS",
-            "The width --help wraps to when standard output is not a terminal (at \
-             most 80).",
+            "The width --help wraps to when none of standard output, error and \
+             input is a terminal (at most 80).",
         ),
         (
             "NO_COLOR",

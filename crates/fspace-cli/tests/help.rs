@@ -449,7 +449,7 @@ fn man_pages_have_exit_status_environment_and_value_names() {
 fn copy_help_tells_what_sparse_auto_does() {
     let text = flat(&help(&["copy".to_string()]));
     let auto = text
-        .split("--sparse auto ")
+        .split("--sparse auto keep")
         .nth(1)
         .and_then(|t| t.split("--sparse always").next())
         .expect("--sparse auto in copy --help");
