@@ -118,7 +118,10 @@ check() {
     done
     [ "$(readlink /usr/lib/libfspace.so.0)" = "libfspace.so.0.1.0" ] ||
         die "/usr/lib/libfspace.so.0 is not the SONAME link to libfspace.so.0.1.0"
-    objdump -p /usr/lib/libfspace.so.0 | grep -q 'SONAME *libfspace.so.0$' || die "libfspace.so.0 has no SONAME libfspace.so.0"
+    # Not `objdump | grep -q`: grep exits at the match, the writer may then
+    # die of SIGPIPE, and pipefail fails the check.
+    grep -q 'SONAME *libfspace.so.0$' <<<"$(objdump -p /usr/lib/libfspace.so.0)" ||
+        die "libfspace.so.0 has no SONAME libfspace.so.0"
 
     log "fspace info /"
     fspace info / >/dev/null || die "fspace info / failed"
@@ -135,8 +138,10 @@ check() {
         [ -f "$doc" ] || die "the man pages cite $doc, which the package does not install"
     done
     log "cited and installed: $(echo "$cited" | wc -l) documents"
-    dpkg-deb -f "$deb" Recommends | grep -qw bash-completion ||
-        die "the package does not recommend bash-completion: $(dpkg-deb -f "$deb" Recommends)"
+    local recommends
+    recommends=$(dpkg-deb -f "$deb" Recommends)
+    grep -qw bash-completion <<<"$recommends" ||
+        die "the package does not recommend bash-completion: $recommends"
 
     log "systemd units: installed disabled, systemd-analyze verify"
     local unitdir=/usr/lib/systemd/system u
@@ -206,7 +211,10 @@ C
         die "cc with pkg-config --cflags --libs fspace failed"
     [ "$("$work/app" /)" = "{" ] || die "the C program failed"
     # /lib is /usr/lib on a merged-/usr system.
-    ldd "$work/app" | grep -Eq 'libfspace.so.0 => (/usr)?/lib/libfspace.so.0 ' || die "the C program did not load /usr/lib/libfspace.so.0: $(ldd "$work/app")"
+    local libs
+    libs=$(ldd "$work/app")
+    grep -Eq 'libfspace.so.0 => (/usr)?/lib/libfspace.so.0 ' <<<"$libs" ||
+        die "the C program did not load /usr/lib/libfspace.so.0: $libs"
 
     log "LD_PRELOAD=/usr/lib/libfspace-preload.so fallocate -x -l 16M in $ext3"
     local f="$ext3/fspace-deb-check.$$"
