@@ -291,9 +291,9 @@ fn whole_arg(s: &str) -> Result<u64, String> {
     let s = s.trim();
     s.parse().map_err(|_| {
         if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-            "larger than 2^64 - 1".to_string()
+            "above 2^64-1".to_string()
         } else {
-            "expected a whole number (0, 1, 2, ...)".to_string()
+            "expected a whole number".to_string()
         }
     })
 }

@@ -302,6 +302,14 @@ fn usage_errors_show_the_subcommands_usage() {
             assert!(err.contains(w), "{args:?}: no {w:?} in:\n{err}");
         }
         assert!(!err.contains("invalid digit"), "{args:?}:\n{err}");
+        // The messages of this change fit 80 columns (older ones are
+        // checked by the width test).
+        if args[0] == "wal" {
+            assert!(
+                err.lines().all(|l| l.chars().count() <= 80),
+                "{args:?}:\n{err}"
+            );
+        }
         assert_eq!(
             (snapshot(&f), listing()),
             before,
