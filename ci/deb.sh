@@ -8,7 +8,12 @@
 #   ci/deb.sh check DEB EXT3_DIR
 #                     as root, on a machine without fspace installed: dpkg -i,
 #                     every file the package lists is there, fspace info /,
-#                     man -w fspace, a C program built with pkg-config runs,
+#                     man -w fspace, the documents the man pages cite are
+#                     installed, Recommends names bash-completion, the
+#                     systemd units are installed disabled and pass
+#                     systemd-analyze verify (templates and an instance;
+#                     one enabled here is unlinked by the purge), a C
+#                     program built with pkg-config runs,
 #                     the preload library replaces posix_fallocate for
 #                     `fallocate -x` in EXT3_DIR (a filesystem without
 #                     fallocate); then dpkg --purge and nothing is left.
@@ -113,13 +118,73 @@ check() {
     done
     [ "$(readlink /usr/lib/libfspace.so.0)" = "libfspace.so.0.1.0" ] ||
         die "/usr/lib/libfspace.so.0 is not the SONAME link to libfspace.so.0.1.0"
-    objdump -p /usr/lib/libfspace.so.0 | grep -q 'SONAME *libfspace.so.0$' || die "libfspace.so.0 has no SONAME libfspace.so.0"
+    # Not `objdump | grep -q`: grep exits at the match, the writer may then
+    # die of SIGPIPE, and pipefail fails the check.
+    grep -q 'SONAME *libfspace.so.0$' <<<"$(objdump -p /usr/lib/libfspace.so.0)" ||
+        die "libfspace.so.0 has no SONAME libfspace.so.0"
 
     log "fspace info /"
     fspace info / >/dev/null || die "fspace info / failed"
     log "man -w fspace"
     [ "$(man -w fspace)" = /usr/share/man/man1/fspace.1.gz ] || die "man -w fspace: $(man -w fspace 2>&1)"
     man -w fspace-wal-dump >/dev/null || die "man -w fspace-wal-dump failed"
+    log "the documents the man pages cite"
+    local cited doc
+    # roff writes a hyphen as \-.
+    cited=$(zcat /usr/share/man/man1/fspace*.1.gz | sed 's/\\-/-/g' |
+        grep -o '/usr/share/doc/fspace/[A-Za-z0-9/._-]*\.md' | sort -u)
+    [ -n "$cited" ] || die "the man pages cite no document under /usr/share/doc/fspace"
+    for doc in $cited; do
+        [ -f "$doc" ] || die "the man pages cite $doc, which the package does not install"
+    done
+    log "cited and installed: $(echo "$cited" | wc -l) documents"
+    local recommends
+    recommends=$(dpkg-deb -f "$deb" Recommends)
+    grep -qw bash-completion <<<"$recommends" ||
+        die "the package does not recommend bash-completion: $recommends"
+
+    log "systemd units: installed disabled, systemd-analyze verify"
+    local unitdir=/usr/lib/systemd/system u
+    local units=("$unitdir/fspace-probe@.service" "$unitdir/fspace-probe@.timer"
+        "$unitdir/fspace-compare@.service" "$unitdir/fspace-compare@.timer"
+        "$unitdir/fspace-alert@.service")
+    for u in "${units[@]}"; do
+        [ -f "$u" ] || die "$u is missing after the install"
+        ! grep -q /usr/local "$u" || die "$u names /usr/local: $(grep /usr/local "$u")"
+    done
+    for u in fspace-probe@.service fspace-compare@.service; do
+        grep -q '^ExecStart=/usr/bin/fspace probe ' "$unitdir/$u" || die "$u does not run /usr/bin/fspace"
+    done
+    local links
+    links=$(find /etc/systemd/system -lname '*fspace*' 2>/dev/null || true)
+    [ -z "$links" ] || die "units enabled by the install: $links"
+    if [ -d /run/systemd/system ]; then
+        local loaded
+        loaded=$(systemctl list-units --all --no-legend 'fspace-*' || true)
+        [ -z "$loaded" ] || die "units loaded or started by the install: $loaded"
+    fi
+    # The templates (verify instantiates them), and the instances for
+    # /srv/data as docs/monitoring.md enables them: a unit's name comes
+    # from its file's, so links named as the instances.
+    mkdir "$work/units"
+    for u in probe@.service probe@.timer compare@.service compare@.timer; do
+        ln -s "$unitdir/fspace-$u" "$work/units/fspace-${u/@/@srv-data}"
+    done
+    ln -s "$unitdir/fspace-alert@.service" "$work/units/fspace-alert@fspace-compare@srv-data.service.service"
+    systemd-analyze verify "${units[@]}" "$work"/units/* >"$work/verify" 2>&1 ||
+        die "systemd-analyze verify failed: $(cat "$work/verify")"
+    # verify exits 0 after some warnings: any line about these units fails.
+    if grep -qi fspace "$work/verify"; then
+        cat "$work/verify" >&2
+        die "systemd-analyze verify warned about the units"
+    fi
+    log "systemd-analyze verify: $(ls "$work/units" | wc -l) instances and ${#units[@]} templates, no warning"
+    # Enabled as the docs do (not started: no --now): the purge below must
+    # remove the links.
+    systemctl enable fspace-probe@srv-data.timer >/dev/null 2>&1 ||
+        die "systemctl enable fspace-probe@srv-data.timer failed: $(systemctl enable fspace-probe@srv-data.timer 2>&1)"
+    [ -n "$(find /etc/systemd/system -lname '*fspace-probe@.timer')" ] ||
+        die "systemctl enable fspace-probe@srv-data.timer made no link"
 
     log "a C program built with pkg-config"
     cat >"$work/app.c" <<'C'
@@ -146,7 +211,10 @@ C
         die "cc with pkg-config --cflags --libs fspace failed"
     [ "$("$work/app" /)" = "{" ] || die "the C program failed"
     # /lib is /usr/lib on a merged-/usr system.
-    ldd "$work/app" | grep -Eq 'libfspace.so.0 => (/usr)?/lib/libfspace.so.0 ' || die "the C program did not load /usr/lib/libfspace.so.0: $(ldd "$work/app")"
+    local libs
+    libs=$(ldd "$work/app")
+    grep -Eq 'libfspace.so.0 => (/usr)?/lib/libfspace.so.0 ' <<<"$libs" ||
+        die "the C program did not load /usr/lib/libfspace.so.0: $libs"
 
     log "LD_PRELOAD=/usr/lib/libfspace-preload.so fallocate -x -l 16M in $ext3"
     local f="$ext3/fspace-deb-check.$$"
@@ -177,6 +245,8 @@ C
         [ -e "$f" ] || [ -L "$f" ] && die "$f is left after the purge"
     done
     [ -e /usr/share/doc/fspace ] && die "/usr/share/doc/fspace is left after the purge"
+    links=$(find /etc/systemd/system -lname '*fspace*' 2>/dev/null || true)
+    [ -z "$links" ] || die "links to the units are left after the purge: $links"
     ldconfig -p | grep -q libfspace && die "the loader's cache still lists libfspace after the purge"
     hash -r
     command -v fspace >/dev/null && die "fspace is still on PATH after the purge: $(command -v fspace)"

@@ -72,6 +72,8 @@ deps() {
     # dependencies, man -w for its pages.
     command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
     command -v man >/dev/null || missing+=(man-db)
+    # ... and systemd-analyze verify and systemctl enable for its units.
+    command -v systemd-analyze >/dev/null || missing+=(systemd)
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive

@@ -18,8 +18,8 @@ use std::path::PathBuf;
         (16M = 16MiB = 16 x 2^20 bytes); KB MB GB TB PB EB are decimal (1MB = 1,000,000 \
         bytes), as in GNU truncate and dd. A fraction must be a whole number of bytes \
         (1.5K = 1536). Output prints binary units (KiB, MiB, GiB).\n\n\
-        Manual: man fspace-COMMAND (fspace-copy, fspace-wal-dump, ...), and docs/cli.md in \
-        the source tree."
+        Manual: man fspace-COMMAND (fspace-copy, fspace-wal-dump, ...), and docs/cli.md: in \
+        the source tree, or /usr/share/doc/fspace/docs/cli.md from the Debian package."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -78,8 +78,10 @@ pub(crate) enum Command {
         after_help = "The ladder: FICLONE (shares blocks; same filesystem with reflinks) -> \
         copy_file_range per data extent -> read + sparse write. A rung falls to the next only \
         before anything was copied; the report says which ran and why others did not.\n\n\
-        \x20 --sparse auto      keep the source's holes, copy its data as it is\n\
-        \x20 --sparse always    also turn zero blocks in the data into holes\n\
+        \x20 --sparse auto      keep the source's holes; a source that looks sparse\n                     \
+        (fewer blocks than its length, cp's test), a pipe or\n                     \
+        a device also has its zero blocks made holes\n\
+        \x20 --sparse always    turn every zero block in the data into a hole\n\
         \x20 --sparse never     write holes as zeros: the copy is fully allocated\n\
         \x20 --reflink auto     share blocks when possible and --sparse is auto\n\
         \x20 --reflink always   share blocks or fail\n\
@@ -231,10 +233,10 @@ pub(crate) struct WalDumpArgs {
     /// The log's directory.
     pub dir: PathBuf,
     /// First LSN to print (default: the oldest kept).
-    #[arg(long)]
+    #[arg(long, value_name = "LSN", value_parser = whole_arg)]
     pub from: Option<u64>,
     /// Print at most this many records.
-    #[arg(long)]
+    #[arg(long, value_name = "COUNT", value_parser = whole_arg)]
     pub limit: Option<u64>,
     /// One JSON object per line: lsn, segment, offset, len, data (the whole payload in hex).
     #[arg(long)]
@@ -281,6 +283,19 @@ fn record_arg(s: &str) -> Result<u64, String> {
         }
         n => Ok(n),
     }
+}
+
+/// `wal dump --from` and `--limit`: a whole number (a bare parse error says
+/// only "invalid digit found in string"; clap's message names the option).
+fn whole_arg(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    s.parse().map_err(|_| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            "above 2^64-1".to_string()
+        } else {
+            "expected a whole number".to_string()
+        }
+    })
 }
 
 fn seconds_arg(s: &str) -> Result<f64, String> {

@@ -222,6 +222,126 @@ fn bad_sizes_are_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Every usage error prints the usage of the subcommand it is about (not
+/// `Usage: fspace <COMMAND>`), exits 2 and changes nothing: clap's own
+/// errors, the values clap leaves without a usage (`--from x`), and the
+/// option conflicts each command finds after parsing.
+#[test]
+fn usage_errors_show_the_subcommands_usage() {
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let d = dir.path();
+    let f = d.join("f");
+    std::fs::write(&f, b"keep me").unwrap();
+    let copy = d.join("copy");
+    let fs_ = f.to_str().unwrap();
+    let ds = d.to_str().unwrap();
+    let cs = copy.to_str().unwrap();
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (snapshot(&f), listing());
+    for (args, usage, words) in [
+        (
+            vec!["grow", "--no-fallback", fs_, "1M"],
+            "Usage: fspace grow ",
+            &["--no-fallback needs an explicit --strategy"][..],
+        ),
+        (
+            vec!["grow", "--no-fallback"],
+            "Usage: fspace grow ",
+            &["<FILE>", "<SIZE>"][..],
+        ),
+        (
+            vec!["grow", fs_, "garbage"],
+            "Usage: fspace grow ",
+            &["not a number"][..],
+        ),
+        (
+            vec!["bench", "commit", "--segment-size", "1000", ds],
+            "Usage: fspace bench commit ",
+            &["--segment-size", "64 KiB"][..],
+        ),
+        (
+            vec!["bench", "commit", "--segment-size", "1000"],
+            "Usage: fspace bench commit ",
+            &["<DIR>"][..],
+        ),
+        (vec!["map", "--json"], "Usage: fspace map ", &["<FILE>"][..]),
+        (
+            vec!["wal", "dump", "--from", "x", ds],
+            "Usage: fspace wal dump ",
+            &["--from <LSN>", "expected a whole number"][..],
+        ),
+        (
+            vec!["wal", "dump", "--limit", "many", ds],
+            "Usage: fspace wal dump ",
+            &["--limit <COUNT>", "expected a whole number"][..],
+        ),
+        (
+            vec!["copy", "--sparse", "always", "--keep-allocation", fs_, cs],
+            "Usage: fspace copy ",
+            &["keep allocation"][..],
+        ),
+        (
+            vec!["probe", "--threshold", "5", ds],
+            "Usage: fspace probe ",
+            &["--compare-saved"][..],
+        ),
+    ] {
+        let o = fspace(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(err.contains(usage), "{args:?}: no {usage:?} in:\n{err}");
+        assert!(!err.contains("Usage: fspace <COMMAND>"), "{args:?}:\n{err}");
+        for w in words {
+            assert!(err.contains(w), "{args:?}: no {w:?} in:\n{err}");
+        }
+        assert!(!err.contains("invalid digit"), "{args:?}:\n{err}");
+        // The messages of this change fit 80 columns (older ones are
+        // checked by the width test).
+        if args[0] == "wal" {
+            assert!(
+                err.lines().all(|l| l.chars().count() <= 80),
+                "{args:?}:\n{err}"
+            );
+        }
+        assert_eq!(
+            (snapshot(&f), listing()),
+            before,
+            "{args:?} changed something"
+        );
+        // With --json, the same error as a JSON object on stdout, all of it.
+        let mut with_json = args.clone();
+        with_json.insert(1, "--json");
+        if args[0] == "bench" || args[0] == "wal" {
+            with_json.swap(1, 2);
+        }
+        let o = fspace(&with_json);
+        assert_eq!(o.status.code(), Some(2), "{with_json:?}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["usage"], true, "{with_json:?}: {v}");
+        let msg = v["error"].as_str().unwrap();
+        for w in words {
+            assert!(msg.contains(w), "{with_json:?}: no {w:?} in {v}");
+        }
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(usage),
+            "{with_json:?}: {}",
+            text(&o)
+        );
+        assert_eq!(
+            (snapshot(&f), listing()),
+            before,
+            "{with_json:?} changed something"
+        );
+    }
+}
+
 common::per_fs! {
     /// Operation errors exit 1, name the operation and the path, and change nothing.
     fn bad_targets_fail_cleanly_on_every_filesystem(fs) {

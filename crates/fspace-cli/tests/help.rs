@@ -284,3 +284,176 @@ fn completions_name_every_subcommand_and_option() {
         );
     }
 }
+
+/// The sections a man page is read by: SYNOPSIS with each option's value
+/// name, EXIT STATUS with the codes the command returns (the help's
+/// "Exit status:" says the same), ENVIRONMENT with the state directory's
+/// variables where the command reads it, EXAMPLES from the help, no
+/// "EXTRA" heading, and every document cited where the Debian package
+/// installs it (docs/*.md under /usr/share/doc/fspace/docs/).
+#[test]
+fn man_pages_have_exit_status_environment_and_value_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fspace(&["generate", "man", &dir.path().to_string_lossy()]);
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let mut checked = 0;
+    for (path, text) in all_commands() {
+        let name = std::iter::once("fspace".to_string())
+            .chain(path.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("-");
+        let page = std::fs::read_to_string(dir.path().join(format!("{name}.1")))
+            .expect("page")
+            .replace("\\-", "-");
+        let sections: Vec<&str> = page
+            .lines()
+            .filter_map(|l| l.strip_prefix(".SH "))
+            .map(|s| s.trim_matches('"'))
+            .collect();
+        for want in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "SEE ALSO",
+        ] {
+            assert!(
+                sections.contains(&want),
+                "{name}.1: no {want} in {sections:?}"
+            );
+        }
+        assert!(!sections.contains(&"EXTRA"), "{name}.1: {sections:?}");
+        if text.contains("Examples:") {
+            assert!(sections.contains(&"EXAMPLES"), "{name}.1: {sections:?}");
+        }
+        // Every option that takes a value is named with it in the SYNOPSIS,
+        // as the help names it (`--strategy <STRATEGY>`).
+        let synopsis = page
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .and_then(|s| s.split("\n.SH").next())
+            .expect("synopsis")
+            .replace("\\fB", "")
+            .replace("\\fI", "")
+            .replace("\\fR", "");
+        for l in text.lines().map(str::trim_start) {
+            if let Some((opt, rest)) = l.split_once(' ') {
+                if opt.starts_with("--") && rest.starts_with('<') {
+                    let value = rest.split('>').next().unwrap_or(rest);
+                    let want = format!("{opt} {value}>");
+                    assert!(
+                        synopsis.contains(&want),
+                        "{name}.1: no {want:?} in {synopsis}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        let exit = page
+            .split(".SH \"EXIT STATUS\"\n")
+            .nth(1)
+            .and_then(|s| s.split("\n.SH").next())
+            .expect("EXIT STATUS");
+        let codes: Vec<u32> = exit
+            .lines()
+            .filter_map(|l| l.strip_prefix("\\fB"))
+            .filter_map(|l| l.strip_suffix("\\fR"))
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        let mut want = vec![0, 1, 2];
+        match name.as_str() {
+            "fspace" => want.extend([3, 4, 130]),
+            "fspace-probe" => want.extend([3, 4, 130]),
+            "fspace-wal" | "fspace-wal-verify" => want.push(3),
+            "fspace-grow"
+            | "fspace-copy"
+            | "fspace-dig"
+            | "fspace-bench"
+            | "fspace-bench-commit" => want.push(130),
+            _ => {}
+        }
+        assert_eq!(codes, want, "{name}.1's EXIT STATUS:\n{exit}");
+        if name == "fspace-probe" {
+            assert!(exit.contains("could not tell"), "{exit}");
+        }
+        // What the help's own "Exit status:" paragraph lists is in the page.
+        // (Its clauses start with the code: `0 success, 1 the operation ...`.)
+        for p in text.split("Exit status: ").skip(1) {
+            let p = flat(p.split("\n\n").next().unwrap_or(p));
+            let mut seen = 0;
+            for clause in p.split([',', ';']).map(str::trim) {
+                let Some((w, _)) = clause.split_once(' ') else {
+                    continue;
+                };
+                if let Ok(code) = w.parse::<u32>() {
+                    assert!(
+                        codes.contains(&code),
+                        "{name}: help's exit {code} not in {codes:?}"
+                    );
+                    seen += 1;
+                }
+            }
+            assert!(seen >= 3, "{name}: no codes read from {p:?}");
+        }
+        let env = page
+            .split(".SH ENVIRONMENT\n")
+            .nth(1)
+            .and_then(|s| s.split("\n.SH").next())
+            .expect("ENVIRONMENT");
+        let state = [
+            "fspace",
+            "fspace-probe",
+            "fspace-info",
+            "fspace-grow",
+            "fspace-bench",
+            "fspace-bench-commit",
+        ]
+        .contains(&name.as_str());
+        for var in ["FSPACE_STATE_DIR", "XDG_STATE_HOME", "HOME"] {
+            assert_eq!(
+                env.contains(&format!("\\fB{var}\\fR")),
+                state,
+                "{name}.1's ENVIRONMENT and {var}:\n{env}"
+            );
+        }
+        // Citations: the installed path of a file that exists, never a bare
+        // docs/ path the package does not have.
+        let mut rest = page.as_str();
+        while let Some(i) = rest.find("docs/") {
+            let cited: String = rest[i + 5..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+                .collect();
+            if cited.ends_with(".md") {
+                assert!(
+                    rest[..i].ends_with("/usr/share/doc/fspace/"),
+                    "{name}.1 cites docs/{cited} where the package does not put it"
+                );
+                assert!(
+                    docs.join(cited.as_str()).is_file(),
+                    "{name}.1 cites docs/{cited}"
+                );
+            }
+            rest = &rest[i + 5..];
+        }
+    }
+    assert!(checked >= 20, "only {checked} options with values found");
+}
+
+/// `copy --help` says what `--sparse auto` does: it keeps holes and, for a
+/// source that looks sparse, a pipe or a device, makes zero blocks holes
+/// too (docs/cli.md's table); it does not copy the data "as it is".
+#[test]
+fn copy_help_tells_what_sparse_auto_does() {
+    let text = flat(&help(&["copy".to_string()]));
+    let auto = text
+        .split("--sparse auto keep")
+        .nth(1)
+        .and_then(|t| t.split("--sparse always").next())
+        .expect("--sparse auto in copy --help");
+    assert!(auto.contains("zero blocks made holes"), "{auto}");
+    assert!(auto.contains("looks sparse"), "{auto}");
+    assert!(!text.contains("as it is"), "{text}");
+}

@@ -100,3 +100,76 @@ fn no_manifest_points_at_a_placeholder() {
         }
     }
 }
+
+/// The systemd units docs/monitoring.md shows are the files the Debian
+/// package installs (`ci/deb.sh check` runs `systemd-analyze verify` on the
+/// installed ones), they run the package's `/usr/bin/fspace`, and no
+/// document sends anyone to `/usr/local/bin/fspace`, which no documented
+/// install provides.
+#[test]
+fn documented_units_are_the_packaged_ones() {
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = cli.join("../..");
+    let manifest = std::fs::read_to_string(cli.join("Cargo.toml")).expect("manifest");
+    assert!(
+        manifest.contains(r#"["systemd/fspace-*", "usr/lib/systemd/system/", "644"]"#),
+        "the package does not install systemd/fspace-*"
+    );
+    assert!(manifest.contains(r#"recommends = "bash-completion""#));
+    let doc = std::fs::read_to_string(root.join("docs/monitoring.md")).expect("monitoring.md");
+    let mut units: Vec<String> = std::fs::read_dir(cli.join("systemd"))
+        .expect("systemd/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    units.sort();
+    assert_eq!(
+        units,
+        [
+            "fspace-alert@.service",
+            "fspace-compare@.service",
+            "fspace-compare@.timer",
+            "fspace-probe@.service",
+            "fspace-probe@.timer"
+        ]
+    );
+    for unit in &units {
+        let text = std::fs::read_to_string(cli.join("systemd").join(unit)).expect("unit");
+        for line in text.lines().filter(|l| l.starts_with("ExecStart=")) {
+            let cmd = line["ExecStart=".len()..].split(' ').next().unwrap_or("");
+            assert!(
+                ["/usr/bin/fspace", "/bin/sh", ""].contains(&cmd),
+                "{unit}: {line}"
+            );
+        }
+        // The installed path, then the file's text in the block after it.
+        let heading = format!("`/usr/lib/systemd/system/{unit}`");
+        let after = doc
+            .split(&heading)
+            .nth(1)
+            .unwrap_or_else(|| panic!("monitoring.md does not show {heading}"));
+        let block = after
+            .split("```text\n")
+            .nth(1)
+            .and_then(|b| b.split("```\n").next())
+            .unwrap_or_else(|| panic!("no block after {heading}"));
+        assert_eq!(
+            block, text,
+            "monitoring.md's {unit} is not the packaged file"
+        );
+    }
+    let mut docs = vec![root.join("README.md")];
+    docs.extend(
+        std::fs::read_dir(root.join("docs"))
+            .expect("docs/")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md")),
+    );
+    for d in docs {
+        let text = std::fs::read_to_string(&d).expect("doc");
+        assert!(
+            !text.contains("/usr/local/bin/fspace"),
+            "{} names /usr/local/bin/fspace",
+            d.display()
+        );
+    }
+}

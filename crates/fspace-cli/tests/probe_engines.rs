@@ -146,6 +146,9 @@ common::per_fs! {
                 .unwrap_or_else(|e| panic!("{}: {file}: {e}", fs.name));
             assert_eq!(written, advice(&v, engine)["config"].as_str().unwrap(), "{}", fs.name);
         }
+        // The db_bench command printed names the file written.
+        let db_bench = advice(&v, "rocksdb")["db_bench"].as_str().unwrap();
+        assert!(db_bench.contains("--options_file=rocksdb.options.fspace "), "{}: {db_bench}", fs.name);
         assert!(scratch_left(dir.path()).is_empty(), "{}: scratch left", fs.name);
         // The written files are what the engines read.
         if !fs.is(&["sshfs"]) {

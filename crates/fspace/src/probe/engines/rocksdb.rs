@@ -190,7 +190,7 @@ pub(super) fn db_bench_flags(a: &EngineAdvice) -> String {
         .map(|s| format!("--{}={}", s.name, s.value))
         .collect();
     format!(
-        "db_bench --options_file=fspace-rocksdb.options --sync=1 (db_bench 7.8 has no flag for allow_fallocate or recycle_log_file_num, and takes its options from the file alone when given one); without the file: {}",
+        "db_bench --options_file=rocksdb.options.fspace --sync=1 (db_bench 7.8 has no flag for allow_fallocate or recycle_log_file_num, and takes its options from the file alone when given one); without the file: {}",
         flags.join(" ")
     )
 }

@@ -323,10 +323,12 @@ fn rocksdb_turns_fallocate_off_when_appending_plainly_is_faster() {
     let f = a.fragment();
     assert!(f.contains("[DBOptions]\n"), "{f}");
     assert!(f.contains("\n  allow_fallocate=false\n"), "{f}");
+    // The file `fspace probe --write-config` writes: pasted as printed, the
+    // command finds it.
     assert!(a
         .db_bench_flags()
         .expect("flags")
-        .contains("--options_file="));
+        .contains("--options_file=rocksdb.options.fspace "));
 }
 
 #[test]
