@@ -304,10 +304,9 @@ fn value_name(a: &clap::Arg) -> String {
 /// --compare-saved`'s 4 is the comparison that could not tell.
 fn exit_statuses(name: &str) -> Vec<(u8, String)> {
     use crate::errors::{
-        EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOTHING_SAVED, EXIT_REGRESSED, EXIT_UNCLEAN_END,
+        EXIT_COULD_NOT_TELL, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOTHING_SAVED, EXIT_REGRESSED,
+        EXIT_UNCLEAN_END,
     };
-    /// `probe --compare-saved`: the comparison could not tell.
-    const EXIT_COULD_NOT_TELL: u8 = 4;
     let top = name == "fspace";
     let probe = top || name == "fspace-probe";
     let wal = top || name.starts_with("fspace-wal");
