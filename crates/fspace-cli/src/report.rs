@@ -23,6 +23,7 @@ pub(crate) fn html(r: &ProbeResult) -> String {
     h.push_str(&commit_rate_html(r));
     h.push_str(&commit_latency_html(r));
     h.push_str(&commit_table_html(r));
+    h.push_str(&crate::durability::html(r.commit.durability.as_ref()));
     h.push_str(&untorn_html(r));
     h.push_str(&growth_html(r));
     h.push_str(&sweep_html(r));

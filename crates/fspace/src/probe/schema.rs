@@ -183,6 +183,10 @@ pub struct CommitSection {
     /// (copy-on-write keeps an overwritten page's old extent while any of
     /// it is referenced).
     pub log_space: Option<crate::extents::SpaceUse>,
+    /// Whether the commits reached stable storage: the cache flushes the
+    /// devices under the filesystem completed around the rounds' runs,
+    /// per sync method, and the verdict (`None` when no run counted).
+    pub durability: Option<super::durability::Durability>,
 }
 
 /// Growth of a fresh file by one strategy.
