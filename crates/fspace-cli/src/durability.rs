@@ -142,14 +142,18 @@ pub(crate) fn bench_text<'a>(
             "  ",
         );
     }
-    let worst = runs
+    // Every run flushed: the rows said it all.
+    let Some(worst) = runs
         .iter()
         .find(|(_, f)| f.verdict == FlushVerdict::NotDurable)
         .or_else(|| {
             runs.iter()
                 .find(|(_, f)| f.verdict != FlushVerdict::Flushed)
         })
-        .unwrap_or(&runs[0]);
+    else {
+        lower_lines(&mut o, runs[0].1);
+        return o;
+    };
     let head = if worst.1.verdict.not_durable() {
         format!("{NOT_DURABLE}: ")
     } else {

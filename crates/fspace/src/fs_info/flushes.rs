@@ -12,8 +12,9 @@
 //! remounted `barrier=0`, the same 200 made 0.
 //!
 //! What cannot be seen: the kernel does not count FUA writes apart from
-//! other writes, so on a device with `queue/fua` = 1 a durable `O_DIRECT`
-//! + `O_DSYNC` write may be made durable by FUA with no flush counted
+//! other writes, so on a device with `queue/fua` = 1 a durable write with
+//! `O_DIRECT` and `O_DSYNC` may be made durable by FUA with no flush
+//! counted
 //! ([`FlushVerdict::FuaUncounted`]). A device-mapper or md device counts
 //! no flushes of its own (it passes them on): they are counted at the
 //! devices under it. A partition's flushes are counted on its whole disk
@@ -159,6 +160,9 @@ pub struct Flushes {
     /// Whether the syncs were `O_DIRECT` writes (which a FUA device may
     /// make durable without a flush).
     pub direct: bool,
+    /// Whether the filesystem's mount options say `nobarrier` (or
+    /// `barrier=0`): it sends no flushes.
+    pub nobarrier: bool,
     /// The devices counted.
     pub devices: Vec<DeviceFlushCount>,
     /// The devices further down (a loop device's backing file's disk),
@@ -190,6 +194,7 @@ pub struct FlushCounter {
     top: Vec<Counted>,
     lower: Vec<Counted>,
     none: Option<String>,
+    nobarrier: bool,
 }
 
 /// The counts at the start of a run.
@@ -204,14 +209,20 @@ impl FlushCounter {
     /// The counters of the block devices under the filesystem holding
     /// `path`.
     pub fn of(path: &Path) -> FlushCounter {
-        match super::device::block_devices(path) {
+        let mut c = match super::device::block_devices(path) {
             Ok(devs) => FlushCounter::of_devices(&devs, Path::new("/sys/class/block")),
             Err(why) => FlushCounter {
                 top: vec![],
                 lower: vec![],
                 none: Some(why),
+                nobarrier: false,
             },
-        }
+        };
+        c.nobarrier = crate::sys::stat(path)
+            .ok()
+            .and_then(|st| super::mountinfo::find_mount(path, st.dev))
+            .is_some_and(|m| says_nobarrier(&m.options));
+        c
     }
 
     /// The counters of `devs` (as [`block_devices`](super::block_devices)
@@ -226,7 +237,12 @@ impl FlushCounter {
         let none = top
             .is_empty()
             .then(|| "no block device with a flush counter".to_string());
-        FlushCounter { top, lower, none }
+        FlushCounter {
+            top,
+            lower,
+            none,
+            nobarrier: false,
+        }
     }
 
     /// Reads the counts now.
@@ -276,6 +292,14 @@ fn one(d: &BlockDevice, class: &Path) -> Counted {
     }
 }
 
+/// Whether mount options (as `/proc/self/mountinfo` gives them: the
+/// mount's and the superblock's, comma-separated) turn flushes off.
+fn says_nobarrier(options: &str) -> bool {
+    options
+        .split([',', ' ', '|'])
+        .any(|o| o == "nobarrier" || o == "barrier=0")
+}
+
 /// Field [`FLUSH_FIELD`] of a `stat` file; `None` when unreadable or
 /// absent (kernels before 5.5).
 fn read_flushes(stat: &Path) -> Option<u64> {
@@ -322,6 +346,7 @@ impl FlushSnapshot {
             write_cache: cache_of(&devices),
             fua: fua_of(&devices),
             direct,
+            nobarrier: c.nobarrier,
             devices,
             lower,
             unmeasured,
@@ -353,6 +378,7 @@ impl Flushes {
             write_cache: self.write_cache,
             fua: self.fua,
             direct: self.direct && other.direct,
+            nobarrier: self.nobarrier || other.nobarrier,
             devices: sum(&self.devices, &other.devices),
             lower: sum(&self.lower, &other.lower),
             unmeasured: self.unmeasured.clone().or_else(|| other.unmeasured.clone()),
@@ -440,13 +466,19 @@ impl Flushes {
             );
         }
         if n == 0 {
+            let cause = if self.nobarrier {
+                "the filesystem is mounted nobarrier (barrier=0), which \
+                 sends no flushes"
+            } else {
+                "likely a mount with nobarrier or barrier=0, or a layer \
+                 that answers syncs itself"
+            };
             return (
                 FlushVerdict::NotDurable,
                 format!(
                     "commits are not reaching stable storage: {s} durable \
                      syncs made no flush of {names}, whose write cache is \
-                     volatile (write back); likely a mount with nobarrier \
-                     or barrier=0, or a layer that answers syncs itself"
+                     volatile (write back); {cause}"
                 ),
             );
         }
@@ -493,5 +525,137 @@ fn fua_of(devs: &[DeviceFlushCount]) -> Option<bool> {
         Some(false)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device as `block_devices` describes it.
+    fn dev(name: &str, cache: &str, fua: bool, lower: Vec<BlockDevice>) -> BlockDevice {
+        BlockDevice {
+            name: name.into(),
+            dev: String::new(),
+            disk: None,
+            write_cache: Some(cache.into()),
+            fua: Some(fua),
+            rotational: None,
+            discard_max_bytes: None,
+            discard_granularity: None,
+            write_zeroes_max_bytes: None,
+            write_zeroes_unmap_max_bytes: None,
+            logical_block_size: None,
+            physical_block_size: None,
+            atomic_write_unit_min_bytes: None,
+            atomic_write_unit_max_bytes: None,
+            atomic_write_max_bytes: None,
+            atomic_write_boundary_bytes: None,
+            backing_file: None,
+            lower,
+            lower_note: None,
+        }
+    }
+
+    /// Writes a `stat` file under `class/name` whose flush field is `n`.
+    fn stat(class: &Path, name: &str, n: u64) {
+        let d = class.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut f = vec!["0"; 17];
+        let n = n.to_string();
+        f[FLUSH_FIELD - 1] = &n;
+        std::fs::write(d.join("stat"), f.join(" ") + "\n").unwrap();
+    }
+
+    #[test]
+    fn verdicts_from_counts_and_declarations() {
+        let t = tempfile::tempdir().unwrap();
+        let class = t.path();
+        let run = |d: BlockDevice, after: u64, syncs: u64, direct: bool| {
+            stat(class, &d.name, 10);
+            let c = FlushCounter::of_devices(std::slice::from_ref(&d), class);
+            let s = c.start();
+            stat(class, &d.name, 10 + after);
+            s.finish(syncs, direct)
+        };
+        let wb = dev("loop0", "write back", false, vec![]);
+        let f = run(wb.clone(), 200, 200, false);
+        assert_eq!(
+            (f.verdict, f.flushes, f.per_sync),
+            (FlushVerdict::Flushed, 200, Some(1.0))
+        );
+        let f = run(wb.clone(), 0, 200, false);
+        assert_eq!(f.verdict, FlushVerdict::NotDurable, "{f:?}");
+        assert!(
+            f.reason.contains("not reaching stable storage"),
+            "{}",
+            f.reason
+        );
+        let f = run(wb.clone(), 50, 200, false);
+        assert_eq!(f.verdict, FlushVerdict::FewerFlushes);
+        // No syncs: nothing to judge.
+        assert_eq!(run(wb, 0, 0, false).verdict, FlushVerdict::NotMeasured);
+        // Write-through: no flush needed.
+        let wt = dev("sda", "write through", false, vec![]);
+        let f = run(wt, 0, 200, false);
+        assert_eq!(f.verdict, FlushVerdict::WriteThrough);
+        assert!(f.reason.contains("rests on"), "{}", f.reason);
+        // FUA: O_DIRECT syncs may be FUA writes, which are not counted;
+        // buffered syncs still flush.
+        let fua = dev("nvme0n1", "write back", true, vec![]);
+        assert_eq!(
+            run(fua.clone(), 0, 200, true).verdict,
+            FlushVerdict::FuaUncounted
+        );
+        assert_eq!(run(fua, 0, 200, false).verdict, FlushVerdict::NotDurable);
+        // Two runs as one.
+        let a = run(dev("loop0", "write back", false, vec![]), 3, 3, false);
+        let b = run(dev("loop0", "write back", false, vec![]), 0, 4, false);
+        let ab = sum_flushes([&a, &b]).unwrap();
+        assert_eq!((ab.syncs, ab.flushes), (7, 3));
+        assert_eq!(ab.verdict, FlushVerdict::FewerFlushes);
+    }
+
+    /// A device-mapper device passes flushes on: they are counted at its
+    /// slaves; a partition's on its whole disk; a loop device's backing
+    /// disk is reported further down.
+    #[test]
+    fn where_flushes_are_counted() {
+        let t = tempfile::tempdir().unwrap();
+        let class = t.path();
+        let mut part = dev("sda1", "write back", false, vec![]);
+        part.disk = Some("sda".into());
+        let dm = dev("dm-0", "write back", false, vec![part]);
+        let c = FlushCounter::of_devices(&[dm], class);
+        let names: Vec<(&str, &str)> = c
+            .top
+            .iter()
+            .map(|c| (c.name.as_str(), c.counted_on.as_str()))
+            .collect();
+        assert_eq!(names, [("sda1", "sda")]);
+        assert!(c.top[0].stat.ends_with("sda/stat"));
+        let mut lp = dev(
+            "loop3",
+            "write back",
+            false,
+            vec![dev("vda", "write back", false, vec![])],
+        );
+        lp.backing_file = Some("/img".into());
+        let c = FlushCounter::of_devices(&[lp], class);
+        assert_eq!(c.top.len(), 1);
+        assert_eq!(c.top[0].name, "loop3");
+        assert_eq!(c.lower[0].name, "vda");
+        // Unreadable counters: not measured, and said so.
+        let f = c.start().finish(5, false);
+        assert_eq!(f.verdict, FlushVerdict::NotMeasured);
+        assert!(f.unmeasured.is_some());
+    }
+
+    #[test]
+    fn mount_options_that_turn_flushes_off() {
+        assert!(says_nobarrier("rw,relatime | rw,nobarrier"));
+        assert!(says_nobarrier("rw | rw,barrier=0,data=ordered"));
+        assert!(!says_nobarrier("rw,relatime | rw,barrier=1"));
+        assert!(!says_nobarrier("rw | rw,space_cache=v2"));
     }
 }
