@@ -164,6 +164,21 @@ pub(crate) fn bench_text<'a>(
     o
 }
 
+/// The probe report's banner at the top, where the commits were not
+/// reaching stable storage: every figure below it is of such commits.
+pub(crate) fn banner_html(d: Option<&Durability>) -> String {
+    match d.filter(|d| d.not_durable()) {
+        Some(d) => format!(
+            "<p class=bad><strong>{NOT_DURABLE}</strong>: the commits measured \
+             here are not reaching stable storage, so their figures and the \
+             advice drawn from them are not those of durable commits ({}).\
+             </p>\n",
+            esc(&d.devices.join(", "))
+        ),
+        None => String::new(),
+    }
+}
+
 /// The probe report's section.
 pub(crate) fn html(d: Option<&Durability>) -> String {
     let mut h = String::new();
@@ -183,8 +198,8 @@ pub(crate) fn html(d: Option<&Durability>) -> String {
     }
     out!(
         h,
-        "<p class=sub>Cache flushes the devices completed during the \
-         commits ({}), counted by the kernel.</p>",
+        "<p class=sub>Cache flushes completed by {} during the commits, \
+         as the kernel counts them.</p>",
         esc(&devices(&d.methods[0].flushes))
     );
     h.push_str(

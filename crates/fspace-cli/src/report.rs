@@ -18,6 +18,9 @@ const STYLE: &str = include_str!("report.css");
 /// Returns the report page for `r`.
 pub(crate) fn html(r: &ProbeResult) -> String {
     let mut h = head_html(r);
+    h.push_str(&crate::durability::banner_html(
+        r.commit.durability.as_ref(),
+    ));
     h.push_str(&recommendations_html(r));
     h.push_str(&filesystem_html(r));
     h.push_str(&commit_rate_html(r));

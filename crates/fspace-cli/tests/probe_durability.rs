@@ -121,6 +121,14 @@ fn ext4_without_barriers_is_not_durable_and_with_them_flushes() {
         kinds(&advice["notes"]).contains(&"not-durable".to_string()),
         "the --for advice does not say it: {advice}"
     );
+    // The configuration it advises says it too, in comments.
+    let config = advice["config"].as_str().unwrap();
+    assert!(
+        config.starts_with("# NOT DURABLE: commits are not"),
+        "{config}"
+    );
+    fits(config, "postgresql.conf fragment");
+    assert!(t.contains("    # NOT DURABLE: commits are not"), "{t}");
     let metrics = std::fs::read_to_string(&prom).unwrap();
     let line = metrics
         .lines()

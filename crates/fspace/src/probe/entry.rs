@@ -420,6 +420,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     if let Some(n) = commit.durability.as_ref().and_then(|d| d.note()) {
         for a in &mut engines {
             a.notes.push(n.clone());
+            a.config = a.fragment();
         }
     }
     // The window ends after the last measurement, the engines' included:
