@@ -55,22 +55,26 @@ pub(crate) fn probe_text(r: &ProbeResult) -> String {
     lines(&mut o, &format!("on {}", devices(f)), "  ");
     out!(
         o,
-        "  {:<14} {:>9} {:>9} {:>9}  {}",
+        "  {:<13} {:>8} {:>8} {:>8} {:>9} {:>10}  {}",
         "synced by",
+        "commits",
         "syncs",
         "flushes",
         "per sync",
+        "per commit",
         "verdict"
     );
     for m in &d.methods {
         let f = &m.flushes;
         out!(
             o,
-            "  {:<14} {:>9} {:>9} {:>9}  {}",
+            "  {:<13} {:>8} {:>8} {:>8} {:>9} {:>10}  {}",
             m.method,
+            commas(f.commits as f64),
             commas(f.syncs as f64),
             commas(f.flushes as f64),
             per_sync(f),
+            f.per_commit.map_or("-".into(), |p| format!("{p:.2}")),
             f.verdict
         );
     }
@@ -134,9 +138,14 @@ pub(crate) fn bench_text<'a>(
         lines(
             &mut o,
             &format!(
-                "{name}: {} flushes for {} syncs ({} per sync): {verdict}",
+                "{name}: {} flushes for {} syncs{} ({} per sync): {verdict}",
                 commas(f.flushes as f64),
                 commas(f.syncs as f64),
+                if f.commits == f.syncs {
+                    String::new()
+                } else {
+                    format!(" of {} commits", commas(f.commits as f64))
+                },
                 per_sync(f)
             ),
             "  ",
@@ -203,8 +212,9 @@ pub(crate) fn html(d: Option<&Durability>) -> String {
         esc(&devices(&d.methods[0].flushes))
     );
     h.push_str(
-        "<table><tr><th>synced by</th><th class=n>syncs</th>\
-         <th class=n>flushes</th><th class=n>per sync</th>\
+        "<table><tr><th>synced by</th><th class=n>commits</th>\
+         <th class=n>syncs</th><th class=n>flushes</th>\
+         <th class=n>per sync</th><th class=n>per commit</th>\
          <th>verdict</th></tr>\n",
     );
     for m in &d.methods {
@@ -212,11 +222,14 @@ pub(crate) fn html(d: Option<&Durability>) -> String {
         out!(
             h,
             "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td>\
-             <td class=n>{}</td><td>{}</td></tr>",
+             <td class=n>{}</td><td class=n>{}</td><td class=n>{}</td>\
+             <td>{}</td></tr>",
             esc(&m.method),
+            commas(f.commits as f64),
             commas(f.syncs as f64),
             commas(f.flushes as f64),
             per_sync(f),
+            f.per_commit.map_or("-".into(), |p| format!("{p:.2}")),
             esc(f.verdict.name())
         );
     }

@@ -404,6 +404,14 @@ fn durability_samples(m: &mut Metrics, d: Option<&fspace::probe::Durability>) {
             &l,
             f.flushes as f64,
         );
+        if let Some(p) = f.per_commit {
+            m.gauge(
+                "fspace_probe_device_flushes_per_commit",
+                "Device cache flushes per commit (below 1 where one sync serves a group of commits).",
+                &l,
+                p,
+            );
+        }
         if let Some(p) = f.per_sync {
             m.gauge(
                 "fspace_probe_device_flushes_per_sync",

@@ -151,6 +151,8 @@ fn ext4_without_barriers_is_not_durable_and_with_them_flushes() {
         assert!(syncs > 0 && flushes >= syncs, "{name}: {m}");
         assert_eq!(m["verdict"], "flushed", "{name}: {m}");
         assert!(m["per_sync"].as_f64() >= Some(1.0), "{name}: {m}");
+        // One writer: one sync per commit, so a flush per commit too.
+        assert!(m["per_commit"].as_f64() >= Some(1.0), "{name}: {m}");
         assert_eq!(m["nobarrier"], false, "{name}: {m}");
     }
     // Each state's runs carry their own counts too.

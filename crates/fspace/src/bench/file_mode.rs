@@ -184,7 +184,7 @@ pub(super) fn run_file(
     let before = counter.start();
     let (lat, secs) = run_threads(opts, cancel, &op)?;
     let direct = method.per_write() && (method.direct() || opts.direct_io == Some(true));
-    let flushes = before.finish(lat.len() as u64, direct);
+    let flushes = before.finish(lat.len() as u64, lat.len() as u64, direct);
     few_samples(&mut notes, lat.len());
     pass_notes(&mut notes, mode, opts, lat.len() as u64, slots);
     let t = truncations.load(Ordering::Relaxed);

@@ -71,7 +71,7 @@ pub(super) fn run_wal(
     } else {
         after.syncs - before.syncs
     };
-    let flushes = flush_start.finish(syncs, per_write && after.io.direct_io);
+    let flushes = flush_start.finish(lat.len() as u64, syncs, per_write && after.io.direct_io);
     for sg in wal.segments().iter().filter(|sg| sg.seq > first_seq) {
         switch_lsns
             .lock()

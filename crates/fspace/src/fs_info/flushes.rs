@@ -143,6 +143,8 @@ pub struct DeviceFlushCount {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Flushes {
+    /// Commits the run made.
+    pub commits: u64,
     /// Durable syncs the run made: one per commit in the file modes
     /// (`fdatasync`, `fsync` or an `O_DSYNC` write), the log's
     /// `fdatasync` calls (or its `O_DSYNC` writes) in `wal` mode.
@@ -153,6 +155,9 @@ pub struct Flushes {
     pub flushes: u64,
     /// `flushes / syncs`; `None` without syncs.
     pub per_sync: Option<f64>,
+    /// `flushes / commits`; `None` without commits (below 1 where one
+    /// sync serves a group of commits).
+    pub per_commit: Option<f64>,
     /// The write cache those devices declare (write-back if any does).
     pub write_cache: WriteCache,
     /// Whether any of them takes FUA writes.
@@ -308,10 +313,11 @@ fn read_flushes(stat: &Path) -> Option<u64> {
 }
 
 impl FlushSnapshot {
-    /// The flushes since the snapshot, against `syncs` durable syncs
-    /// made meanwhile; `direct` when they were `O_DIRECT` writes (which
-    /// a FUA device may make durable without a flush).
-    pub fn finish(&self, syncs: u64, direct: bool) -> Flushes {
+    /// The flushes since the snapshot, against the `commits` made
+    /// meanwhile and the `syncs` that made them durable; `direct` when
+    /// those were `O_DIRECT` writes (which a FUA device may make durable
+    /// without a flush).
+    pub fn finish(&self, commits: u64, syncs: u64, direct: bool) -> Flushes {
         let c = &self.counter;
         let diff = |list: &[Counted], before: &[Option<u64>]| -> Option<Vec<DeviceFlushCount>> {
             list.iter()
@@ -340,9 +346,11 @@ impl FlushSnapshot {
         };
         let devices = top.unwrap_or_default();
         Flushes {
+            commits,
             syncs,
             flushes: devices.iter().map(|d| d.flushes).sum(),
             per_sync: None,
+            per_commit: None,
             write_cache: cache_of(&devices),
             fua: fua_of(&devices),
             direct,
@@ -372,9 +380,11 @@ impl Flushes {
             out
         };
         Flushes {
+            commits: self.commits + other.commits,
             syncs: self.syncs + other.syncs,
             flushes: self.flushes + other.flushes,
             per_sync: None,
+            per_commit: None,
             write_cache: self.write_cache,
             fua: self.fua,
             direct: self.direct && other.direct,
@@ -391,6 +401,7 @@ impl Flushes {
     /// Sets `per_sync`, `verdict` and `reason` from the counts.
     fn judged(mut self) -> Flushes {
         self.per_sync = (self.syncs > 0).then(|| self.flushes as f64 / self.syncs as f64);
+        self.per_commit = (self.commits > 0).then(|| self.flushes as f64 / self.commits as f64);
         let (verdict, reason) = self.judge();
         self.verdict = verdict;
         self.reason = reason;
@@ -576,7 +587,7 @@ mod tests {
             let c = FlushCounter::of_devices(std::slice::from_ref(&d), class);
             let s = c.start();
             stat(class, &d.name, 10 + after);
-            s.finish(syncs, direct)
+            s.finish(syncs, syncs, direct)
         };
         let wb = dev("loop0", "write back", false, vec![]);
         let f = run(wb.clone(), 200, 200, false);
@@ -646,7 +657,7 @@ mod tests {
         assert_eq!(c.top[0].name, "loop3");
         assert_eq!(c.lower[0].name, "vda");
         // Unreadable counters: not measured, and said so.
-        let f = c.start().finish(5, false);
+        let f = c.start().finish(5, 5, false);
         assert_eq!(f.verdict, FlushVerdict::NotMeasured);
         assert!(f.unmeasured.is_some());
     }
