@@ -15,9 +15,9 @@
 //! other writes, so on a device with `queue/fua` = 1 a durable write with
 //! `O_DIRECT` and `O_DSYNC` may be made durable by FUA with no flush
 //! counted
-//! ([`FlushVerdict::FuaUncounted`]). A device-mapper or md device counts
-//! no flushes of its own (it passes them on): they are counted at the
-//! devices under it. A partition's flushes are counted on its whole disk
+//! ([`FlushVerdict::FuaUncounted`]). A device-mapper or md device passes
+//! flushes on: they are counted at the devices under it (which count
+//! them whether or not the stacked device does too). A partition's flushes are counted on its whole disk
 //! (shared with the disk's other partitions). Flushes that other programs
 //! cause on the same device during the run are counted too: the figures
 //! are an upper bound of the run's own.
