@@ -41,7 +41,7 @@ def scratch_dirs(m, names):
 KNOBS = ("REPEAT", "R", "SECONDS", "TAG", "LEVEL", "SIZE_MIB", "SIZES", "CACHE", "SOURCES",
          "WRITERS", "METHODS", "SYNC", "HOW", "BASE", "CAND", "OLD", "NEW", "COMMITS",
          "PREFAULT_GIB", "FSPACE_PRELOAD", "FSPACE_MATRIX_DIR", "FSPACE_TEST_MOUNTS", "RUN_DIR",
-         "ENGINES", "GRID", "SCALE", "WRITE_BUFFER")
+         "ENGINES", "GRID", "SCALE", "WRITE_BUFFER", "FS", "CONDS")
 
 RUNS = os.path.join(ROOT, "bench", "runs")
 

@@ -71,6 +71,11 @@
 // returns (`RWF_DSYNC`).
 #define FSPACE_UNTORN_DSYNC 1
 
+// Flag of `fspace_wal_view_open`: damage before the log's end does not
+// refuse the open; reading stops there (`fspace_wal_view_damage` says
+// where and what), as `fspace wal dump` shows what can still be read.
+#define FSPACE_WAL_VIEW_TO_DAMAGE 1
+
 // What a copy did (an opaque handle).
 typedef struct fspace_copy_report fspace_copy_report;
 
@@ -103,6 +108,11 @@ typedef struct fspace_wal fspace_wal;
 // Reads a log's durable records in LSN order, verifying each (an opaque
 // handle; one thread at a time).
 typedef struct fspace_wal_reader fspace_wal_reader;
+
+// A read-only look at a log (an opaque handle): made by
+// `fspace_wal_view_open`, read with `fspace_wal_view_reader_new`, freed by
+// `fspace_wal_view_free`.
+typedef struct fspace_wal_view fspace_wal_view;
 
 // The state of a range (`FSPACE_EXTENT_*`).
 typedef uint32_t fspace_extent_state;
@@ -1405,8 +1415,10 @@ int fspace_wal_options_init(struct fspace_wal_options *options);
 //
 // Errors: `-EINVAL` (NULL argument, bad option); `-EAGAIN` (another open
 // log, in this process or another, holds the directory's lock); `-EUCLEAN` (a damaged segment before the
-// tail); `-ENOSPC`; the errors of `open`, `mkdir` and the preparation of
-// the first segment.
+// tail); `-ENOSPC` (no space for the segment this open starts: the
+// message says whether the records are intact, and
+// `fspace_wal_view_open` reads them without writing); the errors of
+// `open`, `mkdir` and the preparation of the first segment.
 //
 // # Safety
 // `dir` is NULL or a NUL-terminated string; `options` is NULL or
@@ -1561,6 +1573,78 @@ int fspace_wal_reader_next(struct fspace_wal_reader *reader,
 // # Safety
 // `reader` is NULL or a live handle, not used afterwards.
 void fspace_wal_reader_free(struct fspace_wal_reader *reader);
+
+// Opens the log in directory `dir` read-only: nothing is written (no file
+// is created, removed or renamed, the `LOCK` is not taken), so it opens a
+// log on a full filesystem (where `fspace_wal_open` fails with `-ENOSPC`
+// for want of a new segment), on a read-only mount, or beside a live
+// writer in another process. Every live segment is verified as
+// `fspace_wal_open` verifies it (each record's CRC, the LSN sequence, the
+// segment chain); the last one ends at its first invalid record. `flags`
+// is 0 or `FSPACE_WAL_VIEW_TO_DAMAGE`. On success `*out` is a new handle
+// for `fspace_wal_view_free`.
+//
+// Errors: `-EINVAL` (NULL argument, unknown flag); `-ENOENT` (`dir` does
+// not exist, or holds no log); `-ENOTDIR` (`dir` is not a directory);
+// `-EUCLEAN` (a damaged segment before the tail, without
+// `FSPACE_WAL_VIEW_TO_DAMAGE`); the errors of `open` and `pread`.
+//
+// # Safety
+// `dir` is NULL or a NUL-terminated string; `out` is NULL or writable.
+int fspace_wal_view_open(const char *dir, uint32_t flags, struct fspace_wal_view **out);
+
+// Writes to `*info` what the look found, in the struct
+// `fspace_wal_recovery` fills (`created` is false: a directory without a
+// log is refused).
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `view` is NULL or a live handle; `info` is NULL or writable.
+int fspace_wal_view_recovery(const struct fspace_wal_view *view,
+                             struct fspace_wal_recovery_info *info);
+
+// Writes to `*json` the whole look as JSON (the `recovery` object of
+// `fspace wal stat --json`: `read_only` true, the tail and why it ends there,
+// prepared and pooled segments, what a writable open would clean up, the
+// damage); owned by the view.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `view` is NULL or a live handle; `json` is NULL or writable.
+int fspace_wal_view_json(const struct fspace_wal_view *view, const char **json);
+
+// Says whether reading stops at damage before the log's end (only a view
+// opened with `FSPACE_WAL_VIEW_TO_DAMAGE` can have some): returns 1 and
+// writes to `*message` where and what (the segment, the offset, the
+// reason; owned by the view), or returns 0 and leaves `*message` alone.
+//
+// Errors: `-EINVAL` (NULL argument).
+//
+// # Safety
+// `view` is NULL or a live handle; `message` is NULL or writable.
+int fspace_wal_view_damage(const struct fspace_wal_view *view, const char **message);
+
+// Starts reading the records of `view` from LSN `from` on (0: from the
+// oldest kept) to the end found when it was opened, each verified again
+// as it is read; read with `fspace_wal_reader_next`. The reader does not
+// depend on the view: either may be freed first. On success `*out` is a
+// new handle for `fspace_wal_reader_free`.
+//
+// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`from` was released).
+//
+// # Safety
+// `view` is NULL or a live handle; `out` is NULL or writable.
+int fspace_wal_view_reader_new(const struct fspace_wal_view *view,
+                               uint64_t from,
+                               struct fspace_wal_reader **out);
+
+// Frees a view; NULL does nothing. Readers made from it stay usable.
+//
+// # Safety
+// `view` is NULL or a live handle, not used afterwards.
+void fspace_wal_view_free(struct fspace_wal_view *view);
 
 #ifdef __cplusplus
 }  // extern "C"

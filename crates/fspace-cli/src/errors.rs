@@ -24,6 +24,12 @@ pub(crate) const EXIT_REGRESSED: u8 = 1;
 /// for the filesystem (1 is a regression, or a failure).
 pub(crate) const EXIT_NOTHING_SAVED: u8 = 3;
 
+/// Exit code of `probe --compare-saved` when the fresh runs looked slower
+/// but the comparison could not tell whether the disk is: the machine was
+/// busy, or the runs are too few for the rank test. Not 1: a monitor must
+/// not page anyone on it, and may run the comparison again later.
+pub(crate) const EXIT_COULD_NOT_TELL: u8 = 4;
+
 /// Exit code of `wal verify --strict` when the log ends in bytes that are
 /// not a valid record (a record failing its checksum, a bad length, a
 /// wrong LSN) or in a segment file cut short: a torn last write or damage
@@ -48,7 +54,7 @@ pub(crate) fn add_error_detail(key: &'static str, value: serde_json::Value) {
 
 /// The exit code a command asked for beside its result (0: none asked):
 /// `probe --compare-saved` exits 1 on a regression after printing its
-/// figures, and 3 when nothing is saved.
+/// figures, 3 when nothing is saved and 4 when it could not tell.
 static EXIT_STATUS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Asks for exit code `code` whatever the command returns.

@@ -6,7 +6,10 @@ use crate::fmt::{
     format_count as commas, format_human, format_seconds as secs, wrap, LOG_VS_APPEND,
 };
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
-use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
+use fspace::probe::{
+    CompareVerdict, CouldNotTell, Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState,
+    ALPHA,
+};
 use fspace::NoteKind;
 use rustix::io::Errno;
 use std::path::Path;
@@ -70,7 +73,19 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         .engines(a.engines);
     let result = fspace::probe::probe(a.dir, &opts);
     drop(bar);
-    let r = result?;
+    let mut r = result?;
+    if a.save && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        // The runs a later --compare-saved compares with, measured as it
+        // measures its own.
+        let bar = Progress::steps("baseline", a.quiet);
+        let show = |p: &ProbeProgress| show_progress(&bar, a.quiet, p);
+        let opts = fspace::probe::CompareOptions::default()
+            .cancel(Some(&cancel))
+            .progress(Some(&show));
+        let measured = fspace::probe::measure_baseline(&mut r, &opts);
+        drop(bar);
+        measured?;
+    }
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         // Interrupted after the last measurement: keep nothing.
         return Err(fspace::Error::refused(
@@ -120,9 +135,25 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
             out!(o, "{line}");
         }
     }
+    let baseline = match &r.commit.baseline {
+        Some(b) => format!(
+            " `fspace probe --compare-saved` will compare with {} runs of {:.0} s of the recommended log setup measured after the probe: {} commits/s (runs {}-{}){}.",
+            b.runs.len(),
+            b.seconds_per_run,
+            commas(b.commits_per_sec),
+            commas(b.runs.iter().copied().fold(f64::INFINITY, f64::min)),
+            commas(b.runs.iter().copied().fold(0.0, f64::max)),
+            if b.machine_busy {
+                ", on a busy machine: save again on a quiet one"
+            } else {
+                ""
+            }
+        ),
+        None => " The log could not be measured here: nothing for `fspace probe --compare-saved` to compare with.".into(),
+    };
     let after = match &saved {
         Some(p) => format!(
-            "Saved to {}: `fspace grow --strategy auto`, `fspace info`, the C API and library callers that name the state directory now follow these recommendations on this filesystem ({} at {}).",
+            "Saved to {}: `fspace grow --strategy auto`, `fspace info`, the C API and library callers that name the state directory now follow these recommendations on this filesystem ({} at {}).{baseline}",
             p.display(),
             r.key.source,
             r.key.mount_point
@@ -169,7 +200,8 @@ fn show_progress(bar: &Progress, quiet: bool, p: &ProbeProgress) {
 }
 
 /// `fspace probe --compare-saved`: the saved setup measured again and
-/// compared; exit 1 when regressed, 3 when nothing is saved.
+/// compared; exit 1 when regressed, 3 when nothing is saved, 4 when it
+/// could not tell.
 fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     if let Some(p) = a.prometheus.as_deref() {
         crate::prometheus::check_path(p)?;
@@ -199,8 +231,12 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     if let Some(p) = a.prometheus.as_deref() {
         crate::prometheus::write(p, &crate::prometheus::compare_metrics(&c).render())?;
     }
-    if c.regressed {
-        crate::errors::set_exit_status(crate::errors::EXIT_REGRESSED);
+    match c.verdict {
+        CompareVerdict::Regressed => crate::errors::set_exit_status(crate::errors::EXIT_REGRESSED),
+        CompareVerdict::CouldNotTell => {
+            crate::errors::set_exit_status(crate::errors::EXIT_COULD_NOT_TELL)
+        }
+        _ => {}
     }
     if a.json {
         return print_json(&c);
@@ -252,16 +288,26 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     };
     out!(
         o,
-        "  saved: {:>9} commits/s ({})",
-        commas(c.saved.commits_per_sec),
-        range(&c.saved.setup.runs)
+        "  saved: {:>9} commits/s ({}, {})",
+        commas(c.saved_commits_per_sec),
+        range(&c.saved_runs),
+        if c.from_baseline {
+            "the baseline"
+        } else {
+            "the probe's"
+        }
     );
-    out!(
-        o,
-        "  fresh: {:>9} commits/s ({})",
-        commas(c.fresh.commits_per_sec),
-        range(&c.fresh.runs)
-    );
+    for (i, b) in c.batches.iter().enumerate() {
+        out!(
+            o,
+            "  {}: {:>9} commits/s ({}), {:.2}x, p = {:.3}",
+            if i == 0 { "fresh" } else { "again" },
+            commas(b.commits_per_sec),
+            range(&b.runs),
+            b.ratio,
+            b.p_value
+        );
+    }
     // 0.2 * 100 is 20.000000000000004: whole percentages without digits.
     let pct = c.threshold * 100.0;
     let pct = if (pct - pct.round()).abs() < 1e-9 {
@@ -269,36 +315,38 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     } else {
         format!("{pct:.1}")
     };
-    out!(
-        o,
-        "  ratio: {:.2} (regressed below {:.2}: more than {pct}% under the saved median)",
-        c.ratio,
-        1.0 - c.threshold
-    );
     indented(
         &mut o,
         &format!(
-            "rank test: p = {:.3} that the saved runs are larger than the fresh ones ({} against {} runs)",
-            c.p_value,
-            c.saved.setup.runs.len(),
-            c.fresh.runs.len()
+            "rule: regressed when the fresh median is more than {pct}% below the saved one and the rank test separates the runs (p at most {ALPHA}), in two batches in a row, on a quiet machine"
         ),
     );
-    let verdict = if c.regressed {
-        format!(
-            "REGRESSED: the fresh median is {:.0}% below the saved one, more than the {pct}% threshold (exit status 1).",
+    let first = c.batches.first();
+    let verdict = match (c.verdict, c.could_not_tell) {
+        (CompareVerdict::Regressed, _) => format!(
+            "REGRESSED: two batches of fresh runs were each slower than the saved runs beyond the noise; all together {:.0}% below the saved median (exit status 1).",
             (1.0 - c.ratio) * 100.0
-        )
-    } else if c.ratio < 1.0 {
-        format!(
-            "Within the threshold: the fresh median is {:.0}% below the saved one ({pct}% allowed).",
+        ),
+        (CompareVerdict::CouldNotTell, Some(CouldNotTell::MachineBusy)) => format!(
+            "COULD NOT TELL: the fresh runs were {:.0}% below the saved median, but the machine was busy ({}), which slows commits as a slower disk does. Run again when it is quiet (exit status 4).",
+            (1.0 - first.map_or(c.ratio, |b| b.ratio)) * 100.0,
+            c.machine.reasons.join("; ")
+        ),
+        (CompareVerdict::CouldNotTell, _) => format!(
+            "COULD NOT TELL: the fresh runs were {:.0}% below the saved median, but {} saved against {} fresh runs are too few for the rank test to tell (p cannot go below {:.3}). Save again with this version (exit status 4).",
+            (1.0 - first.map_or(c.ratio, |b| b.ratio)) * 100.0,
+            c.saved_runs.len(),
+            first.map_or(0, |b| b.runs.len()),
+            c.smallest_p_value
+        ),
+        _ if c.ratio < 1.0 => format!(
+            "No evidence of a change: the fresh median is {:.0}% below the saved one.",
             (1.0 - c.ratio) * 100.0
-        )
-    } else {
-        format!(
-            "Within the threshold: the fresh median is {:.0}% above the saved one.",
+        ),
+        _ => format!(
+            "No evidence of a change: the fresh median is {:.0}% above the saved one.",
             (c.ratio - 1.0) * 100.0
-        )
+        ),
     };
     o.push('\n');
     for line in wrap(&verdict, 78) {

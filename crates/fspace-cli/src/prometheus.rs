@@ -10,7 +10,7 @@
 //! that the two join). The names and labels are documented in
 //! docs/monitoring.md.
 
-use fspace::probe::{Comparison, ProbeResult, StateResult};
+use fspace::probe::{CompareVerdict, Comparison, ProbeResult, StateResult};
 use fspace::FsInfo;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -590,10 +590,48 @@ pub(crate) fn compare_metrics(c: &Comparison) -> Metrics {
     ];
     m.gauge(
         "fspace_probe_compare_regressed",
-        "1 if the fresh median commit rate fell more than the threshold below the saved one, else 0.",
+        "1 if two batches of fresh runs were each slower than the saved runs beyond the threshold and the noise, else 0.",
         &setup,
         flag(c.regressed),
     );
+    m.gauge(
+        "fspace_probe_compare_could_not_tell",
+        "1 if the fresh runs looked slower but the comparison could not tell (a busy machine, too few runs), else 0.",
+        &[("reason", c.could_not_tell.map_or("", |w| w.name()))],
+        flag(c.could_not_tell.is_some()),
+    );
+    for v in [
+        CompareVerdict::NoChange,
+        CompareVerdict::Regressed,
+        CompareVerdict::CouldNotTell,
+    ] {
+        m.gauge(
+            "fspace_probe_compare_verdict",
+            "1 for the comparison's verdict (no-change, regressed, could-not-tell), 0 for the others.",
+            &[("verdict", v.name())],
+            flag(c.verdict == v),
+        );
+    }
+    m.gauge(
+        "fspace_probe_compare_saved_runs",
+        "Saved runs compared with (the save's baseline, or the probe's runs in a file without one).",
+        &[],
+        c.saved_runs.len() as f64,
+    );
+    m.gauge(
+        "fspace_probe_compare_batches",
+        "Batches of fresh runs measured: 2 when the first was slower and a second confirmed or refuted it.",
+        &[],
+        c.batches.len() as f64,
+    );
+    if let Some(p) = c.machine.cpu_pressure {
+        m.gauge(
+            "fspace_probe_compare_cpu_pressure_ratio",
+            "Share of the comparison's time some task waited for a CPU (/proc/pressure/cpu).",
+            &[],
+            p,
+        );
+    }
     m.gauge(
         "fspace_probe_compare_ratio",
         "The fresh median commit rate divided by the saved median.",

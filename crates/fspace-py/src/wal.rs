@@ -58,7 +58,9 @@ fn with_wal<T: Send>(
 ///
 /// Raises ValueError for bad options; OSError with the errno and path
 /// (BlockingIOError when another process has it open; EUCLEAN when a
-/// segment other than the last is damaged).
+/// segment other than the last is damaged; ENOSPC when there is no space
+/// for the segment the open starts: the message then says whether the
+/// records are intact, and WalView(dir) reads them without writing).
 #[pyclass(frozen, module = "fspace")]
 pub(crate) struct Wal {
     slot: Slot,
@@ -314,9 +316,163 @@ impl WalRecords {
     }
 }
 
-/// Adds `Wal` and its record iterator to the module.
+/// WalView(dir)
+///
+/// A read-only look at the log in the directory `dir`: it never writes (no
+/// file is created, removed or renamed, the LOCK is not taken), so it opens
+/// a log on a full filesystem, on a read-only mount, or beside a live
+/// writer in another process. Opening verifies every live segment as
+/// Wal(dir) does (each record's CRC, the LSN sequence, the segment chain)
+/// and stops the last segment at its first invalid record; read() then
+/// iterates the records, verified again as they are read.
+///
+/// Raises OSError with the errno and path: FileNotFoundError (ENOENT) when
+/// `dir` does not exist or holds no log, NotADirectoryError for a file,
+/// EUCLEAN when a segment other than the last is damaged (see
+/// open_to_damage).
+#[pyclass(frozen, module = "fspace")]
+pub(crate) struct WalView {
+    view: fspace::wal::WalView,
+    dir: std::ffi::OsString,
+}
+
+impl WalView {
+    fn open(
+        py: Python<'_>,
+        dir: &Bound<'_, PyAny>,
+        f: fn(&std::path::Path) -> fspace::Result<fspace::wal::WalView>,
+    ) -> PyResult<Self> {
+        let dir = args::path(dir)?;
+        let view = py.detach(|| f(&dir)).map_err(os_error)?;
+        Ok(WalView {
+            view,
+            dir: dir.into_os_string(),
+        })
+    }
+}
+
+#[pymethods]
+impl WalView {
+    #[new]
+    fn new(py: Python<'_>, dir: &Bound<'_, PyAny>) -> PyResult<Self> {
+        WalView::open(py, dir, |d| fspace::wal::WalView::open(d))
+    }
+
+    /// open_to_damage(dir) -> WalView
+    ///
+    /// As WalView(dir), except that damage before the log's end does not
+    /// refuse the open: reading stops at the first invalid record of a
+    /// segment that is not the last, the view holds the records before it,
+    /// and damage() says where and what (as `fspace wal dump` shows what
+    /// can still be read of a damaged log).
+    #[staticmethod]
+    fn open_to_damage(py: Python<'_>, dir: &Bound<'_, PyAny>) -> PyResult<Self> {
+        WalView::open(py, dir, |d| fspace::wal::WalView::open_to_damage(d))
+    }
+
+    /// The log's directory.
+    #[getter]
+    fn dir(&self) -> std::ffi::OsString {
+        self.dir.clone()
+    }
+
+    /// The log's id (16 random bytes chosen when the log was created).
+    #[getter]
+    fn log_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.view.log_id())
+    }
+
+    /// The LSN of the oldest record kept.
+    #[getter]
+    fn first_lsn(&self) -> u64 {
+        self.view.first_lsn().0
+    }
+
+    /// The LSN after the last readable record (the one a writer would
+    /// give next).
+    #[getter]
+    fn next_lsn(&self) -> u64 {
+        self.view.next_lsn().0
+    }
+
+    /// segments() -> list[dict]
+    ///
+    /// The live segments, oldest first: seq, first_lsn, path, size, format.
+    fn segments<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (json(&self.view.segments()),))
+    }
+
+    /// The paths of the segments prepared for later use (no records yet).
+    #[getter]
+    fn prepared(&self) -> Vec<std::ffi::OsString> {
+        let p = self.view.prepared();
+        p.iter().map(|p| p.clone().into_os_string()).collect()
+    }
+
+    /// The paths of the released segments kept for recycling.
+    #[getter]
+    fn pool(&self) -> Vec<std::ffi::OsString> {
+        let p = self.view.pool();
+        p.iter().map(|p| p.clone().into_os_string()).collect()
+    }
+
+    /// recovery() -> dict
+    ///
+    /// What the look found, as Wal.recovery() says it (read_only is True):
+    /// segments and records verified, where the last segment's records end
+    /// and why, and what a writable open would clean up.
+    fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (json(self.view.recovery()),))
+    }
+
+    /// damage() -> dict | None
+    ///
+    /// Where reading stopped before the log's end, and why (only a view
+    /// made by open_to_damage can have damage): segment, seq, offset,
+    /// record_end, expected_lsn, found_lsn, reason, message.
+    fn damage<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.view.damage() {
+            None => Ok(None),
+            Some(d) => py
+                .import("json")?
+                .call_method1("loads", (json(d),))
+                .map(Some),
+        }
+    }
+
+    /// read(from_lsn=0) -> Iterator[Record]
+    ///
+    /// Iterates the records from `from_lsn` on (0: the oldest kept) to the
+    /// end found when the view was opened, each verified again (CRC, LSN
+    /// sequence) as it is read. Damage raises OSError (EUCLEAN) naming the
+    /// segment and offset; OSError (ERANGE) when `from_lsn` was released.
+    #[pyo3(signature = (from_lsn = 0))]
+    fn read(&self, py: Python<'_>, from_lsn: u64) -> PyResult<WalRecords> {
+        let reader = py
+            .detach(|| self.view.read_from(fspace::Lsn(from_lsn)))
+            .map_err(os_error)?;
+        Ok(WalRecords {
+            reader: Mutex::new(reader),
+        })
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let dir = self.dir.clone().into_pyobject(py)?;
+        Ok(format!(
+            "WalView({}, LSN {} to {})",
+            dir.repr()?,
+            self.view.first_lsn().0,
+            self.view.next_lsn().0
+        ))
+    }
+}
+
+/// Adds `Wal`, `WalView` and their record iterator to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Wal>()?;
+    m.add_class::<WalView>()?;
     m.add_class::<WalRecords>()?;
     Ok(())
 }

@@ -225,6 +225,44 @@ def test_wal_conventions(tmp_path):
         fspace.Wal(tmp_path / "wal" / "LOCK")
 
 
+def test_wal_view_reads_beside_a_writer_and_refuses_what_is_no_log(tmp_path):
+    d = tmp_path / "wal"
+    with fspace.Wal(d, segment_size="64K") as w:
+        lsns = [w.commit(bytes([i]) * (i * 1000)) for i in range(40)]
+        # The view takes no lock: it opens while the log is open.
+        v = fspace.WalView(d)
+        assert v.dir == str(d)
+        assert [(r.lsn, r.data) for r in v.read()] == [
+            (lsn, bytes([i]) * (i * 1000)) for i, lsn in enumerate(lsns)]
+        assert v.recovery()["read_only"] is True
+        assert len(v.segments()) >= 2 and v.segments()[0]["first_lsn"] == 1
+        assert all(isinstance(p, str) for p in v.prepared + v.pool)
+        assert repr(v).startswith("WalView(")
+        assert list(v.read(lsns[-1] + 1)) == []
+        assert fspace.WalView.open_to_damage(d).damage() is None
+    # Bad input: the errno, and the path in the message and as filename.
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError) as e:
+        fspace.WalView(missing)
+    assert e.value.errno == errno.ENOENT and e.value.filename == str(missing)
+    assert str(missing) in str(e.value)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no log") as e:
+        fspace.WalView(empty)
+    assert e.value.filename == str(empty)
+    with pytest.raises(NotADirectoryError) as e:
+        fspace.WalView(d / "LOCK")
+    assert e.value.errno == errno.ENOTDIR and e.value.filename == str(d / "LOCK")
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "000000000001.seg").write_bytes(os.urandom(64 << 10))
+    with pytest.raises(FileNotFoundError, match="holds no log") as e:
+        fspace.WalView.open_to_damage(junk)
+    assert e.value.filename == str(junk)
+    assert os.listdir(junk) == ["000000000001.seg"]  # nothing written
+
+
 def test_probe_quick_on_tmp(tmp_path):
     """A quick probe returns a recommendation per intent and the whole
     document; run where tmp_path is (a few seconds)."""

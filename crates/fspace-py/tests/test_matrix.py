@@ -2,6 +2,7 @@
 one-byte writes where fallocate is missing, growth, maps, digs, and the log.
 """
 
+import errno
 import hashlib
 import os
 import re
@@ -395,3 +396,64 @@ def test_wal_commits_from_many_threads_share_syncs(fs):
     flushes = stats["syncs"] or stats["writes"]
     if fs.name != "tmpfs":
         assert flushes < threads * per_thread // 2, stats
+
+
+def free_bytes(path):
+    os.sync()
+    st = os.statvfs(path)
+    return st.f_bfree * st.f_frsize
+
+
+@pytest.mark.parametrize("name", ["ext4", "xfs", "ext4-noextents", "tmpfs"])
+def test_wal_view_reads_every_record_when_the_log_cannot_open_for_writing(name):
+    """A filesystem filled until the log has no segment left: commits stop
+    with ENOSPC, a writable open fails with ENOSPC and says the records are
+    intact and how to read them, and WalView reads every committed record."""
+    fs = matrix_fs(name)
+    try:
+        d = fs.path("wal")
+        ballast = fs.path("ballast")
+        acked = []
+        with fspace.Wal(d, segment_size="1M") as w:
+            acked.append((w.commit(b"first"), b"first"))
+            # Take all the space but 256 KiB (less than a segment).
+            target = free_bytes(fs.dir) - 256 * 1024
+            while True:
+                try:
+                    fspace.grow(ballast, target, "bulk", create=True,
+                                check_free_space=False)
+                    break
+                except OSError:
+                    target -= MiB
+            with pytest.raises(OSError) as e:
+                while len(acked) < 1000:
+                    data = hashlib.sha256(str(len(acked)).encode()).digest() * 1000
+                    acked.append((w.commit(data), data))
+            assert e.value.errno == errno.ENOSPC, e.value
+        with pytest.raises(OSError) as e:
+            fspace.Wal(d, segment_size="1M")
+        err = e.value
+        n = len(acked)
+        assert err.errno == errno.ENOSPC, err
+        assert err.filename == d, err
+        msg = str(err)
+        assert f"open log({d})" in msg, msg
+        assert f"its {n} records (LSN 1 to {n}) are intact" in msg, msg
+        assert "WalView" in msg and f"`fspace wal verify {d}`" in msg, msg
+
+        view = fspace.WalView(d)
+        rec = view.recovery()
+        assert rec["read_only"] is True and rec["records"] == n, rec
+        assert (view.first_lsn, view.next_lsn) == (1, n + 1)
+        assert view.dir == d and len(view.log_id) == 16
+        assert view.segments()[0]["seq"] >= 1
+        assert view.damage() is None
+        got = [(r.lsn, r.data) for r in view.read()]
+        assert got == acked
+        assert [r.lsn for r in view.read(n)] == [n]
+        os.remove(ballast)
+        # Space back: the log opens for writing and continues the sequence.
+        with fspace.Wal(d, segment_size="1M") as w:
+            assert w.commit(b"after") == n + 1
+    finally:
+        shutil.rmtree(fs.dir, ignore_errors=True)

@@ -76,6 +76,22 @@ pub enum Error {
         /// Its errno.
         errno: i32,
     },
+    /// A step of an operation failed (`source`, which keeps its own
+    /// operation, path and errno), and the operation adds what is known
+    /// about the data it concerned: a log whose writable open failed for
+    /// want of space says whether its records were read and verified, and
+    /// how to read them without writing. The errno is the step's.
+    #[error("{op}({}): {source}; {note}", .path.display())]
+    Context {
+        /// The operation that failed, e.g. `open log`.
+        op: &'static str,
+        /// What it was about (for a log, its directory).
+        path: PathBuf,
+        /// The step's error.
+        source: Box<Error>,
+        /// What is known, in words.
+        note: String,
+    },
 }
 
 struct RangeSuffix<'a>(&'a Option<Range<u64>>);
@@ -221,6 +237,7 @@ impl Error {
             Error::AfterFallbacks { source, .. } => source.raw_os_error(),
             Error::Corrupt { .. } => Some(rustix::io::Errno::UCLEAN.raw_os_error()),
             Error::Poisoned { errno, .. } => Some(*errno),
+            Error::Context { source, .. } => source.raw_os_error(),
         }
     }
 
@@ -230,7 +247,7 @@ impl Error {
         match self {
             Error::Poisoned { .. } => ErrorKind::Poisoned,
             Error::Corrupt { .. } => ErrorKind::Corrupt,
-            Error::AfterFallbacks { source, .. } => source.kind(),
+            Error::AfterFallbacks { source, .. } | Error::Context { source, .. } => source.kind(),
             _ => self
                 .raw_os_error()
                 .map_or(ErrorKind::Io, ErrorKind::from_raw_os_error),
@@ -243,7 +260,8 @@ impl Error {
             Error::Io { path, .. }
             | Error::Refused { path, .. }
             | Error::Corrupt { path, .. }
-            | Error::Poisoned { path, .. } => path,
+            | Error::Poisoned { path, .. }
+            | Error::Context { path, .. } => path,
             Error::AfterFallbacks { source, .. } => source.path(),
         }
     }
@@ -252,6 +270,7 @@ impl Error {
     pub fn fallbacks(&self) -> &[crate::strategy::Fallback] {
         match self {
             Error::AfterFallbacks { tried, .. } => tried,
+            Error::Context { source, .. } => source.fallbacks(),
             _ => &[],
         }
     }
@@ -262,7 +281,8 @@ impl Error {
             Error::Io { op, .. }
             | Error::Refused { op, .. }
             | Error::Corrupt { op, .. }
-            | Error::Poisoned { op, .. } => op,
+            | Error::Poisoned { op, .. }
+            | Error::Context { op, .. } => op,
             Error::AfterFallbacks { source, .. } => source.op(),
         }
     }

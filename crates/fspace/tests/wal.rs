@@ -272,6 +272,72 @@ common::per_fs! {
 }
 
 common::per_fs! {
+    /// On a filesystem filled up until the log's next segment cannot be
+    /// made, a writable open fails with ENOSPC and its error says that the
+    /// records are intact, verified by that open, and how to read them;
+    /// the read-only view then reads every acknowledged record.
+    fn full_filesystem_open_says_intact_and_the_view_reads_all(fs) on [ext4, xfs, ext4_noextents, tmpfs] {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("wal");
+        let mut o = opts();
+        o.segment_size = 1 << 20;
+        o.prepare_ahead = 1;
+        let wal = Wal::open(&d, o.clone()).unwrap();
+        wal.wait_prepared().unwrap();
+        let ballast = dir.path().join("ballast");
+        let free = common::free_after_sync(dir.path());
+        let gopts = fspace::GrowOptions::default().intent(fspace::Intent::Bulk).create(true).check_free_space(false);
+        let mut target = free.saturating_sub(256 << 10);
+        while fspace::grow(&ballast, target, &gopts).is_err() {
+            target -= 1 << 20;
+        }
+        let mut acked = vec![];
+        loop {
+            let p = payload(6, 0, acked.len() as u64);
+            match wal.commit(&p) {
+                Ok(l) => acked.push((l, p)),
+                Err(e) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{}: {e}", fs.name);
+                    break;
+                }
+            }
+            assert!(acked.len() < 1000, "{}: never ran out", fs.name);
+        }
+        wal.close().unwrap();
+        let e = Wal::open(&d, o.clone()).unwrap_err();
+        let msg = e.to_string();
+        eprintln!("{}: {msg}", fs.name);
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{}: {msg}", fs.name);
+        assert_eq!(e.kind(), fspace::ErrorKind::NoSpace, "{msg}");
+        assert_eq!((e.op(), e.path()), ("open log", d.as_path()), "{msg}");
+        let n = acked.len();
+        let says = format!("its {n} records (LSN 1 to {n}) are intact, verified by this open");
+        assert!(msg.contains(&says), "{}: {msg}", fs.name);
+        assert!(msg.contains("WalView"), "{msg}");
+        assert!(msg.contains(&format!("`fspace wal verify {}`", d.display())), "{msg}");
+        // The step that failed keeps its own operation and errno.
+        let Error::Context { source, .. } = &e else { panic!("{msg}") };
+        assert_eq!(source.raw_os_error(), Some(libc::ENOSPC), "{msg}");
+        // Still full (the failed open left no space taken), the view reads
+        // every acknowledged record.
+        let view = fspace::wal::WalView::open(&d).unwrap_or_else(|e| panic!("{}: {e}", fs.name));
+        assert_eq!(view.recovery().records, n as u64, "{}", fs.name);
+        assert_eq!(view.next_lsn(), Lsn(n as u64 + 1));
+        let got = view
+            .read_from(view.first_lsn())
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        assert_eq!(got.len(), n, "{}", fs.name);
+        for (r, (l, p)) in got.iter().zip(&acked) {
+            assert_eq!((&r.lsn, &r.data), (l, p));
+        }
+        std::fs::remove_file(&ballast).unwrap();
+    }
+}
+
+common::per_fs! {
     /// Each sync method commits, reads back, and survives a reopen; the
     /// per-write methods issue no `fdatasync` for commits (each write is
     /// durable when it returns), `fdatasync` one per commit; the stats say

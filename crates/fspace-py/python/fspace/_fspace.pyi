@@ -32,6 +32,7 @@ __all__ = [
     "ReleaseReport",
     "Wal",
     "WalRecords",
+    "WalView",
     "untorn_facts",
     "untorn_facts_of_fs",
     "untorn_answer",
@@ -443,7 +444,7 @@ class ReleaseReport:
 
 @final
 class WalRecords(Iterator[Record]):
-    """The records of a log from an LSN on (Wal.read)."""
+    """The records of a log from an LSN on (Wal.read, WalView.read)."""
 
     def __iter__(self) -> "WalRecords": ...
     def __next__(self) -> Record: ...
@@ -499,6 +500,35 @@ class Wal:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool: ...
+
+@final
+class WalView:
+    """A read-only look at a log: never writes, verifies every record."""
+
+    def __new__(cls, dir: _StrPath) -> "WalView": ...
+    @staticmethod
+    def open_to_damage(dir: _StrPath) -> "WalView":
+        """As WalView(dir), but reads up to damage before the end."""
+    @property
+    def dir(self) -> str: ...
+    @property
+    def log_id(self) -> bytes: ...
+    @property
+    def first_lsn(self) -> int: ...
+    @property
+    def next_lsn(self) -> int: ...
+    @property
+    def prepared(self) -> List[str]: ...
+    @property
+    def pool(self) -> List[str]: ...
+    def segments(self) -> List[Dict[str, Any]]:
+        """The live segments, oldest first."""
+    def recovery(self) -> Dict[str, Any]:
+        """What the look found (read_only is True)."""
+    def damage(self) -> Optional[Dict[str, Any]]:
+        """Where reading stopped before the end, if it did."""
+    def read(self, from_lsn: int = 0) -> WalRecords:
+        """Iterates the records from from_lsn on (0: the oldest)."""
 
 @final
 class UntornTrial:

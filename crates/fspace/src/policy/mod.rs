@@ -32,8 +32,8 @@ mod saved;
 pub use plan::Plan;
 pub use rules::built_in;
 pub use saved::{
-    Expected, FsKey, LogSetup, LogVsAppend, Recommendation, SavedPolicy, SavedProbe, SavedResults,
-    VsAppend, SCHEMA,
+    Baseline, Expected, FsKey, LogSetup, LogVsAppend, Recommendation, SavedPolicy, SavedProbe,
+    SavedResults, VsAppend, SCHEMA,
 };
 
 use crate::fs_info::FsInfo;

@@ -330,6 +330,31 @@ pub struct Expected {
     /// How the log was set up and run, and each run's commits/s.
     #[serde(flatten)]
     pub setup: LogSetup,
+    /// The runs `fspace probe --compare-saved` compares with: the same
+    /// setup measured right after the probe exactly as the comparison
+    /// measures it (run length, one run after another). `None` in files
+    /// saved before it existed, or by a library caller that did not
+    /// measure it; a comparison then falls back on `setup.runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
+}
+
+/// The comparison's baseline: runs of fspace's log set up as saved, each
+/// given `seconds_per_run`, measured back to back as
+/// `fspace probe --compare-saved` measures its fresh runs, so that the two
+/// sides of its rank test measure one quantity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Baseline {
+    /// The median of `runs`, commits/s.
+    pub commits_per_sec: f64,
+    /// The time each run was given, seconds.
+    pub seconds_per_run: f64,
+    /// Each run's commits/s, in the order measured.
+    pub runs: Vec<f64>,
+    /// Whether the machine was busy while the runs were measured (a
+    /// baseline taken on a busy machine is slow, and hides a slowdown).
+    pub machine_busy: bool,
 }
 
 /// What is saved for one filesystem.
@@ -523,6 +548,7 @@ mod tests {
                     seconds_per_run: 0.25,
                     runs: vec![1642.0, 531.0, 943.0],
                 },
+                baseline: None,
             }),
         };
         let text = serde_json::to_string(&p).unwrap();

@@ -4,19 +4,30 @@
 //!
 //! Only the measurement the comparison needs is made: commits through
 //! fspace's log set up as saved (preparation, sync method, record and
-//! segment size, time per run), in [`COMPARE_ROUNDS`] runs, whose median
-//! is compared with the saved median.
+//! segment size), one run after another. The saved side is the baseline
+//! [`measure_baseline`] took right after the probe, measured the same way;
+//! files saved without one fall back on the probe's own runs.
+//!
+//! The verdict needs evidence, as the probe's decisions do: "regressed"
+//! only when a batch of fresh runs is slower than the saved median by
+//! more than the threshold *and* the rank test separates it from the
+//! saved runs, and a second, independent batch says the same; "could not
+//! tell" when the runs cannot separate (too few of them) or the machine
+//! was busy while they looked slower; "no evidence of a change" otherwise.
 
 use super::busy::{Busy, Snapshot};
 use super::entry::check_dir;
 use super::plan::summarize;
+use super::result::ProbeResult;
 use super::schema::{ProbeProgress, StateResult};
-use super::stats::{p_greater, range, utc, ALPHA};
-use crate::bench::{run_commit, CommitBenchOptions, SpaceState};
+use super::stats::{p_greater, range, smallest_p, utc, ALPHA};
+use crate::bench::{run_commit, CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
 use crate::fs_info::fs_info;
 use crate::note::{Note, NoteKind};
-use crate::policy::{Expected, FsKey, LogVsAppend, SavedResults, StrategyChoice};
+use crate::policy::{
+    Baseline, Expected, FsKey, LogSetup, LogVsAppend, SavedResults, StrategyChoice,
+};
 use crate::sys::Errno;
 use crate::units::format_human;
 use serde::Serialize;
@@ -29,28 +40,35 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const COMPARE_SCHEMA: &str = "fspace-probe-compare/1";
 
 /// How far below the saved median the fresh median may fall before the
-/// comparison says "regressed": 20%. Repeated runs of the same state on
-/// the test machine differ by 5-10% (the probe's `TIE_MARGIN` of 10% is
-/// set from that), so an alarm at twice that margin is not raised by
-/// ordinary noise, while a disk that lost a fifth of its commit rate is
-/// worth a look.
+/// comparison looks for evidence of a regression: 20%. Repeated runs of
+/// the same state on the test machine differ by 5-10% (the probe's
+/// `TIE_MARGIN` of 10% is set from that), so twice that margin is not
+/// reached by ordinary noise, while a disk that lost a fifth of its commit
+/// rate is worth a look.
 pub const DEFAULT_THRESHOLD: f64 = 0.20;
 
-/// Runs measured afresh: 5, the full probe's number of rounds (its median
-/// is robust to two outliers, where the quick probe's three runs bear one).
+/// Fresh runs per batch: 5. A first batch decides whether the disk looks
+/// slower; a second batch of as many, measured only then, must say it
+/// again before the comparison says "regressed" (see [`Comparison::batches`]).
 pub const COMPARE_ROUNDS: usize = 5;
 
-/// Shortest time one fresh run is given: 1 s, even where the saved probe
-/// gave its runs less (a quick probe on the test matrix: 0.25 s). Runs that
-/// short of the log on the matrix's loop devices, whose images share the
-/// host's disk, ranged from 89 to 2,626 commits/s within one comparison
-/// while a neighbour built code; a longer run averages such bursts, and the
-/// rate it measures is the same quantity (commits over time, one writer).
-const MIN_RUN: Duration = Duration::from_secs(1);
+/// Runs the baseline keeps: 8. With a batch of [`COMPARE_ROUNDS`], the
+/// rank test can then reach 1/1287 (all runs of one side above all of
+/// the other), far below [`ALPHA`], so a batch that is clearly slower is
+/// evidence on its own even when a run or two overlap.
+pub const BASELINE_ROUNDS: usize = 8;
 
-/// Longest time one run is given, whatever the saved probe gave its runs
-/// (a full probe's 3 s): the comparison is meant to be cheap enough for a
-/// timer.
+/// Time each run of the baseline and of the comparison is given: 1 s.
+/// Runs of a quarter of a second (a quick probe's) of the log on the
+/// matrix's loop devices, whose images share the host's disk, ranged from
+/// 89 to 2,626 commits/s within one comparison while a neighbour built
+/// code; a second averages such bursts, and is short enough for a timer.
+pub const COMPARE_RUN: Duration = Duration::from_secs(1);
+
+/// The shortest and longest time a fresh run is given when the saved file
+/// has no baseline and the comparison falls back on the probe's runs:
+/// their own length, within these bounds.
+const MIN_RUN: Duration = Duration::from_millis(250);
 const MAX_RUN: Duration = Duration::from_secs(3);
 
 /// How to compare.
@@ -58,10 +76,13 @@ const MAX_RUN: Duration = Duration::from_secs(3);
 #[non_exhaustive]
 pub struct CompareOptions<'a> {
     /// The share of the saved median the fresh median may fall below it
-    /// without counting as a regression (0.2: 20%).
+    /// without counting as slower (0.2: 20%).
     pub threshold: f64,
-    /// Runs to measure (at least 1).
+    /// Fresh runs per batch (at least 1; fewer than the rank test needs
+    /// make every slowdown "could not tell").
     pub rounds: usize,
+    /// Runs [`measure_baseline`] measures (at least 1).
+    pub baseline_rounds: usize,
     /// Checked between and inside runs: when it becomes true the
     /// comparison stops and fails with `ECANCELED`.
     pub cancel: Option<&'a AtomicBool>,
@@ -74,6 +95,7 @@ impl Default for CompareOptions<'_> {
         CompareOptions {
             threshold: DEFAULT_THRESHOLD,
             rounds: COMPARE_ROUNDS,
+            baseline_rounds: BASELINE_ROUNDS,
             cancel: None,
             progress: None,
         }
@@ -85,13 +107,84 @@ impl std::fmt::Debug for CompareOptions<'_> {
         f.debug_struct("CompareOptions")
             .field("threshold", &self.threshold)
             .field("rounds", &self.rounds)
+            .field("baseline_rounds", &self.baseline_rounds)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
     }
 }
 
-setters!(CompareOptions<'a> { threshold: f64, rounds: usize, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)> });
+setters!(CompareOptions<'a> { threshold: f64, rounds: usize, baseline_rounds: usize, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)> });
+
+/// What the comparison concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum CompareVerdict {
+    /// The fresh runs are not slower beyond the threshold, or the rank
+    /// test does not separate them from the saved ones, or a second batch
+    /// did not confirm the first (`fspace` exits 0).
+    NoChange,
+    /// Two batches of fresh runs were each slower than the saved median
+    /// beyond the threshold and separated from the saved runs by the rank
+    /// test, on a machine that was not busy (`fspace` exits 1).
+    Regressed,
+    /// The runs looked slower but the comparison cannot tell why or
+    /// whether: see [`CouldNotTell`] (`fspace` exits 4).
+    CouldNotTell,
+}
+
+impl CompareVerdict {
+    /// The verdict's name as the JSON and the metrics spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareVerdict::NoChange => "no-change",
+            CompareVerdict::Regressed => "regressed",
+            CompareVerdict::CouldNotTell => "could-not-tell",
+        }
+    }
+}
+
+/// Why a comparison could not tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum CouldNotTell {
+    /// Others used the CPUs (or the device) while the slower runs were
+    /// measured: a busy machine slows commits as a slower disk does.
+    MachineBusy,
+    /// The saved and fresh runs are too few for the rank test ever to
+    /// reach [`ALPHA`].
+    TooFewRounds,
+}
+
+impl CouldNotTell {
+    /// The reason's name as the JSON and the metrics spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CouldNotTell::MachineBusy => "machine-busy",
+            CouldNotTell::TooFewRounds => "too-few-rounds",
+        }
+    }
+}
+
+/// One batch of fresh runs against the saved runs.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Batch {
+    /// Each run's commits/s, in the order measured.
+    pub runs: Vec<f64>,
+    /// Their median.
+    pub commits_per_sec: f64,
+    /// The median ÷ the saved median.
+    pub ratio: f64,
+    /// The one-sided rank test's p-value that the saved runs are larger
+    /// than this batch's.
+    pub p_value: f64,
+    /// Below `1 - threshold` and `p_value` at most [`ALPHA`]: evidence of
+    /// a slowdown.
+    pub slower: bool,
+}
 
 /// The recommended log setup measured again against its saved measurement.
 #[derive(Debug, Clone, Serialize)]
@@ -120,49 +213,196 @@ pub struct Comparison {
     pub measured_by: String,
     /// What was compared, in words.
     pub compared: String,
-    /// The saved measurement: its median, setup and runs.
+    /// The saved measurement: its median, setup, runs and baseline.
     pub saved: Expected,
-    /// The fresh runs (state `wal`).
+    /// Whether the saved side is the save's [`Baseline`] (true) or, in a
+    /// file saved without one, the probe's own runs of the setup.
+    pub from_baseline: bool,
+    /// The saved runs compared with (the baseline's, or the probe's).
+    pub saved_runs: Vec<f64>,
+    /// Their median, commits/s.
+    pub saved_commits_per_sec: f64,
+    /// Time each fresh run was given, seconds.
+    pub seconds_per_run: f64,
+    /// All fresh runs (state `wal`).
     pub fresh: StateResult,
-    /// The fresh median ÷ the saved median.
+    /// The fresh runs batch by batch: one, or two when the first was
+    /// slower and a second was measured to confirm it.
+    pub batches: Vec<Batch>,
+    /// The median of all fresh runs ÷ the saved median.
     pub ratio: f64,
     /// The threshold (0.2: the fresh median may be up to 20% below the
     /// saved one).
     pub threshold: f64,
-    /// True if and only if `ratio` is below `1 - threshold`.
+    /// The conclusion.
+    pub verdict: CompareVerdict,
+    /// Why the comparison could not tell, when it could not.
+    pub could_not_tell: Option<CouldNotTell>,
+    /// True if and only if `verdict` is [`CompareVerdict::Regressed`].
     pub regressed: bool,
     /// The one-sided rank test's p-value that the saved runs are larger
-    /// than the fresh ones: how clearly the runs separate, beside the
-    /// medians that decide (small: all saved runs above all fresh ones).
+    /// than all fresh ones.
     pub p_value: f64,
+    /// The smallest p-value the rank test can give for the saved runs
+    /// against one batch (all of one side above all of the other); above
+    /// [`ALPHA`], no batch can be evidence.
+    pub smallest_p_value: f64,
     /// What the saved probe found of fspace's log against plain appending
     /// (its log recommendation's [`LogVsAppend`]; `None` in files saved
     /// before it existed). Appending is not measured again: the comparison
     /// measures the log alone.
     pub saved_log_vs_append: Option<LogVsAppend>,
     /// What the rest of the machine did while the fresh runs were measured
-    /// (as the probe's `machine`).
+    /// (as the probe's `machine`, with the CPU pressure judged too).
     pub machine: Busy,
-    /// What qualifies the fresh figures: a busy machine, runs measured
-    /// again before a regression was called, few commits.
+    /// What qualifies the fresh figures: a busy machine, a batch not
+    /// confirmed, a file saved without a baseline, few commits.
     pub notes: Vec<Note>,
 }
 
 impl Comparison {
-    /// The slowest and fastest saved run, commits/s.
+    /// The slowest and fastest saved run compared with, commits/s.
     pub fn saved_range(&self) -> (f64, f64) {
-        range(&self.saved.setup.runs)
+        range(&self.saved_runs)
     }
+}
+
+/// Runs of the log as the comparison and its baseline measure them.
+struct Runner<'a> {
+    dir: &'a Path,
+    setup: &'a LogSetup,
+    bopts: CommitBenchOptions,
+    opts: &'a CompareOptions<'a>,
+    start: Instant,
+    per_run: Duration,
+}
+
+impl Runner<'_> {
+    fn new<'a>(
+        dir: &'a Path,
+        setup: &'a LogSetup,
+        per_run: Duration,
+        opts: &'a CompareOptions<'a>,
+    ) -> Runner<'a> {
+        Runner {
+            dir,
+            setup,
+            bopts: CommitBenchOptions {
+                record_size: setup.record_size,
+                // The log's own files are its segments; the file size only
+                // has to hold a record.
+                file_size: setup.segment_size.max(setup.record_size as u64),
+                segment_size: setup.segment_size,
+                duration: per_run,
+                prepare: StrategyChoice::with_fallbacks(setup.strategy),
+                sync_methods: vec![setup.sync_method],
+                stop_at_end: true,
+                ..Default::default()
+            },
+            opts,
+            start: Instant::now(),
+            per_run,
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Measures `n` more runs into `runs`; `total` is how many are planned.
+    fn measure(&self, n: usize, total: usize, runs: &mut Vec<CommitResult>) -> Result<()> {
+        for _ in 0..n {
+            if self.cancelled() {
+                return Err(interrupted(self.dir));
+            }
+            if let Some(p) = self.opts.progress {
+                p(&ProbeProgress {
+                    step: runs.len() + 1,
+                    steps: total,
+                    what: format!(
+                        "8 KiB commits through fspace's log, {} (run {} of {total})",
+                        self.setup.words(),
+                        runs.len() + 1
+                    ),
+                    elapsed: self.start.elapsed(),
+                    budget: self.per_run * total as u32,
+                });
+            }
+            let r = run_commit(self.dir, SpaceState::Wal, &self.bopts, self.opts.cancel);
+            if self.cancelled() {
+                return Err(interrupted(self.dir));
+            }
+            let r = r?;
+            if let Some(why) = &r.unsupported {
+                return Err(Error::refused_errno(
+                    "probe --compare-saved",
+                    self.dir,
+                    Errno::OPNOTSUPP,
+                    format!(
+                        "the saved setup ({}) cannot run here: {why}",
+                        self.setup.words()
+                    ),
+                ));
+            }
+            runs.push(r);
+        }
+        Ok(())
+    }
+}
+
+/// The block devices under `info`'s filesystem, by kernel name.
+fn devices_of(info: &crate::fs_info::FsInfo) -> Vec<String> {
+    match &info.clone().with_block_devices().block_devices {
+        Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
+        Err(_) => vec![],
+    }
+}
+
+/// Measures the baseline a later `--compare-saved` compares with: the
+/// recommended log setup of `result` (its prediction), in its directory,
+/// in `opts.baseline_rounds` runs of [`COMPARE_RUN`] each, measured as the
+/// comparison measures them. Keeps it in `result.commit.baseline`, where
+/// [`save`](super::save) finds it. Returns `false`, having measured
+/// nothing, when the probe could not measure the log (no prediction).
+pub fn measure_baseline(result: &mut ProbeResult, opts: &CompareOptions<'_>) -> Result<bool> {
+    let Some(setup) = result
+        .commit
+        .prediction
+        .as_ref()
+        .and_then(|p| p.log.clone())
+    else {
+        return Ok(false);
+    };
+    let dir = result.directory.clone();
+    check_dir(&dir)?;
+    let info = fs_info(&dir)?;
+    let devices = devices_of(&info);
+    let (_, before, idle_before) = Snapshot::idle_window(&devices);
+    let runner = Runner::new(&dir, &setup, COMPARE_RUN, opts);
+    let n = opts.baseline_rounds.max(1);
+    let mut runs = vec![];
+    runner.measure(n, n, &mut runs)?;
+    let (end, _, idle_after) = Snapshot::idle_window(&devices);
+    let mut machine = before.until_judged(&end, idle_before.max(idle_after));
+    machine.judge_cpu_pressure();
+    let s = summarize(SpaceState::Wal, &runs);
+    result.commit.baseline = Some(Baseline {
+        commits_per_sec: s.commits_per_sec,
+        seconds_per_run: COMPARE_RUN.as_secs_f64(),
+        runs: s.runs,
+        machine_busy: machine.busy,
+    });
+    Ok(true)
 }
 
 /// Measures commits through fspace's log in `dir`, set up as the
 /// measurement saved in `store` for `dir`'s filesystem says (the probe's
-/// prediction: preparation, sync method, record size, segment size, time
-/// per run), in `opts.rounds` runs, and compares their median with the
-/// saved one. Returns `None`, having measured nothing, when nothing
-/// comparable is saved for this filesystem (no saved file, or one saved
-/// without the log's measurement: by an earlier version, or where the log
-/// could not be measured).
+/// prediction: preparation, sync method, record size, segment size), and
+/// compares them with the saved baseline ([`Comparison`] says how the
+/// verdict is reached). Returns `None`, having measured nothing, when
+/// nothing comparable is saved for this filesystem (no saved file, or one
+/// saved without the log's measurement: by an earlier version, or where
+/// the log could not be measured).
 ///
 /// Refuses, as [`probe`](super::probe) does, a directory that is missing,
 /// not a directory, read-only or not writable; a saved file that cannot be
@@ -194,98 +434,83 @@ pub fn compare_saved(
         return Ok(None);
     };
     let setup = &expected.setup;
-    // A hand-edited file may hold anything: NaN, negative or huge times
-    // become the bounds.
-    let per_run = Duration::try_from_secs_f64(setup.seconds_per_run)
-        .unwrap_or(MAX_RUN)
-        .clamp(MIN_RUN, MAX_RUN);
-    // Watched as the probe watches: others' CPU judged on idle windows
-    // before and after, others' writes to the devices under the filesystem.
-    let devices: Vec<String> = match &info.clone().with_block_devices().block_devices {
-        Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
-        Err(_) => vec![],
+    let mut notes = vec![];
+    // The saved side: the baseline, measured as the fresh runs are; else
+    // the probe's runs, with fresh runs of their length (a hand-edited
+    // file may hold anything: NaN, negative or huge times become bounds).
+    let (saved_runs, saved_median, per_run) = match &expected.baseline {
+        Some(b) if !b.runs.is_empty() => (
+            b.runs.clone(),
+            b.commits_per_sec,
+            Duration::try_from_secs_f64(b.seconds_per_run)
+                .unwrap_or(COMPARE_RUN)
+                .clamp(MIN_RUN, MAX_RUN),
+        ),
+        _ => {
+            notes.push(Note::new(
+                NoteKind::MeasuredOnce,
+                "the saved file has no baseline for comparisons (saved by an earlier fspace): compared with the probe's own runs, measured among other states; save again for a baseline",
+            ));
+            (
+                setup.runs.clone(),
+                expected.commits_per_sec,
+                Duration::try_from_secs_f64(setup.seconds_per_run)
+                    .unwrap_or(MAX_RUN)
+                    .clamp(MIN_RUN, MAX_RUN),
+            )
+        }
     };
+    if expected.baseline.as_ref().is_some_and(|b| b.machine_busy) {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            "the machine was busy while the baseline was measured: a slow baseline can hide a slowdown; save again on a quiet machine",
+        ));
+    }
+    // Watched as the probe watches: others' CPU judged on idle windows
+    // before, between the batches and after; others' writes to the
+    // devices under the filesystem; and, here only, the CPU pressure
+    // over the whole comparison.
+    let devices = devices_of(&info);
     let (_, before, idle_before) = Snapshot::idle_window(&devices);
-    let start = Instant::now();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let bopts = CommitBenchOptions {
-        record_size: setup.record_size,
-        // The log's own files are its segments; the file size only has to
-        // hold a record.
-        file_size: setup.segment_size.max(setup.record_size as u64),
-        segment_size: setup.segment_size,
-        duration: per_run,
-        prepare: StrategyChoice::with_fallbacks(setup.strategy),
-        sync_methods: vec![setup.sync_method],
-        stop_at_end: true,
-        ..Default::default()
-    };
+    let runner = Runner::new(dir, setup, per_run, opts);
     let rounds = opts.rounds.max(1);
-    let cancelled = || opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
-    let mut runs = vec![];
-    // Measures `n` more runs; `total` is how many the comparison plans.
-    let measure = |n: usize, total: usize, runs: &mut Vec<_>| -> Result<()> {
-        for _ in 0..n {
-            if cancelled() {
-                return Err(interrupted(dir));
-            }
-            if let Some(p) = opts.progress {
-                p(&ProbeProgress {
-                    step: runs.len() + 1,
-                    steps: total,
-                    what: format!(
-                        "8 KiB commits through fspace's log, {} (run {} of {total})",
-                        setup.words(),
-                        runs.len() + 1
-                    ),
-                    elapsed: start.elapsed(),
-                    budget: per_run * total as u32,
-                });
-            }
-            let r = run_commit(dir, SpaceState::Wal, &bopts, opts.cancel);
-            if cancelled() {
-                return Err(interrupted(dir));
-            }
-            runs.push(r?);
+    let smallest = smallest_p(saved_runs.len(), rounds);
+    let batch = |runs: &[CommitResult]| {
+        let s = summarize(SpaceState::Wal, runs);
+        let ratio = ratio_of(s.commits_per_sec, saved_median);
+        let p_value = p_greater(&saved_runs, &s.runs);
+        Batch {
+            slower: ratio < 1.0 - opts.threshold && p_value <= ALPHA,
+            runs: s.runs,
+            commits_per_sec: s.commits_per_sec,
+            ratio,
+            p_value,
         }
-        Ok(())
     };
-    measure(rounds, rounds, &mut runs)?;
-    let mut notes = vec![];
-    let first = verdict(
-        &expected,
-        &summarize(SpaceState::Wal, &runs),
-        opts.threshold,
-    );
-    if first.regressed && first.p_value > ALPHA {
-        // Confirm before alarming: a neighbour's burst of writes can
-        // depress a few seconds of runs (see MIN_RUN). The median of
-        // twice the runs decides.
-        measure(rounds, 2 * rounds, &mut runs)?;
-        let all = verdict(
-            &expected,
-            &summarize(SpaceState::Wal, &runs),
-            opts.threshold,
-        );
-        notes.push(Note::new(
-            NoteKind::TooCloseToCall,
-            format!(
-                "the first {rounds} runs were {:.0}% below the saved median but overlapped the saved runs (rank test p = {:.2}, {ALPHA} needed), so {rounds} more were measured: {}",
-                (1.0 - first.ratio) * 100.0,
-                first.p_value,
-                if all.regressed {
-                    format!("the median of all {} is still {:.0}% below", runs.len(), (1.0 - all.ratio) * 100.0)
-                } else {
-                    format!("the median of all {} is within the threshold", runs.len())
-                }
-            ),
-        ));
+    let mut runs = vec![];
+    runner.measure(rounds, rounds, &mut runs)?;
+    let mut batches = vec![batch(&runs)];
+    // Judged so far: the window before the first batch and one now.
+    let (mid, _, idle_mid) = Snapshot::idle_window(&devices);
+    let idle = idle_before.max(idle_mid);
+    let mut machine = before.until_judged(&mid, idle);
+    machine.judge_cpu_pressure();
+    if needs_confirmation(&batches[0], smallest, machine.busy) {
+        let mut second = vec![];
+        runner.measure(rounds, 2 * rounds, &mut second)?;
+        batches.push(batch(&second));
+        runs.extend(second);
+        let (end, _, idle_after) = Snapshot::idle_window(&devices);
+        machine = before.until_judged(&end, idle.max(idle_after));
+        machine.judge_cpu_pressure();
     }
-    let (end, _, idle_after) = Snapshot::idle_window(&devices);
-    let machine = before.until_judged(&end, idle_before.max(idle_after));
+    let (verdict, could_not_tell, note) =
+        conclude(&batches, smallest, opts.threshold, machine.busy);
+    notes.extend(note.map(|n| Note::new(NoteKind::TooCloseToCall, n)));
     if machine.busy {
         notes.push(Note::new(
             NoteKind::BusyMachine,
@@ -296,23 +521,17 @@ pub fn compare_saved(
         ));
     }
     let fresh = summarize(SpaceState::Wal, &runs);
-    if let Some(why) = &fresh.unsupported {
-        return Err(Error::refused_errno(
-            "probe --compare-saved",
-            dir,
-            Errno::OPNOTSUPP,
-            format!("the saved setup ({}) cannot run here: {why}", setup.words()),
-        ));
-    }
-    let v = verdict(&expected, &fresh, opts.threshold);
+    let ratio = ratio_of(fresh.commits_per_sec, saved_median);
+    let p_value = p_greater(&saved_runs, &fresh.runs);
     let compared = format!(
-        "commits through fspace's log ({}; one writer, {} records, {} segments): the median of {} fresh runs of up to {:.2} s each against the saved median of {} runs",
+        "commits through fspace's log ({}; one writer, {} records, {} segments): {} fresh runs of up to {:.2} s each against {} {} runs",
         setup.words(),
         format_human(setup.record_size as u64),
         format_human(setup.segment_size),
         fresh.runs.len(),
         per_run.as_secs_f64(),
-        setup.runs.len()
+        saved_runs.len(),
+        if expected.baseline.is_some() { "saved baseline" } else { "saved probe" },
     );
     notes.extend(fresh.notes.iter().cloned());
     Ok(Some(Comparison {
@@ -320,18 +539,29 @@ pub fn compare_saved(
         directory: dir.to_path_buf(),
         started_unix: started,
         started_utc: utc(started),
-        elapsed: start.elapsed(),
+        elapsed: runner.start.elapsed(),
         key: FsKey::of(&info),
         saved_path: saved.path.clone(),
         measured_utc: saved.policy.measured_utc.clone(),
         measured_by: saved.policy.measured_by.clone(),
         compared,
-        p_value: v.p_value,
+        from_baseline: expected
+            .baseline
+            .as_ref()
+            .is_some_and(|b| !b.runs.is_empty()),
+        saved_runs,
+        saved_commits_per_sec: saved_median,
+        seconds_per_run: per_run.as_secs_f64(),
+        p_value,
+        smallest_p_value: smallest,
         saved: expected,
         fresh,
-        ratio: v.ratio,
+        batches,
+        ratio,
         threshold: opts.threshold,
-        regressed: v.regressed,
+        regressed: verdict == CompareVerdict::Regressed,
+        verdict,
+        could_not_tell,
         saved_log_vs_append: saved
             .recommendation(crate::strategy::Intent::Log)
             .and_then(|r| r.log_vs_append.clone()),
@@ -340,24 +570,92 @@ pub fn compare_saved(
     }))
 }
 
-/// The ratio of the medians, whether it is below `1 - threshold`, and the
-/// rank test's p-value that the saved runs are larger.
-struct Verdict {
-    ratio: f64,
-    regressed: bool,
-    p_value: f64,
+/// Whether a first batch calls for a second: it is evidence of a slowdown
+/// (and could be, given the runs), on a machine not busy so far.
+fn needs_confirmation(first: &Batch, smallest: f64, busy: bool) -> bool {
+    first.slower && smallest <= ALPHA && !busy
 }
 
-fn verdict(saved: &Expected, fresh: &StateResult, threshold: f64) -> Verdict {
-    let ratio = if saved.commits_per_sec > 0.0 {
-        fresh.commits_per_sec / saved.commits_per_sec
+/// The verdict from the batches measured (one, or two when the first
+/// called for a second), and a note on a slowdown that did not stand.
+fn conclude(
+    batches: &[Batch],
+    smallest: f64,
+    threshold: f64,
+    busy: bool,
+) -> (CompareVerdict, Option<CouldNotTell>, Option<String>) {
+    let Some(first) = batches.first() else {
+        return (CompareVerdict::NoChange, None, None);
+    };
+    let below = |b: &Batch| b.ratio < 1.0 - threshold;
+    if !below(first) {
+        return (CompareVerdict::NoChange, None, None);
+    }
+    if smallest > ALPHA {
+        return (
+            CompareVerdict::CouldNotTell,
+            Some(CouldNotTell::TooFewRounds),
+            None,
+        );
+    }
+    if !first.slower {
+        return (
+            CompareVerdict::NoChange,
+            None,
+            Some(format!(
+                "the fresh median is {:.0}% below the saved one, but the runs overlap the saved runs (rank test p = {:.2}, {ALPHA} needed): no evidence of a change",
+                (1.0 - first.ratio) * 100.0,
+                first.p_value
+            )),
+        );
+    }
+    if busy {
+        return (
+            CompareVerdict::CouldNotTell,
+            Some(CouldNotTell::MachineBusy),
+            None,
+        );
+    }
+    let Some(second) = batches.get(1) else {
+        // Not reached: a slower first batch on a quiet machine always
+        // gets a second.
+        return (
+            CompareVerdict::CouldNotTell,
+            Some(CouldNotTell::TooFewRounds),
+            None,
+        );
+    };
+    if second.slower {
+        return (CompareVerdict::Regressed, None, None);
+    }
+    let n = first.runs.len();
+    (
+        CompareVerdict::NoChange,
+        None,
+        Some(format!(
+            "the first {n} runs were {:.0}% below the saved median (p = {:.3}); {} more were measured to confirm it and were {}: not a lasting change",
+            (1.0 - first.ratio) * 100.0,
+            first.p_value,
+            second.runs.len(),
+            if below(second) {
+                format!(
+                    "{:.0}% below, but overlapped the saved runs (p = {:.2})",
+                    (1.0 - second.ratio) * 100.0,
+                    second.p_value
+                )
+            } else {
+                "within the threshold".to_string()
+            }
+        )),
+    )
+}
+
+/// `fresh ÷ saved`; 1 when nothing was saved (never a regression).
+fn ratio_of(fresh: f64, saved: f64) -> f64 {
+    if saved > 0.0 {
+        fresh / saved
     } else {
         1.0
-    };
-    Verdict {
-        ratio,
-        regressed: ratio < 1.0 - threshold,
-        p_value: p_greater(&saved.setup.runs, &fresh.runs),
     }
 }
 
@@ -368,63 +666,127 @@ fn interrupted(dir: &Path) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::LogSetup;
-    use crate::strategy::{Strategy, SyncMethod};
 
-    fn saved(median: f64, runs: &[f64]) -> Expected {
-        Expected {
+    /// A batch of `runs` against `saved` runs, judged as the comparison
+    /// judges it.
+    fn batch(saved: &[f64], runs: &[f64], threshold: f64) -> Batch {
+        let mut saved_sorted = saved.to_vec();
+        let saved_median = super::super::stats::median(&mut saved_sorted);
+        let median = super::super::stats::median(&mut runs.to_vec());
+        let ratio = ratio_of(median, saved_median);
+        let p_value = p_greater(saved, runs);
+        Batch {
+            slower: ratio < 1.0 - threshold && p_value <= ALPHA,
+            runs: runs.to_vec(),
             commits_per_sec: median,
-            setup: LogSetup {
-                strategy: Strategy::ZeroFill,
-                sync_method: SyncMethod::DirectDsync,
-                record_size: 8192,
-                segment_size: 16 << 20,
-                seconds_per_run: 0.25,
-                runs: runs.to_vec(),
-            },
+            ratio,
+            p_value,
         }
     }
 
-    fn fresh(runs: &[f64]) -> StateResult {
-        let mut s = summarize(SpaceState::Wal, &[]);
-        s.runs = runs.to_vec();
-        s.commits_per_sec = super::super::stats::median(&mut runs.to_vec());
-        s
-    }
+    const SAVED: [f64; 8] = [900.0, 950.0, 980.0, 1000.0, 1000.0, 1020.0, 1050.0, 1100.0];
 
-    /// The medians decide: regressed below 1 - threshold, not at it.
+    /// A batch within the threshold is no change, whatever the test says,
+    /// and asks for no second batch.
     #[test]
-    fn the_medians_decide_against_the_threshold() {
-        let s = saved(1000.0, &[900.0, 1000.0, 1100.0]);
-        let v = verdict(&s, &fresh(&[700.0, 790.0, 795.0, 900.0, 2000.0]), 0.2);
-        assert!((v.ratio - 0.795).abs() < 1e-12);
-        assert!(v.regressed);
-        let v = verdict(&s, &fresh(&[700.0, 790.0, 800.0, 900.0, 2000.0]), 0.2);
-        assert!((v.ratio - 0.8).abs() < 1e-12);
-        assert!(!v.regressed, "exactly at the threshold is not below it");
-        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 600.0]), 0.5);
-        assert!(!v.regressed);
-        let v = verdict(&s, &fresh(&[400.0, 450.0, 499.0, 550.0, 600.0]), 0.5);
-        assert!(v.regressed);
+    fn within_the_threshold_is_no_change() {
+        let b = batch(&SAVED, &[800.0, 810.0, 820.0, 830.0, 840.0], 0.2);
+        assert!(b.ratio > 0.8 && b.p_value <= ALPHA, "{b:?}");
+        assert!(!b.slower);
+        let smallest = smallest_p(SAVED.len(), 5);
+        assert!(!needs_confirmation(&b, smallest, false));
+        assert_eq!(
+            conclude(&[b], smallest, 0.2, false).0,
+            CompareVerdict::NoChange
+        );
     }
 
-    /// The rank test: all saved runs above all fresh ones is the most
-    /// one-sided split of 3 against 5 (1 of 56); overlapping runs are not.
+    /// The issue's false alarm: a median 30% below, from runs that overlap
+    /// the saved ones (p = 0.47), is no evidence: no change, with a note.
     #[test]
-    fn the_rank_test_says_how_clearly_the_runs_separate() {
-        let s = saved(1000.0, &[900.0, 1000.0, 1100.0]);
-        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 600.0]), 0.2);
-        assert!((v.p_value - 1.0 / 56.0).abs() < 1e-12, "{}", v.p_value);
-        assert!(v.p_value <= ALPHA);
-        let v = verdict(&s, &fresh(&[400.0, 450.0, 500.0, 550.0, 1200.0]), 0.2);
-        assert!(v.regressed && v.p_value > ALPHA, "{}", v.p_value);
+    fn a_lower_median_without_separation_is_no_evidence() {
+        let saved = [811.0, 2000.0, 2801.0];
+        let b = batch(&saved, &[500.0, 900.0, 1400.0, 2500.0, 3000.0], 0.2);
+        assert!(b.ratio < 0.8, "{b:?}");
+        assert!(b.p_value > ALPHA, "{b:?}");
+        let smallest = smallest_p(saved.len(), 5);
+        assert!(!needs_confirmation(&b, smallest, false));
+        let (v, why, note) = conclude(&[b], smallest, 0.2, false);
+        assert_eq!((v, why), (CompareVerdict::NoChange, None));
+        assert!(note.unwrap().contains("no evidence"));
     }
 
-    /// A saved median of 0 (nothing measured) never counts as regressed.
+    /// Slower with evidence needs a second batch; both slower on a quiet
+    /// machine is a regression, a second batch that is not makes it no
+    /// change.
+    #[test]
+    fn a_regression_is_confirmed_by_a_second_batch() {
+        let slow = [450.0, 480.0, 500.0, 520.0, 540.0];
+        let first = batch(&SAVED, &slow, 0.2);
+        assert!(first.slower);
+        assert!((first.p_value - 1.0 / 1287.0).abs() < 1e-12, "{first:?}");
+        let smallest = smallest_p(SAVED.len(), 5);
+        assert!(needs_confirmation(&first, smallest, false));
+        let second = batch(&SAVED, &slow, 0.2);
+        assert_eq!(
+            conclude(&[first.clone(), second], smallest, 0.2, false).0,
+            CompareVerdict::Regressed
+        );
+        let back = batch(&SAVED, &[950.0, 990.0, 1000.0, 1010.0, 1060.0], 0.2);
+        let (v, _, note) = conclude(&[first, back], smallest, 0.2, false);
+        assert_eq!(v, CompareVerdict::NoChange);
+        assert!(note.unwrap().contains("not a lasting change"));
+    }
+
+    /// On a busy machine a slowdown with evidence is "could not tell":
+    /// no second batch is measured, and no regression is called.
+    #[test]
+    fn a_busy_machine_cannot_tell() {
+        let slow = [450.0, 480.0, 500.0, 520.0, 540.0];
+        let first = batch(&SAVED, &slow, 0.2);
+        let smallest = smallest_p(SAVED.len(), 5);
+        assert!(!needs_confirmation(&first, smallest, true));
+        assert_eq!(
+            conclude(std::slice::from_ref(&first), smallest, 0.2, true),
+            (
+                CompareVerdict::CouldNotTell,
+                Some(CouldNotTell::MachineBusy),
+                None
+            )
+        );
+        // Busy only after the second batch: still not a regression.
+        let second = batch(&SAVED, &slow, 0.2);
+        assert_eq!(
+            conclude(&[first, second], smallest, 0.2, true).0,
+            CompareVerdict::CouldNotTell
+        );
+        // A busy machine and no slowdown: no change.
+        let fine = batch(&SAVED, &[990.0, 1000.0, 1000.0, 1010.0, 1020.0], 0.2);
+        assert_eq!(
+            conclude(&[fine], smallest, 0.2, true).0,
+            CompareVerdict::NoChange
+        );
+    }
+
+    /// Too few runs for the rank test to ever reach ALPHA: a lower median
+    /// is "could not tell", never a regression (1 saved run against 5:
+    /// at best 1/6).
+    #[test]
+    fn too_few_rounds_cannot_tell() {
+        let saved = [1000.0];
+        let b = batch(&saved, &[400.0, 410.0, 420.0, 430.0, 440.0], 0.2);
+        let smallest = smallest_p(1, 5);
+        assert!(smallest > ALPHA);
+        assert!(!needs_confirmation(&b, smallest, false));
+        assert_eq!(
+            conclude(&[b], smallest, 0.2, false).1,
+            Some(CouldNotTell::TooFewRounds)
+        );
+    }
+
+    /// A saved median of 0 (nothing measured) never counts as slower.
     #[test]
     fn a_zero_saved_rate_is_no_regression() {
-        let v = verdict(&saved(0.0, &[]), &fresh(&[10.0]), 0.2);
-        assert_eq!(v.ratio, 1.0);
-        assert!(!v.regressed);
+        assert_eq!(ratio_of(10.0, 0.0), 1.0);
     }
 }

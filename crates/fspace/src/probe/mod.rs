@@ -57,12 +57,13 @@ mod versus_append;
 
 pub use crate::bench::SpaceState;
 pub use crate::policy::{
-    Expected, FsKey, LogSetup, LogVsAppend, Recommendation, SavedPolicy, VsAppend,
+    Baseline, Expected, FsKey, LogSetup, LogVsAppend, Recommendation, SavedPolicy, VsAppend,
     SCHEMA as SAVED_SCHEMA,
 };
 pub use busy::{Busy, DeviceWrites};
 pub use compare::{
-    compare_saved, CompareOptions, Comparison, COMPARE_ROUNDS, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
+    compare_saved, measure_baseline, Batch, CompareOptions, CompareVerdict, Comparison,
+    CouldNotTell, BASELINE_ROUNDS, COMPARE_ROUNDS, COMPARE_RUN, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
 };
 pub use durability::{Durability, MethodFlushes};
 pub use engine_rounds::engine_time;
@@ -75,4 +76,5 @@ pub use schema::{
     CommitSection, GrowthResult, GrowthSection, Level, LogCheck, Prediction, ProbeProgress,
     StateResult, SweepPoint, SyncMethodResult, SCHEMA,
 };
+pub use stats::ALPHA;
 pub use untorn_cost::{UntornCost, UntornSection, WriteRuns, UNTORN_PAGES};

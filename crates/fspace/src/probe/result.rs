@@ -130,6 +130,7 @@ fn expected(result: &ProbeResult) -> Option<crate::policy::Expected> {
     (p.commits_per_sec > 0.0 && !setup.runs.is_empty()).then_some(crate::policy::Expected {
         commits_per_sec: p.commits_per_sec,
         setup,
+        baseline: result.commit.baseline.clone(),
     })
 }
 

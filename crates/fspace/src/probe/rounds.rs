@@ -202,6 +202,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
             prediction,
             log_check,
             log_space,
+            baseline: None,
             durability,
         })
     }

@@ -183,6 +183,12 @@ pub struct CommitSection {
     /// (copy-on-write keeps an overwritten page's old extent while any of
     /// it is referenced).
     pub log_space: Option<crate::extents::SpaceUse>,
+    /// The runs `fspace probe --compare-saved` will compare with, measured
+    /// after the probe by [`measure_baseline`](super::measure_baseline)
+    /// when the result is to be saved (`fspace probe --save`); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::policy::Baseline>,
     /// Whether the commits reached stable storage: the cache flushes the
     /// devices under the filesystem completed around the rounds' runs,
     /// per sync method, and the verdict (`None` when no run counted).

@@ -53,7 +53,8 @@ impl Wal {
     ) -> Result<Wal> {
         check_options(dir, &opts)?;
         make_dir(&*io, dir)?;
-        let lock_file = lock_exclusive(&*io, dir, &dir.join(LOCK_NAME))?;
+        let lock_file = lock_exclusive(&*io, dir, &dir.join(LOCK_NAME))
+            .map_err(|e| readable_note(e, dir, None))?;
         let rec = recovery::recover(
             &*io,
             dir,
@@ -62,6 +63,10 @@ impl Wal {
             },
         )?;
         make_durable(&*io, dir, &rec)?;
+        // From here on the records are verified and durable: a failure for
+        // want of space says so.
+        let verified = rec.report.clone();
+        let noted = |e| readable_note(e, dir, Some(&verified));
         let log_id = match rec.log_id {
             Some(id) => id,
             None => random(dir)?,
@@ -80,12 +85,14 @@ impl Wal {
         };
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
         let (first, ready) =
-            take_segments(&*io, &site, dir, new_seq, &opts, rec.prepared, &mut pool)?;
+            take_segments(&*io, &site, dir, new_seq, &opts, rec.prepared, &mut pool)
+                .map_err(noted)?;
         // A fresh nonce base per open: a segment reused under the same
         // sequence after a crash gets a nonce its old records do not carry.
         let nonce_base = u32::from_le_bytes(random(dir)?);
         let next_lsn = rec.next_lsn;
-        let sealed = seal(&first, log_id, next_lsn, nonce_for(nonce_base, first.seq))?;
+        let sealed =
+            seal(&first, log_id, next_lsn, nonce_for(nonce_base, first.seq)).map_err(noted)?;
         let mut live: VecDeque<SegmentInfo> = rec.live.into();
         live.push_back(SegmentInfo {
             seq: first.seq,
@@ -101,7 +108,7 @@ impl Wal {
         how.nocow = opts.nocow == Some(true);
         how.nocow_by = nocow_by;
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
-        confirm_io(&mut state)?;
+        confirm_io(&mut state).map_err(noted)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             log_id,
@@ -161,6 +168,40 @@ pub(super) fn make_durable(io: &dyn Storage, dir: &Path, rec: &Recovered) -> Res
             .map_err(|e| Error::io("fdatasync", path, None, e))?;
     }
     sync_dir(io, dir)
+}
+
+/// Adds to an open's failure for want of space (`ENOSPC`, `EDQUOT`: the
+/// log cannot be written, but can still be read) what is known about the
+/// records, and how to read them: with `verified` (recovery read every
+/// live segment, checked each record's CRC and the LSN sequence, and
+/// synced them) they are intact; without it this open failed before
+/// reading them, and says only that. Other errors are returned as they are.
+fn readable_note(e: Error, dir: &Path, verified: Option<&recovery::RecoveryReport>) -> Error {
+    let space = [Errno::NOSPC.raw_os_error(), Errno::DQUOT.raw_os_error()];
+    if !e.raw_os_error().is_some_and(|n| space.contains(&n)) {
+        return e;
+    }
+    let how = format!(
+        "read them read-only with WalView (C: fspace_wal_view_open), \
+         or check them with `fspace wal verify {}`",
+        dir.display()
+    );
+    let note = match verified {
+        Some(r) if r.records > 0 => format!(
+            "its {} records (LSN {} to {}) are intact, verified by this open; {how}",
+            r.records,
+            r.first_lsn.0,
+            r.next_lsn.0 - 1
+        ),
+        Some(_) => "the log holds no record (verified by this open): nothing is lost".into(),
+        None => format!("its records were not read: this open failed before recovery; {how}"),
+    };
+    Error::Context {
+        op: "open log",
+        path: dir.to_path_buf(),
+        source: Box::new(e),
+        note,
+    }
 }
 
 /// How long `open` retries a held `LOCK` before refusing: 200 ms. A
@@ -553,4 +594,60 @@ fn choose_io(
         io.sync_chosen_by = SyncChoice::AskedDsyncWithDirectIo;
     }
     io
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::*;
+    use crate::wal::{Lsn, RecoveryReport};
+
+    fn nospc() -> Error {
+        Error::io("create", Path::new("w/LOCK"), None, Errno::NOSPC)
+    }
+
+    /// A failure before recovery says the records were not read (never
+    /// "intact"); one after says how many are intact; an empty log says it
+    /// holds none; other errnos pass unchanged. The errno is kept.
+    #[test]
+    fn a_space_failure_says_what_is_known_of_the_records() {
+        let dir = Path::new("w");
+        let e = readable_note(nospc(), dir, None);
+        let msg = e.to_string();
+        assert_eq!(e.raw_os_error(), Some(Errno::NOSPC.raw_os_error()));
+        assert_eq!((e.op(), e.path()), ("open log", dir));
+        assert!(msg.contains("its records were not read"), "{msg}");
+        assert!(!msg.contains("intact"), "{msg}");
+        assert!(msg.contains("`fspace wal verify w`"), "{msg}");
+
+        let r = RecoveryReport {
+            records: 5,
+            first_lsn: Lsn(11),
+            next_lsn: Lsn(16),
+            ..Default::default()
+        };
+        let msg = readable_note(nospc(), dir, Some(&r)).to_string();
+        assert!(
+            msg.contains("its 5 records (LSN 11 to 15) are intact"),
+            "{msg}"
+        );
+        assert!(msg.starts_with("open log(w): create(w/LOCK): "), "{msg}");
+
+        let r = RecoveryReport {
+            next_lsn: Lsn(1),
+            ..Default::default()
+        };
+        let msg = readable_note(nospc(), dir, Some(&r)).to_string();
+        assert!(msg.contains("holds no record"), "{msg}");
+
+        let dq = Error::io("pwritev", Path::new("w/x"), None, Errno::DQUOT);
+        assert!(matches!(
+            readable_note(dq, dir, None),
+            Error::Context { .. }
+        ));
+        let eio = Error::io("pwritev", Path::new("w/x"), None, Errno::IO);
+        assert!(matches!(
+            readable_note(eio, dir, Some(&r)),
+            Error::Io { .. }
+        ));
+    }
 }
