@@ -118,6 +118,9 @@ fn table(r: &SuiteReport) -> String {
     o.push_str(&rows(r));
     let methods = !r.sync_methods.is_empty();
     let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    o.push_str(&crate::durability::bench_text(
+        r.results.iter().map(|row| (name(&row.result), &row.result)),
+    ));
     for row in &r.results {
         if let Some(w) = &row.result.wal {
             o.push_str(&wal_lines(&name(&row.result), &row.result, w));

@@ -24,6 +24,7 @@ mod chart;
 mod cli;
 mod copy;
 mod dig;
+mod durability;
 mod engines;
 mod errors;
 mod fmt;

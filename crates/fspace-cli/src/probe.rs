@@ -389,6 +389,7 @@ fn write_report(p: &Path, html: &str) -> fspace::Result<()> {
 fn text(r: &ProbeResult) -> String {
     let mut o = head(r);
     o.push_str(&commits_text(r));
+    o.push_str(&crate::durability::probe_text(r));
     o.push_str(&growth_text(r));
     o.push_str(&sweep_text(r));
     o.push_str(&untorn_text(r));

@@ -18,11 +18,15 @@ const STYLE: &str = include_str!("report.css");
 /// Returns the report page for `r`.
 pub(crate) fn html(r: &ProbeResult) -> String {
     let mut h = head_html(r);
+    h.push_str(&crate::durability::banner_html(
+        r.commit.durability.as_ref(),
+    ));
     h.push_str(&recommendations_html(r));
     h.push_str(&filesystem_html(r));
     h.push_str(&commit_rate_html(r));
     h.push_str(&commit_latency_html(r));
     h.push_str(&commit_table_html(r));
+    h.push_str(&crate::durability::html(r.commit.durability.as_ref()));
     h.push_str(&untorn_html(r));
     h.push_str(&growth_html(r));
     h.push_str(&sweep_html(r));

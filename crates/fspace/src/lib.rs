@@ -62,6 +62,9 @@ pub use extents::{
 pub use fs_info::{
     fs_info, AllocUnit, AllocUnitSource, BlockDevice, Capabilities, Capability, FsInfo, FsKind,
 };
+pub use fs_info::{
+    DeviceFlushCount, FlushCounter, FlushSnapshot, FlushVerdict, Flushes, WriteCache,
+};
 pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeReport, TEMP_MARKER};
 pub use note::{Note, NoteKind};
 pub use policy::{plan, Plan, SavedProbe, SavedResults, StrategyChoice};

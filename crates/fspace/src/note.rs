@@ -33,6 +33,10 @@ pub enum NoteKind {
     BusyMachine,
     /// The probe took longer than its level's budget.
     OverBudget,
+    /// Durable commits sent no cache flush to a device whose write cache
+    /// is volatile: the commits are not reaching stable storage, and the
+    /// figures are not those of durable commits.
+    NotDurable,
     /// The budget left too little time for some states: their commit
     /// figures are rough.
     RoughFigures,
@@ -128,6 +132,7 @@ impl NoteKind {
             NoteKind::SlowWrites => "slow-writes",
             NoteKind::BusyMachine => "busy-machine",
             NoteKind::OverBudget => "over-budget",
+            NoteKind::NotDurable => "not-durable",
             NoteKind::RoughFigures => "rough-figures",
             NoteKind::MeasuredOnce => "measured-once",
             NoteKind::TooCloseToCall => "too-close-to-call",
@@ -213,6 +218,7 @@ mod tests {
             NoteKind::SlowWrites,
             NoteKind::BusyMachine,
             NoteKind::OverBudget,
+            NoteKind::NotDurable,
             NoteKind::RoughFigures,
             NoteKind::MeasuredOnce,
             NoteKind::TooCloseToCall,

@@ -109,7 +109,19 @@ impl LoopFs {
     /// when this machine cannot: the test was compiled to run here (see
     /// the module's documentation), so a missing tool is a failure.
     pub fn new(test: &str, fs: &'static str) -> LoopFs {
-        let (mkfs, size_mb, mount_opts): (&str, u64, &str) = match fs {
+        LoopFs::sized(test, fs, None, None)
+    }
+
+    /// As [`new`](Self::new), with an image of `size_mb` MiB and mounted
+    /// with `mount_opts` where given (instead of the filesystem's
+    /// defaults above).
+    pub fn sized(
+        test: &str,
+        fs: &'static str,
+        size_mb: Option<u64>,
+        mount_opts: Option<&str>,
+    ) -> LoopFs {
+        let (mkfs, default_mb, default_opts): (&str, u64, &str) = match fs {
             // commit=600: no periodic journal commit inside the test's
             // window, so the result does not depend on racing ext4's 5 s
             // timer (the report that found the log's lost-rename defect
@@ -119,6 +131,8 @@ impl LoopFs {
             "btrfs" => ("mkfs.btrfs", 256, ""),
             _ => panic!("no loop filesystem {fs}"),
         };
+        let size_mb = size_mb.unwrap_or(default_mb);
+        let mount_opts = mount_opts.unwrap_or(default_opts);
         if let Some(why) = crate::build::loop_missing(fs) {
             panic!("{test} on {fs}: {why} (rebuild the tests to have them ignored here)");
         }
@@ -148,6 +162,17 @@ impl LoopFs {
             dev,
             mnt,
         }
+    }
+
+    /// The loop device, `/dev/loopN`.
+    pub fn device(&self) -> &str {
+        &self.dev
+    }
+
+    /// Remounts it with `opts` (`remount,` is added); panics if refused.
+    pub fn remount(&self, opts: &str) {
+        let at = self.mnt.to_str().expect("utf-8 path");
+        run("mount", &["-o", &format!("remount,{opts}"), at]);
     }
 
     /// Cuts the power: copies the image as the device holds it now, then

@@ -215,6 +215,7 @@ pub(super) fn result(
         notes,
         unsupported: None,
         kept: None,
+        flushes: None,
     }
 }
 

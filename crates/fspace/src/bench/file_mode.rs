@@ -7,6 +7,7 @@ use super::engine::{
 };
 use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
+use crate::fs_info::FlushCounter;
 use crate::note::{Note, NoteKind};
 use crate::strategy::SyncMethod;
 use crate::sys::{self, Errno};
@@ -178,7 +179,12 @@ pub(super) fn run_file(
         }
         Ok(Some(0))
     };
+    // Read around the commits only: preparing the file flushes too.
+    let counter = FlushCounter::of(p);
+    let before = counter.start();
     let (lat, secs) = run_threads(opts, cancel, &op)?;
+    let direct = method.per_write() && (method.direct() || opts.direct_io == Some(true));
+    let flushes = before.finish(lat.len() as u64, lat.len() as u64, direct);
     few_samples(&mut notes, lat.len());
     pass_notes(&mut notes, mode, opts, lat.len() as u64, slots);
     let t = truncations.load(Ordering::Relaxed);
@@ -190,7 +196,9 @@ pub(super) fn run_file(
             ),
         ));
     }
-    Ok(result(mode, opts, &lat, secs, setup, notes))
+    let mut r = result(mode, opts, &lat, secs, setup, notes);
+    r.flushes = Some(flushes);
+    Ok(r)
 }
 
 /// Says whether the run stopped at the end of the file or wrapped around

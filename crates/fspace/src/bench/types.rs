@@ -278,6 +278,10 @@ pub struct CommitResult {
     /// ([`CommitBenchOptions::keep`]); `None` when it was removed.
     #[serde(serialize_with = "ser_opt_path")]
     pub kept: Option<std::path::PathBuf>,
+    /// The cache flushes the devices under the filesystem completed
+    /// during the commits, against the durable syncs made: whether the
+    /// commits reached stable storage. `None` when the mode did not run.
+    pub flushes: Option<crate::fs_info::Flushes>,
 }
 
 setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool>, keep: bool });

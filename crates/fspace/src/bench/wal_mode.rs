@@ -3,6 +3,7 @@
 use super::engine::{few_samples, result, run_threads};
 use super::types::{CommitBenchOptions, CommitResult, SpaceState, WalFigures};
 use crate::error::{Error, Result};
+use crate::fs_info::FlushCounter;
 use crate::note::{Note, NoteKind};
 use crate::sys::{self};
 use crate::wal::{Lsn, Wal, WalOptions};
@@ -33,6 +34,8 @@ pub(super) fn run_wal(
     wal.wait_prepared()?;
     let setup = t0.elapsed().as_secs_f64();
     let before = wal.stats();
+    let counter = FlushCounter::of(dir);
+    let flush_start = counter.start();
     let first_seq = wal.segments().last().map_or(0, |s| s.seq);
     let switch_lsns: Mutex<HashSet<u64>> = Mutex::new(HashSet::new());
     let done = AtomicBool::new(false);
@@ -59,6 +62,16 @@ pub(super) fn run_wal(
     });
     let (lat, secs) = run?;
     let after = wal.stats();
+    // The log's durable syncs: its fdatasync calls, or its writes when
+    // each write is synced (O_DSYNC). The preparer's syncs of new
+    // segments are counted in the flushes too.
+    let per_write = after.io.sync_method.per_write();
+    let syncs = if per_write {
+        after.writes - before.writes
+    } else {
+        after.syncs - before.syncs
+    };
+    let flushes = flush_start.finish(lat.len() as u64, syncs, per_write && after.io.direct_io);
     for sg in wal.segments().iter().filter(|sg| sg.seq > first_seq) {
         switch_lsns
             .lock()
@@ -74,6 +87,7 @@ pub(super) fn run_wal(
     let mut notes = vec![];
     few_samples(&mut notes, lat.len());
     let mut r = result(SpaceState::Wal, opts, &lat, secs, setup, notes);
+    r.flushes = Some(flushes);
     r.wal = Some(WalFigures {
         syncs: after.syncs - before.syncs,
         switches: after.switches - before.switches,

@@ -10,12 +10,16 @@
 
 pub mod alloc_unit;
 pub mod device;
+pub mod flushes;
 mod kind;
 mod mountinfo;
 pub(crate) mod scratch;
 
 pub use alloc_unit::{allocation_unit, AllocUnit, AllocUnitSource};
 pub use device::{block_devices, BlockDevice};
+pub use flushes::{
+    sum_flushes, DeviceFlushCount, FlushCounter, FlushSnapshot, FlushVerdict, Flushes, WriteCache,
+};
 pub use kind::FsKind;
 pub use scratch::SCRATCH_PREFIX;
 

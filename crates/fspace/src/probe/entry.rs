@@ -413,8 +413,16 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     } else {
         None
     };
-    let engines =
+    let mut engines =
         super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size, &untorn.answers)?;
+    // Advice drawn from commits that never reached the device is not
+    // advice for durable commits: each engine's says so.
+    if let Some(n) = commit.durability.as_ref().and_then(|d| d.note()) {
+        for a in &mut engines {
+            a.notes.push(n.clone());
+            a.config = a.fragment();
+        }
+    }
     // The window ends after the last measurement, the engines' included:
     // their advice rests on rounds as noisy as the probe's own.
     let (end, _, idle_after) = Snapshot::idle_window(&devices);

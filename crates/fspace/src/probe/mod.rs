@@ -17,6 +17,9 @@
 //!   `RWF_ATOMIC`, in alternating rounds ([`UntornSection`], with the
 //!   facts and the answers of [`crate::untorn`] for both page sizes and
 //!   I/O paths);
+//! - around every commit run, the cache flushes the devices under the
+//!   filesystem completed, against the durable syncs made: whether the
+//!   commits reached stable storage ([`Durability`]);
 //! - for each engine in [`ProbeOptions::engines`], commits written the way
 //!   that engine writes its log, one case per setting value, and the
 //!   settings that follow ([`EngineAdvice`]).
@@ -37,6 +40,7 @@
 mod busy;
 mod compare;
 pub(crate) mod decide;
+mod durability;
 mod engine_rounds;
 mod engines;
 mod entry;
@@ -61,6 +65,7 @@ pub use compare::{
     compare_saved, measure_baseline, Batch, CompareOptions, CompareVerdict, Comparison,
     CouldNotTell, BASELINE_ROUNDS, COMPARE_ROUNDS, COMPARE_RUN, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
 };
+pub use durability::{Durability, MethodFlushes};
 pub use engine_rounds::engine_time;
 pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};

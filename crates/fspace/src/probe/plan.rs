@@ -194,6 +194,7 @@ pub(super) fn merge(rs: Vec<CommitResult>) -> Option<CommitResult> {
         }
     }
     m.unsupported = None;
+    m.flushes = crate::fs_info::sum_flushes(ok.iter().filter_map(|r| r.flushes.as_ref()));
     Some(m)
 }
 

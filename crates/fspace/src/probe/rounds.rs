@@ -143,6 +143,8 @@ impl<'r, 'a> Rounds<'r, 'a> {
         let (shortest, longest) =
             self.main_rounds(info, &mut plan, &mut bopts, &mut runs, notes)?;
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
+        let durability = super::durability::durability(&runs);
+        notes.extend(durability.as_ref().and_then(|d| d.note()));
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);
         let log_space = Case::all()
@@ -201,6 +203,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
             log_check,
             log_space,
             baseline: None,
+            durability,
         })
     }
 

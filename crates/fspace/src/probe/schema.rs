@@ -189,6 +189,10 @@ pub struct CommitSection {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::policy::Baseline>,
+    /// Whether the commits reached stable storage: the cache flushes the
+    /// devices under the filesystem completed around the rounds' runs,
+    /// per sync method, and the verdict (`None` when no run counted).
+    pub durability: Option<super::durability::Durability>,
 }
 
 /// Growth of a fresh file by one strategy.

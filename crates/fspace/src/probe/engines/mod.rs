@@ -50,12 +50,18 @@ impl EngineAdvice {
     /// The advice as the engine's configuration: a `postgresql.conf`
     /// fragment, a `my.cnf` `[mysqld]` fragment, or a RocksDB OPTIONS
     /// file. Each line has its reason as a comment; trade-offs are
-    /// commented out, with their cost and gain.
+    /// commented out, with their cost and gain. Where the probe's
+    /// commits were not reaching stable storage (a `not-durable` note),
+    /// it starts with comment lines that say so.
     pub fn fragment(&self) -> String {
-        match self.engine {
+        let body = match self.engine {
             Engine::Postgresql => postgresql::fragment(self),
             Engine::Mariadb => mariadb::fragment(self),
             Engine::Rocksdb => rocksdb::fragment(self),
+        };
+        match self.notes.iter().find(|n| n.kind == NoteKind::NotDurable) {
+            Some(n) => format!("{}{body}", not_durable_comment(&n.text)),
+            None => body,
         }
     }
 
@@ -64,6 +70,25 @@ impl EngineAdvice {
     pub fn db_bench_flags(&self) -> Option<String> {
         (self.engine == Engine::Rocksdb).then(|| rocksdb::db_bench_flags(self))
     }
+}
+
+/// `# NOT DURABLE: TEXT` as comment lines of at most 76 columns (80 where
+/// the probe's text indents them).
+fn not_durable_comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("# NOT DURABLE:");
+    for w in text.split_whitespace() {
+        if line.len() + 1 + w.len() > 76 && line.len() > 2 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(w);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 /// The cases for `engine` on this filesystem; `file_size` is what the
