@@ -329,7 +329,10 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
         &format!("sync method: {} ({})", io.sync_method, io.sync_chosen_by),
     );
     match (io.direct_io, io.direct_io_by.wants()) {
-        (true, _) => line(&mut o, &format!("O_DIRECT writes: yes: {}", io.direct_io_by)),
+        (true, _) => line(
+            &mut o,
+            &format!("O_DIRECT writes: yes: {}", io.direct_io_by),
+        ),
         (false, true) => line(
             &mut o,
             &format!("O_DIRECT writes: no: refused (wanted: {})", io.direct_io_by),
@@ -340,7 +343,10 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
         line(&mut o, &format!("fell back: {f}"));
     }
     let pad = if io.pad_flushes { "on" } else { "off" };
-    line(&mut o, &format!("page padding: {pad}: {}", io.pad_flushes_by));
+    line(
+        &mut o,
+        &format!("page padding: {pad}: {}", io.pad_flushes_by),
+    );
     let nocow = if io.nocow { "on" } else { "off" };
     line(&mut o, &format!("NOCOW segments: {nocow}: {}", io.nocow_by));
     o

@@ -42,7 +42,12 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
     for c in &a.cases {
         let f = &c.figures;
         if let Some(why) = &f.unsupported {
-            hanging(&mut o, &format!("  {:>9}  {:>15}  ", "-", "-"), FIGURES, &c.settings);
+            hanging(
+                &mut o,
+                &format!("  {:>9}  {:>15}  ", "-", "-"),
+                FIGURES,
+                &c.settings,
+            );
             hanging(
                 &mut o,
                 &blank,

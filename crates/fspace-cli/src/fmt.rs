@@ -212,7 +212,10 @@ mod tests {
         );
         // No `/` to cut after: cut where the line ends.
         let word = "x".repeat(25);
-        assert_eq!(wrap(&word, 10), ["x".repeat(10), "x".repeat(10), "x".repeat(5)]);
+        assert_eq!(
+            wrap(&word, 10),
+            ["x".repeat(10), "x".repeat(10), "x".repeat(5)]
+        );
         // A word that fits a line of its own is never cut.
         assert_eq!(
             wrap("a b /usr/share/doc/fspace", 22),
@@ -228,7 +231,10 @@ mod tests {
         let lines: Vec<&str> = o.lines().collect();
         assert!(lines.len() >= 2, "{o}");
         assert!(lines.iter().all(|l| l.chars().count() <= COLUMNS), "{o}");
-        assert!(lines[1..].iter().all(|l| l.starts_with(&" ".repeat(15))), "{o}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with(&" ".repeat(15))),
+            "{o}"
+        );
         let mut o = String::new();
         hanging(&mut o, "note: ", 2, &"word ".repeat(30));
         assert!(o.lines().skip(1).all(|l| l.starts_with("  word")), "{o}");

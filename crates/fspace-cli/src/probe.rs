@@ -3,8 +3,8 @@
 
 use crate::cli::ProbeArgs;
 use crate::fmt::{
-    format_count as commas, format_human, format_seconds as secs, hanging, labelled, within,
-    wrap, LOG_VS_APPEND,
+    format_count as commas, format_human, format_seconds as secs, hanging, labelled, within, wrap,
+    LOG_VS_APPEND,
 };
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{Level, ProbeOptions, ProbeProgress, ProbeResult, SpaceState};
@@ -823,7 +823,13 @@ fn recommendations_text(r: &ProbeResult) -> String {
             s.notes
                 .iter()
                 .filter(|n| n.kind != NoteKind::OnePass)
-                .map(move |n| format!("{}: {}", s.state.name(), within(&n.to_string(), &r.directory)))
+                .map(move |n| {
+                    format!(
+                        "{}: {}",
+                        s.state.name(),
+                        within(&n.to_string(), &r.directory)
+                    )
+                })
         }))
         .collect();
     if !notes.is_empty() {

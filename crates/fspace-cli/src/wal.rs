@@ -241,7 +241,10 @@ fn cleanup_text(o: &mut String, r: &RecoveryReport, dir: &Path) {
         note(o, format!("{} has a torn header (a cut while it was being started); the log ends before it and the next writable open sets it aside", in_log(p, dir)));
     }
     for p in &r.foreign_files {
-        note(o, format!("{} is not the log's; left alone", in_log(p, dir)));
+        note(
+            o,
+            format!("{} is not the log's; left alone", in_log(p, dir)),
+        );
     }
 }
 

@@ -303,7 +303,7 @@ fn bad_engine_arguments_fail_before_measuring() {
     assert!(!o.status.success());
     let t = text(&o);
     assert!(
-        t.contains("probe --write-config") && t.contains("missing"),
+        common::unwrapped(&t).contains("probe--write-config") && t.contains("missing"),
         "{t}"
     );
     assert!(scratch_left(dir.path()).is_empty());
