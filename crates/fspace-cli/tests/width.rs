@@ -78,7 +78,7 @@ fn log(d: &Path) -> Vec<(u64, u64, usize)> {
     let wal = Wal::open(d, WalOptions::default().segment_size(64 << 10)).expect("open log");
     for n in 0..60u64 {
         let len = 20 + (n * 4099 % 5000) as usize;
-        let data: Vec<u8> = (0..len).map(|i| (i as u64 * 7 ^ n) as u8).collect();
+        let data: Vec<u8> = (0..len).map(|i| ((i as u64 * 7) ^ n) as u8).collect();
         wal.commit(&data).expect("commit");
     }
     let at = wal
