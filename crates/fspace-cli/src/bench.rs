@@ -9,6 +9,7 @@ use fspace::bench::{
     check_suite, run_suite, suite_runs, CommitBenchOptions, SpaceState, SuiteReport,
 };
 use fspace::StrategyChoice;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 /// `fspace bench commit`.
@@ -67,13 +68,19 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             print_json(&report)?;
             REPORTED.store(true, Ordering::Relaxed);
         } else {
-            emit(&table(&report))?;
+            emit(&table(&report, &a.dir))?;
         }
     }
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// `text` with the run's scratch files named within the directory, which
+/// a message may give as the user named it (`dir`) or as the report does.
+fn in_dir(text: &str, r: &SuiteReport, dir: &Path) -> String {
+    within(&within(text, &r.dir), dir)
 }
 
 /// A run's name: the mode, with its sync method when one was named.
@@ -95,7 +102,8 @@ fn time(us: f64) -> String {
     }
 }
 
-fn table(r: &SuiteReport) -> String {
+/// The report in words; `dir` is the directory as the user named it.
+fn table(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
     hanging(
         &mut o,
@@ -119,7 +127,7 @@ fn table(r: &SuiteReport) -> String {
         labelled(&mut o, "note: ", &format!("{} is memory: fdatasync makes nothing durable here, so these figures say little about disks", r.filesystem));
     }
     out!(o);
-    o.push_str(&rows(r));
+    o.push_str(&rows(r, dir));
     let methods = !r.sync_methods.is_empty();
     let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
     for row in &r.results {
@@ -133,7 +141,7 @@ fn table(r: &SuiteReport) -> String {
                 &mut o,
                 &format!("note ({}): ", name(&row.result)),
                 2,
-                &within(&n.to_string(), &r.dir),
+                &in_dir(&n.to_string(), r, dir),
             );
         }
     }
@@ -180,7 +188,7 @@ fn durable_by(x: &fspace::bench::CommitResult) -> String {
 /// The table's rows, in two tables to fit 80 columns: per run its rate
 /// and the ratios of the same run (and to `fdatasync` when several sync
 /// methods ran); then how its commits were made durable and its latency.
-fn rows(r: &SuiteReport) -> String {
+fn rows(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
     let methods = !r.sync_methods.is_empty();
     let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
@@ -220,7 +228,7 @@ fn rows(r: &SuiteReport) -> String {
                 &mut o,
                 &format!("{:<w$} ", name(x)),
                 w + 1,
-                &format!("unsupported here: {}", within(why, &r.dir)),
+                &format!("unsupported here: {}", in_dir(why, r, dir)),
             );
             continue;
         }

@@ -51,9 +51,17 @@ fn wrap_hanging(s: &str, first: usize, rest: usize) -> Vec<String> {
     let mut lines: Vec<String> = vec![];
     let mut cur = String::new();
     // A number stays with its unit ("1.2 MiB" never ends one line and
-    // starts the next).
+    // starts the next), and an errno with its word ("os error 28").
     let mut words: Vec<String> = vec![];
     for w in s.split(' ') {
+        if let Some(prev) = words.last_mut() {
+            let errno = prev.ends_with("error") && w.starts_with(|c: char| c.is_ascii_digit());
+            if errno || prev.ends_with("(os") && w == "error" {
+                prev.push(' ');
+                prev.push_str(w);
+                continue;
+            }
+        }
         let unit = ["B", "KiB", "MiB", "GiB", "TiB", "ms", "µs", "s"]
             .iter()
             .any(|u| {
@@ -191,6 +199,11 @@ mod tests {
         assert_eq!(
             lines,
             ["48 MiB in 4 files, 804 KiB referenced,", "1.2 MiB pinned"].map(String::from)
+        );
+        // An errno stays with its word.
+        assert_eq!(
+            wrap("Operation not supported (os error 95)", 32),
+            ["Operation not supported", "(os error 95)"].map(String::from)
         );
         // Words that merely start like a unit are not units.
         assert_eq!(
