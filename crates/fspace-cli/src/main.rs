@@ -98,13 +98,36 @@ fn parse() -> Cli {
                 let v = serde_json::json!({ "error": first, "usage": true });
                 let _ = output::emit(&format!("{v}\n"));
             }
-            e.exit();
+            exit_usage(e);
         }
     }
+}
+
+/// Prints clap's error `e` and exits with its status, as `e.exit()`
+/// does, but with a line wider than 80 columns (a long message, a value
+/// the user typed) wrapped under its start.
+fn exit_usage(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let text = e.render().to_string();
+    let fits = text.lines().all(|l| l.chars().count() <= fmt::COLUMNS);
+    if fits || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start();
+        let head = match line.strip_prefix("error: ") {
+            Some(_) => "error: ",
+            None => &line[..line.len() - body.len()],
+        };
+        fmt::labelled(&mut out, head, &line[head.len()..]);
+    }
+    eprint!("{out}");
+    std::process::exit(e.exit_code())
 }
 
 /// Exits with a usage error (status 2) saying `message`: options that the
 /// library's validation refused before anything ran.
 pub(crate) fn usage_error(kind: clap::error::ErrorKind, message: String) -> ! {
-    Cli::command().error(kind, message).exit()
+    exit_usage(Cli::command().error(kind, message))
 }

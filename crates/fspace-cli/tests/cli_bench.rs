@@ -333,7 +333,7 @@ common::per_fs! {
         assert_eq!(listing(dir.path()), before, "{}: scratch files left", fs.name);
         let o = fspace(&["bench", "commit", "--sync-method", "osync", d]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("unknown sync method"), "{}", text(&o));
+        assert!(has(&String::from_utf8_lossy(&o.stderr), "unknown sync method"), "{}", text(&o));
     }
 }
 

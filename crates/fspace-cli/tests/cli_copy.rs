@@ -208,7 +208,7 @@ common::per_fs! {
         // Usage errors exit 2.
         let o = fspace(&["copy", "--sparse", "sometimes", &s(&src), &out]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(text(&o).contains("unknown sparse mode"), "{}", text(&o));
+        assert!(has(&text(&o), "unknown sparse mode"), "{}", text(&o));
         // A read-only destination directory, for an unprivileged user.
         if common::is_root() && fs.name != "sshfs" {
             let ro = d.join("ro");

@@ -42,12 +42,13 @@ fn run(fs: &str, state: &Path, args: &[&str], want: Option<i32>) -> Output {
         .env("FSPACE_STATE_DIR", state)
         .output()
         .expect("run fspace");
-    if let Some(code) = want {
-        assert_eq!(o.status.code(), Some(code), "{fs}: {args:?}: {}", text(&o));
+    match want {
+        Some(code) => assert_eq!(o.status.code(), Some(code), "{fs}: {args:?}: {}", text(&o)),
+        // Not a usage error.
+        None => assert_ne!(o.status.code(), Some(2), "{fs}: {args:?}: {}", text(&o)),
     }
-    // Not a usage error, and something printed: a command that printed
-    // nothing would pass for the wrong reason.
-    assert_ne!(o.status.code(), Some(2), "{fs}: {args:?}: {}", text(&o));
+    // Something printed: a command that printed nothing would pass for the
+    // wrong reason.
     assert!(
         !o.stdout.is_empty() || !o.stderr.is_empty(),
         "{fs}: {args:?} printed nothing"
@@ -177,6 +178,18 @@ common::per_fs! {
         run(n, st, &["wal", "verify", s(&mid)], Some(1));
         run(n, st, &["wal", "dump", s(&mid)], Some(1));
         run(n, st, &["wal", "stat", s(&p("no-log-here"))], Some(1));
+
+        // Usage errors, the library's validation among them.
+        for args in [
+            vec!["grow", "--no-fallback", s(&p("bulk.img")), "1M"],
+            vec!["bench", "commit", "--segment-size", "1000", s(&dir)],
+            vec!["copy", "--reflink", "always", "--sparse", "always", s(&src), s(&p("c"))],
+            vec!["probe", "--threshold", "0", s(&dir)],
+            vec!["wal", "dump", "--from", "x", s(&healthy)],
+            vec!["map", "--json"],
+        ] {
+            run(n, st, &args, Some(2));
+        }
     }
 }
 
