@@ -3,12 +3,13 @@
 //! its JSON).
 
 use crate::cli::CommitArgs;
-use crate::fmt::format_human;
+use crate::fmt::{format_human, hanging, labelled, within};
 use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
 use fspace::bench::{
     check_suite, run_suite, suite_runs, CommitBenchOptions, SpaceState, SuiteReport,
 };
 use fspace::StrategyChoice;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 /// `fspace bench commit`.
@@ -67,13 +68,19 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             print_json(&report)?;
             REPORTED.store(true, Ordering::Relaxed);
         } else {
-            emit(&table(&report))?;
+            emit(&table(&report, &a.dir))?;
         }
     }
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// `text` with the run's scratch files named within the directory, which
+/// a message may give as the user named it (`dir`) or as the report does.
+fn in_dir(text: &str, r: &SuiteReport, dir: &Path) -> String {
+    within(&within(text, &r.dir), dir)
 }
 
 /// A run's name: the mode, with its sync method when one was named.
@@ -95,27 +102,32 @@ fn time(us: f64) -> String {
     }
 }
 
-fn table(r: &SuiteReport) -> String {
+/// The report in words; `dir` is the directory as the user named it.
+fn table(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
-    out!(
-        o,
-        "fspace bench commit {}: {} records, {} writer{}, {} s per mode ({}{})",
-        r.dir.display(),
-        format_human(r.record_size),
-        r.writers,
-        if r.writers == 1 { "" } else { "s" },
-        r.seconds_per_mode,
-        r.filesystem,
-        r.source
-            .as_deref()
-            .map(|s| format!(" on {s}"))
-            .unwrap_or_default()
+    hanging(
+        &mut o,
+        "fspace bench commit ",
+        2,
+        &format!(
+            "{}: {} records, {} writer{}, {} s per mode ({}{})",
+            r.dir.display(),
+            format_human(r.record_size),
+            r.writers,
+            if r.writers == 1 { "" } else { "s" },
+            r.seconds_per_mode,
+            r.filesystem,
+            r.source
+                .as_deref()
+                .map(|s| format!(" on {s}"))
+                .unwrap_or_default()
+        ),
     );
     if matches!(r.filesystem.as_str(), "tmpfs" | "ramfs") {
-        out!(o, "note: {} is memory: fdatasync makes nothing durable here, so these figures say little about disks", r.filesystem);
+        labelled(&mut o, "note: ", &format!("{} is memory: fdatasync makes nothing durable here, so these figures say little about disks", r.filesystem));
     }
     out!(o);
-    o.push_str(&rows(r));
+    o.push_str(&rows(r, dir));
     let methods = !r.sync_methods.is_empty();
     let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
     o.push_str(&crate::durability::bench_text(
@@ -128,7 +140,12 @@ fn table(r: &SuiteReport) -> String {
     }
     for row in &r.results {
         for n in &row.result.notes {
-            out!(o, "note ({}): {n}", name(&row.result));
+            hanging(
+                &mut o,
+                &format!("note ({}): ", name(&row.result)),
+                2,
+                &in_dir(&n.to_string(), r, dir),
+            );
         }
     }
     for row in &r.results {
@@ -137,7 +154,12 @@ fn table(r: &SuiteReport) -> String {
                 SpaceState::Wal => format!(" (the log, closed: fspace wal verify {})", p.display()),
                 _ => String::new(),
             };
-            out!(o, "kept ({}): {}{what}", name(&row.result), p.display());
+            hanging(
+                &mut o,
+                &format!("kept ({}): ", name(&row.result)),
+                2,
+                &format!("{}{what}", p.display()),
+            );
         }
     }
     if let Some(rss) = r.peak_rss_kib {
@@ -166,10 +188,10 @@ fn durable_by(x: &fspace::bench::CommitResult) -> String {
     }
 }
 
-/// The table's rows: one per run, with how its commits were made durable
+/// The table's rows, in two tables to fit 80 columns: per run its rate
 /// and the ratios of the same run (and to `fdatasync` when several sync
-/// methods ran).
-fn rows(r: &SuiteReport) -> String {
+/// methods ran); then how its commits were made durable and its latency.
+fn rows(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
     let methods = !r.sync_methods.is_empty();
     let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
@@ -194,14 +216,10 @@ fn rows(r: &SuiteReport) -> String {
     };
     out!(
         o,
-        "{:<w$} {:>9} {:<d$} {:>6} {:>7} {:>7} {:>7} {:>9} {:>9}{extra}",
+        "{:<w$} {:>9} {:>6} {:>9} {:>9}{extra}",
         "state",
         "commits/s",
-        DURABLE_BY,
         "MiB/s",
-        "p50",
-        "p99",
-        "max",
         "÷ append.",
         "÷ recyc."
     );
@@ -209,10 +227,14 @@ fn rows(r: &SuiteReport) -> String {
     for row in &r.results {
         let x = &row.result;
         if let Some(why) = &x.unsupported {
-            out!(o, "{:<w$} unsupported here: {why}", name(x));
+            hanging(
+                &mut o,
+                &format!("{:<w$} ", name(x)),
+                w + 1,
+                &format!("unsupported here: {}", in_dir(why, r, dir)),
+            );
             continue;
         }
-        let l = x.latency.clone().unwrap_or_default();
         let extra = if r.sync_methods.len() > 1 {
             format!(" {:>9}", x_of(row.vs_fdatasync))
         } else {
@@ -220,22 +242,41 @@ fn rows(r: &SuiteReport) -> String {
         };
         out!(
             o,
-            "{:<w$} {:>9.0} {:<d$} {:>6.1} {:>7} {:>7} {:>7} {:>9} {:>9}{extra}",
+            "{:<w$} {:>9.0} {:>6.1} {:>9} {:>9}{extra}",
             name(x),
             x.commits_per_sec,
-            durable_by(x),
             x.mib_per_sec,
-            time(l.p50_us),
-            time(l.p99_us),
-            time(l.max_us),
             x_of(row.vs_append),
             x_of(row.vs_overwrite)
         );
     }
     out!(
         o,
-        "÷ X: commits/s over the X row's (compare their \"{DURABLE_BY}\")"
+        "÷ X: commits/s over the X row's (compare their \"{DURABLE_BY}\" below)"
     );
+    out!(o);
+    out!(
+        o,
+        "{:<w$} {:<d$} {:>7} {:>7} {:>7}",
+        "state",
+        DURABLE_BY,
+        "p50",
+        "p99",
+        "max"
+    );
+    for row in r.results.iter().filter(|x| x.result.unsupported.is_none()) {
+        let x = &row.result;
+        let l = x.latency.clone().unwrap_or_default();
+        out!(
+            o,
+            "{:<w$} {:<d$} {:>7} {:>7} {:>7}",
+            name(x),
+            durable_by(x),
+            time(l.p50_us),
+            time(l.p99_us),
+            time(l.max_us)
+        );
+    }
     o
 }
 
@@ -245,6 +286,8 @@ const DURABLE_BY: &str = "durable by";
 /// What the log did during its mode.
 fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
     let mut o = String::new();
+    // Each line wrapped to 80 columns, its later lines indented under it.
+    let line = |o: &mut String, text: &str| hanging(o, "     ", 7, text);
     out!(o);
     let syncs = if w.syncs == 0 {
         "no fdatasync (each write was durable when it returned)".to_string()
@@ -255,58 +298,67 @@ fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::Wal
             x.commits as f64 / w.syncs as f64
         )
     };
-    out!(
-        o,
-        "{name}: {} commits, {syncs}, {} segment switches ({} waited for the preparer)",
-        x.commits,
-        w.switches,
-        w.switch_waits
+    hanging(
+        &mut o,
+        &format!("{name}: "),
+        7,
+        &format!(
+            "{} commits, {syncs}, {} segment switches ({} waited for the preparer)",
+            x.commits, w.switches, w.switch_waits
+        ),
     );
     if let (true, Some(l)) = (w.switch_commits > 0, &x.latency) {
-        out!(
-            o,
-            "     {} commits opened a new segment: mean latency {}, {:.2}x the p99 of all commits ({})",
-            w.switch_commits,
-            time(w.switch_mean_us),
-            w.switch_mean_us / l.p99_us.max(f64::MIN_POSITIVE),
-            time(l.p99_us)
+        line(
+            &mut o,
+            &format!(
+                "{} commits opened a new segment: mean latency {}, {:.2}x the p99 of all commits ({})",
+                w.switch_commits,
+                time(w.switch_mean_us),
+                w.switch_mean_us / l.p99_us.max(f64::MIN_POSITIVE),
+                time(l.p99_us)
+            ),
         );
     }
-    out!(
-        o,
-        "     segments prepared during the run: {} created{}, {} recycled",
-        w.prepared_created,
-        w.prepare_strategy
-            .as_deref()
-            .map(|s| format!(" ({s})"))
-            .unwrap_or_default(),
-        w.prepared_recycled
+    line(
+        &mut o,
+        &format!(
+            "segments prepared during the run: {} created{}, {} recycled",
+            w.prepared_created,
+            w.prepare_strategy
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default(),
+            w.prepared_recycled
+        ),
     );
     if let Some(why) = &w.prepare_reason {
-        out!(o, "     why: {why}");
+        line(&mut o, &format!("why: {why}"));
     }
     let io = &w.io;
-    out!(
-        o,
-        "     sync method: {} ({})",
-        io.sync_method,
-        io.sync_chosen_by
+    line(
+        &mut o,
+        &format!("sync method: {} ({})", io.sync_method, io.sync_chosen_by),
     );
     match (io.direct_io, io.direct_io_by.wants()) {
-        (true, _) => out!(o, "     O_DIRECT writes: yes: {}", io.direct_io_by),
-        (false, true) => out!(
-            o,
-            "     O_DIRECT writes: no: refused (wanted: {})",
-            io.direct_io_by
+        (true, _) => line(
+            &mut o,
+            &format!("O_DIRECT writes: yes: {}", io.direct_io_by),
         ),
-        (false, false) => out!(o, "     O_DIRECT writes: no: {}", io.direct_io_by),
+        (false, true) => line(
+            &mut o,
+            &format!("O_DIRECT writes: no: refused (wanted: {})", io.direct_io_by),
+        ),
+        (false, false) => line(&mut o, &format!("O_DIRECT writes: no: {}", io.direct_io_by)),
     }
     for f in &io.fallbacks {
-        out!(o, "     fell back: {f}");
+        line(&mut o, &format!("fell back: {f}"));
     }
     let pad = if io.pad_flushes { "on" } else { "off" };
-    out!(o, "     page padding: {pad}: {}", io.pad_flushes_by);
+    line(
+        &mut o,
+        &format!("page padding: {pad}: {}", io.pad_flushes_by),
+    );
     let nocow = if io.nocow { "on" } else { "off" };
-    out!(o, "     NOCOW segments: {nocow}: {}", io.nocow_by);
+    line(&mut o, &format!("NOCOW segments: {nocow}: {}", io.nocow_by));
     o
 }

@@ -1,7 +1,7 @@
 //! `fspace copy`: progress and printing around [`fspace::copy`].
 
 use crate::cli::CopyArgs;
-use crate::fmt::format_human;
+use crate::fmt::{format_human, labelled};
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
 use fspace::{CopyMethod, CopyOptions, CopyReport};
 
@@ -77,12 +77,15 @@ fn method_words(r: &CopyReport) -> &'static str {
 fn copy_text(r: &CopyReport) -> String {
     let mut o = String::new();
     let secs = r.elapsed.as_secs_f64();
-    out!(
-        o,
-        "copied:       {} -> {}{}",
-        r.src.display(),
-        r.dst.display(),
-        if r.replaced { " (replaced)" } else { "" }
+    labelled(
+        &mut o,
+        "copied:       ",
+        &format!(
+            "{} -> {}{}",
+            r.src.display(),
+            r.dst.display(),
+            if r.replaced { " (replaced)" } else { "" }
+        ),
     );
     out!(
         o,
@@ -92,26 +95,32 @@ fn copy_text(r: &CopyReport) -> String {
         secs,
         rate(r.len, secs)
     );
-    out!(
-        o,
-        "method:       {} [--sparse {} --reflink {}]",
-        method_words(r),
-        r.sparse,
-        r.reflink
+    labelled(
+        &mut o,
+        "method:       ",
+        &format!(
+            "{} [--sparse {} --reflink {}]",
+            method_words(r),
+            r.sparse,
+            r.reflink
+        ),
     );
     for f in &r.fallbacks {
-        out!(o, "  not {}: {}", f.method, f.reason);
+        crate::fmt::hanging(&mut o, "  ", 4, &format!("not {}: {}", f.method, f.reason));
     }
-    out!(
-        o,
-        "data:         {} cloned, {} by copy_file_range, {} written{}",
-        format_human(r.bytes_cloned),
-        format_human(r.bytes_offloaded),
-        format_human(r.bytes_copied),
-        r.data_extents.map_or(String::new(), |n| format!(
-            ", in {n} source extent{}",
-            if n == 1 { "" } else { "s" }
-        ))
+    labelled(
+        &mut o,
+        "data:         ",
+        &format!(
+            "{} cloned, {} by copy_file_range, {} written{}",
+            format_human(r.bytes_cloned),
+            format_human(r.bytes_offloaded),
+            format_human(r.bytes_copied),
+            r.data_extents.map_or(String::new(), |n| format!(
+                ", in {n} source extent{}",
+                if n == 1 { "" } else { "s" }
+            ))
+        ),
     );
     let holes = match (r.hole_bytes, r.holes) {
         (Some(bytes), Some(n)) => format!(
@@ -122,21 +131,24 @@ fn copy_text(r: &CopyReport) -> String {
         // A clone shares the extents without visiting them.
         _ => "kept as the source has them, not counted (`fspace map` counts them)".into(),
     };
-    out!(
-        o,
-        "holes:        {holes}{}",
-        if r.zero_bytes_holed > 0 {
-            format!(
-                " ({} of zeros found in data)",
-                format_human(r.zero_bytes_holed)
-            )
-        } else {
-            String::new()
-        }
+    labelled(
+        &mut o,
+        "holes:        ",
+        &format!(
+            "{holes}{}",
+            if r.zero_bytes_holed > 0 {
+                format!(
+                    " ({} of zeros found in data)",
+                    format_human(r.zero_bytes_holed)
+                )
+            } else {
+                String::new()
+            }
+        ),
     );
     space_lines(&mut o, r);
     for n in &r.notes {
-        out!(o, "note:         {n}");
+        labelled(&mut o, "note:         ", &n.to_string());
     }
     o
 }
@@ -145,17 +157,23 @@ fn copy_text(r: &CopyReport) -> String {
 /// syscalls, attributes.
 fn space_lines(o: &mut String, r: &CopyReport) {
     if r.method == CopyMethod::Device {
-        out!(
-            *o,
-            "zeroed:       {} by write-zeroes (fallocate PUNCH_HOLE, else BLKZEROOUT)",
-            format_human(r.bytes_zeroed)
+        labelled(
+            o,
+            "zeroed:       ",
+            &format!(
+                "{} by write-zeroes (fallocate PUNCH_HOLE, else BLKZEROOUT)",
+                format_human(r.bytes_zeroed)
+            ),
         );
     }
     if r.bytes_kept_allocated > 0 {
-        out!(
-            *o,
-            "kept:         {} of unwritten (fallocated) extents reserved in the copy",
-            format_human(r.bytes_kept_allocated)
+        labelled(
+            o,
+            "kept:         ",
+            &format!(
+                "{} of unwritten (fallocated) extents reserved in the copy",
+                format_human(r.bytes_kept_allocated)
+            ),
         );
     }
     let alloc = |a: Option<u64>| a.map_or("unknown".into(), format_human);

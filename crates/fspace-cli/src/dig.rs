@@ -1,7 +1,7 @@
 //! `fspace dig`: progress and printing around [`fspace::dig`].
 
 use crate::cli::DigArgs;
-use crate::fmt::format_human;
+use crate::fmt::{format_human, labelled};
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
 use fspace::{DigOptions, DigReport};
 
@@ -24,7 +24,7 @@ pub(crate) fn run(a: DigArgs) -> fspace::Result<()> {
 
 fn dig_text(r: &DigReport) -> String {
     let mut o = String::new();
-    out!(o, "path:         {}", r.path.display());
+    labelled(&mut o, "path:         ", &r.path.to_string_lossy());
     out!(o, "size:         {} ({})", r.len, format_human(r.len));
     out!(
         o,

@@ -3,7 +3,7 @@
 //! the engine's own configuration (written to files with
 //! `--write-config`).
 
-use crate::fmt::{format_count as commas, format_human};
+use crate::fmt::{format_count as commas, format_human, hanging, within, wrap, COLUMNS};
 use fspace::probe::{AdviceKind, Engine, EngineAdvice, ProbeResult};
 use std::path::{Path, PathBuf};
 
@@ -12,57 +12,78 @@ pub(crate) fn text(r: &ProbeResult) -> String {
     let mut o = String::new();
     for a in &r.engines {
         o.push('\n');
-        o.push_str(&one(a));
+        o.push_str(&one(a, &r.directory));
     }
     o
 }
 
-fn one(a: &EngineAdvice) -> String {
+/// The columns before a case's settings in the table of cases: the
+/// figures first, so that the settings, as long as they are, wrap in the
+/// room left of 80 columns.
+const FIGURES: usize = 2 + 9 + 2 + 15 + 2;
+
+fn one(a: &EngineAdvice, dir: &Path) -> String {
     let mut o = String::new();
-    out!(
-        o,
-        "For {} ({}): {} records into {} files, {} alternating rounds",
-        a.versions,
-        a.engine,
-        format_human(a.record_size as u64),
-        format_human(a.file_size),
-        a.rounds
+    hanging(
+        &mut o,
+        "",
+        2,
+        &format!(
+            "For {} ({}): {} records into {} files, {} alternating rounds",
+            a.versions,
+            a.engine,
+            format_human(a.record_size as u64),
+            format_human(a.file_size),
+            a.rounds
+        ),
     );
-    let w = a.cases.iter().map(|c| c.settings.len()).max().unwrap_or(10);
-    out!(
-        o,
-        "  {:<w$}  {:>10}  {:>13}",
-        "measured as",
-        "commits/s",
-        "rounds"
-    );
+    out!(o, "  {:>9}  {:>15}  measured as", "commits/s", "rounds");
+    let blank = " ".repeat(FIGURES);
     for c in &a.cases {
         let f = &c.figures;
         if let Some(why) = &f.unsupported {
-            out!(o, "  {:<w$}  not here: {why}", c.settings);
+            hanging(
+                &mut o,
+                &format!("  {:>9}  {:>15}  ", "-", "-"),
+                FIGURES,
+                &c.settings,
+            );
+            hanging(
+                &mut o,
+                &blank,
+                FIGURES,
+                &format!("not here: {}", within(why, dir)),
+            );
             continue;
         }
         let (lo, hi) = f.range();
-        out!(
-            o,
-            "  {:<w$}  {:>10}  {:>13}",
-            c.settings,
-            commas(f.commits_per_sec),
-            format!("{}-{}", commas(lo), commas(hi))
+        hanging(
+            &mut o,
+            &format!(
+                "  {:>9}  {:>15}  ",
+                commas(f.commits_per_sec),
+                format!("{}-{}", commas(lo), commas(hi))
+            ),
+            FIGURES,
+            &c.settings,
         );
     }
+    // Later lines of a sentence under its first.
+    let para = |o: &mut String, text: &str| hanging(o, "  ", 4, text);
     match &a.expected {
-        Some(e) => out!(
-            o,
-            "  Expected with the advice: {} commits/s ({}-{}), from {}.",
-            commas(e.commits_per_sec),
-            commas(e.low),
-            commas(e.high),
-            e.setup
+        Some(e) => para(
+            &mut o,
+            &format!(
+                "Expected with the advice: {} commits/s ({}-{}), from {}.",
+                commas(e.commits_per_sec),
+                commas(e.low),
+                commas(e.high),
+                e.setup
+            ),
         ),
-        None => out!(
-            o,
-            "  No expected rate: the case for the advice could not be measured."
+        None => para(
+            &mut o,
+            "No expected rate: the case for the advice could not be measured.",
         ),
     }
     let changed: Vec<&str> = a
@@ -72,12 +93,15 @@ fn one(a: &EngineAdvice) -> String {
         .map(|s| s.name.as_str())
         .collect();
     if changed.is_empty() {
-        out!(
-            o,
-            "  Your defaults are right here: no value measured faster beyond the noise."
+        para(
+            &mut o,
+            "Your defaults are right here: no value measured faster beyond the noise.",
         );
     } else {
-        out!(o, "  Changed from the defaults: {}.", changed.join(", "));
+        para(
+            &mut o,
+            &format!("Changed from the defaults: {}.", changed.join(", ")),
+        );
     }
     let trade: Vec<String> = a
         .settings
@@ -93,21 +117,47 @@ fn one(a: &EngineAdvice) -> String {
         })
         .collect();
     if !trade.is_empty() {
-        out!(
-            o,
-            "  Trade-offs measured faster, not applied (see their cost below): {}.",
-            trade.join(", ")
+        para(
+            &mut o,
+            &format!(
+                "Trade-offs measured faster, not applied (see their cost below): {}.",
+                trade.join(", ")
+            ),
         );
     }
     for n in &a.notes {
-        out!(o, "  note: {n}");
+        para(&mut o, &format!("note: {}", within(&n.to_string(), dir)));
     }
     out!(o, "  {}:", a.engine.config_file());
-    for line in a.fragment().lines() {
+    for line in fragment(a, dir, 4).lines() {
         out!(o, "    {line}");
     }
     if let Some(flags) = a.db_bench_flags() {
-        out!(o, "  {flags}");
+        para(&mut o, &flags);
+    }
+    o
+}
+
+/// The engine's fragment as the text shows it, indented by `indent`
+/// columns: scratch files named within the probed directory `dir`, and a
+/// comment line still too wide for 80 columns (one holding a long path)
+/// wrapped onto more comment lines, so that the engine reads the same
+/// settings. (`--write-config` writes the fragment the JSON holds.)
+fn fragment(a: &EngineAdvice, dir: &Path, indent: usize) -> String {
+    let mut o = String::new();
+    for line in within(&a.fragment(), dir).lines() {
+        let text = line.trim_start();
+        let lead = &line[..line.len() - text.len()];
+        match text.strip_prefix("# ") {
+            Some(comment) if indent + line.chars().count() > COLUMNS => {
+                let head = format!("{lead}# ");
+                let width = COLUMNS - indent - head.chars().count();
+                for l in wrap(comment, width) {
+                    out!(o, "{head}{l}");
+                }
+            }
+            _ => out!(o, "{line}"),
+        }
     }
     o
 }

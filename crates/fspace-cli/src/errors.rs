@@ -148,10 +148,15 @@ pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
     }
     let kind = e.kind();
     let hint = hint(cmd, kind);
-    eprintln!("fspace: error: {e}");
+    // Wrapped to 80 columns: a long path the user typed goes on over
+    // continuation lines, whole (rule 7: the operation, the path and the
+    // errno stay).
+    let mut msg = String::new();
+    crate::fmt::labelled(&mut msg, "fspace: error: ", &e.to_string());
     if let Some(h) = hint {
-        eprintln!("fspace: hint: {h}");
+        crate::fmt::labelled(&mut msg, "fspace: hint: ", h);
     }
+    eprint!("{msg}");
     if json && !REPORTED.load(Ordering::Relaxed) {
         let mut v = serde_json::json!({
             "error": e.to_string(),

@@ -1,7 +1,7 @@
 //! `fspace grow`: growth with the right strategy, and its report.
 
 use crate::cli::GrowArgs;
-use crate::fmt::format_human;
+use crate::fmt::{format_human, labelled};
 use crate::output::{cancel_on_signals, emit, print_json, yes_no, Progress};
 use fspace::{GrowOptions, GrowReport, StrategyChoice};
 
@@ -48,25 +48,28 @@ fn text(r: &GrowReport) -> String {
         None => format!("auto, intent {}", r.intent.name()),
         Some(s) => format!("requested {s}"),
     };
-    out!(
-        o,
-        "path:          {}{}",
-        r.path.display(),
-        if r.created { " (created)" } else { "" }
+    labelled(
+        &mut o,
+        "path:          ",
+        &format!(
+            "{}{}",
+            r.path.display(),
+            if r.created { " (created)" } else { "" }
+        ),
     );
     out!(o, "filesystem:    {}", r.filesystem);
     out!(o, "strategy:      {} ({how})", r.strategy);
-    out!(o, "reason:        {}", r.reason);
+    labelled(&mut o, "reason:        ", &r.reason);
     if r.fallbacks.is_empty() {
         out!(o, "fallbacks:     none");
     } else {
         out!(o, "fallbacks:");
         for f in &r.fallbacks {
-            out!(o, "  - {}: {}", f.strategy, f.error);
+            labelled(&mut o, "  - ", &format!("{}: {}", f.strategy, f.error));
         }
     }
     for n in &r.notes {
-        out!(o, "note:          {n}");
+        labelled(&mut o, "note:          ", &n.to_string());
     }
     out!(
         o,
@@ -109,14 +112,17 @@ fn text(r: &GrowReport) -> String {
             (None, None) => "not supported here".into(),
         };
         out!(o, "untorn unit:   {}", format_human(u64::from(u.unit)));
-        out!(o, "  limits:      {}", u.limits.words());
-        out!(o, "  size hint:   {hint}");
+        labelled(&mut o, "  limits:      ", &u.limits.words());
+        labelled(&mut o, "  size hint:   ", &hint);
         if u.collapses > 0 {
-            out!(
-                o,
-                "  aligned:     {} range{} cut out to put units at aligned device addresses",
-                u.collapses,
-                if u.collapses == 1 { "" } else { "s" }
+            labelled(
+                &mut o,
+                "  aligned:     ",
+                &format!(
+                    "{} range{} cut out to put units at aligned device addresses",
+                    u.collapses,
+                    if u.collapses == 1 { "" } else { "s" }
+                ),
             );
         }
         let layout = match &u.layout {

@@ -2,7 +2,7 @@
 //! (measured), and what the policy answers there.
 
 use crate::cli::InfoArgs;
-use crate::fmt::format_human;
+use crate::fmt::{format_human, labelled};
 use crate::output::{emit, print_json, yes_no};
 use fspace::{FsInfo, Intent, Strategy};
 use serde::Serialize;
@@ -87,7 +87,7 @@ fn json(info: &FsInfo, untorn: Untorn) -> Json<'_> {
 /// The filesystem's facts and measured capabilities, in words.
 fn facts(info: &FsInfo) -> String {
     let mut o = String::new();
-    out!(o, "path:          {}", info.path.display());
+    labelled(&mut o, "path:          ", &info.path.to_string_lossy());
     out!(
         o,
         "filesystem:    {} (magic 0x{:x})",
@@ -95,12 +95,16 @@ fn facts(info: &FsInfo) -> String {
         info.magic
     );
     if let (Some(mp), Some(src)) = (&info.mount_point, &info.source) {
-        out!(o, "mount:         {} from {}", mp.display(), src);
+        labelled(
+            &mut o,
+            "mount:         ",
+            &format!("{} from {}", mp.display(), src),
+        );
     }
     out!(o, "block size:    {}", info.block_size);
     match (&info.allocation_unit, &info.allocation_unit_note) {
         (Some(u), _) => out!(o, "alloc unit:    {} ({})", u.bytes, u.source.name()),
-        (None, Some(why)) => out!(o, "alloc unit:    unknown ({why})"),
+        (None, Some(why)) => labelled(&mut o, "alloc unit:    ", &format!("unknown ({why})")),
         (None, None) => out!(o, "alloc unit:    unknown"),
     }
     if !info.st_blocks_measures_allocation {
@@ -115,7 +119,7 @@ fn facts(info: &FsInfo) -> String {
                 device_lines(&mut o, d, 0, "");
             }
         }
-        Err(why) => out!(o, "device:        {why}"),
+        Err(why) => labelled(&mut o, "device:        ", why),
     }
     out!(
         o,
@@ -136,12 +140,16 @@ fn facts(info: &FsInfo) -> String {
             out!(o, "capabilities (measured on a scratch file here):");
             for (name, cap) in c.named() {
                 match &cap.detail {
-                    Some(d) => out!(o, "  {name:<13} {:<3}  {d}", yes_no(cap.supported)),
+                    Some(d) => labelled(
+                        &mut o,
+                        &format!("  {name:<13} {:<3}  ", yes_no(cap.supported)),
+                        &crate::fmt::within(d, &info.path),
+                    ),
                     None => out!(o, "  {name:<13} {}", yes_no(cap.supported)),
                 }
             }
         }
-        Err(e) => out!(o, "capabilities:  unknown ({e})"),
+        Err(e) => labelled(&mut o, "capabilities:  ", &format!("unknown ({e})")),
     }
     o
 }
@@ -149,21 +157,18 @@ fn facts(info: &FsInfo) -> String {
 /// The policy's ladder and reason per intent, in words.
 fn policy_text(info: &FsInfo) -> String {
     let mut o = String::new();
-    match policy_plan(info, Intent::Log).saved {
-        Some(p) => out!(
-            o,
+    let head = match policy_plan(info, Intent::Log).saved {
+        Some(p) => format!(
             "auto policy (following the probe saved in {}; -> = fallback):",
             p.display()
         ),
-        None => out!(
-            o,
-            "auto policy (built in; `fspace probe --save DIR` measures this filesystem; -> = fallback):"
-        ),
-    }
+        None => "auto policy (built in; `fspace probe --save DIR` measures this filesystem; -> = fallback):".to_string(),
+    };
+    labelled(&mut o, "", &head);
     for i in INTENTS {
         let (l, reason) = ladder(info, i);
         out!(o, "  {:<7} {l}", i.name());
-        out!(o, "          {reason}");
+        labelled(&mut o, "          ", &reason);
     }
     o
 }
@@ -224,10 +229,14 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::BlockDevice, depth: usize
         out!(o, "{indent}{:<15}{pad}  atomic writes {atomic}", "");
     }
     if let Some(f) = &d.backing_file {
-        out!(o, "{indent}{:<15}{pad}  backing file {}", "", f.display());
+        labelled(
+            o,
+            &format!("{indent}{:<15}{pad}  backing file ", ""),
+            &f.to_string_lossy(),
+        );
     }
     if let Some(why) = &d.lower_note {
-        out!(o, "{indent}{:<15}{pad}  under it: {why}", "");
+        labelled(o, &format!("{indent}{:<15}{pad}  under it: ", ""), why);
     }
     for l in &d.lower {
         device_lines(o, l, depth + 1, indent);
@@ -319,16 +328,16 @@ fn untorn_text(u: &Untorn) -> String {
             );
             facts_lines(&mut o, f);
         }
-        Err(why) => out!(o, "untorn writes: unknown ({why})"),
+        Err(why) => labelled(&mut o, "untorn writes: ", &format!("unknown ({why})")),
     }
     if let Some(file) = &u.file {
         match file {
             Ok(f) => {
                 out!(o, "  this file:");
-                out!(o, "    limits      {}", f.limits.words());
+                labelled(&mut o, "    limits      ", &f.limits.words());
                 out!(o, "    size hint   {}", hint(f));
             }
-            Err(why) => out!(o, "  this file:   unknown ({why})"),
+            Err(why) => labelled(&mut o, "  this file:   ", &format!("unknown ({why})")),
         }
     }
     for p in PAGES {
@@ -390,11 +399,10 @@ fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
         fspace::untorn::Source::Unknown => "the filesystem (path unknown)",
         _ => "none",
     };
-    out!(o, "  source        {source}{hw}");
+    labelled(o, "  source        ", &format!("{source}{hw}"));
     let g = &f.geometry;
-    out!(
-        o,
-        "  geometry      block {}, alloc unit {}, reflink {}, size hint {}",
+    let geometry = format!(
+        "block {}, alloc unit {}, reflink {}, size hint {}",
         g.block_size,
         g.allocation_unit.map_or("?".into(), |u| u.to_string()),
         match g.reflink {
@@ -404,6 +412,7 @@ fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
         },
         hint(f)
     );
+    labelled(o, "  geometry      ", &geometry);
     let tried = |direct: bool| {
         f.tried
             .iter()
@@ -418,9 +427,9 @@ fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    out!(o, "  tried direct  {}", tried(true));
-    out!(o, "  tried cached  {}", tried(false));
+    labelled(o, "  tried direct  ", &tried(true));
+    labelled(o, "  tried cached  ", &tried(false));
     if let Some(e) = f.tried.iter().find_map(|t| t.error.as_deref()) {
-        out!(o, "                (refused: {e})");
+        labelled(o, "                ", &format!("(refused: {e})"));
     }
 }

@@ -154,21 +154,40 @@ fn exit_usage(e: clap::Error) -> ! {
         });
         let _ = output::emit(&format!("{v}\n"));
     }
-    if text.contains("\nUsage: ") {
-        e.exit();
-    }
-    let mut cmd = Cli::command();
-    cmd.build();
-    let usage = invoked(&cmd).render_usage().to_string();
-    let text = match text.split_once("\nFor more information") {
-        Some((message, rest)) => {
-            format!(
-                "{}\n\n{usage}\n\nFor more information{rest}",
-                message.trim_end()
-            )
+    let text = if text.contains("\nUsage: ") {
+        text
+    } else {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let usage = invoked(&cmd).render_usage().to_string();
+        match text.split_once("\nFor more information") {
+            Some((message, rest)) => {
+                format!(
+                    "{}\n\n{usage}\n\nFor more information{rest}",
+                    message.trim_end()
+                )
+            }
+            None => format!("{}\n\n{usage}\n", text.trim_end()),
         }
-        None => format!("{}\n\n{usage}\n", text.trim_end()),
     };
-    eprint!("{text}");
-    std::process::exit(2)
+    eprint!("{}", fit(&text));
+    std::process::exit(e.exit_code())
+}
+
+/// `text` with every line wider than 80 columns (a long message, a value
+/// the user typed) wrapped under its start.
+fn fit(text: &str) -> String {
+    if text.lines().all(|l| l.chars().count() <= fmt::COLUMNS) {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start();
+        let head = match line.strip_prefix("error: ") {
+            Some(_) => "error: ",
+            None => &line[..line.len() - body.len()],
+        };
+        fmt::labelled(&mut out, head, &line[head.len()..]);
+    }
+    out
 }

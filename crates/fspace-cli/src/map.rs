@@ -166,7 +166,7 @@ fn text(m: &fspace::ExtentMap, summary_only: bool) -> String {
         }
     );
     if let Some(n) = m.note {
-        out!(o, "note:       {n}");
+        crate::fmt::labelled(&mut o, "note:       ", n);
     }
     o
 }

@@ -3,7 +3,8 @@
 
 use crate::cli::ProbeArgs;
 use crate::fmt::{
-    format_count as commas, format_human, format_seconds as secs, wrap, LOG_VS_APPEND,
+    format_count as commas, format_human, format_seconds as secs, hanging, labelled, within, wrap,
+    LOG_VS_APPEND,
 };
 use crate::output::{cancel_on_signals, emit, print_json, Progress};
 use fspace::probe::{
@@ -165,13 +166,13 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         out!(o, "{line}");
     }
     if let Some(p) = a.report {
-        out!(o, "Report: {}", p.display());
+        labelled(&mut o, "Report: ", &p.to_string_lossy());
     }
     if let Some(p) = a.prometheus {
-        out!(o, "Metrics: {}", p.display());
+        labelled(&mut o, "Metrics: ", &p.to_string_lossy());
     }
     for p in &configs {
-        out!(o, "Wrote {}", p.display());
+        labelled(&mut o, "Wrote ", &p.to_string_lossy());
     }
     emit(&o)
 }
@@ -187,14 +188,15 @@ fn show_progress(bar: &Progress, quiet: bool, p: &ProbeProgress) {
         false => {
             // A closed stderr must not turn into a panic.
             use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "probe: [{}/{}] {:>5.1} s  {}",
+            let head = format!(
+                "probe: [{}/{}] {:>5.1} s  ",
                 p.step,
                 p.steps,
-                p.elapsed.as_secs_f64(),
-                p.what
+                p.elapsed.as_secs_f64()
             );
+            let mut line = String::new();
+            labelled(&mut line, &head, &p.what);
+            let _ = write!(std::io::stderr(), "{line}");
         }
     }
 }
@@ -242,13 +244,17 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         return print_json(&c);
     }
     let mut o = String::new();
-    out!(o, "fspace probe --compare-saved: {}", c.directory.display());
-    out!(
-        o,
-        "  {} from {} at {}",
-        c.key.fs_type,
-        c.key.source,
-        c.key.mount_point
+    labelled(
+        &mut o,
+        "fspace probe --compare-saved: ",
+        &c.directory.to_string_lossy(),
+    );
+    indented(
+        &mut o,
+        &format!(
+            "{} from {} at {}",
+            c.key.fs_type, c.key.source, c.key.mount_point
+        ),
     );
     indented(
         &mut o,
@@ -356,7 +362,7 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
         indented(&mut o, &format!("note: {n}"));
     }
     if let Some(p) = a.prometheus.as_deref() {
-        out!(o, "Metrics: {}", p.display());
+        labelled(&mut o, "Metrics: ", &p.to_string_lossy());
     }
     emit(&o)
 }
@@ -402,15 +408,17 @@ fn text(r: &ProbeResult) -> String {
 fn head(r: &ProbeResult) -> String {
     let mut o = String::new();
     let f = &r.filesystem;
-    out!(o, "fspace probe: {}", r.directory.display());
-    out!(
-        o,
-        "  {}{}",
-        f.display_name(),
-        match (&f.source, &f.mount_point) {
-            (Some(s), Some(m)) => format!(" from {s} at {}", m.display()),
-            _ => String::new(),
-        }
+    labelled(&mut o, "fspace probe: ", &r.directory.to_string_lossy());
+    indented(
+        &mut o,
+        &format!(
+            "{}{}",
+            f.display_name(),
+            match (&f.source, &f.mount_point) {
+                (Some(s), Some(m)) => format!(" from {s} at {}", m.display()),
+                _ => String::new(),
+            }
+        ),
     );
     let unit = match &f.allocation_unit {
         Some(u) if u.bytes != f.block_size => format!(
@@ -450,7 +458,7 @@ fn head(r: &ProbeResult) -> String {
                 crate::info::device_lines(&mut o, d, 0, "  ");
             }
         }
-        Err(why) => out!(o, "  device:        {why}"),
+        Err(why) => labelled(&mut o, "  device:        ", why),
     }
     o
 }
@@ -476,15 +484,12 @@ fn runs_range(s: &fspace::probe::StateResult) -> String {
     format!("{:.0}k-{:.0}k", lo / 1e3, hi / 1e3)
 }
 
-/// One row of the commit tables (76 columns).
-fn commit_row(o: &mut String, label: &str, s: &fspace::probe::StateResult) {
+/// One row of the commit tables (76 columns); scratch files named within
+/// the probed directory `dir`.
+fn commit_row(o: &mut String, label: &str, s: &fspace::probe::StateResult, dir: &Path) {
     if let Some(u) = &s.unsupported {
-        for (i, line) in wrap(&format!("not supported here: {u}"), 50)
-            .iter()
-            .enumerate()
-        {
-            out!(o, "  {:<25} {line}", if i == 0 { label } else { "" });
-        }
+        let why = format!("not supported here: {}", within(u, dir));
+        hanging(o, &format!("  {label:<25} "), 28, &why);
         return;
     }
     out!(
@@ -533,7 +538,7 @@ fn commits_text(r: &ProbeResult) -> String {
     );
     header(&mut o, "space");
     for s in &c.states {
-        commit_row(&mut o, s.state.label(), s);
+        commit_row(&mut o, s.state.label(), s, &r.directory);
     }
     if let Some(w) = r.state(SpaceState::Wal).and_then(|s| s.wal.as_ref()) {
         let text = format!(
@@ -561,7 +566,7 @@ fn commits_text(r: &ProbeResult) -> String {
                 fspace::SyncMethod::Dsync => "pwritev2(RWF_DSYNC)",
                 fspace::SyncMethod::DirectDsync => "O_DIRECT + RWF_DSYNC",
             };
-            commit_row(&mut o, label, &m.figures);
+            commit_row(&mut o, label, &m.figures, &r.directory);
         }
     }
     o
@@ -594,7 +599,12 @@ fn growth_text(r: &ProbeResult) -> String {
     );
     for x in &g.results {
         if let Some(u) = &x.unsupported {
-            out!(o, "  {:<13} not supported here: {u}", x.strategy.name(),);
+            hanging(
+                &mut o,
+                &format!("  {:<13} ", x.strategy.name()),
+                16,
+                &format!("not supported here: {}", within(u, &r.directory)),
+            );
             continue;
         }
         // Only zero-fill moves data; for the others a rate is only a
@@ -619,21 +629,22 @@ fn growth_text(r: &ProbeResult) -> String {
         };
         out!(
             o,
-            "  {:<13} {:>10} {:>19} {:>12} {:>11}{}",
+            "  {:<13} {:>10} {:>19} {:>12} {:>11}",
             x.strategy.name(),
             secs(x.seconds),
             range,
             tput,
             format_human(x.allocated_bytes),
-            if x.capped {
-                format!(
-                    "  (stopped at the time cap after {})",
-                    format_human(x.bytes)
-                )
-            } else {
-                String::new()
-            }
         );
+        if x.capped {
+            // Under the row: beside it, it would pass 80 columns.
+            out!(
+                o,
+                "  {:<13} (stopped at the time cap after {})",
+                "",
+                format_human(x.bytes)
+            );
+        }
     }
     o
 }
@@ -744,7 +755,7 @@ fn untorn_text(r: &ProbeResult) -> String {
                 format!("{lo:.2}-{hi:.2}")
             ),
             _ => {
-                let why = c.not_measured.as_deref().unwrap_or(&c.text);
+                let why = within(c.not_measured.as_deref().unwrap_or(&c.text), &r.directory);
                 for (i, line) in wrap(&format!("not measured: {why}"), 69).iter().enumerate() {
                     out!(o, "  {:<6} {line}", if i == 0 { page.as_str() } else { "" });
                 }
@@ -779,7 +790,7 @@ fn recommendations_text(r: &ProbeResult) -> String {
         if rec.too_noisy {
             out!(o, "          (too noisy to decide: the built-in choice)");
         }
-        for line in wrap(&rec.reason, 70) {
+        for line in wrap(&within(&rec.reason, &r.directory), 70) {
             out!(o, "          {line}");
         }
         if let (Some(m), Some(why)) = (rec.sync_method, &rec.sync_reason) {
@@ -856,12 +867,18 @@ fn recommendations_text(r: &ProbeResult) -> String {
     let notes: Vec<String> = r
         .notes
         .iter()
-        .map(|n| n.text.clone())
+        .map(|n| within(&n.text, &r.directory))
         .chain(c.states.iter().flat_map(|s| {
             s.notes
                 .iter()
                 .filter(|n| n.kind != NoteKind::OnePass)
-                .map(move |n| format!("{}: {n}", s.state.name()))
+                .map(move |n| {
+                    format!(
+                        "{}: {}",
+                        s.state.name(),
+                        within(&n.to_string(), &r.directory)
+                    )
+                })
         }))
         .collect();
     if !notes.is_empty() {

@@ -4,7 +4,7 @@
 
 use crate::cli::{WalArgs, WalCommand, WalDumpArgs, WalVerifyArgs};
 use crate::errors::{add_error_detail, set_exit_status, EXIT_UNCLEAN_END};
-use crate::fmt::format_human;
+use crate::fmt::{format_human, labelled, COLUMNS};
 use crate::output::{emit, print_json, ser_path};
 use fspace::wal::{RecoveryReport, SegmentInfo, StopReason, TailReport, WalDamage, WalView};
 use serde::Serialize;
@@ -129,7 +129,11 @@ fn opt(v: Option<u64>) -> String {
 
 fn stat_text(st: &Stat<'_>) -> String {
     let mut o = String::new();
-    out!(o, "log:        {} (id {})", st.dir.display(), st.log_id);
+    labelled(
+        &mut o,
+        "log:        ",
+        &format!("{} (id {})", st.dir.display(), st.log_id),
+    );
     out!(
         o,
         "records:    {} readable, LSN {} to {} (next {})",
@@ -140,9 +144,11 @@ fn stat_text(st: &Stat<'_>) -> String {
     );
     out!(o, "segments:   {} live", st.segments.len());
     out!(o, "format:     {}", formats_text(&st.segments));
+    // The file by its name in the log's directory (named above), so that
+    // a row fits 80 columns.
     out!(
         o,
-        "  {:>6} {:>12} {:>3} {:>9}  {:>9} {:>9} {:>9}  FILE",
+        "  {:>5} {:>10} {:>3} {:>9} {:>9} {:>9} {:>9} FILE",
         "SEQ",
         "FIRST LSN",
         "FMT",
@@ -154,7 +160,7 @@ fn stat_text(st: &Stat<'_>) -> String {
     for s in &st.segments {
         out!(
             o,
-            "  {:>6} {:>12} {:>3} {:>9}  {:>9} {:>9} {:>9}  {}",
+            "  {:>5} {:>10} {:>3} {:>9} {:>9} {:>9} {:>9} {}",
             s.seq,
             s.first_lsn,
             s.format,
@@ -162,61 +168,83 @@ fn stat_text(st: &Stat<'_>) -> String {
             opt(s.written),
             opt(s.unwritten),
             opt(s.holes),
-            s.path.display()
+            in_log(&s.path, st.dir)
         );
     }
-    tail_text(&mut o, st.recovery);
+    tail_text(&mut o, st.recovery, st.dir);
     out!(o, "prepared:   {} segment(s) ready", st.prepared.len());
     out!(
         o,
         "pool:       {} released segment(s) kept for recycling",
         st.recycle_pool.len()
     );
-    cleanup_text(&mut o, st.recovery);
+    cleanup_text(&mut o, st.recovery, st.dir);
     o
 }
 
-/// Where the last segment's records end, and why.
-fn tail_text(o: &mut String, r: &RecoveryReport) {
+/// A file of the log by its name within the log's directory `dir` (the
+/// directory the user named), else whole.
+fn in_log(path: &Path, dir: &Path) -> String {
+    path.strip_prefix(dir)
+        .ok()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Where the last segment's records end, and why (files named within
+/// the log's directory `dir`).
+fn tail_text(o: &mut String, r: &RecoveryReport, dir: &Path) {
     match &r.tail {
         Some(t) => {
-            out!(
+            labelled(
                 o,
-                "end:        {} at offset {}: {}{}",
-                t.segment.display(),
-                t.offset,
-                t.stopped_at,
-                if t.discarded_bytes > 0 {
-                    format!(
-                        " ({} after it would be discarded: a torn write or an older life of the segment)",
-                        format_human(t.discarded_bytes)
-                    )
-                } else {
-                    String::new()
-                }
+                "end:        ",
+                &format!(
+                    "{} at offset {}: {}{}",
+                    in_log(&t.segment, dir),
+                    t.offset,
+                    t.stopped_at,
+                    if t.discarded_bytes > 0 {
+                        format!(
+                            " ({} after it would be discarded: a torn write or an older life of the segment)",
+                            format_human(t.discarded_bytes)
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
             );
         }
         None => out!(o, "end:        the last segment is full"),
     }
 }
 
-/// What a writable open would clean up (nothing was changed).
-fn cleanup_text(o: &mut String, r: &RecoveryReport) {
+/// What a writable open would clean up (nothing was changed); files
+/// named within the log's directory `dir`.
+fn cleanup_text(o: &mut String, r: &RecoveryReport, dir: &Path) {
+    let note = |o: &mut String, text: String| labelled(o, "note: ", &text);
     if r.removed_temp_files > 0 {
-        out!(o, "note: {} temporary file(s) of an unfinished segment creation; the next writable open removes them", r.removed_temp_files);
+        note(o, format!("{} temporary file(s) of an unfinished segment creation; the next writable open removes them", r.removed_temp_files));
     }
     for p in &r.removed_files {
-        out!(
+        note(
             o,
-            "note: {} is not part of the log; the next writable open removes it",
-            p.display()
+            format!(
+                "{} is not part of the log; the next writable open removes it",
+                in_log(p, dir)
+            ),
         );
     }
     if let Some(p) = &r.torn_header {
-        out!(o, "note: {} has a torn header (a cut while it was being started); the log ends before it and the next writable open sets it aside", p.display());
+        note(o, format!("{} has a torn header (a cut while it was being started); the log ends before it and the next writable open sets it aside", in_log(p, dir)));
     }
     for p in &r.foreign_files {
-        out!(o, "note: {} is not the log's; left alone", p.display());
+        note(
+            o,
+            format!("{} is not the log's; left alone", in_log(p, dir)),
+        );
     }
 }
 
@@ -295,12 +323,12 @@ fn damage_error(op: &'static str, d: &WalDamage, intact: u64) -> fspace::Error {
 }
 
 /// What it means that the log ends at `t`, when it does not end where
-/// nothing was written: `None` for a clean end.
-fn unclean_end(t: &TailReport) -> Option<String> {
+/// nothing was written: `None` for a clean end. The segment is named
+/// `file`.
+fn unclean_end(t: &TailReport, file: &str) -> Option<String> {
     if t.is_clean() {
         return None;
     }
-    let file = t.segment.display();
     let at = match t.record_end {
         Some(end) => format!("bytes {}..{end} of {file}", t.offset),
         None => format!("offset {} of {file}", t.offset),
@@ -350,7 +378,10 @@ fn verify(a: WalVerifyArgs) -> fspace::Result<()> {
     if let Some(d) = v.damage() {
         return Err(damage_error("verify", d, r.records));
     }
-    let warning = r.tail.as_ref().and_then(unclean_end);
+    let warning = r
+        .tail
+        .as_ref()
+        .and_then(|t| unclean_end(t, &t.segment.display().to_string()));
     let ok = warning.is_none() || !a.strict;
     if !ok {
         set_exit_status(EXIT_UNCLEAN_END);
@@ -386,33 +417,44 @@ fn verify(a: WalVerifyArgs) -> fspace::Result<()> {
         });
     }
     let mut o = String::new();
-    out!(
-        o,
-        "ok: {} records in {} segment(s) verified (CRC, LSN sequence, segment chain), LSN {} to {}{}",
-        r.records,
-        r.segments,
-        v.first_lsn(),
-        v.next_lsn().0.saturating_sub(1),
-        if warning.is_some() {
-            "; warning: the log does not end cleanly"
-        } else {
-            ""
-        }
-    );
-    tail_text(&mut o, r);
-    if let Some(w) = &warning {
-        out!(o, "warning:    {w}");
-        out!(
-            o,
-            "            a writable open ends the log before it{}",
-            if a.strict {
-                format!("; --strict: exit {EXIT_UNCLEAN_END}")
+    labelled(
+        &mut o,
+        "ok: ",
+        &format!(
+            "{} records in {} segment(s) verified (CRC, LSN sequence, segment chain), LSN {} to {}{}",
+            r.records,
+            r.segments,
+            v.first_lsn(),
+            v.next_lsn().0.saturating_sub(1),
+            if warning.is_some() {
+                "; warning: the log does not end cleanly"
             } else {
-                format!(" (--strict exits {EXIT_UNCLEAN_END} here)")
+                ""
             }
+        ),
+    );
+    tail_text(&mut o, r, dir);
+    // The text names the segment within the log's directory.
+    let warning = r
+        .tail
+        .as_ref()
+        .and_then(|t| unclean_end(t, &in_log(&t.segment, dir)));
+    if let Some(w) = &warning {
+        labelled(&mut o, "warning:    ", w);
+        labelled(
+            &mut o,
+            "            ",
+            &format!(
+                "a writable open ends the log before it{}",
+                if a.strict {
+                    format!("; --strict: exit {EXIT_UNCLEAN_END}")
+                } else {
+                    format!(" (--strict exits {EXIT_UNCLEAN_END} here)")
+                }
+            ),
         );
     }
-    cleanup_text(&mut o, r);
+    cleanup_text(&mut o, r, dir);
     emit(&o)
 }
 
@@ -460,8 +502,15 @@ fn dump(a: WalDumpArgs) -> fspace::Result<()> {
                 .map_or(0, |l| l.0.saturating_sub(v.first_lsn().0));
             return Err(damage_error("dump", d, intact));
         }
-        if let Some(w) = v.recovery().tail.as_ref().and_then(unclean_end) {
-            eprintln!("fspace: warning: {w}");
+        if let Some(w) = v
+            .recovery()
+            .tail
+            .as_ref()
+            .and_then(|t| unclean_end(t, &in_log(&t.segment, &a.dir)))
+        {
+            let mut msg = String::new();
+            labelled(&mut msg, "fspace: warning: ", &w);
+            eprint!("{msg}");
         }
     }
     Ok(())
@@ -479,14 +528,20 @@ fn record_line(o: &mut String, rec: &fspace::wal::Record, json: bool) {
         });
         out!(o, "{line}");
     } else {
-        let shown = &rec.data[..rec.data.len().min(32)];
-        out!(
-            o,
-            "lsn {:>10}  segment {:>6}  offset {:>10}  len {:>8}  {}{}",
+        let head = format!(
+            "lsn {:>10} seg {:>6} off {:>10} len {:>7}  ",
             rec.lsn,
             rec.segment,
             rec.offset,
-            rec.data.len(),
+            rec.data.len()
+        );
+        // The first bytes of the data, as many as fit 80 columns with the
+        // mark that more follow (`--json` has them all).
+        let room = COLUMNS.saturating_sub(head.chars().count() + 1) / 2;
+        let shown = &rec.data[..rec.data.len().min(room)];
+        out!(
+            o,
+            "{head}{}{}",
             hex(shown),
             if rec.data.len() > shown.len() {
                 "…"

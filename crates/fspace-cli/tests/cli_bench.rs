@@ -238,7 +238,7 @@ fn bench_commit_bad_input() {
     for (args, code, word) in cases {
         let o = fspace(&args);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
-        assert!(text(&o).contains(word), "{args:?}: {}", text(&o));
+        assert!(has(&text(&o), word), "{args:?}: {}", text(&o));
     }
     assert_eq!(listing(dir.path()), ["file"]);
     assert_eq!(std::fs::read(&f).unwrap(), b"x");
@@ -333,7 +333,7 @@ common::per_fs! {
         assert_eq!(listing(dir.path()), before, "{}: scratch files left", fs.name);
         let o = fspace(&["bench", "commit", "--sync-method", "osync", d]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("unknown sync method"), "{}", text(&o));
+        assert!(has(&String::from_utf8_lossy(&o.stderr), "unknown sync method"), "{}", text(&o));
     }
 }
 
@@ -395,7 +395,7 @@ common::per_fs! {
         assert!(o.status.success(), "{}: {}", fs.name, text(&o));
         let t = String::from_utf8_lossy(&o.stdout);
         let log2 = dir.path().join("fspace-bench-wal.2");
-        assert!(t.contains(&format!("kept (wal): {}", log2.display())), "{}: {t}", fs.name);
+        assert!(has(&t, &format!("kept (wal): {}", log2.display())), "{}: {t}", fs.name);
         assert!(log2.is_dir() && log.is_dir() && file.is_file());
         assert_eq!(
             listing(dir.path()),

@@ -124,7 +124,7 @@ common::per_fs! {
         let before = lo.sectors_written();
         let o = fspace(&["copy", s, &lo.dev]);
         assert_eq!(o.status.code(), Some(1), "{}", common::output_text(&o));
-        assert!(common::output_text(&o).contains("block device"));
+        assert!(common::unwrapped(&common::output_text(&o)).contains("blockdevice"));
         assert_eq!(lo.sectors_written(), before);
 
         // Default: data written, zero ranges zeroed (write-zeroes, which the

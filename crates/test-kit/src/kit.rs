@@ -330,6 +330,13 @@ pub fn listing(d: &Path) -> Vec<String> {
     v
 }
 
+/// `s` without its whitespace: what a test looks for words in when the
+/// CLI wrapped them to 80 columns, where a line break may fall inside a
+/// phrase or cut a long path (match `unwrapped(needle)` in it).
+pub fn unwrapped(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 /// A finished command's stdout and stderr, for assertion messages.
 pub fn output_text(o: &std::process::Output) -> String {
     format!(

@@ -88,12 +88,17 @@ pub(crate) fn expect(c: &EngineCase, basis: &str) -> Option<Prediction> {
     })
 }
 
-/// `# reason` comment lines, wrapped near 76 columns.
+/// Where [`comment`] wraps: 72 columns, so that a comment indented in an
+/// OPTIONS section, then quoted by `fspace probe` 4 columns in, still
+/// fits 80.
+const COMMENT_COLUMNS: usize = 72;
+
+/// `# reason` comment lines, wrapped near [`COMMENT_COLUMNS`].
 pub(crate) fn comment(text: &str) -> String {
     let mut out = String::new();
     let mut line = String::from("#");
     for w in text.split_whitespace() {
-        if line.len() + 1 + w.len() > 76 && line.len() > 1 {
+        if line.len() + 1 + w.len() > COMMENT_COLUMNS && line.len() > 1 {
             out.push_str(&line);
             out.push('\n');
             line = String::from("#");

@@ -8,7 +8,7 @@
 //! bench/runs/2026-11-27-engines-strace/). `innodb_flush_method=O_DSYNC` opens the log `O_DSYNC`
 //! (with `O_DIRECT` where it is used) and drops the `fdatasync`.
 
-use super::common::{beats, case, expect, explain, keep, untorn_offer};
+use super::common::{beats, case, comment, expect, explain, keep, untorn_offer};
 use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
@@ -243,10 +243,11 @@ pub(super) fn doublewrite_reason(settings: &[Setting], untorn: &[Answer]) -> Str
 }
 
 pub(super) fn fragment(a: &EngineAdvice) -> String {
-    let mut o = format!(
-        "# my.cnf: fspace's advice for {} on {} ({} rounds)\n[mysqld]\n",
+    let mut o = comment(&format!(
+        "my.cnf: fspace's advice for {} on {} ({} rounds)",
         a.versions, a.filesystem, a.rounds
-    );
+    ));
+    o.push_str("[mysqld]\n");
     for s in &a.settings {
         o.push_str(&explain(s));
         if s.kind == AdviceKind::TradeOff {

@@ -6,7 +6,7 @@
 //! `open_datasync` opens the WAL with `O_DSYNC`, and with `O_DIRECT` only
 //! under `wal_level=minimal` (no replication or archiving).
 
-use super::common::{beats, case, expect, explain, keep, untorn_offer};
+use super::common::{beats, case, comment, expect, explain, keep, untorn_offer};
 use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
@@ -252,10 +252,10 @@ pub(super) fn safety_reason(info: &FsInfo, untorn: &[Answer]) -> String {
 }
 
 pub(super) fn fragment(a: &EngineAdvice) -> String {
-    let mut o = format!(
-        "# postgresql.conf: fspace's advice for {} on {} ({} rounds)\n",
+    let mut o = comment(&format!(
+        "postgresql.conf: fspace's advice for {} on {} ({} rounds)",
         a.versions, a.filesystem, a.rounds
-    );
+    ));
     for s in &a.settings {
         o.push_str(&explain(s));
         if s.kind == AdviceKind::TradeOff {

@@ -151,10 +151,10 @@ pub(super) fn decide(_info: &FsInfo, a: &mut EngineAdvice) {
 }
 
 pub(super) fn fragment(a: &EngineAdvice) -> String {
-    let mut o = format!(
-        "# RocksDB OPTIONS file: fspace's advice for {} on {} ({} rounds).\n",
+    let mut o = comment(&format!(
+        "RocksDB OPTIONS file: fspace's advice for {} on {} ({} rounds).",
         a.versions, a.filesystem, a.rounds
-    );
+    ));
     o.push_str(&comment(
         "Load it with DB::Open after LoadOptionsFromFile, or db_bench --options_file; the database writes the options it took effect with to OPTIONS-* in its directory.",
     ));
