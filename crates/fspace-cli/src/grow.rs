@@ -55,7 +55,8 @@ fn text(r: &GrowReport) -> String {
         if r.created { " (created)" } else { "" }
     );
     out!(o, "filesystem:    {}", r.filesystem);
-    out!(o, "strategy:      {} ({how})", r.strategy);
+    let nocow = if r.nocow { ", NOCOW file" } else { "" };
+    out!(o, "strategy:      {} ({how}{nocow})", r.strategy);
     out!(o, "reason:        {}", r.reason);
     if r.fallbacks.is_empty() {
         out!(o, "fallbacks:     none");

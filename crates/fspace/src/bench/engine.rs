@@ -44,6 +44,15 @@ pub(super) fn prepare_file(
     let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("create", p, e))?;
     let strategy = match mode {
         SpaceState::Recycled => {
+            // Where fspace's log makes its written segments NOCOW (btrfs,
+            // LOG_NOCOW_ON), its recycled ones are NOCOW too: so is this
+            // file, while still empty. Where refused it stays
+            // copy-on-write, as the log's segments would.
+            if crate::fs_info::identify(p)
+                .is_ok_and(|i| crate::policy::rules::log_nocow(Some(i.kind), Strategy::ZeroFill).0)
+            {
+                let _ = sys::set_nocow(&fd);
+            }
             // Written with data and synced, like pg_test_fsync's file.
             let chunk = record(1 << 20);
             let mut off = 0;
