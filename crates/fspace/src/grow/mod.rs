@@ -412,6 +412,9 @@ fn grow_open<Fd: AsFd>(
                 ),
             ));
         }
+        // Said first, before anything changes: space made "ready" where
+        // every write can tear would read as a success.
+        crate::untorn::takes_unit("grow", path, fd, u64::from(unit))?;
     }
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.

@@ -377,7 +377,7 @@ impl LogDecision<'_> {
                     "{other} measured {} commits/s, a tie, and {strategy} is the built-in choice ({})",
                     commas(r),
                     if self.nocow() {
-                        "NOCOW and zero-filled, records overwrite written blocks in place, as on ext4 (LOG_NOCOW_ON)"
+                        "on NOCOW files records overwrite written blocks in place, as on ext4: LOG_NOCOW_ON"
                     } else if info.copy_on_write {
                         "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
                     } else {
