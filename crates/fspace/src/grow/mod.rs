@@ -79,7 +79,10 @@ pub struct GrowOptions<'a> {
     /// whatever [`intent`](Self::intent) says) and, on XFS, an extent-size
     /// hint of the unit while the file has no extents. The report's
     /// [`untorn`](GrowReport::untorn) says what was done and checks every
-    /// unit's layout (docs/untorn.md). Default `None`.
+    /// unit's layout (docs/untorn.md). Refused first, before anything
+    /// changes, where the file takes no untorn writes of the unit
+    /// (`EOPNOTSUPP` where it takes none, `EINVAL` outside its `statx`
+    /// limits), with the reason. Default `None`.
     pub untorn_unit: Option<u32>,
     /// For intent log: make the file no-copy-on-write (`chattr +C`) while
     /// it is empty, before it grows. `None` (the default) follows the
