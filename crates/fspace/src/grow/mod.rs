@@ -54,7 +54,9 @@ pub struct GrowOptions<'a> {
     /// its name with any length from 0 up: the rename may reach the disk
     /// before the data. Measured (`tests/power_cut.rs`, 8 MiB, a journal
     /// commit after it): zero-fill came back as a 0-byte file on ext4 and
-    /// xfs; allocate (ext4, xfs, btrfs) and sparse (btrfs) came back whole,
+    /// xfs, and on btrfs for intent log (NOCOW, zero-filled); allocate
+    /// (ext4, xfs, btrfs) and sparse (btrfs, before log space there was
+    /// zero-filled) came back whole,
     /// their length being metadata that commits with the rename.
     pub sync: bool,
     /// Create the file when missing: it is grown under a temporary name in
