@@ -207,6 +207,16 @@ pub(super) fn create_segment(
         }
         grew.why =
             site.segment_plan(dir, &path, opts.segment_size, &choice, not_nocow.as_deref())?;
+        // Asked for and refused where the plan did not turn on it (another
+        // filesystem, a named strategy): said all the same.
+        if let Some(n) = not_nocow.filter(|_| nocow == Some(false) && opts.nocow == Some(true)) {
+            if !grew.why.as_deref().unwrap_or("").contains(&n) {
+                grew.why = Some(match grew.why.take() {
+                    Some(w) => format!("{n}: copy-on-write; {w}"),
+                    None => n,
+                });
+            }
+        }
         let gopts = GrowOptions {
             choice,
             intent: Intent::Log,
