@@ -126,10 +126,7 @@ pub fn log_nocow(kind: Option<FsKind>, strategy: Strategy) -> (bool, &'static st
             if LOG_NOCOW_ON.contains(&k)
                 && matches!(strategy, Strategy::ZeroFill | Strategy::WriteZeroes) =>
         {
-            (
-                true,
-                "NOCOW and zero-filled: overwritten in place (LOG_NOCOW_ON)",
-            )
+            (true, "zero-filled, overwritten in place (LOG_NOCOW_ON)")
         }
         Some(k) if LOG_NOCOW_ON.contains(&k) => (
             false,

@@ -100,7 +100,7 @@ impl Wal {
         let mut how = choose_io(&first, &opts, network, kind, saved);
         how.nocow = first.fd.is_nocow().unwrap_or(opts.nocow == Some(true));
         how.nocow_by = if opts.nocow == Some(true) && !how.nocow {
-            format!("{nocow_by}; refused here: the segments stay copy-on-write")
+            format!("{nocow_by}; refused here: copy-on-write")
         } else {
             nocow_by
         };

@@ -54,7 +54,7 @@ impl Site {
                     Ok(info) => {
                         let p = policy::plan(&info, Intent::Log, choice);
                         let why = policy::rules::log_nocow(Some(info.kind), p.first()).1;
-                        (p.nocow, format!("{} segments: {why}", p.first()))
+                        (p.nocow, why.to_string())
                     }
                     Err(e) => (
                         false,
