@@ -973,7 +973,10 @@ int fspace_grow_options_init(struct fspace_grow_options *options);
 // `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
 // `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 // `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
-// explicit strategy unsupported here, without `fallback`); the errors of
+// explicit strategy unsupported here, without `fallback`; an
+// `untorn_unit` where the file takes no untorn writes, refused before
+// anything changes, the reason in `fspace_last_error`); `-EINVAL` also
+// for an `untorn_unit` outside the file's `statx` limits; the errors of
 // `open`, `fallocate`, `pwritev` and `fdatasync`.
 //
 // # Safety
@@ -1385,10 +1388,16 @@ int fspace_write_untorn(int fd,
 // `FIEMAP_FLAG_SYNC`, so dirty data is allocated first. `path` names the
 // file in messages; NULL uses the file `/proc/self/fd/FD` links to.
 //
+// Refused first, with the reason in `fspace_last_error`, where the file
+// takes no untorn writes of `unit` (a layout that passes there would say
+// nothing about torn writes): `-EOPNOTSUPP` where it takes none at all
+// (ext4 on a device without atomic writes, btrfs, tmpfs, FUSE),
+// `-EINVAL` for a unit outside its `statx` limits.
+//
 // Errors: `-EINVAL` (NULL `layout`, negative offset or length, a unit that
-// is not a power of two of at least 512 bytes); `-EFBIG`; `-EBADF`;
-// `-EOPNOTSUPP` where the filesystem has no `FIEMAP` (tmpfs, FUSE), and
-// the other errors of `FS_IOC_FIEMAP`.
+// is not a power of two of at least 512 bytes, or outside the file's
+// limits); `-EFBIG`; `-EBADF`; `-EOPNOTSUPP` (no untorn writes here, as
+// above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string; `layout` is NULL or writable.

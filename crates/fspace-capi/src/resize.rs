@@ -194,7 +194,10 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
 /// `-ENOENT` (missing file without `create`); `-EISDIR` (a directory);
 /// `-ENXIO` (a FIFO: opened without blocking, it has no reader); `-ENOSPC` and
 /// `-EDQUOT` (the file is back at its old length); `-EOPNOTSUPP` (an
-/// explicit strategy unsupported here, without `fallback`); the errors of
+/// explicit strategy unsupported here, without `fallback`; an
+/// `untorn_unit` where the file takes no untorn writes, refused before
+/// anything changes, the reason in `fspace_last_error`); `-EINVAL` also
+/// for an `untorn_unit` outside the file's `statx` limits; the errors of
 /// `open`, `fallocate`, `pwritev` and `fdatasync`.
 ///
 /// # Safety

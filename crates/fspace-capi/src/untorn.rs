@@ -725,10 +725,16 @@ pub(crate) fn ready_layout(r: &untorn::Ready) -> (fspace_untorn_layout, bool) {
 /// `FIEMAP_FLAG_SYNC`, so dirty data is allocated first. `path` names the
 /// file in messages; NULL uses the file `/proc/self/fd/FD` links to.
 ///
+/// Refused first, with the reason in `fspace_last_error`, where the file
+/// takes no untorn writes of `unit` (a layout that passes there would say
+/// nothing about torn writes): `-EOPNOTSUPP` where it takes none at all
+/// (ext4 on a device without atomic writes, btrfs, tmpfs, FUSE),
+/// `-EINVAL` for a unit outside its `statx` limits.
+///
 /// Errors: `-EINVAL` (NULL `layout`, negative offset or length, a unit that
-/// is not a power of two of at least 512 bytes); `-EFBIG`; `-EBADF`;
-/// `-EOPNOTSUPP` where the filesystem has no `FIEMAP` (tmpfs, FUSE), and
-/// the other errors of `FS_IOC_FIEMAP`.
+/// is not a power of two of at least 512 bytes, or outside the file's
+/// limits); `-EFBIG`; `-EBADF`; `-EOPNOTSUPP` (no untorn writes here, as
+/// above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable.

@@ -672,9 +672,9 @@ pub(crate) struct CommitArgs {
     /// the next commit).
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub pad_flushes: String,
-    /// NOCOW segments in wal mode: auto (the policy: on for btrfs), on
-    /// (new segments get chattr +C and are zero-filled, overwritten in
-    /// place), off.
+    /// NOCOW segments in wal mode, and NOCOW files in the zero-filled and
+    /// recycled modes: auto (the policy: on for btrfs), on (chattr +C
+    /// while empty, then zero-filled: overwritten in place), off.
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
     pub nocow: String,
     /// How commits are made durable, comma-separated or repeated; each mode

@@ -58,7 +58,8 @@ fn text(r: &GrowReport) -> String {
         ),
     );
     out!(o, "filesystem:    {}", r.filesystem);
-    out!(o, "strategy:      {} ({how})", r.strategy);
+    let nocow = if r.nocow { ", NOCOW file" } else { "" };
+    out!(o, "strategy:      {} ({how}{nocow})", r.strategy);
     labelled(&mut o, "reason:        ", &r.reason);
     if r.fallbacks.is_empty() {
         out!(o, "fallbacks:     none");

@@ -26,7 +26,8 @@ fn plan_reason(p: &fspace::Plan) -> String {
 fn ladder(info: &FsInfo, intent: Intent) -> (String, String) {
     let p = policy_plan(info, intent);
     let names: Vec<&str> = p.ladder.iter().map(|s| s.name()).collect();
-    (names.join(" -> "), plan_reason(&p))
+    let nocow = if p.nocow { " (on a NOCOW file)" } else { "" };
+    (format!("{}{nocow}", names.join(" -> ")), plan_reason(&p))
 }
 
 /// `fspace info`: the filesystem, its capabilities and the policy's answer
@@ -62,6 +63,8 @@ struct PolicyEntry {
     reason: String,
     /// The saved probe measurement followed, if any.
     saved_probe: Option<String>,
+    /// Whether the file is made NOCOW first (`Plan::nocow`).
+    nocow: bool,
 }
 
 fn json(info: &FsInfo, untorn: Untorn) -> Json<'_> {
@@ -72,6 +75,7 @@ fn json(info: &FsInfo, untorn: Untorn) -> Json<'_> {
             PolicyEntry {
                 intent: i,
                 reason: plan_reason(&p),
+                nocow: p.nocow,
                 ladder: p.ladder,
                 saved_probe: p.saved.map(|s| s.to_string_lossy().into_owned()),
             }

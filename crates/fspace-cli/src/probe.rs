@@ -708,6 +708,17 @@ fn writes_range(w: &fspace::probe::WriteRuns) -> String {
 fn untorn_text(r: &ProbeResult) -> String {
     let mut o = String::new();
     let u = &r.untorn;
+    if let Some(why) = u.facts.as_ref().and_then(|f| none_here(f, &u.answers)) {
+        // Said once: no page size, no I/O path (the JSON has each answer).
+        out!(o);
+        for (i, line) in wrap(&format!("Untorn writes: none here ({why})"), 78)
+            .iter()
+            .enumerate()
+        {
+            out!(o, "{}{line}", if i == 0 { "" } else { "  " });
+        }
+        return o;
+    }
     out!(o, "\nUntorn writes (RWF_ATOMIC)");
     match (&u.facts, &u.error) {
         (Some(f), _) => indented(&mut o, &format!("statx: {}", f.limits.words())),
@@ -762,7 +773,12 @@ fn untorn_text(r: &ProbeResult) -> String {
             }
         }
     }
+    let mut cached = false;
     for a in &u.answers {
+        if !a.untorn && a.limit == Some("buffered") {
+            cached = true;
+            continue;
+        }
         let cost = a
             .cost
             .as_ref()
@@ -777,7 +793,32 @@ fn untorn_text(r: &ProbeResult) -> String {
             ),
         );
     }
+    if cached {
+        indented(
+            &mut o,
+            "through the page cache: never untorn (only O_DIRECT writes are)",
+        );
+    }
     o
+}
+
+/// Why no page write is untorn here, in a few words, when none is: the
+/// limits `statx` reports (or the kernel's refusal of every trial).
+fn none_here(
+    f: &fspace::untorn::UntornFacts,
+    answers: &[fspace::untorn::Answer],
+) -> Option<String> {
+    if answers.is_empty() || answers.iter().any(|a| a.untorn) {
+        return None;
+    }
+    Some(match &f.limits {
+        fspace::untorn::Limits::Zero => "statx reports no untorn unit for files".into(),
+        fspace::untorn::Limits::NotReported => {
+            "the filesystem reports no untorn-write limits".into()
+        }
+        fspace::untorn::Limits::Unknown { reason, .. } => format!("unknown limits ({reason})"),
+        _ => "the kernel refused every trial write".into(),
+    })
 }
 
 /// The recommendations and the notes.

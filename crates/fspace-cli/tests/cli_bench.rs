@@ -410,3 +410,27 @@ common::per_fs! {
         );
     }
 }
+
+common::per_fs! {
+    /// On btrfs the zero-filled and recycled files are NOCOW by default, as
+    /// fspace's log's segments are (what the probe compares); `--nocow
+    /// off` keeps them copy-on-write (as the engines' own files are).
+    fn zero_filled_and_recycled_files_follow_the_logs_nocow(fs) on [btrfs] {
+        let _g = fs.lock();
+        for (flag, want) in [("auto", true), ("off", false)] {
+            let dir = fs.tempdir();
+            let d = dir.path().to_str().unwrap();
+            let o = fspace(&[
+                "bench", "commit", "--mode", "zero-filled,recycled", "--seconds", "0.2",
+                "--file-size", "4MiB", "--keep", "--nocow", flag, d,
+            ]);
+            assert!(o.status.success(), "{}", text(&o));
+            for name in ["fspace-bench-zero-filled", "fspace-bench-recycled"] {
+                let f = std::fs::File::open(dir.path().join(name)).expect(name);
+                let flags = rustix::fs::ioctl_getflags(&f).unwrap();
+                let nocow = flags.contains(rustix::fs::IFlags::NOCOW);
+                assert_eq!(nocow, want, "--nocow {flag}: {name}: {flags:?}");
+            }
+        }
+    }
+}

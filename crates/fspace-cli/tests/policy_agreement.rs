@@ -3,7 +3,11 @@
 //! `fspace_grow` and `fspace_fs_info_auto_strategy`, and the probe's
 //! built-in recommendation name the strategy `fspace::probe::plan` names,
 //! for each intent: first with no saved measurement, then with one saved for
-//! the filesystem (which they all must follow).
+//! the filesystem (which they all must follow). For intent log they also
+//! agree on whether the file is made NOCOW (`Plan::nocow`: btrfs, where
+//! the log's segments are NOCOW and zero-filled): `info`, the growth
+//! reports of the CLI and the C API, and the log itself, down to the
+//! attribute of the segment it prepared.
 
 use fspace_test_kit as common;
 
@@ -42,8 +46,9 @@ fn cli_json(args: &[&str], target: &Path) -> Value {
     serde_json::from_slice(&o.stdout).expect("JSON")
 }
 
-/// The strategy `fspace info --json` names first for `intent`.
-fn from_info(dir: &Path, intent: Intent) -> String {
+/// The strategy `fspace info --json` names first for `intent`, and
+/// whether the file is made NOCOW first.
+fn from_info(dir: &Path, intent: Intent) -> (String, bool) {
     let v = cli_json(&["info", "--json"], dir);
     let p = v["policy"]
         .as_array()
@@ -51,7 +56,10 @@ fn from_info(dir: &Path, intent: Intent) -> String {
         .iter()
         .find(|p| p["intent"] == intent.name())
         .expect("intent in policy");
-    p["ladder"][0].as_str().expect("ladder").to_string()
+    (
+        p["ladder"][0].as_str().expect("ladder").to_string(),
+        p["nocow"].as_bool().expect("nocow"),
+    )
 }
 
 /// The strategy `fspace grow --create --for INTENT` used.
@@ -104,8 +112,9 @@ fn from_c_info(dir: &Path, intent: Intent) -> String {
     c_name(s)
 }
 
-/// The strategy `fspace_grow` (defaults, `create`) used.
-fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> String {
+/// The strategy `fspace_grow` (defaults, `create`) used, and whether the
+/// file is NOCOW (its report's JSON).
+fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> (String, bool) {
     let path = cstr(&dir.join(format!("c-{}-{n}", intent.name())));
     let mut o = std::mem::MaybeUninit::uninit();
     let mut report = std::ptr::null_mut();
@@ -123,36 +132,46 @@ fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> String {
         fspace_capi::fspace_grow_report_free(report);
         v
     };
-    v["strategy"].as_str().expect("strategy").to_string()
+    (
+        v["strategy"].as_str().expect("strategy").to_string(),
+        v["nocow"].as_bool().expect("nocow"),
+    )
 }
 
-/// The strategy the log's preparer grew its first segment with, following
-/// the same saved measurements.
-fn from_wal(dir: &Path, n: &str) -> String {
+/// Whether the file at `p` has the NOCOW attribute (`lsattr`'s `C`).
+fn has_nocow(p: &Path) -> bool {
+    let f = std::fs::File::open(p).expect("open");
+    rustix::fs::ioctl_getflags(&f).is_ok_and(|f| f.contains(rustix::fs::IFlags::NOCOW))
+}
+
+/// The strategy the log's preparer grew its next segment with, following
+/// the same saved measurements, whether the log says its segments are
+/// NOCOW, and whether that segment really is.
+fn from_wal(dir: &Path, n: &str) -> (String, bool, bool) {
     let o = WalOptions::default()
         .segment_size(1 << 20)
         .prepare_ahead(1)
         .prepare(StrategyChoice::auto(SavedResults::in_dir(state_dir())));
-    let wal = Wal::open(dir.join(format!("wal-{n}")), o).expect("open log");
+    let wal_dir = dir.join(format!("wal-{n}"));
+    let wal = Wal::open(&wal_dir, o).expect("open log");
     wal.wait_prepared().expect("prepared");
-    let what = wal.stats().last_prepare.expect("a segment was created");
-    what.split_whitespace()
+    let stats = wal.stats();
+    let what = stats.last_prepare.expect("a segment was created");
+    let segments: Vec<PathBuf> = std::fs::read_dir(&wal_dir)
+        .expect("list the log")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "seg"))
+        .collect();
+    assert!(segments.len() >= 2, "{segments:?}");
+    let all = segments.iter().all(|p| has_nocow(p));
+    let none = !segments.iter().any(|p| has_nocow(p));
+    assert!(all || none, "some segments NOCOW, some not: {segments:?}");
+    let strategy = what
+        .split_whitespace()
         .next()
         .unwrap_or_default()
-        .to_string()
-}
-
-/// What fspace's own log prepares its segments with, when the policy (or
-/// a saved measurement) says `w`: the same, except where the log makes
-/// its segments NOCOW (`policy::rules::LOG_NOCOW_ON`, btrfs): these are
-/// overwritten in place, so they are zero-filled whatever the policy says
-/// of copy-on-write files.
-fn log_preparer_for(info: &fspace::FsInfo, w: &str) -> String {
-    if info.kind == fspace::FsKind::Btrfs {
-        Strategy::ZeroFill.name().to_string()
-    } else {
-        w.to_string()
-    }
+        .to_string();
+    (strategy, stats.io.nocow, all)
 }
 
 /// A saved strategy that differs from `built_in` and works everywhere.
@@ -182,12 +201,22 @@ fn agree(fs: &common::Fs) {
         assert_eq!(want, plan(&info, intent, &StrategyChoice::built_in()));
         let w = want.first().name();
         let ctx = format!("{fs_name}, intent {}", intent.name());
-        assert_eq!(from_info(dir.path(), intent), w, "info: {ctx}");
-        assert_eq!(from_grow_cli(dir.path(), intent, "a").0, w, "grow: {ctx}");
+        // NOCOW log space exactly where the log makes its segments so.
+        assert_eq!(
+            want.nocow,
+            intent == Intent::Log && info.kind == fspace::FsKind::Btrfs,
+            "{ctx}"
+        );
+        let n = want.nocow;
+        assert_eq!(from_info(dir.path(), intent), (w.into(), n), "info: {ctx}");
+        let (s, v) = from_grow_cli(dir.path(), intent, "a");
+        assert_eq!((s.as_str(), v["nocow"] == n), (w, true), "grow: {ctx}: {v}");
+        let f = dir.path().join(format!("cli-{}-a", intent.name()));
+        assert_eq!(has_nocow(&f), n, "grow: {ctx}: the file's attribute");
         assert_eq!(from_c_info(dir.path(), intent), w, "C auto_strategy: {ctx}");
         assert_eq!(
             from_c_grow(dir.path(), intent, "a"),
-            w,
+            (w.into(), n),
             "fspace_grow: {ctx}"
         );
         let r = probe
@@ -197,8 +226,11 @@ fn agree(fs: &common::Fs) {
         assert!(!r.measured);
         assert_eq!(r.strategy.name(), w, "probe: {ctx}");
         if intent == Intent::Log {
-            let w = log_preparer_for(&info, w);
-            assert_eq!(from_wal(dir.path(), "a"), w, "log preparer: {ctx}");
+            assert_eq!(
+                from_wal(dir.path(), "a"),
+                (w.into(), n, n),
+                "log preparer: {ctx}"
+            );
         }
         // Built as the saved file spells it: the types are
         // #[non_exhaustive], and the file format is what a fleet writes.
@@ -236,20 +268,27 @@ fn agree(fs: &common::Fs) {
         assert_eq!(want.first(), rec.strategy);
         assert_eq!(want.saved.as_deref(), Some(file.as_path()));
         let w = rec.strategy.name();
+        let n = want.nocow;
         let ctx = format!("{fs_name}, intent {}, saved", intent.name());
-        assert_eq!(from_info(dir.path(), intent), w, "info: {ctx}");
+        assert_eq!(from_info(dir.path(), intent), (w.into(), n), "info: {ctx}");
         let (s, v) = from_grow_cli(dir.path(), intent, "b");
         assert_eq!(s, w, "grow: {ctx}: {v}");
+        assert_eq!(v["nocow"], n, "grow: {ctx}: {v}");
         assert_eq!(v["saved_probe"], file.to_str().expect("utf-8"), "{ctx}");
         assert_eq!(from_c_info(dir.path(), intent), w, "C auto_strategy: {ctx}");
         assert_eq!(
             from_c_grow(dir.path(), intent, "b"),
-            w,
+            (w.into(), n),
             "fspace_grow: {ctx}"
         );
         if intent == Intent::Log {
-            let w = log_preparer_for(&info, w);
-            assert_eq!(from_wal(dir.path(), "b"), w, "log preparer: {ctx}");
+            // On btrfs the saved strategy is sparse: copy-on-write
+            // segments, as the saved measurement says.
+            assert_eq!(
+                from_wal(dir.path(), "b"),
+                (w.into(), n, n),
+                "log preparer: {ctx}"
+            );
         }
     }
     std::fs::remove_file(&file).expect("remove the saved file");

@@ -188,6 +188,8 @@ fn answer_short(a: &Value) -> String {
     ) {
         (Some(true), Some(p), _) => format!("yes ({p} path)"),
         (Some(true), None, _) => "yes".into(),
+        // The page cache path: said as what it means.
+        (_, _, Some("buffered")) => "no (O_DIRECT only)".into(),
         (_, _, Some(l)) => format!("no ({l})"),
         _ => "no".into(),
     }

@@ -197,12 +197,13 @@ common::per_fs! {
             "  8 KiB  software ",
             "  16 KiB software ",
             "  8 KiB pages, direct: yes (software path); cost ",
-            "  8 KiB pages, buffered: no (buffered)",
             "  16 KiB pages, direct: yes (software path); cost ",
-            "  16 KiB pages, buffered: no (buffered)",
+            // The page cache path, said once, with what it means.
+            "  through the page cache: never untorn (only O_DIRECT writes are)",
         ] {
             assert!(out.contains(want), "output lacks {want:?}:\n{out}");
         }
+        assert!(!out.contains("buffered: no"), "{out}");
         // Words the wrapping may split across lines.
         let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
         for want in [
@@ -216,7 +217,7 @@ common::per_fs! {
         for want in [
             "<h2>Untorn page writes</h2>",
             "<dt>16 KiB pages, direct: <span class=\"what\">yes (software path)</span></dt>",
-            "<dt>8 KiB pages, buffered: <span class=\"what\">no (buffered)</span></dt>",
+            "<dt>8 KiB pages, buffered: <span class=\"what\">no (O_DIRECT only)</span></dt>",
             "cost measured: ",
         ] {
             assert!(page.contains(want), "report lacks {want:?}");

@@ -321,6 +321,9 @@ report! {
         /// With `untorn_unit`: the extent-size hint and the layout of
         /// every unit afterwards; `None` otherwise.
         untorn: Option<UntornReady>,
+        /// Whether the file is no-copy-on-write for this growth (log
+        /// space on btrfs: made NOCOW while empty, then zero-filled).
+        nocow: bool,
     }
 }
 
@@ -346,6 +349,7 @@ impl GrowReport {
             created: r.created,
             elapsed: secs(r.elapsed),
             untorn: r.untorn.as_ref().map(UntornReady::from),
+            nocow: r.nocow,
             json: json_of(r),
         }
     }

@@ -185,9 +185,14 @@ def test_grow_for_log_leaves_no_unwritten_bytes(fs):
     assert os.stat(p).st_size == 8 * MiB
     m = fspace.map(p, sync=True)
     assert m.summary.size == 8 * MiB
-    if m.method == "fiemap" and fs.name != "btrfs":
+    if m.method == "fiemap":
         assert m.summary.unwritten == 0, m
     assert r.to_dict()["strategy"] == r.strategy
+    # On btrfs log space is what fspace's log makes: a NOCOW file,
+    # zero-filled (written blocks, no holes); elsewhere no NOCOW.
+    assert r.nocow == (fs.name == "btrfs") == r.to_dict()["nocow"], r
+    if fs.name == "btrfs":
+        assert r.strategy == "zero-fill" and m.summary.holes == 0, (r, m)
 
 
 def test_grow_reports_fallbacks_where_fallocate_is_missing(fs):

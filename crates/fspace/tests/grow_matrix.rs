@@ -216,7 +216,9 @@ common::per_fs! {
 
 common::per_fs! {
     /// `--for log` on ext4 and xfs leaves no unwritten byte in the grown range;
-    /// `--for bulk` there writes no data; on btrfs `--for log` writes no zeros.
+    /// `--for bulk` there writes no data; on btrfs `--for log` makes an
+    /// empty file NOCOW and zero-fills it, and writes no zeros into a file
+    /// that holds data (copy-on-write).
     fn log_growth_leaves_written_extents_and_bulk_writes_nothing(fs) on [ext4, xfs, btrfs] {
         let _g = fs.lock();
         let dir = fs.tempdir();
@@ -231,8 +233,31 @@ common::per_fs! {
         .unwrap();
         let grown = 12345..16 << 20;
         if fs.name == "btrfs" {
+            // A file holding data cannot be made NOCOW: it stays
+            // copy-on-write, where zeros written ahead buy nothing.
             assert_eq!(r.bytes_written, 0, "btrfs: log growth wrote zeros: {r:?}");
             assert_ne!(r.strategy, Strategy::ZeroFill);
+            assert!(!r.nocow, "{r:?}");
+            assert!(r.reason.contains("already holds data"), "{}", r.reason);
+            // An empty one is made NOCOW and zero-filled, as the log's
+            // segments are: written blocks, overwritten in place.
+            let e = dir.path().join("empty-seg");
+            std::fs::write(&e, b"").unwrap();
+            let r = grow(&e, 4 << 20, &log).unwrap();
+            assert!(r.nocow, "{r:?}");
+            assert_eq!(r.strategy, Strategy::ZeroFill, "{r:?}");
+            assert_eq!(r.bytes_written, 4 << 20, "{r:?}");
+            let f = std::fs::File::open(&e).unwrap();
+            let flags = rustix::fs::ioctl_getflags(&f).unwrap();
+            assert!(flags.contains(rustix::fs::IFlags::NOCOW), "{flags:?}");
+            let m = map_file(&e, MapOptions::default().sync(true)).unwrap();
+            assert_eq!(m.bytes_in(ExtentState::Hole, 0..4 << 20), 0, "{m:?}");
+            // Kept copy-on-write when asked: sparse, after a free-space
+            // check, as the log's segments are where NOCOW is refused.
+            let c = dir.path().join("cow-seg");
+            let r = grow(&c, 4 << 20, &log.clone().create(true).nocow(Some(false))).unwrap();
+            assert!(!r.nocow, "{r:?}");
+            assert_eq!(r.strategy, Strategy::Sparse, "{r:?}");
         } else {
             assert_eq!(
                 m.bytes_in(ExtentState::Unwritten, grown.clone()),

@@ -8,7 +8,7 @@
 use fspace_test_kit as common;
 
 use fspace::untorn::{self, IoPath, Limits, Source};
-use fspace::{grow, GrowOptions, Strategy, StrategyChoice};
+use fspace::{grow, GrowOptions, Intent, Strategy, StrategyChoice};
 use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, OFlags, StatxFlags};
 use std::os::unix::fs::OpenOptionsExt;
@@ -189,6 +189,65 @@ common::per_fs! {
 }
 
 common::per_fs! {
+    /// Where the filesystem takes no untorn writes, growth for an untorn
+    /// unit and the layout check say so first, with EOPNOTSUPP and the
+    /// reason, and change nothing: no "all units aligned" on space whose
+    /// every write can tear. (A file is not created; one that exists keeps
+    /// its length and bytes.)
+    fn untorn_space_refused_where_there_are_no_untorn_writes(fs) on [ext4, btrfs, ext4_noextents, tmpfs, ext4_bigalloc] {
+        let dir = fs.tempdir();
+        let never = dir.path().join("never");
+        let opts = GrowOptions::default().create(true).sync(true).untorn_unit(Some(16384));
+        let e = grow(&never, 1 << 20, &opts).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{}: {e}", fs.name);
+        let msg = e.to_string();
+        assert!(msg.contains("takes no untorn writes"), "{}: {msg}", fs.name);
+        assert!(msg.contains("statx"), "{}: the reason: {msg}", fs.name);
+        assert!(msg.contains("never"), "{}: the path: {msg}", fs.name);
+        assert!(!never.exists(), "{}", fs.name);
+        let kept = dir.path().join("kept");
+        std::fs::write(&kept, b"kept").unwrap();
+        let opts = GrowOptions::default().untorn_unit(Some(16384));
+        let e = grow(&kept, 1 << 20, &opts).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{}: {e}", fs.name);
+        assert_eq!(std::fs::read(&kept).unwrap(), b"kept");
+        let f = std::fs::File::open(&kept).unwrap();
+        let e = untorn::check_layout(&f, &kept, 0..16384, 16384).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{}: {e}", fs.name);
+        assert!(e.to_string().contains("takes no untorn writes"), "{e}");
+        // The same growth without the unit is written log space, as before.
+        let r = grow(&kept, 1 << 20, &GrowOptions::default().intent(Intent::Log)).unwrap();
+        assert_eq!(r.new_len, 1 << 20);
+    }
+}
+
+common::per_fs! {
+    /// On XFS a unit outside the file's limits (above `unit_max`) is
+    /// refused the same way, with EINVAL and the limit; one inside them
+    /// works as before.
+    fn untorn_unit_outside_the_limits_is_refused(fs) on [xfs] {
+        let dir = fs.tempdir();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"").unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let limits = untorn::facts(&path).unwrap().limits;
+        let Limits::Supported { unit_max, .. } = limits else {
+            panic!("xfs: {limits:?}");
+        };
+        let big = unit_max.checked_mul(2).expect("a unit above the maximum");
+        let opts = GrowOptions::default().untorn_unit(Some(big));
+        let e = grow(&path, u64::from(big) * 2, &opts).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_einval()), "{e}");
+        assert!(e.to_string().contains("no untorn writes of"), "{e}");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        let e = untorn::check_layout(&f, &path, 0..u64::from(big), u64::from(big)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_einval()), "{e}");
+        let opts = GrowOptions::default().sync(true).untorn_unit(Some(16384));
+        assert!(grow(&path, 1 << 20, &opts).is_ok());
+    }
+}
+
+common::per_fs! {
     /// Space grown ready for 16 KiB units passes the layout check on XFS:
     /// each unit in one written extent with an aligned physical start. An
     /// unprepared, fallocated file's result is reported as it is: every
@@ -336,7 +395,14 @@ common::per_fs! {
         let opts = GrowOptions::default()
             .choice(StrategyChoice::exactly(Strategy::ZeroFill))
             .untorn_unit(Some(16384));
-        grow(&path, 1 << 20, &opts).unwrap();
+        if fs.name == "xfs" {
+            grow(&path, 1 << 20, &opts).unwrap();
+        } else {
+            // ext4 here takes no untorn writes: said, nothing changed.
+            let e = grow(&path, 1 << 20, &opts).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc_eopnotsupp()), "{e}");
+            assert_eq!(std::fs::read(&path).unwrap(), b"kept");
+        }
         let e = untorn::facts(dir.path()).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::ISDIR.raw_os_error()), "{e}");
         assert!(e.to_string().contains("facts_of_fs"), "{e}");

@@ -230,6 +230,45 @@ common::per_fs! {
 }
 
 common::per_fs! {
+    /// Where NOCOW is refused (a directory with btrfs's compression
+    /// attribute: new files inherit it, and btrfs refuses NOCOW beside it),
+    /// the log does what the policy says for copy-on-write files: sparse
+    /// segments after a free-space check, flushes padded, and it says so.
+    fn nocow_refused_gives_padded_copy_on_write(fs) on [btrfs] {
+        use std::os::fd::AsRawFd;
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().join("compressed");
+        std::fs::create_dir(&d).unwrap();
+        let f = std::fs::File::open(&d).unwrap();
+        let compress: libc::c_long = 0x0000_0004; // FS_COMPR_FL, chattr +c
+        // SAFETY: FS_IOC_SETFLAGS reads one long through the pointer given.
+        let r = unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &compress) };
+        assert_eq!(r, 0, "chattr +c: {}", std::io::Error::last_os_error());
+        let wal = Wal::open(&d, opts()).unwrap();
+        let io = wal.stats().io;
+        assert!(!io.nocow, "{io}");
+        assert!(io.pad_flushes, "{io}");
+        for i in 1..=40u64 {
+            wal.commit(&payload_of(i)).unwrap();
+        }
+        wal.wait_prepared().unwrap();
+        let st = wal.stats();
+        assert!(st.padding_bytes > 0, "{st:?}");
+        let how = st.last_prepare.clone().unwrap_or_default();
+        assert!(how.starts_with("sparse"), "{how}");
+        let why = st.last_prepare_reason.clone().unwrap_or_default();
+        assert!(why.contains("NOCOW attribute was refused"), "{why}");
+        for s in wal.segments() {
+            let flags = inode_flags(&s.path).unwrap();
+            assert_eq!(flags & FS_NOCOW_FL, 0, "{}", s.path.display());
+        }
+        assert_eq!(read_all(&wal, 1).len(), 40);
+        wal.close().unwrap();
+    }
+}
+
+common::per_fs! {
     /// A padded log whose segments were recycled ends, after a clean
     /// close, where the last flush's padding ends: on a page boundary,
     /// followed by the recycled segment's earlier contents. That is a

@@ -37,6 +37,7 @@ pub(super) fn prepare_file(
     mode: SpaceState,
     size: u64,
     cancel: Option<&AtomicBool>,
+    nocow: Option<bool>,
 ) -> Result<Vec<Note>> {
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let mut notes = vec![];
@@ -44,6 +45,18 @@ pub(super) fn prepare_file(
     let fd = sys::open(p, flags, 0o644).map_err(|e| file_io_err("create", p, e))?;
     let strategy = match mode {
         SpaceState::Recycled => {
+            // Where fspace's log makes its written segments NOCOW (btrfs,
+            // LOG_NOCOW_ON), its recycled ones are NOCOW too: so is this
+            // file, while still empty. Where refused it stays
+            // copy-on-write, as the log's segments would.
+            let policy = || {
+                crate::fs_info::identify(p).is_ok_and(|i| {
+                    crate::policy::rules::log_nocow(Some(i.kind), Strategy::ZeroFill).0
+                })
+            };
+            if nocow.unwrap_or_else(policy) {
+                let _ = sys::set_nocow(&fd);
+            }
             // Written with data and synced, like pg_test_fsync's file.
             let chunk = record(1 << 20);
             let mut off = 0;
@@ -82,6 +95,7 @@ pub(super) fn prepare_file(
             intent: Intent::Log,
             sync: true,
             cancel,
+            nocow,
             ..Default::default()
         },
     )?;

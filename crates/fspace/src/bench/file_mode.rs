@@ -136,7 +136,7 @@ pub(super) fn run_file(
         .first()
         .copied()
         .unwrap_or(SyncMethod::Fdatasync);
-    let mut notes = match prepare_file(p, mode, opts.file_size, cancel) {
+    let mut notes = match prepare_file(p, mode, opts.file_size, cancel, opts.nocow) {
         Ok(n) => n,
         Err(e)
             if crate::errno::unsupported_raw(crate::errno::Call::Fallocate, e.raw_os_error()) =>

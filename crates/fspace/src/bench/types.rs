@@ -166,7 +166,9 @@ pub struct CommitBenchOptions {
     pub pad_flushes: Option<bool>,
     /// NOCOW segments in `wal` mode
     /// ([`WalOptions::nocow`](crate::wal::WalOptions::nocow); `None`: the
-    /// policy's choice).
+    /// policy's choice), and NOCOW files in the zero-filled and recycled
+    /// modes (`None`: as the log's segments, NOCOW on btrfs,
+    /// `policy::rules::LOG_NOCOW_ON`).
     pub nocow: Option<bool>,
     /// Keep what each run wrote instead of removing it: the log's
     /// directory in `wal` mode, the file in the others, renamed to

@@ -54,7 +54,9 @@ pub struct GrowOptions<'a> {
     /// its name with any length from 0 up: the rename may reach the disk
     /// before the data. Measured (`tests/power_cut.rs`, 8 MiB, a journal
     /// commit after it): zero-fill came back as a 0-byte file on ext4 and
-    /// xfs; allocate (ext4, xfs, btrfs) and sparse (btrfs) came back whole,
+    /// xfs, and on btrfs for intent log (NOCOW, zero-filled); allocate
+    /// (ext4, xfs, btrfs) and sparse (btrfs, before log space there was
+    /// zero-filled) came back whole,
     /// their length being metadata that commits with the rename.
     pub sync: bool,
     /// Create the file when missing: it is grown under a temporary name in
@@ -79,8 +81,19 @@ pub struct GrowOptions<'a> {
     /// whatever [`intent`](Self::intent) says) and, on XFS, an extent-size
     /// hint of the unit while the file has no extents. The report's
     /// [`untorn`](GrowReport::untorn) says what was done and checks every
-    /// unit's layout (docs/untorn.md). Default `None`.
+    /// unit's layout (docs/untorn.md). Refused first, before anything
+    /// changes, where the file takes no untorn writes of the unit
+    /// (`EOPNOTSUPP` where it takes none, `EINVAL` outside its `statx`
+    /// limits), with the reason. Default `None`.
     pub untorn_unit: Option<u32>,
+    /// For intent log: make the file no-copy-on-write (`chattr +C`) while
+    /// it is empty, before it grows. `None` (the default) follows the
+    /// plan ([`Plan::nocow`](crate::Plan::nocow): zero-filled log space on
+    /// btrfs, `policy::rules::LOG_NOCOW_ON`); `Some(false)` keeps the file
+    /// copy-on-write, and the policy then plans for that
+    /// (`policy::rules::log_if_nocow_refused`). The report's
+    /// [`nocow`](GrowReport::nocow) says what was done.
+    pub nocow: Option<bool>,
 }
 
 impl Default for GrowOptions<'_> {
@@ -95,6 +108,7 @@ impl Default for GrowOptions<'_> {
             cancel: None,
             progress: None,
             untorn_unit: None,
+            nocow: None,
         }
     }
 }
@@ -111,6 +125,7 @@ impl fmt::Debug for GrowOptions<'_> {
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .field("untorn_unit", &self.untorn_unit)
+            .field("nocow", &self.nocow)
             .finish()
     }
 }
@@ -165,6 +180,10 @@ pub struct GrowReport {
     /// layout of every unit afterwards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub untorn: Option<crate::untorn::Ready>,
+    /// Whether the file is no-copy-on-write (`chattr +C`) for this growth
+    /// ([`GrowOptions::nocow`]): set for log space on btrfs, where the
+    /// reason says so, and where it was refused.
+    pub nocow: bool,
 }
 
 fn ser_opt_path<S: serde::Serializer>(
@@ -398,6 +417,9 @@ fn grow_open<Fd: AsFd>(
                 ),
             ));
         }
+        // Said first, before anything changes: space made "ready" where
+        // every write can tear would read as a success.
+        crate::untorn::takes_unit("grow", path, fd, u64::from(unit))?;
     }
     // Describing (and, the first time per device, probing) the filesystem
     // issues syscalls that are not this growth's: they are subtracted.
@@ -414,6 +436,7 @@ fn grow_open<Fd: AsFd>(
         opts.intent
     };
     let mut plan = policy::plan(&info, intent, &opts.choice);
+    let nocow = make_nocow(fd, &info, intent, opts, old_len, &mut plan);
     let notes = std::mem::take(&mut plan.notes);
     let probe_cost = sys::counters().since(probe_start);
     let prior = state_before(fd, &st);
@@ -481,6 +504,7 @@ fn grow_open<Fd: AsFd>(
             created: false,
             elapsed: Duration::ZERO,
             untorn,
+            nocow,
         },
         probe_cost,
     })
@@ -610,6 +634,58 @@ fn settle(
     Ok(())
 }
 
+/// Makes log space no-copy-on-write before it grows, where the plan (or
+/// the caller, [`GrowOptions::nocow`]) asks; returns whether the file is.
+/// Where the attribute is refused (btrfs ignores it on a file that holds
+/// data, and refuses it beside compression) or the caller keeps the file
+/// copy-on-write, the policy's copy-on-write plan replaces a plan of the
+/// policy's; a named strategy stays, the reason saying so.
+fn make_nocow(
+    fd: BorrowedFd<'_>,
+    info: &fs_info::FsInfo,
+    intent: Intent,
+    opts: &GrowOptions<'_>,
+    old_len: u64,
+    plan: &mut policy::Plan,
+) -> bool {
+    if intent != Intent::Log || !opts.nocow.unwrap_or(plan.nocow) {
+        if plan.nocow && opts.choice.is_policy() {
+            *plan = policy::rules::log_if_nocow_refused(
+                info,
+                "the caller keeps the file copy-on-write",
+            );
+        }
+        return false;
+    }
+    match sys::set_nocow(fd) {
+        Ok(()) => {
+            if !plan.nocow && opts.choice.is_policy() {
+                // Asked for where the policy planned copy-on-write space:
+                // overwritten in place now, so written ahead, as on ext4.
+                *plan = policy::rules::explicit(Strategy::ZeroFill, false);
+                plan.reason =
+                    "NOCOW file as asked: overwritten in place, so zero-filled".to_string();
+            }
+            plan.nocow = true;
+            true
+        }
+        Err(e) => {
+            let why = if e == Errno::NOTSUP && old_len > 0 {
+                "the NOCOW attribute did not stick: the file already holds data".to_string()
+            } else {
+                format!("the NOCOW attribute was refused ({e})")
+            };
+            if opts.choice.is_policy() {
+                *plan = policy::rules::log_if_nocow_refused(info, &why);
+            } else {
+                plan.reason = format!("{}; {why}: copy-on-write", plan.reason);
+                plan.nocow = false;
+            }
+            false
+        }
+    }
+}
+
 /// Drop the zeros of a synced zero-fill for intent `log` from the page
 /// cache. Evidence (bench/runs/2026-11-22-overwrite-pages-kept/): random
 /// 4 KiB overwrites + fdatasync into a zero-filled file were slower on ext4
@@ -702,4 +778,4 @@ fn run(
     }
 }
 
-setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)>, untorn_unit: Option<u32> });
+setters!(GrowOptions<'a> { choice: StrategyChoice, intent: Intent, sync: bool, create: bool, check_free_space: bool, drop_filled_pages: bool, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(Progress)>, untorn_unit: Option<u32>, nocow: Option<bool> });

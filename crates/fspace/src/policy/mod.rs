@@ -121,7 +121,17 @@ impl StrategyChoice {
 /// `choice` names where measurements are and one exists for this
 /// filesystem; else the built-in rules'. A saved measurement that exists but
 /// cannot be read leaves a note, and the built-in rules decide.
+///
+/// For intent log, [`Plan::nocow`] says whether the file is made
+/// no-copy-on-write first (`rules::log_nocow`: zero-filled log space on
+/// btrfs), whoever chose the strategy.
 pub fn plan(info: &FsInfo, intent: Intent, choice: &StrategyChoice) -> Plan {
+    let mut p = choose(info, intent, choice);
+    p.nocow = intent == Intent::Log && rules::log_nocow(Some(info.kind), p.first()).0;
+    p
+}
+
+fn choose(info: &FsInfo, intent: Intent, choice: &StrategyChoice) -> Plan {
     match &choice.0 {
         Choice::Exactly(s) => rules::explicit(*s, false),
         Choice::WithFallbacks(s) => rules::explicit(*s, true),

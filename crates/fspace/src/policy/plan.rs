@@ -17,6 +17,10 @@ pub struct Plan {
     /// Things worth knowing that did not decide the plan (a saved
     /// measurement that could not be read).
     pub notes: Vec<Note>,
+    /// For intent log: the file is made no-copy-on-write (`chattr +C`)
+    /// while empty, before it grows (`rules::log_nocow`, btrfs); where
+    /// that is refused, `rules::log_if_nocow_refused` is the plan.
+    pub nocow: bool,
 }
 
 impl Plan {
@@ -27,6 +31,7 @@ impl Plan {
             reason,
             saved: None,
             notes: Vec::new(),
+            nocow: false,
         }
     }
 

@@ -212,10 +212,14 @@ pub(crate) fn log(info: &FsInfo, states: &[StateResult], allow_change: bool) -> 
         intent: Intent::Log,
         strategy,
         recycle: Some(recycle),
-        summary: if recycle {
-            format!("{strategy} segments, recycle them")
-        } else {
-            format!("{strategy} segments")
+        summary: {
+            // What the log will do, said as the log does it (LOG_NOCOW_ON).
+            let nocow = if d.nocow() { "NOCOW " } else { "" };
+            if recycle {
+                format!("{nocow}{strategy} segments, recycle them")
+            } else {
+                format!("{nocow}{strategy} segments")
+            }
         },
         reason: if why.is_empty() {
             head
@@ -321,6 +325,13 @@ struct LogDecision<'a> {
 }
 
 impl LogDecision<'_> {
+    /// Whether the chosen log space is made NOCOW here (and the recycled
+    /// state with it): overwritten in place, not copy-on-write
+    /// (`rules::log_nocow`).
+    fn nocow(&self) -> bool {
+        crate::policy::rules::log_nocow(Some(self.info.kind), self.strategy).0
+    }
+
     /// Why the choice beat the fastest preparation and the ties.
     fn choice_reasons(&self, cands: &[(Strategy, &StateResult)]) -> Vec<String> {
         let (info, strategy, figure, fastest) =
@@ -350,6 +361,9 @@ impl LogDecision<'_> {
                         Strategy::Sparse => {
                             "is what fspace's log uses here (after a free-space check)"
                         }
+                        _ if self.nocow() => {
+                            "is NOCOW here, overwritten in place, as fspace's log's segments are"
+                        }
                         _ => "reserves the space before the commits",
                     }
                 )),
@@ -362,7 +376,9 @@ impl LogDecision<'_> {
                 why.push(format!(
                     "{other} measured {} commits/s, a tie, and {strategy} is the built-in choice ({})",
                     commas(r),
-                    if info.copy_on_write {
+                    if self.nocow() {
+                        "on NOCOW files records overwrite written blocks in place, as on ext4: LOG_NOCOW_ON"
+                    } else if info.copy_on_write {
                         "on copy-on-write, writing into preallocated extents measured slower than into holes (docs/wal.md)"
                     } else {
                         "the cheapest preparation that reserves the space"
@@ -384,7 +400,9 @@ impl LogDecision<'_> {
                 .and_then(|x| x.unsupported.as_deref())
         };
         let mut why = vec![];
-        if cow && self.fastest.0 != Strategy::ZeroFill {
+        if log_excluded(self.info, Strategy::ZeroFill).is_some()
+            && self.fastest.0 != Strategy::ZeroFill
+        {
             if let Some(z) = rate(states, SpaceState::ZeroFilled) {
                 why.push(format!(
                     "{} is copy-on-write: every overwrite allocates new blocks, so zero-filling ({} commits/s) only writes the space twice",
@@ -425,7 +443,7 @@ impl LogDecision<'_> {
     /// preparation beat them across the runs ([`verdict`]), so noise alone
     /// never turns recycling off.
     fn recycle(&self) -> (bool, Option<String>) {
-        let cow = self.info.copy_on_write;
+        let cow = self.info.copy_on_write && !self.nocow();
         let find = |st: SpaceState| self.states.iter().find(|x| x.state == st && x.measured());
         let Some(recycled) = find(SpaceState::Recycled) else {
             return (false, None);
@@ -470,6 +488,7 @@ impl LogDecision<'_> {
     /// recycled segment: written blocks (zero-fill, write-zeroes), or
     /// pages of a memory filesystem.
     fn same_as_recycled(&self) -> bool {
+        // (On btrfs both are NOCOW files: `prepare_file`, LOG_NOCOW_ON.)
         matches!(self.strategy, Strategy::ZeroFill | Strategy::WriteZeroes)
             || matches!(
                 self.info.kind,

@@ -74,7 +74,7 @@ fn ties_prefer_cheaper_preparation() {
 #[test]
 fn cow_never_zero_fill() {
     let s = states([1000.0, 1050.0, 1040.0, -1.0, 1300.0, 1000.0, 1000.0]);
-    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s, true);
+    let r = log(&info(crate::fs_info::FsKind::Zfs), &s, true);
     assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
     assert_eq!(r.recycle, Some(false));
     assert!(
@@ -85,9 +85,34 @@ fn cow_never_zero_fill() {
     // Allocate wins on copy-on-write only when clearly faster.
     let s = states([1000.0, 1000.0, 1200.0, -1.0, 1100.0, 1000.0, 1000.0]);
     assert_eq!(
-        log(&info(crate::fs_info::FsKind::Btrfs), &s, true).strategy,
+        log(&info(crate::fs_info::FsKind::Zfs), &s, true).strategy,
         Strategy::Allocate
     );
+}
+
+/// On btrfs zero-filled log space is NOCOW (LOG_NOCOW_ON): the
+/// recommendation is what fspace's log does there, zero-fill, when the
+/// copy-on-write preparations tie with it, and says why.
+#[test]
+fn btrfs_recommends_the_logs_nocow_zero_fill() {
+    let btrfs = info(crate::fs_info::FsKind::Btrfs);
+    // appended, sparse, allocated, write-zeroed, zero-filled, recycled, log
+    let s = states([1000.0, 1040.0, 1000.0, -1.0, 1000.0, 1010.0, 1000.0]);
+    let r = log(&btrfs, &s, true);
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert_eq!(
+        r.strategy,
+        crate::policy::built_in(&btrfs, Intent::Log).first()
+    );
+    assert!(
+        r.summary.starts_with("NOCOW zero-fill segments"),
+        "{}",
+        r.summary
+    );
+    assert!(r.reason.contains("NOCOW"), "{}", r.reason);
+    assert!(!r.reason.contains("ruled out"), "{}", r.reason);
+    // Recycled NOCOW segments are written blocks, as on ext4.
+    assert_eq!(r.recycle, Some(true), "{}", r.reason);
 }
 
 #[test]
@@ -95,7 +120,7 @@ fn cow_preference_holds_when_the_fastest_is_ruled_out() {
     // zero-filled 1000 (ruled out), sparse 850, allocate 880: sparse,
     // as allocate is not more than the margin faster than it.
     let s = states([800.0, 850.0, 880.0, -1.0, 1000.0, 800.0, 800.0]);
-    let r = log(&info(crate::fs_info::FsKind::Btrfs), &s, true);
+    let r = log(&info(crate::fs_info::FsKind::Zfs), &s, true);
     assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
     assert!(r.reason.contains("ruled out"), "{}", r.reason);
 }
@@ -261,7 +286,7 @@ fn chosen_is_built_in_or_beat_it() {
             .zip(&r)
             .map(|(&st, runs)| with_runs(st, runs))
             .collect();
-        let kind = if cow { crate::fs_info::FsKind::Btrfs } else { crate::fs_info::FsKind::Xfs };
+        let kind = if cow { crate::fs_info::FsKind::Zfs } else { crate::fs_info::FsKind::Xfs };
         let i = info(kind);
         let rec = log(&i, &s, true);
         let allowed_states: &[SpaceState] = if cow {
@@ -526,8 +551,12 @@ fn log_slower_than_appending_says_so_and_what_to_do_instead() {
     let r = rec.iter().find(|r| r.intent == Intent::Log).unwrap();
     let v = r.log_vs_append.as_ref().unwrap();
     assert_eq!(v.outcome, crate::policy::VsAppend::Slower, "{}", v.text);
-    assert_eq!(r.strategy, Strategy::Sparse, "{}", r.reason);
-    assert_eq!(r.summary, "sparse segments; appending was faster here");
+    // What fspace's log does on btrfs: NOCOW, zero-filled (LOG_NOCOW_ON).
+    assert_eq!(r.strategy, Strategy::ZeroFill, "{}", r.reason);
+    assert_eq!(
+        r.summary,
+        "NOCOW zero-fill segments, recycle them; appending was faster here"
+    );
     assert_eq!(v.instead.as_deref(), Some("appended"));
     assert_eq!(
         (

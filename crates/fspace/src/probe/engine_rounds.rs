@@ -89,6 +89,9 @@ pub(super) fn measure(
                     direct_io: Some(spec.direct_io),
                     sync_methods: vec![spec.method],
                     stop_at_end: true,
+                    // The engines' own files are copy-on-write on btrfs:
+                    // no NOCOW for their zero-filled or recycled cases.
+                    nocow: Some(false),
                     ..Default::default()
                 };
                 runs[i].extend(run_case(run, spec, bopts, per)?);

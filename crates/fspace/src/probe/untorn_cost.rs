@@ -489,7 +489,7 @@ mod tests {
             "{}",
             d.reason
         );
-        assert_eq!(a[3].short(), "no (buffered)");
+        assert_eq!(a[3].short(), "no (O_DIRECT only)");
         assert!(answers(None, &cost).is_empty());
     }
 }

@@ -155,6 +155,28 @@ pub fn fsync<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
     rustix::fs::fsync(fd)
 }
 
+/// Sets the no-copy-on-write attribute of `fd` (`FS_NOCOW_FL`, `chattr
+/// +C`), keeping its other attributes, and reads it back: btrfs ignores
+/// the flag on a file that already holds data, and refuses it (`EINVAL`)
+/// beside the compression attribute. `EOPNOTSUPP` when it did not stick;
+/// the filesystem's error (`ENOTTY`, `EOPNOTSUPP`) where it has no such
+/// attribute.
+pub fn set_nocow<Fd: AsFd>(fd: Fd) -> Result<(), Errno> {
+    let fd = fd.as_fd();
+    let flags = restart(Kind::Read, || rustix::fs::ioctl_getflags(fd))?;
+    if !flags.contains(rustix::fs::IFlags::NOCOW) {
+        restart(Kind::Read, || {
+            rustix::fs::ioctl_setflags(fd, flags | rustix::fs::IFlags::NOCOW)
+        })?;
+    }
+    let now = restart(Kind::Read, || rustix::fs::ioctl_getflags(fd))?;
+    if now.contains(rustix::fs::IFlags::NOCOW) {
+        Ok(())
+    } else {
+        Err(Errno::NOTSUP)
+    }
+}
+
 /// `lseek(fd, offset, SEEK_DATA)`; `Ok(None)` when there is no data at or
 /// after `offset` (`ENXIO`).
 pub fn seek_data<Fd: AsFd>(fd: Fd, offset: u64) -> Result<Option<u64>, Errno> {

@@ -29,8 +29,8 @@ pub use file::{
     copy_file_range, dio_offset_align, fadvise_dontneed, fadvise_sequential, fchmod, fchown,
     fdatasync, ficlone, flock_exclusive_nonblocking, fsync, fsync_dir, ftruncate, futimens,
     getrandom, mkdir, open, pread, pwrite, pwrite_all, pwrite_all_with, pwritev, pwritev_dsync,
-    read, read_dir, rename, rename_noreplace, seek_data, seek_hole, set_status_flags, status_flags,
-    unlink, wait_readable, write_all,
+    read, read_dir, rename, rename_noreplace, seek_data, seek_hole, set_nocow, set_status_flags,
+    status_flags, unlink, wait_readable, write_all,
 };
 pub use restart::{counters, Counters};
 pub use statfs::{fs_uuid, fsid, fstat, fstatfs, lstat, stat, Stat};

@@ -114,11 +114,13 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// "yes (software path)" or "no (buffered)".
+    /// "yes (software path)", "no (O_DIRECT only)" (a write through the
+    /// page cache: only `O_DIRECT` writes can be untorn) or "no (LIMIT)".
     pub fn short(&self) -> String {
         match (self.untorn, self.path, self.limit) {
             (true, Some(p), _) => format!("yes ({} path)", p.name()),
             (true, None, _) => "yes".into(),
+            (false, _, Some("buffered")) => "no (O_DIRECT only)".into(),
             (false, _, Some(l)) => format!("no ({l})"),
             (false, _, None) => "no".into(),
         }

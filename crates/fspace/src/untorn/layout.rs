@@ -125,12 +125,23 @@ impl LayoutCheck {
 /// other on the device count as one), written, not shared, with a physical
 /// start that `unit` divides. Uses `FIEMAP` with `FIEMAP_FLAG_SYNC`, so
 /// dirty data is allocated first. `unit` must be a power of two.
+///
+/// Refused first, with the reason, where the file takes no untorn writes
+/// of `unit` (`EOPNOTSUPP` where it takes none at all, as on ext4 without
+/// atomic-write support; `EINVAL` for a unit outside its `statx` limits):
+/// a layout that passes there would say nothing about torn writes.
 pub fn check_layout<Fd: AsFd>(
     fd: Fd,
     path: &Path,
     range: Range<u64>,
     unit: u64,
 ) -> Result<LayoutCheck> {
+    valid_unit(path, unit)?;
+    super::takes_unit("check_layout", path, fd.as_fd(), unit)?;
+    layout_of(fd, path, range, unit)
+}
+
+fn valid_unit(path: &Path, unit: u64) -> Result<()> {
     if !unit.is_power_of_two() || unit < 512 {
         return Err(Error::refused(
             "check_layout",
@@ -139,6 +150,18 @@ pub fn check_layout<Fd: AsFd>(
             format!("the unit must be a power of two of at least 512 bytes, not {unit}"),
         ));
     }
+    Ok(())
+}
+
+/// [`check_layout`] without asking whether the file takes untorn writes
+/// (the growth asked before it prepared the space).
+pub(crate) fn layout_of<Fd: AsFd>(
+    fd: Fd,
+    path: &Path,
+    range: Range<u64>,
+    unit: u64,
+) -> Result<LayoutCheck> {
+    valid_unit(path, unit)?;
     let start = range.start.div_ceil(unit) * unit;
     let end = range.end / unit * unit;
     let mut check = LayoutCheck {

@@ -42,4 +42,4 @@ pub use facts::{
 };
 pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault, FIRST_BAD};
 pub use ready::Ready;
-pub(crate) use ready::{align, report as ready_report, set_hint, validate_unit};
+pub(crate) use ready::{align, report as ready_report, set_hint, takes_unit, validate_unit};

@@ -78,9 +78,9 @@ impl Wal {
         let nocow_by = match opts.nocow {
             Some(_) => "asked".to_string(),
             None => {
-                let (on, why) = crate::policy::rules::log_nocow(kind);
+                let (on, why) = site.nocow(dir, &opts.prepare);
                 opts.nocow = Some(on);
-                why.to_string()
+                why
             }
         };
         let mut pool: VecDeque<PathBuf> = rec.pool.into();
@@ -105,8 +105,12 @@ impl Wal {
         report.next_lsn = Lsn(next_lsn);
         let saved = saved_sync_method(dir, &opts);
         let mut how = choose_io(&first, &opts, network, kind, saved);
-        how.nocow = opts.nocow == Some(true);
-        how.nocow_by = nocow_by;
+        how.nocow = first.fd.is_nocow().unwrap_or(opts.nocow == Some(true));
+        how.nocow_by = if opts.nocow == Some(true) && !how.nocow {
+            format!("{nocow_by}; refused here: copy-on-write")
+        } else {
+            nocow_by
+        };
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
         confirm_io(&mut state).map_err(noted)?;
         let shared = Arc::new(Shared {
@@ -566,7 +570,10 @@ fn choose_io(
     let (pad_flushes, pad_flushes_by) = match opts.pad_flushes {
         Some(on) => (on, "asked".to_string()),
         None => {
-            let nocow = opts.nocow == Some(true);
+            // The first segment as it is: where NOCOW was refused (a
+            // directory with the compression attribute) it stayed
+            // copy-on-write, and is padded.
+            let nocow = first.fd.is_nocow().unwrap_or(opts.nocow == Some(true));
             let (on, why) = crate::policy::rules::log_pad_flushes(kind, nocow);
             (on, why.to_string())
         }

@@ -16,8 +16,7 @@ use super::writer::{Prepared, Shared};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
 use crate::grow::GrowOptions;
-use crate::policy::StrategyChoice;
-use crate::strategy::{Intent, Strategy};
+use crate::strategy::Intent;
 use crate::sys::Errno;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -187,41 +186,43 @@ pub(super) fn create_segment(
         .open(&tmp, OpenMode::CreateNew)
         .map_err(|e| Error::io("create", &path, None, e))?;
     let result = (|| {
-        let mut choice = opts.prepare.clone();
+        let choice = opts.prepare.clone();
+        // The policy decided at open whether segments are NOCOW
+        // (`Plan::nocow`, LOG_NOCOW_ON): set here, on the storage seam,
+        // and the growth told how it went, so that it follows the same
+        // plan as `grow --for log` (where refused: copy-on-write, sparse).
         let mut nocow = None;
+        let mut not_nocow = None;
         if opts.nocow == Some(true) {
             match fd.set_nocow() {
-                // Overwritten in place now: written blocks make commits
-                // cheap, as on ext4 (LOG_NOCOW_ON), so the policy's sparse
-                // segments for copy-on-write give way to zero-fill.
-                Ok(()) if choice.is_policy() => {
-                    choice = StrategyChoice::with_fallbacks(Strategy::ZeroFill);
-                    nocow = Some(
-                        "NOCOW segment (LOG_NOCOW_ON): overwritten in place, so zero-filled \
-                         for written blocks, as on ext4"
-                            .to_string(),
-                    );
-                }
-                Ok(()) => {}
+                Ok(()) => nocow = Some(true),
                 Err(e) => {
-                    nocow = Some(format!(
-                        "the NOCOW attribute was refused ({e}): copy-on-write"
-                    ))
+                    nocow = Some(false);
+                    not_nocow = Some(format!("the NOCOW attribute was refused ({e})"));
                 }
             }
+        } else if opts.nocow == Some(false) {
+            nocow = Some(false);
+            not_nocow = Some("NOCOW turned off (WalOptions::nocow)".to_string());
         }
-        grew.why = site.segment_plan(dir, &path, opts.segment_size, &choice)?;
-        if let Some(n) = nocow {
-            grew.why = Some(match grew.why.take() {
-                Some(w) => format!("{n}; {w}"),
-                None => n,
-            });
+        grew.why =
+            site.segment_plan(dir, &path, opts.segment_size, &choice, not_nocow.as_deref())?;
+        // Asked for and refused where the plan did not turn on it (another
+        // filesystem, a named strategy): said all the same.
+        if let Some(n) = not_nocow.filter(|_| nocow == Some(false) && opts.nocow == Some(true)) {
+            if !grew.why.as_deref().unwrap_or("").contains(&n) {
+                grew.why = Some(match grew.why.take() {
+                    Some(w) => format!("{n}: copy-on-write; {w}"),
+                    None => n,
+                });
+            }
         }
         let gopts = GrowOptions {
             choice,
             intent: Intent::Log,
             sync: true,
             cancel: stop,
+            nocow,
             ..Default::default()
         };
         let mut len = 0;

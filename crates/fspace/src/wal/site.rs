@@ -39,6 +39,37 @@ impl Site {
         }
     }
 
+    /// Whether the policy makes the log's segments in `dir` NOCOW
+    /// ([`crate::Plan::nocow`], for `choice`), and why: the log asks the
+    /// plan that `grow --for log` and `fspace info` give.
+    pub(crate) fn nocow(&self, dir: &Path, choice: &StrategyChoice) -> (bool, String) {
+        match self {
+            Site::Filesystem => {
+                let info = if choice.is_policy() {
+                    fs_info::fs_info(dir)
+                } else {
+                    fs_info::identify(dir)
+                };
+                match info {
+                    Ok(info) => {
+                        let p = policy::plan(&info, Intent::Log, choice);
+                        let why = policy::rules::log_nocow(Some(info.kind), p.first()).1;
+                        (p.nocow, why.to_string())
+                    }
+                    Err(e) => (
+                        false,
+                        format!("the filesystem could not be described ({e})"),
+                    ),
+                }
+            }
+            #[cfg(test)]
+            Site::Given { kind, .. } => {
+                let (on, why) = policy::rules::log_nocow(*kind, Strategy::ZeroFill);
+                (on, why.to_string())
+            }
+        }
+    }
+
     /// The policy's plan for a segment of `size` bytes at `path` in `dir`,
     /// as its reason (`None` where no filesystem answers). When it (or the
     /// caller) prepares log space with holes (copy-on-write filesystems,
@@ -52,24 +83,36 @@ impl Site {
         path: &Path,
         size: u64,
         choice: &StrategyChoice,
+        not_nocow: Option<&str>,
     ) -> Result<Option<String>> {
         match self {
-            Site::Filesystem => segment_plan(dir, path, size, choice).map(Some),
+            Site::Filesystem => segment_plan(dir, path, size, choice, not_nocow).map(Some),
             #[cfg(test)]
             Site::Given { .. } => Ok(None),
         }
     }
 }
 
-fn segment_plan(dir: &Path, path: &Path, size: u64, choice: &StrategyChoice) -> Result<String> {
+fn segment_plan(
+    dir: &Path,
+    path: &Path,
+    size: u64,
+    choice: &StrategyChoice,
+    not_nocow: Option<&str>,
+) -> Result<String> {
     // Measured (once per device, then cached), as the growth that follows
-    // asks it: the same plan and reason.
+    // asks it: the same plan and reason, the segment NOCOW or not as the
+    // growth will find it (`not_nocow`: why it is not, where the policy
+    // would have it so).
     let info = if choice.is_policy() {
         fs_info::fs_info(dir)?
     } else {
         fs_info::identify(dir)?
     };
-    let plan = policy::plan(&info, Intent::Log, choice);
+    let mut plan = policy::plan(&info, Intent::Log, choice);
+    if let Some(why) = not_nocow.filter(|_| plan.nocow && choice.is_policy()) {
+        plan = policy::rules::log_if_nocow_refused(&info, why);
+    }
     if plan.first() != Strategy::Sparse {
         return Ok(plan.reason);
     }

@@ -83,6 +83,11 @@ pub(crate) trait SegmentFile: Send + Sync {
     fn set_nocow(&self) -> std::result::Result<(), Errno> {
         Err(Errno::NOTSUP)
     }
+    /// Whether the file is no-copy-on-write (`None`: not known, as for
+    /// storage with no filesystem behind it).
+    fn is_nocow(&self) -> Option<bool> {
+        None
+    }
     /// Grows the file to `target` bytes with the library's growth (`path`
     /// names it in errors, `probe_path` is where it is now).
     fn grow(
@@ -167,14 +172,13 @@ impl SegmentFile for RealFile {
     }
 
     fn set_nocow(&self) -> std::result::Result<(), Errno> {
-        let flags = rustix::fs::ioctl_getflags(&self.0)?;
-        rustix::fs::ioctl_setflags(&self.0, flags | rustix::fs::IFlags::NOCOW)?;
-        // btrfs ignores the flag on a file that holds data: read it back.
-        if rustix::fs::ioctl_getflags(&self.0)?.contains(rustix::fs::IFlags::NOCOW) {
-            Ok(())
-        } else {
-            Err(Errno::NOTSUP)
-        }
+        sys::set_nocow(&self.0)
+    }
+
+    fn is_nocow(&self) -> Option<bool> {
+        rustix::fs::ioctl_getflags(&self.0)
+            .ok()
+            .map(|f| f.contains(rustix::fs::IFlags::NOCOW))
     }
 
     fn set_direct(&self, on: bool) -> std::result::Result<(), Errno> {

@@ -458,7 +458,7 @@ fn safety_reasons_quote_the_untorn_answer_for_the_engines_pages() {
             .into_iter()
             .find(|a| a.page_size == 8192 && a.io == IoPath::Buffered)
             .unwrap();
-        assert_eq!(want.short(), "no (buffered)");
+        assert_eq!(want.short(), "no (O_DIRECT only)");
         assert!(s.reason.contains(&want.short()), "{kind:?}: {}", s.reason);
         assert!(s.reason.contains(&want.reason), "{kind:?}: {}", s.reason);
         assert!(s.reason.contains("does not ask the kernel"), "{}", s.reason);
@@ -513,7 +513,7 @@ fn innodb_with_o_dsync_writes_its_pages_through_the_page_cache() {
         "O_DSYNC"
     );
     let d = setting(&a, "innodb_doublewrite", AdviceKind::KeepForSafety);
-    assert!(d.reason.contains("no (buffered)"), "{}", d.reason);
+    assert!(d.reason.contains("no (O_DIRECT only)"), "{}", d.reason);
     assert!(
         d.reason.contains("innodb_flush_method=O_DSYNC"),
         "{}",
