@@ -336,8 +336,9 @@ fn exit_statuses(name: &str) -> Vec<(u8, String)> {
     if probe {
         add(
             EXIT_REGRESSED,
-            "probe --compare-saved: the fresh commit rate fell below the saved one \
-             by more than the threshold (regressed; the figures are printed first).",
+            "probe --compare-saved: regressed; two batches of fresh runs were each \
+             more than the threshold below the saved baseline and separated from its \
+             runs by the rank test, on a quiet machine (the figures are printed first).",
         );
     }
     add(
@@ -355,8 +356,9 @@ fn exit_statuses(name: &str) -> Vec<(u8, String)> {
         );
         add(
             EXIT_COULD_NOT_TELL,
-            "probe --compare-saved: the comparison could not tell (machine busy, too \
-             few rounds).",
+            "probe --compare-saved: the comparison could not tell (the machine was \
+             busy, the baseline was measured on a busy machine or is missing, too \
+             few runs).",
         );
     }
     if strict {

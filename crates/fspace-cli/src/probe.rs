@@ -338,6 +338,15 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
             (1.0 - first.map_or(c.ratio, |b| b.ratio)) * 100.0,
             c.machine.reasons.join("; ")
         ),
+        (CompareVerdict::CouldNotTell, Some(CouldNotTell::BusyBaseline)) => format!(
+            "COULD NOT TELL: the fresh median is {:.0}% {} the baseline's, but the baseline was measured on a busy machine: a slow baseline hides a slower disk. Save again on a quiet machine (exit status 4).",
+            ((c.ratio - 1.0) * 100.0).abs(),
+            if c.ratio < 1.0 { "below" } else { "above" }
+        ),
+        (CompareVerdict::CouldNotTell, Some(CouldNotTell::NoBaseline)) => format!(
+            "COULD NOT TELL: the fresh runs were {:.0}% below the saved median, but the saved file has no baseline (an earlier fspace saved it): the probe's own runs are shorter and were measured among other states. Save again with this version (exit status 4).",
+            (1.0 - first.map_or(c.ratio, |b| b.ratio)) * 100.0
+        ),
         (CompareVerdict::CouldNotTell, _) => format!(
             "COULD NOT TELL: the fresh runs were {:.0}% below the saved median, but {} saved against {} fresh runs are too few for the rank test to tell (p cannot go below {:.3}). Save again with this version (exit status 4).",
             (1.0 - first.map_or(c.ratio, |b| b.ratio)) * 100.0,

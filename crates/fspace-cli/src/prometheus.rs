@@ -597,7 +597,7 @@ pub(crate) fn compare_metrics(c: &Comparison) -> Metrics {
     m.gauge(
         "fspace_probe_compare_could_not_tell",
         "1 if the fresh runs looked slower but the comparison could not tell (a busy machine, too few runs), else 0.",
-        &[("reason", c.could_not_tell.map_or("", |w| w.name()))],
+        &[("reason", c.could_not_tell.map_or("none", |w| w.name()))],
         flag(c.could_not_tell.is_some()),
     );
     for v in [
@@ -646,9 +646,9 @@ pub(crate) fn compare_metrics(c: &Comparison) -> Metrics {
     );
     m.gauge(
         "fspace_probe_compare_saved_commits_per_second",
-        "The saved median commit rate of fspace's log set up as recommended.",
+        "The saved median commit rate compared with (the save's baseline, or the probe's runs in a file without one).",
         &setup,
-        c.saved.commits_per_sec,
+        c.saved_commits_per_sec,
     );
     let (lo, hi) = c.fresh.range();
     m.gauge(

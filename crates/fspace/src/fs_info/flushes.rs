@@ -190,6 +190,9 @@ struct Counted {
     stat: PathBuf,
     write_cache: WriteCache,
     fua: Option<bool>,
+    /// The device has a request queue (`mq/` in sysfs), where the block
+    /// layer counts every flush it completes.
+    request_based: bool,
 }
 
 /// The flush counters under one filesystem, read before and after a run
@@ -291,6 +294,7 @@ fn one(d: &BlockDevice, class: &Path) -> Counted {
     Counted {
         name: d.name.clone(),
         stat: class.join(&on).join("stat"),
+        request_based: class.join(&on).join("mq").exists(),
         counted_on: on,
         write_cache: WriteCache::parse(d.write_cache.as_deref()),
         fua: d.fua,
@@ -345,6 +349,26 @@ impl FlushSnapshot {
             _ => None,
         };
         let devices = top.unwrap_or_default();
+        // A bio-based device (no request queue of its own: a native NVMe
+        // multipath head, zram) may pass flushes on without counting
+        // them; counted on hidden devices beneath, which the walk does not
+        // see. No flush there proves nothing.
+        let unmeasured = unmeasured.or_else(|| {
+            let uncounted: Vec<&str> = c
+                .top
+                .iter()
+                .filter(|d| !d.request_based)
+                .map(|d| d.counted_on.as_str())
+                .collect();
+            (devices.iter().all(|d| d.flushes == 0) && !uncounted.is_empty()).then(|| {
+                format!(
+                    "{} is bio-based (no request queue, as a native NVMe multipath \
+                     head): it may pass flushes on without counting them, so none \
+                     counted proves nothing",
+                    uncounted.join(", ")
+                )
+            })
+        });
         Flushes {
             commits,
             syncs,
@@ -571,11 +595,31 @@ mod tests {
     /// Writes a `stat` file under `class/name` whose flush field is `n`.
     fn stat(class: &Path, name: &str, n: u64) {
         let d = class.join(name);
-        std::fs::create_dir_all(&d).unwrap();
+        // Request-based, as loop, virtio and SCSI disks are.
+        std::fs::create_dir_all(d.join("mq")).unwrap();
         let mut f = vec!["0"; 17];
         let n = n.to_string();
         f[FLUSH_FIELD - 1] = &n;
         std::fs::write(d.join("stat"), f.join(" ") + "\n").unwrap();
+    }
+
+    /// A bio-based device (no `mq/`) that counted no flush is not called
+    /// "not durable": its flushes may be counted beneath it.
+    #[test]
+    fn a_bio_based_device_without_flushes_is_not_judged() {
+        let t = tempfile::tempdir().unwrap();
+        let class = t.path();
+        let d = dev("nvme0n1", "write back", false, vec![]);
+        stat(class, "nvme0n1", 10);
+        std::fs::remove_dir(class.join("nvme0n1").join("mq")).unwrap();
+        let c = FlushCounter::of_devices(std::slice::from_ref(&d), class);
+        let s = c.start();
+        let f = s.finish(200, 200, false);
+        assert_eq!(f.verdict, FlushVerdict::NotMeasured, "{f:?}");
+        assert!(f.reason.contains("bio-based"), "{}", f.reason);
+        stat(class, "nvme0n1", 210);
+        std::fs::remove_dir(class.join("nvme0n1").join("mq")).unwrap();
+        assert_eq!(s.finish(200, 200, false).verdict, FlushVerdict::Flushed);
     }
 
     #[test]

@@ -156,6 +156,15 @@ pub enum CouldNotTell {
     /// The saved and fresh runs are too few for the rank test ever to
     /// reach [`ALPHA`].
     TooFewRounds,
+    /// The baseline was measured on a busy machine: it is slow, so fresh
+    /// runs that are not slower than it say nothing of the disk (a slower
+    /// disk would not show). A slowdown beyond it still counts.
+    BusyBaseline,
+    /// The saved file has no baseline (saved by an earlier fspace): the
+    /// probe's own runs, shorter and measured among other states, are not
+    /// the quantity the fresh runs measure, so a lower median proves
+    /// nothing.
+    NoBaseline,
 }
 
 impl CouldNotTell {
@@ -164,6 +173,8 @@ impl CouldNotTell {
         match self {
             CouldNotTell::MachineBusy => "machine-busy",
             CouldNotTell::TooFewRounds => "too-few-rounds",
+            CouldNotTell::BusyBaseline => "busy-baseline",
+            CouldNotTell::NoBaseline => "no-baseline",
         }
     }
 }
@@ -434,6 +445,10 @@ pub fn compare_saved(
         return Ok(None);
     };
     let setup = &expected.setup;
+    let from_baseline = expected
+        .baseline
+        .as_ref()
+        .is_some_and(|b| !b.runs.is_empty());
     let mut notes = vec![];
     // The saved side: the baseline, measured as the fresh runs are; else
     // the probe's runs, with fresh runs of their length (a hand-edited
@@ -499,7 +514,14 @@ pub fn compare_saved(
     let idle = idle_before.max(idle_mid);
     let mut machine = before.until_judged(&mid, idle);
     machine.judge_cpu_pressure();
-    if needs_confirmation(&batches[0], smallest, machine.busy) {
+    let mut rule = Rule {
+        threshold: opts.threshold,
+        smallest,
+        busy: machine.busy,
+        from_baseline,
+        busy_baseline: from_baseline && expected.baseline.as_ref().is_some_and(|b| b.machine_busy),
+    };
+    if needs_confirmation(&batches[0], &rule) {
         let mut second = vec![];
         runner.measure(rounds, 2 * rounds, &mut second)?;
         batches.push(batch(&second));
@@ -507,10 +529,16 @@ pub fn compare_saved(
         let (end, _, idle_after) = Snapshot::idle_window(&devices);
         machine = before.until_judged(&end, idle.max(idle_after));
         machine.judge_cpu_pressure();
+        rule.busy = machine.busy;
     }
-    let (verdict, could_not_tell, note) =
-        conclude(&batches, smallest, opts.threshold, machine.busy);
+    let (verdict, could_not_tell, note) = conclude(&batches, &rule);
     notes.extend(note.map(|n| Note::new(NoteKind::TooCloseToCall, n)));
+    if machine.cpu_pressure.is_none() {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            "this kernel reports no CPU pressure (/proc/pressure/cpu; booted with psi=0?): a busy machine was judged on idle windows only, which a bursty load can slip between",
+        ));
+    }
     if machine.busy {
         notes.push(Note::new(
             NoteKind::BusyMachine,
@@ -545,10 +573,7 @@ pub fn compare_saved(
         measured_utc: saved.policy.measured_utc.clone(),
         measured_by: saved.policy.measured_by.clone(),
         compared,
-        from_baseline: expected
-            .baseline
-            .as_ref()
-            .is_some_and(|b| !b.runs.is_empty()),
+        from_baseline,
         saved_runs,
         saved_commits_per_sec: saved_median,
         seconds_per_run: per_run.as_secs_f64(),
@@ -570,28 +595,65 @@ pub fn compare_saved(
     }))
 }
 
+/// What the verdict depends on besides the batches.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    /// [`CompareOptions::threshold`].
+    threshold: f64,
+    /// The smallest p-value the saved runs against one batch can give.
+    smallest: f64,
+    /// The machine was busy while the fresh runs were measured.
+    busy: bool,
+    /// The saved side is a baseline measured as the fresh runs are.
+    from_baseline: bool,
+    /// That baseline was measured on a busy machine.
+    busy_baseline: bool,
+}
+
 /// Whether a first batch calls for a second: it is evidence of a slowdown
-/// (and could be, given the runs), on a machine not busy so far.
-fn needs_confirmation(first: &Batch, smallest: f64, busy: bool) -> bool {
-    first.slower && smallest <= ALPHA && !busy
+/// (and could be, given the runs), against a baseline, on a machine not
+/// busy so far.
+fn needs_confirmation(first: &Batch, rule: &Rule) -> bool {
+    first.slower && rule.smallest <= ALPHA && rule.from_baseline && !rule.busy
 }
 
 /// The verdict from the batches measured (one, or two when the first
 /// called for a second), and a note on a slowdown that did not stand.
 fn conclude(
     batches: &[Batch],
-    smallest: f64,
-    threshold: f64,
-    busy: bool,
+    rule: &Rule,
+) -> (CompareVerdict, Option<CouldNotTell>, Option<String>) {
+    let (verdict, why, note) = conclude_runs(batches, rule);
+    if verdict == CompareVerdict::NoChange && rule.busy_baseline {
+        // Not slower than a slow baseline says nothing of the disk.
+        return (
+            CompareVerdict::CouldNotTell,
+            Some(CouldNotTell::BusyBaseline),
+            note,
+        );
+    }
+    (verdict, why, note)
+}
+
+fn conclude_runs(
+    batches: &[Batch],
+    rule: &Rule,
 ) -> (CompareVerdict, Option<CouldNotTell>, Option<String>) {
     let Some(first) = batches.first() else {
         return (CompareVerdict::NoChange, None, None);
     };
-    let below = |b: &Batch| b.ratio < 1.0 - threshold;
+    let below = |b: &Batch| b.ratio < 1.0 - rule.threshold;
     if !below(first) {
         return (CompareVerdict::NoChange, None, None);
     }
-    if smallest > ALPHA {
+    if !rule.from_baseline {
+        return (
+            CompareVerdict::CouldNotTell,
+            Some(CouldNotTell::NoBaseline),
+            None,
+        );
+    }
+    if rule.smallest > ALPHA {
         return (
             CompareVerdict::CouldNotTell,
             Some(CouldNotTell::TooFewRounds),
@@ -609,24 +671,24 @@ fn conclude(
             )),
         );
     }
-    if busy {
+    let Some(second) = batches.get(1) else {
+        // A slower first batch gets no second only on a busy machine.
         return (
             CompareVerdict::CouldNotTell,
             Some(CouldNotTell::MachineBusy),
             None,
         );
-    }
-    let Some(second) = batches.get(1) else {
-        // Not reached: a slower first batch on a quiet machine always
-        // gets a second.
-        return (
-            CompareVerdict::CouldNotTell,
-            Some(CouldNotTell::TooFewRounds),
-            None,
-        );
     };
     if second.slower {
-        return (CompareVerdict::Regressed, None, None);
+        return if rule.busy {
+            (
+                CompareVerdict::CouldNotTell,
+                Some(CouldNotTell::MachineBusy),
+                None,
+            )
+        } else {
+            (CompareVerdict::Regressed, None, None)
+        };
     }
     let n = first.runs.len();
     (
@@ -684,6 +746,18 @@ mod tests {
         }
     }
 
+    /// The rule at the default threshold against a baseline measured on a
+    /// quiet machine.
+    fn rule(smallest: f64, busy: bool) -> Rule {
+        Rule {
+            threshold: 0.2,
+            smallest,
+            busy,
+            from_baseline: true,
+            busy_baseline: false,
+        }
+    }
+
     const SAVED: [f64; 8] = [900.0, 950.0, 980.0, 1000.0, 1000.0, 1020.0, 1050.0, 1100.0];
 
     /// A batch within the threshold is no change, whatever the test says,
@@ -694,9 +768,9 @@ mod tests {
         assert!(b.ratio > 0.8 && b.p_value <= ALPHA, "{b:?}");
         assert!(!b.slower);
         let smallest = smallest_p(SAVED.len(), 5);
-        assert!(!needs_confirmation(&b, smallest, false));
+        assert!(!needs_confirmation(&b, &rule(smallest, false)));
         assert_eq!(
-            conclude(&[b], smallest, 0.2, false).0,
+            conclude(&[b], &rule(smallest, false)).0,
             CompareVerdict::NoChange
         );
     }
@@ -710,8 +784,8 @@ mod tests {
         assert!(b.ratio < 0.8, "{b:?}");
         assert!(b.p_value > ALPHA, "{b:?}");
         let smallest = smallest_p(saved.len(), 5);
-        assert!(!needs_confirmation(&b, smallest, false));
-        let (v, why, note) = conclude(&[b], smallest, 0.2, false);
+        assert!(!needs_confirmation(&b, &rule(smallest, false)));
+        let (v, why, note) = conclude(&[b], &rule(smallest, false));
         assert_eq!((v, why), (CompareVerdict::NoChange, None));
         assert!(note.unwrap().contains("no evidence"));
     }
@@ -726,14 +800,14 @@ mod tests {
         assert!(first.slower);
         assert!((first.p_value - 1.0 / 1287.0).abs() < 1e-12, "{first:?}");
         let smallest = smallest_p(SAVED.len(), 5);
-        assert!(needs_confirmation(&first, smallest, false));
+        assert!(needs_confirmation(&first, &rule(smallest, false)));
         let second = batch(&SAVED, &slow, 0.2);
         assert_eq!(
-            conclude(&[first.clone(), second], smallest, 0.2, false).0,
+            conclude(&[first.clone(), second], &rule(smallest, false)).0,
             CompareVerdict::Regressed
         );
         let back = batch(&SAVED, &[950.0, 990.0, 1000.0, 1010.0, 1060.0], 0.2);
-        let (v, _, note) = conclude(&[first, back], smallest, 0.2, false);
+        let (v, _, note) = conclude(&[first, back], &rule(smallest, false));
         assert_eq!(v, CompareVerdict::NoChange);
         assert!(note.unwrap().contains("not a lasting change"));
     }
@@ -745,9 +819,9 @@ mod tests {
         let slow = [450.0, 480.0, 500.0, 520.0, 540.0];
         let first = batch(&SAVED, &slow, 0.2);
         let smallest = smallest_p(SAVED.len(), 5);
-        assert!(!needs_confirmation(&first, smallest, true));
+        assert!(!needs_confirmation(&first, &rule(smallest, true)));
         assert_eq!(
-            conclude(std::slice::from_ref(&first), smallest, 0.2, true),
+            conclude(std::slice::from_ref(&first), &rule(smallest, true)),
             (
                 CompareVerdict::CouldNotTell,
                 Some(CouldNotTell::MachineBusy),
@@ -757,13 +831,13 @@ mod tests {
         // Busy only after the second batch: still not a regression.
         let second = batch(&SAVED, &slow, 0.2);
         assert_eq!(
-            conclude(&[first, second], smallest, 0.2, true).0,
+            conclude(&[first, second], &rule(smallest, true)).0,
             CompareVerdict::CouldNotTell
         );
         // A busy machine and no slowdown: no change.
         let fine = batch(&SAVED, &[990.0, 1000.0, 1000.0, 1010.0, 1020.0], 0.2);
         assert_eq!(
-            conclude(&[fine], smallest, 0.2, true).0,
+            conclude(&[fine], &rule(smallest, true)).0,
             CompareVerdict::NoChange
         );
     }
@@ -777,11 +851,74 @@ mod tests {
         let b = batch(&saved, &[400.0, 410.0, 420.0, 430.0, 440.0], 0.2);
         let smallest = smallest_p(1, 5);
         assert!(smallest > ALPHA);
-        assert!(!needs_confirmation(&b, smallest, false));
+        assert!(!needs_confirmation(&b, &rule(smallest, false)));
         assert_eq!(
-            conclude(&[b], smallest, 0.2, false).1,
+            conclude(&[b], &rule(smallest, false)).1,
             Some(CouldNotTell::TooFewRounds)
         );
+    }
+
+    /// A second batch that is not slower ends it as no change, even when
+    /// the machine was busy by then; a slower one on a busy machine is
+    /// "could not tell".
+    #[test]
+    fn a_second_batch_that_is_not_slower_is_no_change_even_when_busy() {
+        let smallest = smallest_p(SAVED.len(), 5);
+        let first = batch(&SAVED, &[450.0, 480.0, 500.0, 520.0, 540.0], 0.2);
+        let back = batch(&SAVED, &[950.0, 990.0, 1000.0, 1010.0, 1060.0], 0.2);
+        assert_eq!(
+            conclude(&[first.clone(), back], &rule(smallest, true)).0,
+            CompareVerdict::NoChange
+        );
+        let again = batch(&SAVED, &[450.0, 480.0, 500.0, 520.0, 540.0], 0.2);
+        assert_eq!(
+            conclude(&[first, again], &rule(smallest, true)).1,
+            Some(CouldNotTell::MachineBusy)
+        );
+    }
+
+    /// A baseline measured on a busy machine: not slower than it is
+    /// "could not tell" (a slower disk would not show); slower than it,
+    /// confirmed, is still a regression.
+    #[test]
+    fn a_busy_baseline_cannot_vouch_for_the_disk() {
+        let smallest = smallest_p(SAVED.len(), 5);
+        let r = Rule {
+            busy_baseline: true,
+            ..rule(smallest, false)
+        };
+        let fine = batch(&SAVED, &[990.0, 1000.0, 1000.0, 1010.0, 1020.0], 0.2);
+        assert_eq!(
+            conclude(std::slice::from_ref(&fine), &r).1,
+            Some(CouldNotTell::BusyBaseline)
+        );
+        let slow = batch(&SAVED, &[450.0, 480.0, 500.0, 520.0, 540.0], 0.2);
+        assert!(needs_confirmation(&slow, &r));
+        assert_eq!(
+            conclude(&[slow.clone(), slow], &r).0,
+            CompareVerdict::Regressed
+        );
+    }
+
+    /// A file without a baseline: a lower median is "could not tell", and
+    /// no second batch is measured; not lower is no change.
+    #[test]
+    fn without_a_baseline_a_lower_median_cannot_tell() {
+        let saved = [900.0, 1000.0, 1100.0];
+        let smallest = smallest_p(saved.len(), 5);
+        let r = Rule {
+            from_baseline: false,
+            ..rule(smallest, false)
+        };
+        let slow = batch(&saved, &[400.0, 410.0, 420.0, 430.0, 440.0], 0.2);
+        assert!(slow.slower);
+        assert!(!needs_confirmation(&slow, &r));
+        assert_eq!(
+            conclude(std::slice::from_ref(&slow), &r).1,
+            Some(CouldNotTell::NoBaseline)
+        );
+        let fine = batch(&saved, &[990.0, 1000.0, 1000.0, 1010.0, 1020.0], 0.2);
+        assert_eq!(conclude(&[fine], &r).0, CompareVerdict::NoChange);
     }
 
     /// A saved median of 0 (nothing measured) never counts as slower.

@@ -61,8 +61,9 @@ impl Wal {
             recovery::Access::Write {
                 segment_size: opts.segment_size,
             },
-        )?;
-        make_durable(&*io, dir, &rec)?;
+        )
+        .map_err(|e| recovering_note(e, dir))?;
+        make_durable(&*io, dir, &rec).map_err(|e| recovering_note(e, dir))?;
         // From here on the records are verified and durable: a failure for
         // want of space says so.
         let verified = rec.report.clone();
@@ -205,6 +206,27 @@ fn readable_note(e: Error, dir: &Path, verified: Option<&recovery::RecoveryRepor
         path: dir.to_path_buf(),
         source: Box::new(e),
         note,
+    }
+}
+
+/// `e`, when it is a failure for want of space while recovery read the
+/// log or made its records durable, with what is known: not yet verified
+/// and synced, and how to read them without writing.
+fn recovering_note(e: Error, dir: &Path) -> Error {
+    let space = [Errno::NOSPC.raw_os_error(), Errno::DQUOT.raw_os_error()];
+    if !e.raw_os_error().is_some_and(|n| space.contains(&n)) {
+        return e;
+    }
+    Error::Context {
+        op: "open log",
+        path: dir.to_path_buf(),
+        source: Box::new(e),
+        note: format!(
+            "this open failed while recovering the records, before all were verified and \
+             synced; read them read-only with WalView (C: fspace_wal_view_open), or check \
+             them with `fspace wal verify {}`",
+            dir.display()
+        ),
     }
 }
 
