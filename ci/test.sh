@@ -73,7 +73,7 @@ status=0
 # "test NAME ... ignored, REASON" and counts it. Skips decided inside a test
 # (no root, no strace, ...) go to $FSPACE_SKIP_LOG. Both are listed below.
 TEST_LOG=$(mktemp)
-cargo test --workspace 2>&1 | tee "$TEST_LOG" || status=$?
+cargo test --workspace --no-fail-fast 2>&1 | tee "$TEST_LOG" || status=$?
 sed -n 's/^test \(.*\) \.\.\. ignored, \(.*\)$/IGNORED \1: \2/p' "$TEST_LOG" >>"$FSPACE_SKIP_LOG"
 
 # The Debian package, built and installed on this machine, checked, then

@@ -6,7 +6,6 @@
 //! mount on a volatile write cache) is not a rate of durable commits:
 //! the probe says so in a note, and the engines' advice carries it.
 
-use super::plan::Case;
 use crate::bench::{CommitResult, SpaceState};
 use crate::fs_info::{sum_flushes, FlushVerdict, Flushes, WriteCache};
 use crate::note::{Note, NoteKind};
@@ -69,18 +68,18 @@ impl Durability {
     }
 }
 
-/// The durability of the commits in `runs` (one list per
-/// [`Case::all`] entry), their flushes summed per sync method; `None`
-/// when no run counted any.
-pub(super) fn durability(runs: &[Vec<CommitResult>]) -> Option<Durability> {
-    let cases = Case::all();
-    let of = |keep: &dyn Fn(&Case) -> bool| {
+/// One measured case's runs: the space state, the sync method it was asked
+/// for (`None`: the state's own), and its runs.
+pub(super) type CaseRuns<'a> = (SpaceState, Option<SyncMethod>, &'a [CommitResult]);
+
+/// The durability of the commits in `runs` (one entry per measured case),
+/// their flushes summed per sync method; `None` when no run counted any.
+pub(super) fn durability(runs: &[CaseRuns<'_>]) -> Option<Durability> {
+    let of = |keep: &dyn Fn(SpaceState, Option<SyncMethod>) -> bool| {
         sum_flushes(
-            cases
-                .iter()
-                .zip(runs)
-                .filter(|(c, _)| keep(c))
-                .flat_map(|(_, rs)| rs.iter().filter_map(|r| r.flushes.as_ref())),
+            runs.iter()
+                .filter(|(state, method, _)| keep(*state, *method))
+                .flat_map(|(_, _, rs)| rs.iter().filter_map(|r| r.flushes.as_ref())),
         )
     };
     let mut out = vec![];
@@ -94,15 +93,15 @@ pub(super) fn durability(runs: &[Vec<CommitResult>]) -> Option<Durability> {
     };
     add(
         SyncMethod::Fdatasync.name(),
-        of(&|c| c.state != SpaceState::Wal && c.method.is_none()),
+        of(&|state, method| state != SpaceState::Wal && method.is_none()),
     );
     for m in SyncMethod::ALL
         .iter()
         .filter(|&&m| m != SyncMethod::Fdatasync)
     {
-        add(m.name(), of(&|c| c.method == Some(*m)));
+        add(m.name(), of(&|_, method| method == Some(*m)));
     }
-    add("wal", of(&|c| c.state == SpaceState::Wal));
+    add("wal", of(&|state, _| state == SpaceState::Wal));
     let worst = |v: FlushVerdict| out.iter().find(|m| m.flushes.verdict == v);
     let lead = worst(FlushVerdict::NotDurable)
         .or_else(|| worst(FlushVerdict::FewerFlushes))

@@ -143,7 +143,12 @@ impl<'r, 'a> Rounds<'r, 'a> {
         let (shortest, longest) =
             self.main_rounds(info, &mut plan, &mut bopts, &mut runs, notes)?;
         self.close_call_rounds(info, &plan, &mut bopts, &mut runs, notes)?;
-        let durability = super::durability::durability(&runs);
+        let cases: Vec<super::durability::CaseRuns<'_>> = Case::all()
+            .iter()
+            .zip(&runs)
+            .map(|(c, rs)| (c.state, c.method, rs.as_slice()))
+            .collect();
+        let durability = super::durability::durability(&cases);
         notes.extend(durability.as_ref().and_then(|d| d.note()));
         let mut states = plan.summarize_all(&runs);
         let sync_methods = plan.summarize_methods(&runs);

@@ -4,7 +4,7 @@ use super::facts::Limits;
 use crate::error::{Error, Result};
 use crate::sys::{self, Errno};
 use crate::units::format_human;
-use rustix::fd::AsFd;
+use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
 use serde::Serialize;
 use std::path::Path;
@@ -216,6 +216,36 @@ pub fn write_untorn<Fd: AsFd>(
         )),
         Err(e) => Err(Error::io(op, path, range, e)),
     }
+}
+
+/// Refuses, before anything is done, space or a layout check for untorn
+/// writes of `unit` on a file that takes none of that size: an `O_DIRECT`
+/// write of `unit` at offset 0 must pass [`check`] against
+/// the file's own limits. Where untorn writes are absent altogether
+/// (ext4 on a device without atomic writes, btrfs, tmpfs) a prepared
+/// layout would read as ready while every write could tear, so the answer
+/// is no, said first, with the reason: `EOPNOTSUPP` where the file takes
+/// no untorn writes, `EINVAL` for a unit outside its limits
+/// ([`Refusal::errno`]).
+pub(crate) fn takes_unit(
+    op: &'static str,
+    path: &Path,
+    fd: BorrowedFd<'_>,
+    unit: u64,
+) -> Result<()> {
+    let limits = Limits::from_statx_of(fd);
+    check(&limits, unit, 0, true).map_err(|r| {
+        let unit = crate::units::format_human(unit);
+        let message = match &r {
+            Refusal::NotSupported { .. } => format!(
+                "this file takes no untorn writes (of {unit} or any size): {}; \
+                 only O_DIRECT writes with RWF_ATOMIC can be untorn, where statx reports a unit",
+                r.words()
+            ),
+            _ => format!("no untorn writes of {unit} on this file: {}", r.words()),
+        };
+        Error::refused(op, path, r.errno(), message)
+    })
 }
 
 #[cfg(test)]

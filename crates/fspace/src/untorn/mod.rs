@@ -32,6 +32,7 @@ mod ready;
 
 pub use answer::{answer, Answer, Cost, IoPath};
 pub(crate) use buf::AlignedBuf;
+pub(crate) use check::takes_unit;
 pub use check::{check, write_untorn, Refusal};
 pub(crate) use facts::facts_of_fs_with;
 #[cfg(test)]
@@ -42,4 +43,4 @@ pub use facts::{
 };
 pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault, FIRST_BAD};
 pub use ready::Ready;
-pub(crate) use ready::{align, report as ready_report, set_hint, takes_unit, validate_unit};
+pub(crate) use ready::{align, report as ready_report, set_hint, validate_unit};

@@ -81,36 +81,6 @@ pub(crate) fn validate_unit(op: &'static str, path: &Path, unit: u32) -> Result<
     Ok(())
 }
 
-/// Refuses, before anything is done, space or a layout check for untorn
-/// writes of `unit` on a file that takes none of that size: an `O_DIRECT`
-/// write of `unit` at offset 0 must pass [`check`](super::check) against
-/// the file's own limits. Where untorn writes are absent altogether
-/// (ext4 on a device without atomic writes, btrfs, tmpfs) a prepared
-/// layout would read as ready while every write could tear, so the answer
-/// is no, said first, with the reason: `EOPNOTSUPP` where the file takes
-/// no untorn writes, `EINVAL` for a unit outside its limits
-/// ([`Refusal::errno`](super::Refusal::errno)).
-pub(crate) fn takes_unit(
-    op: &'static str,
-    path: &Path,
-    fd: BorrowedFd<'_>,
-    unit: u64,
-) -> Result<()> {
-    let limits = Limits::from_statx_of(fd);
-    super::check(&limits, unit, 0, true).map_err(|r| {
-        let unit = crate::units::format_human(unit);
-        let message = match &r {
-            super::Refusal::NotSupported { .. } => format!(
-                "this file takes no untorn writes (of {unit} or any size): {}; \
-                 only O_DIRECT writes with RWF_ATOMIC can be untorn, where statx reports a unit",
-                r.words()
-            ),
-            _ => format!("no untorn writes of {unit} on this file: {}", r.words()),
-        };
-        Error::refused(op, path, r.errno(), message)
-    })
-}
-
 /// Sets the extent-size hint of the file to `unit` on XFS when it has no
 /// extents yet; returns the note when it is not set and should be.
 pub(crate) fn set_hint(

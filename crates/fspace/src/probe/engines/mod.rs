@@ -72,23 +72,10 @@ impl EngineAdvice {
     }
 }
 
-/// `# NOT DURABLE: TEXT` as comment lines of at most 76 columns (80 where
-/// the probe's text indents them).
+/// `# NOT DURABLE: TEXT` as comment lines, wrapped as every comment of
+/// the fragments is.
 fn not_durable_comment(text: &str) -> String {
-    let mut out = String::new();
-    let mut line = String::from("# NOT DURABLE:");
-    for w in text.split_whitespace() {
-        if line.len() + 1 + w.len() > 76 && line.len() > 2 {
-            out.push_str(&line);
-            out.push('\n');
-            line = String::from("#");
-        }
-        line.push(' ');
-        line.push_str(w);
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
+    common::comment(&format!("NOT DURABLE: {text}"))
 }
 
 /// The cases for `engine` on this filesystem; `file_size` is what the
