@@ -137,7 +137,7 @@ const NOT_RUN: &[(&str, &str)] = &[
         "removes an installed package as root; ci/deb.sh check does",
     ),
     (
-        "fspace probe --compare-saved -q --prometheus fspace-compare.prom /tmp/fspace-matrix-prom/mnt/ext4/data",
+        "fspace probe --compare-saved -q --prometheus fspace-compare.prom /tmp/fspace-matrix/mnt/ext4/data",
         "compares with a save of the matrix's ext4; tests/probe_prometheus.rs runs --compare-saved on every filesystem of the matrix",
     ),
     (
