@@ -479,12 +479,12 @@ fn lone_committer_after_a_burst_and_odd_options() {
         }
     });
     std::thread::sleep(Duration::from_millis(120)); // past the peak window
-    let before = wal.stats().gather_waits;
+    let before = wal.stats().group.gather_waits;
     for _ in 0..300 {
         wal.commit(&[2u8; 100]).unwrap();
     }
     assert_eq!(
-        wal.stats().gather_waits,
+        wal.stats().group.gather_waits,
         before,
         "a lone committer waited for a group"
     );

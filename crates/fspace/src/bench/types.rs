@@ -222,6 +222,9 @@ pub struct WalFigures {
     pub switches: u64,
     /// Switches that waited for the preparer.
     pub switch_waits: u64,
+    /// How the run's commits shared writes and syncs: groups and their
+    /// sizes, the flush time the log measured, the waits.
+    pub group: crate::wal::GroupStats,
     /// Commits whose record opened a new segment.
     pub switch_commits: u64,
     /// Their mean latency in microseconds.

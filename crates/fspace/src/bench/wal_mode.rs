@@ -92,6 +92,7 @@ pub(super) fn run_wal(
         syncs: after.syncs - before.syncs,
         switches: after.switches - before.switches,
         switch_waits: after.switch_waits - before.switch_waits,
+        group: after.group.since(&before.group),
         switch_commits: crossing.len() as u64,
         switch_mean_us: if crossing.is_empty() {
             0.0

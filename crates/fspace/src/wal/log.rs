@@ -136,7 +136,10 @@ impl Wal {
 
     /// Returns the counters of what the log has done.
     pub fn stats(&self) -> WalStats {
-        self.shared.lock().stats.clone()
+        let st = self.shared.lock();
+        let mut s = st.stats.clone();
+        s.group.flush_time_ns = st.group.flush_ns;
+        s
     }
 
     /// Waits until the preparer has [`WalOptions::prepare_ahead`](crate::wal::WalOptions::prepare_ahead) segments

@@ -44,6 +44,7 @@ mod crc;
 mod damage;
 mod flush;
 pub(crate) mod format;
+mod group;
 mod log;
 mod open;
 mod options;
@@ -65,13 +66,14 @@ pub use format::FORMAT_VERSION;
 pub use log::Wal;
 pub use options::{
     WalOptions, DEFAULT_PREPARE_AHEAD, DEFAULT_PREPARE_DUTY_CYCLE, DEFAULT_RECYCLE_POOL,
-    DEFAULT_SEGMENT_SIZE, DEFAULT_WRITE_BUFFER, DIRECT_IO_ON_LOCAL_FS, GROUP_COMMIT_WAIT,
-    LOCK_NAME, MAX_WRITE_BUFFER, MIN_DUTY_CYCLE, PREPARE_STEP, WRITE_PAGE,
+    DEFAULT_SEGMENT_SIZE, DEFAULT_WRITE_BUFFER, DIRECT_IO_ON_LOCAL_FS, GATHER_FRACTION,
+    GATHER_MIN_FLUSH, LOCK_NAME, MAX_WRITE_BUFFER, MIN_DUTY_CYCLE, PREPARE_STEP, SPIN_MAX_FLUSH,
+    WRITE_PAGE,
 };
 pub use reader::{Record, WalReader};
 pub use recovery::{RecoveryReport, TailReport};
 pub use types::{
-    max_record, DirectIoChoice, IoFallback, IoRefusal, Lsn, ReleaseReport, SegmentInfo, SyncChoice,
-    WalIo, WalStats,
+    max_record, DirectIoChoice, GroupStats, IoFallback, IoRefusal, Lsn, ReleaseReport, SegmentInfo,
+    SyncChoice, WalIo, WalStats,
 };
 pub use view::{WalFollower, WalView};

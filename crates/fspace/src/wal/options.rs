@@ -47,14 +47,29 @@ pub const DEFAULT_WRITE_BUFFER: usize = 4 << 20;
 /// filesystem in the matrix.
 pub const WRITE_PAGE: usize = 4096;
 
-/// Longest a flush waits for more concurrent committers to join its group
-/// before it writes: 200 µs. Only when more than one thread has been
-/// committing (a lone committer never waits). Evidence
-/// (bench/runs/2026-11-22-commit/, notes.md: ext4, 8 KiB records, 16
-/// writers): without it the writers split into two alternating groups, each
-/// fdatasync serving about half of them, and 16 writers gained less over
-/// one writer than with it, which about doubled the commits per fdatasync.
-pub const GROUP_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
+/// Shortest measured flush (the running average of a durable flush's I/O
+/// in this log) for which a writer waits for more committers to join its
+/// group: 100 µs. Below it a wait costs about what it saves: blocking and
+/// waking a thread costs tens of µs on a busy 2-core machine, and a short
+/// flush is itself the gather window (the next group forms while it runs).
+/// Evidence: bench/runs/2026-12-02-group-commit/ (tmpfs and the fast
+/// mounts flush in under 100 µs and scale without waiting; loop ext4
+/// flushes in 150-300 µs, where 16 writers gain from the wait).
+pub const GATHER_MIN_FLUSH: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// Longest a writer waits for its group to gather, as a fraction of the
+/// log's measured flush time: 0.5, PostgreSQL's advice for `commit_delay`
+/// (half the single-flush time `pg_test_fsync` reports). The wait ends
+/// sooner when as many records are pending as threads were committing.
+pub const GATHER_FRACTION: f64 = 0.5;
+
+/// Longest measured flush for which a follower (a commit whose record
+/// another thread is flushing) spins before it blocks: 50 µs. A short
+/// flush ends before a sleeping thread would even be woken, so spinning
+/// (a few CPU pauses, then yielding) saves a futex wait and wake per
+/// commit; behind a longer flush spinning only burns the CPU the flusher
+/// and the appenders need. Evidence: bench/runs/2026-12-02-group-commit/.
+pub const SPIN_MAX_FLUSH: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Whether the log writes with `O_DIRECT` on local filesystems when neither
 /// the caller nor the sync method asks for it: no. (`direct-dsync`, the

@@ -59,8 +59,8 @@ pub struct WalStats {
     pub switches: u64,
     /// Switches that found no segment ready and waited for the preparer.
     pub switch_waits: u64,
-    /// Flushes that waited for their group to gather ([`GROUP_COMMIT_WAIT`](crate::wal::GROUP_COMMIT_WAIT)).
-    pub gather_waits: u64,
+    /// How concurrent commits shared writes and syncs.
+    pub group: GroupStats,
     /// Segments the preparer created (grown) and recycled (renamed).
     pub prepared_created: u64,
     /// Segments the preparer took from the recycle pool.
@@ -91,7 +91,7 @@ impl WalStats {
             padding_bytes: 0,
             switches: 0,
             switch_waits: 0,
-            gather_waits: 0,
+            group: GroupStats::default(),
             prepared_created: 0,
             prepared_recycled: 0,
             released_to_pool: 0,
@@ -100,6 +100,79 @@ impl WalStats {
             last_prepare_reason: None,
             last_prepare_error: None,
             io,
+        }
+    }
+}
+
+/// How a log's concurrent commits shared writes and syncs (group commit):
+/// [`WalStats::group`], and a benchmark run's share of it
+/// ([`WalFigures::group`](crate::bench::WalFigures::group)).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct GroupStats {
+    /// Commit groups: syncs (or durable writes) that made records durable.
+    pub groups: u64,
+    /// Records those groups made durable.
+    pub group_records: u64,
+    /// Groups by size: `[1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, more]`
+    /// records ([`GroupStats::SIZE_BOUNDS`]).
+    pub group_sizes: [u64; 8],
+    /// The largest group.
+    pub largest_group: u64,
+    /// The log's running average of a durable flush's I/O (the write and
+    /// the sync, or the sync alone while the next group is written), in
+    /// ns; 0 before the first. Group commit decides with it.
+    pub flush_time_ns: u64,
+    /// Flushes that waited for their group to gather: only where the
+    /// measured flush time says a wait can pay
+    /// ([`GATHER_MIN_FLUSH`](crate::wal::GATHER_MIN_FLUSH)).
+    pub gather_waits: u64,
+    /// Time those flushes waited in all, in ns (each at most
+    /// [`GATHER_FRACTION`](crate::wal::GATHER_FRACTION) of a flush).
+    pub gather_wait_ns: u64,
+    /// Commits that waited for another thread's flush by spinning (where
+    /// flushes take less than [`SPIN_MAX_FLUSH`](crate::wal::SPIN_MAX_FLUSH)).
+    pub follower_spins: u64,
+    /// Commits that blocked until another thread's flush ended.
+    pub follower_waits: u64,
+    /// Group writes that ran while the previous group's sync did.
+    pub overlapped_writes: u64,
+}
+
+impl GroupStats {
+    /// The largest size of each bucket of [`GroupStats::group_sizes`]; the
+    /// last bucket holds every larger group.
+    pub const SIZE_BOUNDS: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+    /// Mean records per group (0 without groups).
+    pub fn mean_size(&self) -> f64 {
+        if self.groups == 0 {
+            0.0
+        } else {
+            self.group_records as f64 / self.groups as f64
+        }
+    }
+
+    /// What happened since `before` (counters subtracted; the flush time
+    /// and the largest group are this one's).
+    pub fn since(&self, before: &GroupStats) -> GroupStats {
+        let mut sizes = self.group_sizes;
+        for (s, b) in sizes.iter_mut().zip(before.group_sizes) {
+            *s = s.saturating_sub(b);
+        }
+        GroupStats {
+            groups: self.groups.saturating_sub(before.groups),
+            group_records: self.group_records.saturating_sub(before.group_records),
+            group_sizes: sizes,
+            largest_group: self.largest_group,
+            flush_time_ns: self.flush_time_ns,
+            gather_waits: self.gather_waits.saturating_sub(before.gather_waits),
+            gather_wait_ns: self.gather_wait_ns.saturating_sub(before.gather_wait_ns),
+            follower_spins: self.follower_spins.saturating_sub(before.follower_spins),
+            follower_waits: self.follower_waits.saturating_sub(before.follower_waits),
+            overlapped_writes: self
+                .overlapped_writes
+                .saturating_sub(before.overlapped_writes),
         }
     }
 }

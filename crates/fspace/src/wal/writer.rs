@@ -1,11 +1,12 @@
 //! The writer engine: the in-memory tail, group commit, segment switches,
 //! releases and poisoning, behind the [`Wal`](crate::wal::Wal) handle.
 
-use super::flush::{Chunk, FlushIo, Poison};
+use super::flush::{Chunk, Poison};
 use super::format::{
     self, encode_record, record_span, RecordKey, SegmentHeader, SEGMENT_HEADER_LEN,
 };
-use super::options::{WalOptions, GROUP_COMMIT_WAIT, WRITE_PAGE};
+use super::group::{can_overlap, Group};
+use super::options::{WalOptions, WRITE_PAGE};
 use super::scan::open_segment;
 use super::site::Site;
 use super::storage::{durable_rename, sync_dir, SegmentFile, Storage};
@@ -14,11 +15,11 @@ use crate::error::{Error, Result};
 use crate::sys::Errno;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How long the most concurrent committers seen is remembered by the
-/// group gathering ([`GROUP_COMMIT_WAIT`]): 50 ms, hundreds of flushes.
+/// group gathering (group.rs): 50 ms, hundreds of flushes.
 pub(super) const PEAK_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub(super) struct Shared {
@@ -41,6 +42,15 @@ pub(super) struct Shared {
     pub(super) committers: std::sync::atomic::AtomicUsize,
     /// Signalled by `append` while a flush gathers its group.
     pub(super) append_cv: Condvar,
+    /// `State::durable_lsn`, readable without the lock by spinning
+    /// followers (group.rs).
+    pub(super) durable: AtomicU64,
+    /// CPUs this process may run on: followers spin only while no more
+    /// threads commit than there are (group.rs).
+    pub(super) cpus: usize,
+    /// Counts the flush stages that ended: a spinning follower stops
+    /// spinning when it moves (group.rs).
+    pub(super) progress: AtomicU64,
     /// Serialises releases so renames stay in sequence order.
     pub(super) release_lock: Mutex<()>,
     /// Every call to storage goes through here.
@@ -81,18 +91,26 @@ pub(super) struct State {
     /// Pages of earlier segments not yet written (a switch during a flush).
     pub(super) sealed: VecDeque<Chunk>,
     pub(super) sealed_bytes: usize,
-    pub(super) flushing: bool,
+    /// A thread is in the write stage (group.rs): handing pages over and
+    /// writing them.
+    pub(super) writing: bool,
+    /// A thread is in the sync stage (group.rs).
+    pub(super) syncing: bool,
+    /// The segment the sync in flight syncs.
+    pub(super) sync_seq: u64,
+    /// Every record up to here has its pages written (a sync that starts
+    /// now covers them).
+    pub(super) written_lsn: u64,
     /// Threads waiting on `cv` ([`Shared::wait`]): a flush wakes them only
     /// when there are some, since a futex wake is a syscall, one per commit
     /// for a lone committer otherwise.
     pub(super) cv_waiters: usize,
-    /// A flush is waiting for its group to gather (see [`GROUP_COMMIT_WAIT`]).
+    /// A flush is waiting for its group to gather (group.rs).
     pub(super) gathering: bool,
     /// Last LSN handed to a flush.
     pub(super) handed_lsn: u64,
-    /// Most threads seen committing at once, over the recent flushes.
-    pub(super) peak_committers: usize,
-    pub(super) peak_since: std::time::Instant,
+    /// Group commit's measurements (group.rs).
+    pub(super) group: Group,
     pub(super) flushes: u64,
     /// Records go out with `O_DIRECT` (through `staging`, page-aligned).
     pub(super) direct: bool,
@@ -238,7 +256,7 @@ impl Shared {
             self.check_usable(&st)?;
             // Backpressure: bound the bytes waiting in memory.
             if st.sealed_bytes + (st.cur.end - st.cur.handed) as usize >= self.opts.write_buffer {
-                if st.flushing {
+                if st.writing || (st.syncing && !can_overlap(&st)) {
                     st = self.wait(st);
                 } else {
                     let (g, r) = self.flush(st, false);
@@ -397,161 +415,6 @@ impl Shared {
             handed: 0,
         };
         st.stats.switches += 1;
-    }
-
-    pub(super) fn sync_to(&self, lsn: u64) -> Result<()> {
-        let mut st = self.lock();
-        let lsn = lsn.min(st.next_lsn - 1);
-        loop {
-            if let Some(p) = &st.poison {
-                return Err(poisoned(p));
-            }
-            if st.durable_lsn >= lsn {
-                return Ok(());
-            }
-            if st.flushing {
-                st = self.wait(st);
-                continue;
-            }
-            st = self.gather(st);
-            let (g, r) = self.flush(st, true);
-            st = g;
-            r?;
-        }
-    }
-
-    /// Lets the group form: when several threads have been committing,
-    /// waits (at most [`GROUP_COMMIT_WAIT`]) until as many records are
-    /// pending as there were committers, so that one `fdatasync` serves
-    /// them all instead of two alternating half-groups.
-    pub(super) fn gather<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        let now = self.committers.load(Ordering::SeqCst);
-        if now <= 1 {
-            // Nobody else is committing right now: no group to wait for,
-            // and no clock read (the peak is updated by the next commit
-            // that has company, with the same outcome).
-            return st;
-        }
-        let t = std::time::Instant::now();
-        // The peak decays: it is the most committers seen within the last
-        // PEAK_WINDOW, so a past burst does not slow a lone committer.
-        if t.duration_since(st.peak_since) > PEAK_WINDOW {
-            st.peak_committers = now;
-            st.peak_since = t;
-        } else {
-            st.peak_committers = st.peak_committers.max(now);
-        }
-        if st.peak_committers <= 1 {
-            return st;
-        }
-        st.flushing = true; // others wait as followers meanwhile
-        st.gathering = true;
-        st.stats.gather_waits += 1;
-        let deadline = std::time::Instant::now() + GROUP_COMMIT_WAIT;
-        loop {
-            let pending = (st.next_lsn - 1 - st.handed_lsn) as usize;
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if pending >= st.peak_committers || left.is_zero() {
-                break;
-            }
-            st = match self.append_cv.wait_timeout(st, left) {
-                Ok((g, _)) => g,
-                Err(e) => e.into_inner().0,
-            };
-        }
-        st.gathering = false;
-        st
-    }
-
-    /// Writes out everything appended so far (and `fdatasync`s it if
-    /// `sync`), as the one flusher: the state lock is released during the
-    /// I/O so that other threads keep appending (they form the next group).
-    pub(super) fn flush<'a>(
-        &'a self,
-        mut st: MutexGuard<'a, State>,
-        sync: bool,
-    ) -> (MutexGuard<'a, State>, Result<()>) {
-        st.flushing = true;
-        if st.pad {
-            self.pad_flush(&mut st);
-        }
-        let chunks = hand_over(&mut st);
-        let target = st.next_lsn - 1;
-        st.handed_lsn = target;
-        st.flushes += 1;
-        let mut io = FlushIo {
-            dirty: st.dirty.take(),
-            staging: std::mem::take(&mut st.staging),
-            fsync: st.fsync,
-            writes: 0,
-            syncs: 0,
-            synced_seq: 0,
-        };
-        drop(st);
-        let failed = io.write(&chunks, sync).err().map(|b| *b);
-        let mut st = self.lock();
-        st.flushing = false;
-        let keep = 2 * self.opts.write_buffer.max(WRITE_PAGE);
-        if io.staging.capacity() <= keep + WRITE_PAGE {
-            st.staging = std::mem::take(&mut io.staging);
-        }
-        st.stats.writes += io.writes;
-        st.stats.syncs += io.syncs;
-        // Recycle the largest buffer for the next hand-over.
-        if let Some(c) = chunks.into_iter().max_by_key(|c| c.bytes.capacity()) {
-            if c.bytes.capacity() > st.spare.capacity() && c.bytes.capacity() <= keep {
-                st.spare = c.bytes;
-            }
-        }
-        let result = match failed {
-            Some((e, p)) => {
-                // A failed fdatasync is never retried: the kernel may have
-                // dropped the dirty pages and a second call could succeed
-                // without them (PostgreSQL's "fsyncgate"). A failed write
-                // leaves unknown bytes in the page cache. Either way the
-                // log stops; reopening recovers what is on disk.
-                if st.poison.is_none() {
-                    st.poison = Some(p);
-                }
-                Err(e)
-            }
-            None => {
-                // Only a flush that succeeded says which headers are
-                // durable (a per-write sync may have reached one before a
-                // later step failed; the poison stops releases anyway).
-                st.header_synced_seq = st.header_synced_seq.max(io.synced_seq);
-                st.dirty = io.dirty;
-                if sync {
-                    st.durable_lsn = st.durable_lsn.max(target);
-                }
-                Ok(())
-            }
-        };
-        if st.cv_waiters > 0 {
-            self.cv.notify_all();
-        }
-        (st, result)
-    }
-
-    /// Ends what the flush will write on a page boundary: a padding record
-    /// fills the rest of the current page, so the next flush starts on a
-    /// fresh page and no page is written twice (docs/wal-format.md,
-    /// "Padding"). Records are 16-byte aligned and pages are 4 KiB, so the
-    /// gap is 0 or at least a record header.
-    fn pad_flush(&self, st: &mut State) {
-        let rem = (st.cur.end % WRITE_PAGE as u64) as usize;
-        if rem == 0 || st.cur.end == st.cur.handed {
-            return;
-        }
-        let span = WRITE_PAGE - rem;
-        let key = RecordKey {
-            log_id: self.log_id,
-            seq: st.cur.seq,
-            nonce: st.cur.nonce,
-        };
-        format::encode_padding(&mut st.buf, &key, st.next_lsn, span);
-        st.cur.end += span as u64;
-        st.stats.padding_bytes += span as u64;
     }
 
     pub(super) fn release_before(&self, lsn: u64) -> Result<ReleaseReport> {
