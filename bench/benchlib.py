@@ -7,9 +7,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FSPACE = os.path.join(ROOT, "target", "release", "fspace")
 
+# The matrix's fast mounts, each with the filesystem it is (ci/matrix.sh):
+# ext4 and xfs made as the others, on loop devices over image files in a
+# tmpfs, where a durable write costs microseconds, not the host disk's flush.
+FAST = {"ext4-fast": "ext4", "xfs-fast": "xfs"}
+
 
 def mounts():
-    """{name: mount point} of the matrix."""
+    """{name: mount point} of the matrix: ext4, xfs, btrfs, ext4-noextents,
+    tmpfs, sshfs, and the fast mounts ext4-fast and xfs-fast (FAST; a script
+    measures them when named, e.g. `bench/commit.py ext4 ext4-fast`)."""
     env = os.environ.get("FSPACE_TEST_MOUNTS")
     if not env:
         path = os.environ.get("FSPACE_MATRIX_DIR", "/tmp/fspace-matrix") + "/env"
@@ -19,6 +26,13 @@ def mounts():
         except (OSError, StopIteration):
             sys.exit("bench: no FSPACE_TEST_MOUNTS and no matrix env file; run ci/matrix.sh up")
     return dict(kv.split("=", 1) for kv in env.split(",") if kv)
+
+
+def base(fs):
+    """The filesystem a mount of the matrix is: ext4 for ext4-fast, xfs for
+    xfs-fast, the name itself for the others (what a script keys a
+    filesystem's choices on)."""
+    return FAST.get(fs, fs)
 
 
 def scratch_dirs(m, names):

@@ -28,7 +28,7 @@ Without OLD the v1 variant is left out. Writes bench/runs/DATE-wal-layout[-TAG]/
 (output.txt, raw.json, README.md). Needs the matrix (`ci/matrix.sh up`).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
-from benchlib import FSPACE, mounts, save_raw, start_run
+from benchlib import FSPACE, base, mounts, save_raw, start_run
 
 OLD = os.environ.get("OLD")
 REPEAT = int(os.environ.get("REPEAT", "5"))
@@ -71,12 +71,12 @@ def variants(fs, size, writers):
                                           "--nocow", "off"]))
     v.append(("padded", FSPACE, common + ["--mode", "wal", "--pad-flushes", "on",
                                           "--nocow", "off"]))
-    if fs == "btrfs":
+    if base(fs) == "btrfs":
         v.append(("nocow", FSPACE, common + ["--mode", "wal", "--pad-flushes", "off",
                                              "--nocow", "on"]))
     v.append(("append", FSPACE, common + ["--mode", "appended"]))
     if size == 8192:
-        method = "direct-dsync" if fs in ("ext4", "xfs") else "fdatasync"
+        method = "direct-dsync" if base(fs) in ("ext4", "xfs") else "fdatasync"
         v.append(("overwrite", FSPACE, common + ["--mode", "recycled", "--sync-method", method]))
     return v
 

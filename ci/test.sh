@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, docs, unit tests, and the
 # integration tests and the Python package's tests (ci/python.sh) on the
-# real filesystem matrix (ext4, xfs, btrfs, ext4-noextents, tmpfs, sshfs),
+# real filesystem matrix (ext4, xfs, btrfs, ext4-noextents, tmpfs, sshfs, and
+# ext4-fast and xfs-fast, which the log's tests name; see ci/matrix.sh),
 # which this script mounts and always unmounts again, even when a test fails.
 #
 # As root it installs what it needs (Debian packages) and builds the matrix.

@@ -2,7 +2,9 @@
 
 ci/matrix.sh mounts ext4, xfs, btrfs, ext4 without extents (an ext3 image),
 tmpfs and sshfs and exports FSPACE_TEST_MOUNTS=name=path,... (ci/python.sh
-passes it on). A test that takes the `fs` fixture runs once per filesystem;
+passes it on). It also lists the fast mounts ext4-fast and xfs-fast (ext4
+and xfs on loop devices over a tmpfs), which only the Rust log's tests use:
+they are not in MATRIX. A test that takes the `fs` fixture runs once per filesystem;
 a filesystem that is not mounted makes its cases skipped with the reason,
 or failed when FSPACE_REQUIRE_MATRIX=1 (CI).
 """

@@ -11,13 +11,18 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::path::Path;
 
 common::per_fs! {
-    /// Each mount of the matrix is the filesystem its name says, and the
-    /// probe leaves no scratch file behind. (A filesystem missing from the
-    /// matrix makes this test ignored, or failed under FSPACE_REQUIRE_MATRIX=1.)
-    fn each_mount_is_what_its_name_says(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs] {
+    /// Each mount of the matrix is the filesystem its name says (`ext4-fast`
+    /// is ext4 and `xfs-fast` xfs, on a loop device over a file in a tmpfs),
+    /// and the probe leaves no scratch file behind. (A filesystem missing
+    /// from the matrix makes this test ignored, or failed under
+    /// FSPACE_REQUIRE_MATRIX=1.)
+    fn each_mount_is_what_its_name_says(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let info = fspace::fs_info(&fs.root).unwrap();
         let caps = info.caps().expect("capabilities measured");
-        match fs.name.as_str() {
+        if fs.is_fast() {
+            on_a_loop_over_tmpfs(fs);
+        }
+        match fs.base() {
             "ext4" => {
                 assert_eq!(info.kind, FsKind::Ext4);
                 assert!(caps.fallocate.supported);
@@ -59,6 +64,31 @@ common::per_fs! {
             );
         }
     }
+}
+
+/// A fast mount's device is a loop device whose backing file is on a
+/// tmpfs (a durable write ends at the loop: fsync of a tmpfs file does
+/// nothing).
+fn on_a_loop_over_tmpfs(fs: &Fs) {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    let devs = fspace::internals::block_devices(&fs.root)
+        .unwrap_or_else(|e| panic!("{}: no block device: {e}", fs.name));
+    let [dev] = &devs[..] else {
+        panic!("{}: one device expected: {devs:?}", fs.name)
+    };
+    let file = dev
+        .backing_file
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}: {} is not a loop device", fs.name, dev.name));
+    let st = rustix::fs::statfs(file).unwrap_or_else(|e| panic!("statfs {}: {e}", file.display()));
+    assert_eq!(
+        st.f_type as u64,
+        TMPFS_MAGIC,
+        "{}: {} is backed by {}, not on a tmpfs",
+        fs.name,
+        dev.name,
+        file.display()
+    );
 }
 
 /// Every way to ask for growth: five explicit strategies and auto per intent.

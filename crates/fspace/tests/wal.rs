@@ -1,6 +1,9 @@
 //! The segment log on the filesystem matrix: commits, group commit,
 //! recycling, options, sync methods, ENOSPC. (Damage: wal_damage.rs;
 //! kill -9: wal_kill.rs; injected faults: the library's own tests, src/wal/tests/faults.rs.)
+//! Each case also runs on the matrix's fast mounts, `ext4-fast` and
+//! `xfs-fast` (on a device where a durable write costs microseconds, the
+//! log's races take other turns), wherever it runs on ext4 or xfs.
 
 mod wal_common;
 use fspace_test_kit as common;
@@ -15,7 +18,7 @@ use std::time::Duration;
 common::per_fs! {
     /// Commits across several segments, reads back, reopens, reads back again
     /// and continues the LSN sequence, on every filesystem.
-    fn commit_read_reopen(fs) {
+    fn commit_read_reopen(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -65,7 +68,7 @@ common::per_fs! {
 common::per_fs! {
     /// Many threads commit at once; fewer fdatasyncs than commits (one per
     /// group), and every record is there, once.
-    fn group_commit_shares_fdatasync(fs) {
+    fn group_commit_shares_fdatasync(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let wal = Wal::open(dir.path().join("wal"), opts()).unwrap();
@@ -114,7 +117,7 @@ common::per_fs! {
 common::per_fs! {
     /// Released segments go to the pool (bounded; the rest are deleted) and
     /// come back renamed as new segments; their old records never reappear.
-    fn release_recycles_and_old_records_never_return(fs) {
+    fn release_recycles_and_old_records_never_return(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -227,7 +230,7 @@ common::per_fs! {
     /// Real ENOSPC on the small loop filesystems: the commit that needs a new
     /// segment fails clearly; everything committed stays readable; after
     /// space is freed, commits resume.
-    fn enospc_while_preparing(fs) on [ext4, xfs, ext4_noextents, tmpfs] {
+    fn enospc_while_preparing(fs) on [ext4, xfs, ext4_noextents, tmpfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -276,7 +279,7 @@ common::per_fs! {
     /// made, a writable open fails with ENOSPC and its error says that the
     /// records are intact, verified by that open, and how to read them;
     /// the read-only view then reads every acknowledged record.
-    fn full_filesystem_open_says_intact_and_the_view_reads_all(fs) on [ext4, xfs, ext4_noextents, tmpfs] {
+    fn full_filesystem_open_says_intact_and_the_view_reads_all(fs) on [ext4, xfs, ext4_noextents, tmpfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -342,7 +345,7 @@ common::per_fs! {
     /// per-write methods issue no `fdatasync` for commits (each write is
     /// durable when it returns), `fdatasync` one per commit; the stats say
     /// which method ran and why.
-    fn each_sync_method_commits_and_reads_back(fs) {
+    fn each_sync_method_commits_and_reads_back(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         for method in SyncMethod::ALL {
@@ -389,7 +392,7 @@ common::per_fs! {
     /// With `direct_io` on, records go out with O_DIRECT where the filesystem
     /// allows it (and say why not where it does not); the log reads back the
     /// same, also after a reopen.
-    fn direct_io_writes_read_back(fs) {
+    fn direct_io_writes_read_back(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -514,7 +517,7 @@ common::per_fs! {
     /// A saved probe that measured the sync methods decides the log's
     /// `auto` method when the log follows saved measurements (and only
     /// then); a method asked for still wins.
-    fn saved_probe_chooses_the_sync_method(fs) on [ext4, btrfs] {
+    fn saved_probe_chooses_the_sync_method(fs) on [ext4, btrfs, ext4_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let state = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! The log's recovery from damage on the filesystem matrix: torn and
-//! corrupt segments, lost headers, arbitrary damage and bytes.
+//! corrupt segments, lost headers, arbitrary damage and bytes; on the six
+//! filesystems and the fast mounts `ext4-fast` and `xfs-fast`.
 
 mod wal_common;
 use fspace_test_kit as common;
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 common::per_fs! {
     /// Torn and corrupt tails, damage in older segments, truncation, gaps and
     /// foreign files: each handled as documented, never a panic.
-    fn torn_and_corrupt_segments(fs) {
+    fn torn_and_corrupt_segments(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let name = &fs.name;
         // 1. Bytes flipped inside a record of the last written segment:
@@ -151,7 +152,7 @@ common::per_fs! {
     /// set aside (not deleted), and the log opens and continues. The same
     /// damage on an older segment still refuses, naming the file (case 3 of
     /// `torn_and_corrupt_segments`).
-    fn torn_header_on_the_newest_segment_ends_the_log(fs) {
+    fn torn_header_on_the_newest_segment_ends_the_log(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let name = &fs.name;
         let dir = fs.tempdir();
@@ -393,7 +394,7 @@ common::per_fs! {
     /// later pages on disk without its first page (header). Recovery treats it
     /// as prepared and the log reuses it under the same sequence; the records
     /// of its cut-short first run must never verify in the new one.
-    fn segment_reused_after_lost_header_returns_no_old_record(fs) {
+    fn segment_reused_after_lost_header_returns_no_old_record(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");
@@ -439,7 +440,7 @@ common::per_fs! {
     /// Regression (review): releasing up to a record whose segment header is
     /// not yet durable, then crashing, must not leave the log without a live
     /// segment (it would restart at LSN 1 under a new log id).
-    fn release_then_crash_keeps_the_log(fs) {
+    fn release_then_crash_keeps_the_log(fs) on [ext4, xfs, btrfs, ext4_noextents, tmpfs, sshfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");

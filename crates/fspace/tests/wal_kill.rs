@@ -1,5 +1,8 @@
 //! The log under kill -9 on the filesystem matrix: every acknowledged
-//! record survives, and no stale record of a recycled segment returns.
+//! record survives, and no stale record of a recycled segment returns; on
+//! ext4, xfs, btrfs and tmpfs, and on the fast mounts `ext4-fast` and
+//! `xfs-fast`, where a durable write costs microseconds and a child
+//! acknowledges more records before it is killed.
 
 mod wal_common;
 use fspace_test_kit as common;
@@ -191,10 +194,11 @@ fn verify_after_kill(d: &Path, model: &mut Model, fsname: &str, iter: u64) {
 
 common::per_fs! {
     /// kill -9 at random moments, at least 50 times on each of ext4, xfs,
-    /// btrfs and tmpfs (200+ kills per run), the children taking the sync
-    /// methods in turn, each method with padded flushes and without (so
-    /// the log holds both layouts, one after the other).
-    fn kill_9_keeps_every_acknowledged_record(fs) on [ext4, xfs, btrfs, tmpfs] {
+    /// btrfs, tmpfs, ext4-fast and xfs-fast (300+ kills per run), the
+    /// children taking the sync methods in turn, each method with padded
+    /// flushes and without (so the log holds both layouts, one after the
+    /// other).
+    fn kill_9_keeps_every_acknowledged_record(fs) on [ext4, xfs, btrfs, tmpfs, ext4_fast, xfs_fast] {
         let kills: u64 = std::env::var("FSPACE_WAL_KILLS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -250,7 +254,7 @@ common::per_fs! {
 common::per_fs! {
     /// Stale data: segments filled, released, recycled; fewer records written
     /// into them; kill -9: no record of a segment's earlier life comes back.
-    fn kill_9_after_recycling_returns_no_stale_record(fs) on [ext4, xfs, btrfs, tmpfs] {
+    fn kill_9_after_recycling_returns_no_stale_record(fs) on [ext4, xfs, btrfs, tmpfs, ext4_fast, xfs_fast] {
         let _g = fs.lock();
         let dir = fs.tempdir();
         let d = dir.path().join("wal");

@@ -25,15 +25,18 @@ pub const ENV: [&str; 3] = [
     "FSPACE_REQUIRE_MATRIX",
 ];
 
-/// Every filesystem a `per_fs!` test can ask for: the matrix's, and the
-/// bigalloc ext4 that `FSPACE_TEST_BIGALLOC` names on its own.
-pub const KNOWN: [&str; 7] = [
+/// Every filesystem a `per_fs!` test can ask for: the matrix's (its fast
+/// ext4 and xfs included), and the bigalloc ext4 that `FSPACE_TEST_BIGALLOC`
+/// names on its own.
+pub const KNOWN: [&str; 9] = [
     "ext4",
     "xfs",
     "btrfs",
     "ext4-noextents",
     "tmpfs",
     "sshfs",
+    "ext4-fast",
+    "xfs-fast",
     "ext4-bigalloc",
 ];
 

@@ -5,11 +5,35 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Every filesystem the matrix must provide in CI.
-pub const EXPECTED: [&str; 6] = ["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs", "sshfs"];
+pub const EXPECTED: [&str; 8] = [
+    "ext4",
+    "xfs",
+    "btrfs",
+    "ext4-noextents",
+    "tmpfs",
+    "sshfs",
+    "ext4-fast",
+    "xfs-fast",
+];
 
 /// The filesystems of the matrix that live on a small loop device or in
 /// bounded memory, where filling them (ENOSPC) is cheap and safe.
-pub const BOUNDED: [&str; 5] = ["ext4", "xfs", "btrfs", "ext4-noextents", "tmpfs"];
+pub const BOUNDED: [&str; 7] = [
+    "ext4",
+    "xfs",
+    "btrfs",
+    "ext4-noextents",
+    "tmpfs",
+    "ext4-fast",
+    "xfs-fast",
+];
+
+/// The matrix's fast mounts, each with the filesystem it is: made and
+/// mounted as that one, on a loop device whose image lives in a tmpfs, so
+/// that a durable write costs microseconds (as on an NVMe drive with
+/// power-loss protection) instead of the host disk's flush. Only tests that
+/// name them run on them (the log's), not `per_fs!`'s default list.
+pub const FAST: [(&str, &str); 2] = [("ext4-fast", "ext4"), ("xfs-fast", "xfs")];
 
 #[derive(Debug, Clone)]
 pub struct Fs {
@@ -41,8 +65,26 @@ impl Fs {
             .unwrap_or_else(|e| panic!("tempdir in {} ({}): {e}", self.root.display(), self.name))
     }
 
+    /// The filesystem of the matrix this one is: `ext4` for `ext4-fast` and
+    /// `xfs` for `xfs-fast` (the same mkfs and mount options on a faster
+    /// device, see [`FAST`]), the name itself for every other.
+    pub fn base(&self) -> &str {
+        FAST.iter()
+            .find(|(fast, _)| *fast == self.name)
+            .map_or(self.name.as_str(), |(_, base)| base)
+    }
+
+    /// Whether this is one of the matrix's fast mounts ([`FAST`]).
+    pub fn is_fast(&self) -> bool {
+        self.base() != self.name
+    }
+
+    /// Whether this filesystem is one of `names`, by its name or by the
+    /// filesystem it is ([`Fs::base`]): `fs.is(&["ext4"])` holds on
+    /// `ext4-fast` too, whose facts are ext4's. (`fs.name` is the mount's
+    /// own name, for what differs: the device, the locks.)
     pub fn is(&self, names: &[&str]) -> bool {
-        names.contains(&self.name.as_str())
+        names.contains(&self.name.as_str()) || names.contains(&self.base())
     }
 }
 
@@ -361,9 +403,11 @@ pub fn output_text(o: &std::process::Output) -> String {
 /// makes `mod grows_and_keeps_bytes` with `#[test] fn ext4()`, `xfs()`,
 /// `btrfs()`, `ext4_noextents()`, `tmpfs()` and `sshfs()`, each running the
 /// body with that filesystem (`fs: &Fs`). `on [ext4, xfs]` after the
-/// parameter limits the filesystems (`ext4_bigalloc` is the one
-/// `FSPACE_TEST_BIGALLOC` names). Two parameters and
-/// `on pairs [ext4_to_xfs: (ext4, xfs), ...]` make one test per named pair.
+/// parameter names the filesystems instead (`ext4_bigalloc` is the one
+/// `FSPACE_TEST_BIGALLOC` names; `ext4_fast` and `xfs_fast`, the fast
+/// mounts of [`FAST`], are in no default list and run only where named).
+/// Two parameters and `on pairs [ext4_to_xfs: (ext4, xfs), ...]` make one
+/// test per named pair.
 ///
 /// A test whose filesystem is not mounted is `#[ignore]`d with the reason
 /// (the build script of the test's package decides, see [`crate::build`]),
@@ -428,6 +472,12 @@ macro_rules! __fs_name {
     };
     (ext4_bigalloc $then:ident $($rest:tt)*) => {
         $crate::$then! { "ext4-bigalloc" "FSPACE_TEST_BIGALLOC is not set" $($rest)* }
+    };
+    (ext4_fast $then:ident $($rest:tt)*) => {
+        $crate::$then! { "ext4-fast" "ext4-fast is not in FSPACE_TEST_MOUNTS" $($rest)* }
+    };
+    (xfs_fast $then:ident $($rest:tt)*) => {
+        $crate::$then! { "xfs-fast" "xfs-fast is not in FSPACE_TEST_MOUNTS" $($rest)* }
     };
 }
 
