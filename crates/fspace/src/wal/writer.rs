@@ -85,7 +85,10 @@ pub(super) struct State {
     pub(super) next_lsn: u64,
     pub(super) durable_lsn: u64,
     pub(super) cur: Current,
-    /// Bytes of `cur` from `buf_start` (a page boundary) to `cur.end`.
+    /// Bytes of `cur` from `buf_start` to `cur.end`. With `O_DIRECT`
+    /// `buf_start` is a page boundary (the partial last page stays in the
+    /// buffer and is written whole again); buffered, it is where the last
+    /// flush ended.
     pub(super) buf: Vec<u8>,
     pub(super) buf_start: u64,
     /// Pages of earlier segments not yet written (a switch during a flush).
@@ -157,9 +160,12 @@ pub(super) fn round_down(x: u64) -> u64 {
     x / WRITE_PAGE as u64 * WRITE_PAGE as u64
 }
 
-pub(super) fn pad_to_page(v: &mut Vec<u8>) {
-    let len = v.len().div_ceil(WRITE_PAGE) * WRITE_PAGE;
-    v.resize(len, 0);
+/// Pads `v`, the bytes from offset `start`, with zeros to the next page
+/// boundary: a write never ends inside a page, so the kernel never reads a
+/// page to merge the write's end into it.
+pub(super) fn pad_to_page(v: &mut Vec<u8>, start: u64) {
+    let end = (start + v.len() as u64).div_ceil(WRITE_PAGE as u64) * WRITE_PAGE as u64;
+    v.resize((end - start) as usize, 0);
 }
 
 pub(super) fn poisoned(p: &Poison) -> Error {
@@ -310,7 +316,7 @@ impl Shared {
         };
         if st.cur.end > st.cur.handed {
             let mut bytes = std::mem::take(&mut st.buf);
-            pad_to_page(&mut bytes);
+            pad_to_page(&mut bytes, st.buf_start);
             st.sealed_bytes += bytes.len();
             let chunk = st.chunk_of_current(bytes);
             st.sealed.push_back(chunk);
@@ -521,22 +527,29 @@ impl Shared {
 }
 
 /// Takes every page waiting to be written: sealed chunks of earlier
-/// segments, then the current segment's buffer, keeping a copy of its
-/// partial last page, which the next flush writes again, whole (no
-/// read-before-write).
+/// segments, then the current segment's buffer, padded with zeros to the
+/// end of its last page. With `O_DIRECT` the buffer keeps a copy of that
+/// partial page, which the next flush writes again, whole (a direct write
+/// covers whole pages); buffered, the next flush starts where this one's
+/// records end, inside a page this flush leaves in the page cache, so its
+/// bytes are copied once (no read-before-write either way).
 pub(super) fn hand_over(st: &mut State) -> Vec<Chunk> {
     let mut chunks: Vec<Chunk> = st.sealed.drain(..).collect();
     st.sealed_bytes = 0;
     if st.cur.end > st.cur.handed {
-        let tail_start = round_down(st.cur.end);
-        let keep_from = (tail_start - st.buf_start) as usize;
+        let next_start = if st.direct {
+            round_down(st.cur.end)
+        } else {
+            st.cur.end
+        };
+        let keep_from = (next_start - st.buf_start) as usize;
         let mut next = std::mem::take(&mut st.spare);
         next.clear();
         next.extend_from_slice(&st.buf[keep_from..]);
         let mut bytes = std::mem::replace(&mut st.buf, next);
-        pad_to_page(&mut bytes);
+        pad_to_page(&mut bytes, st.buf_start);
         chunks.push(st.chunk_of_current(bytes));
-        st.buf_start = tail_start;
+        st.buf_start = next_start;
         st.cur.handed = st.cur.end;
     }
     chunks
