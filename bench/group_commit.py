@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Group commit at several writer counts: fspace's log against plain appending
+and the bare overwrite, and against an earlier build of the log (BASE), in
+one run (issue 40).
+
+Per filesystem (default: tmpfs ext4-fast xfs-fast ext4 xfs btrfs) and writer
+count (WRITERS, default 1,2,8,16,64), REPEAT rounds (default 5) of, in turn:
+  candidate   `fspace bench commit --mode wal,appended,recycled` (one process)
+  base        BASE's `fspace bench commit --mode wal` (when BASE is set)
+each for SECONDS (default 1), 8 KiB records. The order within a round
+alternates (candidate first in even rounds, base first in odd ones).
+
+Prints per filesystem and writer count the medians and min-max over the
+rounds of: commits/s, log ÷ appending, log ÷ overwrite, log ÷ its own
+1-writer rate (median of rounds ÷ median of rounds), candidate ÷ base, p99
+÷ the 1-writer p99, and the group figures (records per group, flush time).
+Raw JSON and output.txt go to bench/runs/DATE-group-commit[-TAG]/.
+
+Needs the matrix (`ci/matrix.sh up`, which mounts the fast ones too) and a
+release build. A BASE binary is built from an earlier commit, e.g.
+  git worktree add /tmp/base <commit> && cargo build --release \\
+      --manifest-path /tmp/base/Cargo.toml -p fspace-cli
+Usage: [REPEAT=5] [SECONDS=1] [WRITERS=1,2,8] [BASE=path] [TAG=name] \\
+       bench/group_commit.py [fs ...]
+"""
+import json, os, statistics, subprocess, sys, time
+from benchlib import FSPACE, mounts, save_raw, scratch_dirs, start_run
+
+REPEAT = int(os.environ.get("REPEAT", "5"))
+SECONDS = os.environ.get("SECONDS", "1")
+WRITERS = [int(w) for w in os.environ.get("WRITERS", "1,2,8,16,64").split(",")]
+BASE = os.environ.get("BASE")
+
+
+def bench(binary, d, writers, modes):
+    subprocess.run(["sync", "-f", d], check=False)
+    out = subprocess.run([binary, "bench", "commit", "--json", "--seconds", SECONDS,
+                          "--record", "8KiB", "--writers", str(writers), "--mode", modes, d],
+                         check=True, capture_output=True, text=True).stdout
+    return {r["state"]: r for r in json.loads(out)["results"]}
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def main():
+    fss = sys.argv[1:] or ["tmpfs", "ext4-fast", "xfs-fast", "ext4", "xfs", "btrfs"]
+    run = start_run("group-commit")
+    raw = {"writers": WRITERS, "seconds": SECONDS, "repeat": REPEAT, "base": BASE, "rows": []}
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}; 8 KiB records; {SECONDS} s per mode; "
+          f"{REPEAT} rounds; load {os.getloadavg()[0]:.2f}")
+    for fs, d in scratch_dirs(mounts(), fss):
+        one = {}
+        for w in WRITERS:
+            rounds = []
+            for r in range(REPEAT):
+                order = ["cand", "base"] if r % 2 == 0 else ["base", "cand"]
+                got = {}
+                for who in order:
+                    if who == "cand":
+                        got.update(bench(FSPACE, d, w, "wal,appended,recycled"))
+                    elif BASE:
+                        got["base"] = bench(BASE, d, w, "wal")["wal"]
+                rounds.append(got)
+                raw["rows"].append({"fs": fs, "writers": w, "round": r, "results": got,
+                                    "load": os.getloadavg()[0]})
+            rate = lambda g, m: g[m]["commits_per_sec"] if m in g else None
+            p99 = lambda g, m: g[m]["latency"]["p99_us"] if m in g else None
+            wal = [rate(g, "wal") for g in rounds]
+            med = statistics.median(wal)
+            if w == 1:
+                one = {"rate": med, "p99": statistics.median(p99(g, "wal") for g in rounds)}
+            grp = [g["wal"]["wal"]["group"] for g in rounds]
+            size = [x["group_records"] / max(1, x["groups"]) for x in grp]
+            flush = [x["flush_time_ns"] / 1000 for x in grp]
+            print(f"{fs:9} {w:>2} writers: log {med:>9,.0f}/s"
+                  f" | ÷append {spread([rate(g, 'wal') / rate(g, 'appended') for g in rounds])}"
+                  f" | ÷overwrite {spread([rate(g, 'wal') / rate(g, 'recycled') for g in rounds])}"
+                  f" | ÷own 1-writer {med / one['rate']:.2f}"
+                  f" | ÷base {spread([rate(g, 'wal') / rate(g, 'base') if 'base' in g else None for g in rounds])}"
+                  f" | p99 {statistics.median(p99(g, 'wal') for g in rounds):.0f} µs"
+                  f" = {statistics.median(p99(g, 'wal') for g in rounds) / one['p99']:.1f}x 1-writer"
+                  f" | group {spread(size)} | flush {spread(flush)} µs")
+            sys.stdout.flush()
+    save_raw(run, "raw", raw)
+
+
+if __name__ == "__main__":
+    main()
