@@ -7,6 +7,8 @@ directory on the mount under test, a unix socket in it and no TCP,
 `wal_init_zero=on`, `wal_recycle=on`, `synchronous_commit=on`), then runs
 REPEAT rounds of, alternating:
   pgbench, 1 client    one transactional 8 KiB pg_logical_emit_message per commit
+                       (prepared statements; a CHECKPOINT and a sync before each pgbench,
+                       a sync before each fspace run)
   fspace, 1 writer     `fspace bench commit --mode wal`, 8 KiB records
   pgbench, 8 clients
   fspace, 8 writers
@@ -60,7 +62,14 @@ class Cluster:
         shutil.chown(self.script, "postgres", "postgres")
 
     def pgbench(self, clients):
-        out = as_postgres(f"{PG_BIN}/pgbench", "-n", "-f", self.script, "-c", str(clients),
+        # As its experts run it: a checkpoint and a sync first (so that no
+        # earlier side's dirty pages are flushed during this one), prepared
+        # statements.
+        as_postgres(f"{PG_BIN}/psql", "-h", self.sock, "-U", "postgres", "-q", "-c", "CHECKPOINT",
+                    "postgres")
+        subprocess.run(["sync", "-f", self.data])
+        out = as_postgres(f"{PG_BIN}/pgbench", "-n", "-M", "prepared", "-f", self.script,
+                          "-c", str(clients),
                           "-j", str(min(clients, 4)), "-T", str(SECONDS), "-h", self.sock,
                           "-U", "postgres", "postgres").stdout
         m = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", out)

@@ -416,3 +416,54 @@ pub(super) fn can_overlap(st: &State) -> bool {
         && st.dirty.as_ref().is_none_or(|d| d.0 == st.cur.seq)
         && (!st.syncing || st.sync_seq == st.cur.seq)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_sizes_fall_in_their_buckets() {
+        let want = [
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (8, 3),
+            (9, 4),
+            (16, 4),
+            (17, 5),
+            (32, 5),
+            (33, 6),
+            (64, 6),
+            (65, 7),
+            (100_000, 7),
+        ];
+        for (n, b) in want {
+            assert_eq!(size_bucket(n), b, "{n} records");
+        }
+        // The documented bounds say the same.
+        for (i, bound) in crate::wal::GroupStats::SIZE_BOUNDS.iter().enumerate() {
+            assert_eq!(size_bucket(*bound), i);
+            assert_eq!(size_bucket(bound + 1), i + 1);
+        }
+    }
+
+    #[test]
+    fn a_preempted_flush_moves_the_average_a_bounded_step() {
+        let mut g = Group::default();
+        for _ in 0..50 {
+            g.record_flush(Duration::from_micros(20));
+        }
+        assert_eq!(g.flush_ns, 20_000);
+        // A flusher preempted for 10 ms counts as 4x the average at most.
+        g.record_flush(Duration::from_millis(10));
+        assert_eq!(g.flush_ns, 20_000 + (80_000 - 20_000) / 8);
+        // A device that got slower for good is followed within a few
+        // dozen flushes.
+        for _ in 0..40 {
+            g.record_flush(Duration::from_micros(400));
+        }
+        assert!(g.flush_ns > 380_000, "{}", g.flush_ns);
+    }
+}

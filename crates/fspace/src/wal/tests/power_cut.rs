@@ -196,6 +196,19 @@ fn verify(wal: &Wal, model: &Model, t: &mut Truth, v: &mut Verdict) {
     t.acked.clear();
 }
 
+/// Takes a committer off the count when its thread ends.
+struct Leave<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Group writes that ran while a sync did, over every run: the pipeline
+/// must be among what the cuts land in.
+static OVERLAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Runs the workload of one phase until done or the model ends the
 /// process.
 fn workload(wal: &Wal, seed: u64, phase: usize, s: &Shape, t: &Mutex<Truth>) {
@@ -203,6 +216,13 @@ fn workload(wal: &Wal, seed: u64, phase: usize, s: &Shape, t: &Mutex<Truth>) {
         for w in 0..s.writers {
             scope.spawn(move || {
                 let mut rng = Rng(seed ^ (phase as u64 * 7919) ^ (w as u64 * 104_729));
+                // Counted as committers, as `Wal::commit` counts itself, so
+                // that group commit pipelines (writes the next group while
+                // the current one syncs) as it does under real commits.
+                let sh = &wal.shared;
+                sh.committers
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _out = Leave(&sh.committers);
                 for n in 0..s.ops_per_writer {
                     let data = payload(seed, w, phase * 1000 + n, &mut rng);
                     let lsn = match wal.append(&data) {
@@ -282,6 +302,10 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
             break;
         }
         workload(&wal, seed, phase, &s, &truth);
+        OVERLAPPED.fetch_add(
+            wal.stats().group.overlapped_writes,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         phase += 1;
         match model.event() {
             Some(ev) => {
@@ -366,11 +390,16 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
         }
         seed += 1;
     }
+    let overlapped = OVERLAPPED.load(std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes), {} failed",
+        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes; {overlapped} group writes overlapped a sync), {} failed",
         failures.len()
     );
     if want >= 1000 {
+        assert!(
+            overlapped > 0,
+            "no group write ran while a sync did: the pipeline was not cut"
+        );
         assert_eq!(
             per_method.len(),
             SyncMethod::ALL.len(),
