@@ -25,7 +25,9 @@
 //! rule 10).
 
 use super::flush::FlushIo;
-use super::options::{GATHER_FRACTION, GATHER_MIN_FLUSH, SPIN_MAX_FLUSH, WRITE_PAGE};
+use super::options::{
+    DSYNC_WRITES_IN_FLIGHT, GATHER_FRACTION, GATHER_MIN_FLUSH, SPIN_MAX_FLUSH, WRITE_PAGE,
+};
 use super::writer::{hand_over, poisoned, Shared, State, PEAK_WINDOW};
 use crate::error::Result;
 use std::sync::atomic::Ordering;
@@ -111,7 +113,23 @@ impl Shared {
                 }
                 continue;
             }
+            if st.handed_lsn >= lsn && !st.inflight.is_empty() {
+                // Its durable write is in flight.
+                st = self.follow(st, lsn, &mut spin);
+                continue;
+            }
             if st.writing || (st.syncing && !can_overlap(&st)) {
+                st = self.follow(st, lsn, &mut spin);
+                continue;
+            }
+            if can_fly(&st) && (self.has_company() || !st.inflight.is_empty()) {
+                let (g, r) = self.fly(st);
+                st = g;
+                r?;
+                continue;
+            }
+            if !st.inflight.is_empty() {
+                // A write that needs the ones in flight done first.
                 st = self.follow(st, lsn, &mut spin);
                 continue;
             }
@@ -301,6 +319,72 @@ impl Shared {
         (st, result)
     }
 
+    /// Sends the pending records as one more durable write in flight
+    /// (a per-write sync method: each write is its own sync), beside the
+    /// ones other threads have in flight, at distinct pages: the write ends
+    /// on a page boundary (a padding record fills the rest), so the next
+    /// one never shares a page with it. Records become durable in LSN
+    /// order: only when every write before theirs has returned too.
+    fn fly<'a>(&'a self, mut st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+        self.pad_flush(&mut st);
+        let chunks = hand_over(&mut st);
+        let target = st.next_lsn - 1;
+        st.handed_lsn = target;
+        st.flushes += 1;
+        if !st.inflight.is_empty() {
+            st.stats.group.overlapped_writes += 1;
+        }
+        let seq = st.cur.seq;
+        st.inflight.push_back(InFlight {
+            seq,
+            target,
+            synced_seq: 0,
+            done: false,
+        });
+        let mut io = FlushIo {
+            dirty: None,
+            staging: std::mem::take(&mut st.staging),
+            fsync: st.fsync,
+            writes: 0,
+            syncs: 0,
+            synced_seq: 0,
+        };
+        drop(st);
+        let t = Instant::now();
+        let failed = io.write(&chunks, true).err().map(|b| *b);
+        let took = t.elapsed();
+        let mut st = self.lock();
+        if io.staging.capacity() > st.staging.capacity() {
+            st.staging = std::mem::take(&mut io.staging);
+        }
+        st.stats.writes += io.writes;
+        st.stats.syncs += io.syncs;
+        let result = match failed {
+            Some((e, p)) => {
+                self.poison(&mut st, p);
+                Err(e)
+            }
+            None => {
+                st.group.record_flush(took);
+                if let Some(f) = st.inflight.iter_mut().find(|f| f.target == target) {
+                    f.done = true;
+                    f.synced_seq = io.synced_seq;
+                }
+                // Acknowledge in LSN order: the oldest writes that returned.
+                while st.inflight.front().is_some_and(|f| f.done) {
+                    if let Some(f) = st.inflight.pop_front() {
+                        st.header_synced_seq = st.header_synced_seq.max(f.synced_seq);
+                        st.written_lsn = st.written_lsn.max(f.target);
+                        self.made_durable(&mut st, f.target);
+                    }
+                }
+                Ok(())
+            }
+        };
+        self.stage_ended(&st);
+        (st, result)
+    }
+
     /// The sync stage: makes every written page durable, with the log's
     /// sync call, while the next group is written.
     fn sync_stage<'a>(
@@ -403,6 +487,33 @@ impl Shared {
         st.cur.end += span as u64;
         st.stats.padding_bytes += span as u64;
     }
+}
+
+/// Whether the pending records can go out as one more durable write in
+/// flight ([`Shared::fly`]): the sync method syncs each write, nothing is
+/// written but not synced, no earlier segment's pages wait, every write in
+/// flight is of the current segment, and fewer than
+/// [`DSYNC_WRITES_IN_FLIGHT`] are.
+pub(super) fn can_fly(st: &State) -> bool {
+    st.dsync
+        && st.dirty.is_none()
+        && st.sealed.is_empty()
+        && st.written_lsn == st.durable_lsn
+        && st.inflight.len() < DSYNC_WRITES_IN_FLIGHT
+        && st.inflight.back().is_none_or(|f| f.seq == st.cur.seq)
+}
+
+/// A durable write in flight ([`Shared::fly`]).
+#[derive(Debug)]
+pub(super) struct InFlight {
+    /// Its segment.
+    pub(super) seq: u64,
+    /// The last LSN it carries.
+    pub(super) target: u64,
+    /// The segment it made durable (its header, if it carried it).
+    pub(super) synced_seq: u64,
+    /// It returned.
+    pub(super) done: bool,
 }
 
 /// Whether the pages waiting now can be written while a sync runs: the log

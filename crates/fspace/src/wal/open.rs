@@ -464,6 +464,7 @@ fn initial_state(
         syncing: false,
         sync_seq: 0,
         written_lsn: next_lsn - 1,
+        inflight: VecDeque::new(),
         gathering: false,
         handed_lsn: next_lsn - 1,
         group: Default::default(),

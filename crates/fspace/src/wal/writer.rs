@@ -5,7 +5,7 @@ use super::flush::{Chunk, Poison};
 use super::format::{
     self, encode_record, record_span, RecordKey, SegmentHeader, SEGMENT_HEADER_LEN,
 };
-use super::group::{can_overlap, Group};
+use super::group::{can_overlap, Group, InFlight};
 use super::options::{WalOptions, WRITE_PAGE};
 use super::scan::open_segment;
 use super::site::Site;
@@ -104,6 +104,8 @@ pub(super) struct State {
     /// Every record up to here has its pages written (a sync that starts
     /// now covers them).
     pub(super) written_lsn: u64,
+    /// Durable writes in flight, oldest first (group.rs, `fly`).
+    pub(super) inflight: VecDeque<InFlight>,
     /// Threads waiting on `cv` ([`Shared::wait`]): a flush wakes them only
     /// when there are some, since a futex wake is a syscall, one per commit
     /// for a lone committer otherwise.
@@ -262,7 +264,9 @@ impl Shared {
             self.check_usable(&st)?;
             // Backpressure: bound the bytes waiting in memory.
             if st.sealed_bytes + (st.cur.end - st.cur.handed) as usize >= self.opts.write_buffer {
-                if st.writing || (st.syncing && !can_overlap(&st)) {
+                // Writes in flight must return first: their records are
+                // not durable yet, and this flush's sync would claim them.
+                if st.writing || (st.syncing && !can_overlap(&st)) || !st.inflight.is_empty() {
                     st = self.wait(st);
                 } else {
                     let (g, r) = self.flush(st, false);
