@@ -25,9 +25,7 @@
 //! rule 10).
 
 use super::flush::FlushIo;
-use super::options::{
-    DSYNC_WRITES_IN_FLIGHT, GATHER_FRACTION, GATHER_MIN_FLUSH, SPIN_MAX_FLUSH, WRITE_PAGE,
-};
+use super::options::{GATHER_FRACTION, GATHER_MIN_FLUSH, SPIN_MAX_FLUSH, WRITE_PAGE};
 use super::writer::{hand_over, poisoned, Shared, State, PEAK_WINDOW};
 use crate::error::Result;
 use std::sync::atomic::Ordering;
@@ -493,13 +491,14 @@ impl Shared {
 /// flight ([`Shared::fly`]): the sync method syncs each write, nothing is
 /// written but not synced, no earlier segment's pages wait, every write in
 /// flight is of the current segment, and fewer than
-/// [`DSYNC_WRITES_IN_FLIGHT`] are.
+/// [`WalOptions::writes_in_flight`](crate::wal::WalOptions::writes_in_flight)
+/// are.
 pub(super) fn can_fly(st: &State) -> bool {
     st.dsync
         && st.dirty.is_none()
         && st.sealed.is_empty()
         && st.written_lsn == st.durable_lsn
-        && st.inflight.len() < DSYNC_WRITES_IN_FLIGHT
+        && st.inflight.len() < st.writes_in_flight
         && st.inflight.back().is_none_or(|f| f.seq == st.cur.seq)
 }
 

@@ -113,6 +113,7 @@ impl Wal {
             nocow_by
         };
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
+        state.writes_in_flight = opts.writes_in_flight;
         confirm_io(&mut state).map_err(noted)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -465,6 +466,7 @@ fn initial_state(
         sync_seq: 0,
         written_lsn: next_lsn - 1,
         inflight: VecDeque::new(),
+        writes_in_flight: 1,
         gathering: false,
         handed_lsn: next_lsn - 1,
         group: Default::default(),

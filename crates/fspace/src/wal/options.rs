@@ -72,15 +72,21 @@ pub const GATHER_FRACTION: f64 = 0.5;
 pub const SPIN_MAX_FLUSH: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Durable writes a log with a per-write sync method (`dsync`,
-/// `direct-dsync`) keeps in flight at once when several threads commit: 4,
-/// TigerBeetle's way (it keeps up to 32). Each write ends on a page
-/// boundary, so writes in flight never share a page, and records are
-/// acknowledged in LSN order. Evidence: bench/runs/2026-12-02-dsync-inflight/
-/// (8 KiB `O_DIRECT` + `RWF_DSYNC` writes at distinct offsets: 2 in flight
-/// 1.85x the writes/s of one on loop ext4, 4 in flight 3.2x; on the fast
-/// mounts 2.2x and 5-6x) and bench/runs/2026-12-02-group-commit/ (the log at
-/// several writer counts against the earlier build, one write at a time).
-pub const DSYNC_WRITES_IN_FLIGHT: usize = 4;
+/// `direct-dsync`: the default on ext4 and xfs) keeps in flight at once
+/// when several threads commit ([`WalOptions::writes_in_flight`]): 1. With
+/// more, each group write ends on a page boundary (a padding record), so
+/// writes in flight never share a page, and records are acknowledged in
+/// LSN order. Raw durable writes gain from it (8 KiB `O_DIRECT` +
+/// `RWF_DSYNC` writes at distinct offsets: 2 in flight 1.6-1.85x the
+/// writes/s of one on loop ext4 and xfs, bench/runs/2026-12-02-dsync-inflight/),
+/// but through the log they replace grouping rather than add to it: groups
+/// shrink (8 writers on loop ext4: 4.3 records per write with one in flight,
+/// 2.8 with two, 1.7 with four) and 16 writers lost 6-14%
+/// (bench/runs/2026-12-02-group-commit/, notes.md). Not adopted by default.
+pub const DEFAULT_WRITES_IN_FLIGHT: usize = 1;
+
+/// Largest [`WalOptions::writes_in_flight`] accepted: 64.
+pub const MAX_WRITES_IN_FLIGHT: usize = 64;
 
 /// Whether the log writes with `O_DIRECT` on local filesystems when neither
 /// the caller nor the sync method asks for it: no. (`direct-dsync`, the
@@ -174,6 +180,14 @@ pub struct WalOptions {
     /// says so. Only a prepared segment's *growth* follows it when
     /// [`prepare`](Self::prepare) is the policy; a named strategy is kept.
     pub nocow: Option<bool>,
+    /// Durable writes kept in flight at once where the sync method syncs
+    /// each write (`dsync`, `direct-dsync`) and several threads commit:
+    /// 1 to [`MAX_WRITES_IN_FLIGHT`], default [`DEFAULT_WRITES_IN_FLIGHT`].
+    /// Above 1, group writes go out beside each other at distinct pages
+    /// (each ends on a page boundary) and records are acknowledged in LSN
+    /// order; other sync methods ignore it (they write the next group
+    /// while the current one syncs).
+    pub writes_in_flight: usize,
 }
 
 impl Default for WalOptions {
@@ -189,6 +203,7 @@ impl Default for WalOptions {
             sync_method: None,
             pad_flushes: None,
             nocow: None,
+            writes_in_flight: DEFAULT_WRITES_IN_FLIGHT,
         }
     }
 }
@@ -206,6 +221,7 @@ impl std::fmt::Debug for WalOptions {
             .field("sync_method", &self.sync_method)
             .field("pad_flushes", &self.pad_flushes)
             .field("nocow", &self.nocow)
+            .field("writes_in_flight", &self.writes_in_flight)
             .finish()
     }
 }
@@ -219,6 +235,12 @@ impl WalOptions {
             return Err(format!(
                 "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
                 o.segment_size
+            ));
+        }
+        if !(1..=MAX_WRITES_IN_FLIGHT).contains(&o.writes_in_flight) {
+            return Err(format!(
+                "writes in flight {} must be in [1, {MAX_WRITES_IN_FLIGHT}]",
+                o.writes_in_flight
             ));
         }
         if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
@@ -250,4 +272,4 @@ pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
         .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
 }
 
-setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool>, nocow: Option<bool> });
+setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool>, nocow: Option<bool>, writes_in_flight: usize });

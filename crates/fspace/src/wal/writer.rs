@@ -106,6 +106,8 @@ pub(super) struct State {
     pub(super) written_lsn: u64,
     /// Durable writes in flight, oldest first (group.rs, `fly`).
     pub(super) inflight: VecDeque<InFlight>,
+    /// At most this many ([`WalOptions::writes_in_flight`]).
+    pub(super) writes_in_flight: usize,
     /// Threads waiting on `cv` ([`Shared::wait`]): a flush wakes them only
     /// when there are some, since a futex wake is a syscall, one per commit
     /// for a lone committer otherwise.

@@ -64,6 +64,8 @@ struct Shape {
     /// Padded flushes (format 2's padding records) or the partial last
     /// page rewritten by the next flush.
     pad: bool,
+    /// Durable writes kept in flight (per-write sync methods only).
+    in_flight: usize,
 }
 
 fn shape(seed: u64, rng: &mut Rng) -> Shape {
@@ -84,6 +86,7 @@ fn shape(seed: u64, rng: &mut Rng) -> Shape {
         grow_ms: rng.below(3),
         sync: sync_method_of(seed),
         pad: rng.below(2) == 0,
+        in_flight: [1, 2, 4][rng.below(3) as usize],
     }
 }
 
@@ -149,6 +152,7 @@ fn opts(s: &Shape) -> WalOptions {
         prepare_duty_cycle: 1.0,
         sync_method: Some(s.sync),
         pad_flushes: Some(s.pad),
+        writes_in_flight: s.in_flight,
         ..Default::default()
     }
 }
@@ -370,11 +374,15 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     let mut seed = first;
     let mut per_method = std::collections::BTreeMap::new();
     let mut padded = 0u64;
+    // Families whose log keeps several durable writes in flight.
+    let mut flying = 0u64;
     while points < want {
         *per_method
             .entry(sync_method_of(seed).name())
             .or_insert(0u64) += 1;
-        padded += u64::from(shape(seed, &mut Rng(seed)).pad);
+        let sh = shape(seed, &mut Rng(seed));
+        padded += u64::from(sh.pad);
+        flying += u64::from(sh.in_flight > 1 && sh.sync.per_write());
         let (v, total, _) = run(seed, None);
         assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
         for n in 1..=total + 1 {
@@ -392,7 +400,7 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     }
     let overlapped = OVERLAPPED.load(std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes; {overlapped} group writes overlapped a sync), {} failed",
+        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes, {flying} with several durable writes in flight; {overlapped} group writes overlapped a sync or another write), {} failed",
         failures.len()
     );
     if want >= 1000 {
@@ -400,6 +408,7 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
             overlapped > 0,
             "no group write ran while a sync did: the pipeline was not cut"
         );
+        assert!(flying > 0, "no family kept several durable writes in flight");
         assert_eq!(
             per_method.len(),
             SyncMethod::ALL.len(),
