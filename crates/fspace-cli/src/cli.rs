@@ -269,6 +269,7 @@ pub(crate) enum BenchCommand {
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
         fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \
+        fspace bench commit --mode wal,appended,recycled --writers 1,2,4,8,16,64 .\n  \
         fspace bench commit --mode recycled,wal --sync-method all /var/lib/db\n  \
         fspace bench commit --record 1MiB --mode wal,appended --json /mnt/data"
     )]
@@ -296,6 +297,22 @@ fn whole_arg(s: &str) -> Result<u64, String> {
             "expected a whole number".to_string()
         }
     })
+}
+
+/// A writer count from 1 to [`fspace::bench::MAX_WRITERS`] (one item of a
+/// comma list: an empty one is a doubled or trailing comma).
+pub(crate) fn writers_arg(s: &str) -> Result<u32, String> {
+    let max = fspace::bench::MAX_WRITERS;
+    match s.trim().parse::<u32>() {
+        _ if s.trim().is_empty() => Err(format!(
+            "an empty writer count (a doubled or trailing comma?); give whole numbers from 1 to {max}, comma-separated: 1,2,4"
+        )),
+        Ok(n) if n >= 1 && n as usize <= max => Ok(n),
+        Ok(n) => Err(format!("{n} writers: a writer count is from 1 to {max}")),
+        Err(_) => Err(format!(
+            "{s:?} is not a writer count: whole numbers from 1 to {max}, comma-separated: 1,2,4"
+        )),
+    }
 }
 
 fn seconds_arg(s: &str) -> Result<f64, String> {
@@ -490,6 +507,11 @@ pub(crate) struct ProbeArgs {
     /// (postgresql.conf.fspace, my.cnf.fspace, rocksdb.options.fspace).
     #[arg(long, value_name = "DIR", requires = "engines")]
     pub write_config: Option<PathBuf>,
+    /// Threads that will commit at once: the log's expected rate and its
+    /// comparison with appending are measured at N writers (the
+    /// concurrency curve, 1 to 64 writers, includes N).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = writers_arg, conflicts_with = "compare_saved")]
+    pub writers: u32,
     /// Also write the figures for node_exporter's textfile collector
     /// (metrics fspace_probe_*, docs/monitoring.md), replacing FILE
     /// atomically.
@@ -642,9 +664,11 @@ pub(crate) struct CommitArgs {
     /// Bytes per record (at least 1).
     #[arg(long, default_value = "8KiB", value_parser = record_arg)]
     pub record: u64,
-    /// Threads committing at once.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub writers: u32,
+    /// Threads committing at once, or a comma list of counts (1,2,4,8,16,64):
+    /// every mode runs at each, and a table per mode shows how its rate
+    /// follows the writers and where it stops scaling.
+    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = writers_arg)]
+    pub writers: Vec<u32>,
     /// Seconds per mode.
     #[arg(long, default_value_t = 5.0, value_parser = seconds_arg)]
     pub seconds: f64,
