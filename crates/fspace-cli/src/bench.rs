@@ -3,10 +3,12 @@
 //! its JSON).
 
 use crate::cli::CommitArgs;
+use crate::curves::time;
 use crate::fmt::{format_human, hanging, labelled, within};
 use crate::output::{cancel_on_signals, emit, print_json, Progress, REPORTED};
 use fspace::bench::{
-    check_suite, run_suite, suite_runs, CommitBenchOptions, SpaceState, SuiteReport,
+    check_suite, run_suite, suite_runs, CommitBenchOptions, CommitResult, SpaceState, SuiteReport,
+    SuiteRun,
 };
 use fspace::StrategyChoice;
 use std::path::Path;
@@ -25,7 +27,8 @@ fn on_off(v: &str) -> Option<bool> {
 pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     let mut o = CommitBenchOptions::default()
         .record_size(a.record as usize)
-        .writers(a.writers as usize)
+        .writers(a.writers[0] as usize)
+        .writer_counts(writer_counts(&a.writers))
         .duration(std::time::Duration::from_secs_f64(a.seconds))
         .file_size(a.file_size)
         .segment_size(a.segment_size)
@@ -53,10 +56,16 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     let cancel = cancel_on_signals();
     let spinner = Progress::spinner();
     let runs = suite_runs(&modes, &o).len();
-    let started = |i: usize, (m, s): (SpaceState, Option<fspace::SyncMethod>)| {
+    let counts = o.writer_counts.len() > 1;
+    let started = |i: usize, run: SuiteRun| {
+        let w = if counts {
+            format!(", {}", writers(run.writers))
+        } else {
+            String::new()
+        };
         spinner.message(format!(
-            "measuring {} ({}/{runs}), {} s",
-            label(m, s),
+            "measuring {}{w} ({}/{runs}), {} s",
+            label(run.state, run.sync_method),
             i + 1,
             o.duration.as_secs_f64()
         ))
@@ -77,6 +86,31 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     }
 }
 
+/// The writer counts asked for, fewest first, each once.
+fn writer_counts(asked: &[u32]) -> Vec<usize> {
+    let mut w: Vec<usize> = asked.iter().map(|&n| n as usize).collect();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
+/// `1 writer`, `8 writers`.
+fn writers(n: usize) -> String {
+    format!("{n} writer{}", if n == 1 { "" } else { "s" })
+}
+
+/// A row's name in notes and the log's lines: the mode, its sync method
+/// when methods were named, and its writer count when several ran.
+fn row_name(r: &SuiteReport, x: &CommitResult) -> String {
+    let methods = !r.sync_methods.is_empty();
+    let l = label(x.state, x.sync_method.filter(|_| methods));
+    if r.writers.len() > 1 {
+        format!("{l}, {}", writers(x.writers))
+    } else {
+        l
+    }
+}
+
 /// `text` with the run's scratch files named within the directory, which
 /// a message may give as the user named it (`dir`) or as the report does.
 fn in_dir(text: &str, r: &SuiteReport, dir: &Path) -> String {
@@ -91,17 +125,6 @@ fn label(m: SpaceState, s: Option<fspace::SyncMethod>) -> String {
     }
 }
 
-/// Formats microseconds: µs below 0.1 ms, else ms.
-fn time(us: f64) -> String {
-    if us < 100.0 {
-        format!("{us:.1} µs")
-    } else if us >= 10_000.0 {
-        format!("{:.0} ms", us / 1000.0)
-    } else {
-        format!("{:.2} ms", us / 1000.0)
-    }
-}
-
 /// The report in words; `dir` is the directory as the user named it.
 fn table(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
@@ -110,11 +133,19 @@ fn table(r: &SuiteReport, dir: &Path) -> String {
         "fspace bench commit ",
         2,
         &format!(
-            "{}: {} records, {} writer{}, {} s per mode ({}{})",
+            "{}: {} records, {}, {} s per mode ({}{})",
             r.dir.display(),
             format_human(r.record_size),
-            r.writers,
-            if r.writers == 1 { "" } else { "s" },
+            match r.writers.as_slice() {
+                [one] => writers(*one),
+                many => format!(
+                    "{} writers",
+                    many.iter()
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
             r.seconds_per_mode,
             r.filesystem,
             r.source
@@ -129,7 +160,10 @@ fn table(r: &SuiteReport, dir: &Path) -> String {
     out!(o);
     o.push_str(&rows(r, dir));
     let methods = !r.sync_methods.is_empty();
-    let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    o.push_str(&crate::curves::tables(&r.curves, &|c| {
+        label(c.state, c.sync_method.filter(|_| methods))
+    }));
+    let name = |x: &CommitResult| row_name(r, x);
     o.push_str(&crate::durability::bench_text(
         r.results.iter().map(|row| (name(&row.result), &row.result)),
     ));
@@ -176,7 +210,7 @@ fn table(r: &SuiteReport, dir: &Path) -> String {
 /// for the file states by default), or for the log the method it really
 /// used at the end of its run, marked `+O_DIRECT` where its writes
 /// bypassed the page cache and the method's name does not say so.
-fn durable_by(x: &fspace::bench::CommitResult) -> String {
+fn durable_by(x: &CommitResult) -> String {
     match (&x.wal, x.sync_method) {
         (Some(w), _) if w.io.direct_io && !w.io.sync_method.direct() => {
             format!("{}+O_DIRECT", w.io.sync_method)
@@ -194,7 +228,13 @@ fn durable_by(x: &fspace::bench::CommitResult) -> String {
 fn rows(r: &SuiteReport, dir: &Path) -> String {
     let mut o = String::new();
     let methods = !r.sync_methods.is_empty();
-    let name = |x: &fspace::bench::CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    let name = |x: &CommitResult| label(x.state, x.sync_method.filter(|_| methods));
+    // A column of writer counts when several ran.
+    let wr = |x: Option<&CommitResult>| match (r.writers.len() > 1, x) {
+        (false, _) => String::new(),
+        (true, None) => format!(" {:>7}", "writers"),
+        (true, Some(x)) => format!(" {:>7}", x.writers),
+    };
     let w = r
         .results
         .iter()
@@ -216,8 +256,9 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
     };
     out!(
         o,
-        "{:<w$} {:>9} {:>6} {:>9} {:>9}{extra}",
+        "{:<w$}{} {:>9} {:>6} {:>9} {:>9}{extra}",
         "state",
+        wr(None),
         "commits/s",
         "MiB/s",
         "÷ append.",
@@ -229,7 +270,7 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
         if let Some(why) = &x.unsupported {
             hanging(
                 &mut o,
-                &format!("{:<w$} ", name(x)),
+                &format!("{:<w$}{} ", name(x), wr(Some(x))),
                 w + 1,
                 &format!("unsupported here: {}", in_dir(why, r, dir)),
             );
@@ -242,8 +283,9 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
         };
         out!(
             o,
-            "{:<w$} {:>9.0} {:>6.1} {:>9} {:>9}{extra}",
+            "{:<w$}{} {:>9.0} {:>6.1} {:>9} {:>9}{extra}",
             name(x),
+            wr(Some(x)),
             x.commits_per_sec,
             x.mib_per_sec,
             x_of(row.vs_append),
@@ -257,8 +299,9 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
     out!(o);
     out!(
         o,
-        "{:<w$} {:<d$} {:>7} {:>7} {:>7}",
+        "{:<w$}{} {:<d$} {:>7} {:>7} {:>7}",
         "state",
+        wr(None),
         DURABLE_BY,
         "p50",
         "p99",
@@ -269,8 +312,9 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
         let l = x.latency.clone().unwrap_or_default();
         out!(
             o,
-            "{:<w$} {:<d$} {:>7} {:>7} {:>7}",
+            "{:<w$}{} {:<d$} {:>7} {:>7} {:>7}",
             name(x),
+            wr(Some(x)),
             durable_by(x),
             time(l.p50_us),
             time(l.p99_us),
@@ -284,7 +328,7 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
 const DURABLE_BY: &str = "durable by";
 
 /// What the log did during its mode.
-fn wal_lines(name: &str, x: &fspace::bench::CommitResult, w: &fspace::bench::WalFigures) -> String {
+fn wal_lines(name: &str, x: &CommitResult, w: &fspace::bench::WalFigures) -> String {
     let mut o = String::new();
     // Each line wrapped to 80 columns, its later lines indented under it.
     let line = |o: &mut String, text: &str| hanging(o, "     ", 7, text);

@@ -5,6 +5,14 @@ use clap::{Args, Parser, Subcommand};
 use fspace::{Intent, Strategy};
 use std::path::PathBuf;
 
+mod values;
+
+use values::{
+    engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg, sync_method_arg,
+    unit_arg, whole_arg,
+};
+pub(crate) use values::{threshold_arg, writers_arg, StrategyArg};
+
 #[derive(Parser)]
 #[command(
     name = "fspace",
@@ -269,115 +277,11 @@ pub(crate) enum BenchCommand {
         Scratch files are made inside DIR and removed afterwards.\n\n\
         Examples:\n  fspace bench commit /var/lib/db\n  \
         fspace bench commit --mode wal,appended --writers 16 --seconds 10 .\n  \
+        fspace bench commit --mode wal,appended,recycled --writers 1,2,4,8,16,64 .\n  \
         fspace bench commit --mode recycled,wal --sync-method all /var/lib/db\n  \
         fspace bench commit --record 1MiB --mode wal,appended --json /mnt/data"
     )]
     Commit(CommitArgs),
-}
-
-fn record_arg(s: &str) -> Result<u64, String> {
-    match size_arg(s)? {
-        0 => Err("a record must be at least 1 byte".into()),
-        n if n > u32::MAX as u64 => {
-            Err(format!("{s:?} is larger than a record can be (4 GiB - 1)"))
-        }
-        n => Ok(n),
-    }
-}
-
-/// `wal dump --from` and `--limit`: a whole number (a bare parse error says
-/// only "invalid digit found in string"; clap's message names the option).
-fn whole_arg(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    s.parse().map_err(|_| {
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-            "above 2^64-1".to_string()
-        } else {
-            "expected a whole number".to_string()
-        }
-    })
-}
-
-fn seconds_arg(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a number of seconds between 0 and 86400"
-        )),
-    }
-}
-
-/// A sync method, or `all` (every one).
-fn sync_method_arg(s: &str) -> Result<Vec<fspace::SyncMethod>, String> {
-    if s == "all" {
-        Ok(fspace::SyncMethod::ALL.to_vec())
-    } else {
-        s.parse().map(|m| vec![m])
-    }
-}
-
-/// A mode, or `all` (None).
-fn mode_arg(s: &str) -> Result<Option<fspace::bench::SpaceState>, String> {
-    if s == "all" {
-        Ok(None)
-    } else {
-        s.parse().map(Some)
-    }
-}
-
-fn size_arg(s: &str) -> Result<u64, String> {
-    let n: fspace::Size = s.parse().map_err(|e: fspace::SizeError| e.to_string())?;
-    if n > fspace::Size::MAX_FILE {
-        return Err(format!(
-            "size {s:?} is larger than the largest file Linux allows ({} bytes, 8 EiB - 1)",
-            fspace::Size::MAX_FILE.bytes()
-        ));
-    }
-    Ok(n.bytes())
-}
-
-/// An untorn-write unit: a power of two from 512 bytes to 1 GiB (`16K`).
-fn unit_arg(s: &str) -> Result<u32, String> {
-    let n: fspace::Size = s.parse().map_err(|e: fspace::SizeError| e.to_string())?;
-    let n = n.bytes();
-    if !(512..=1 << 30).contains(&n) || !n.is_power_of_two() {
-        return Err(format!(
-            "unit {s:?} must be a power of two from 512 bytes to 1 GiB (4K, 16K, 64K)"
-        ));
-    }
-    Ok(n as u32)
-}
-
-/// `auto` or one strategy (a newtype: clap treats a bare `Option` as "may be absent").
-#[derive(Clone, Copy)]
-pub(crate) struct StrategyArg(pub Option<Strategy>);
-
-fn strategy_arg(s: &str) -> Result<StrategyArg, String> {
-    if s == "auto" {
-        Ok(StrategyArg(None))
-    } else {
-        s.parse().map(|s| StrategyArg(Some(s)))
-    }
-}
-
-fn engine_arg(s: &str) -> Result<fspace::probe::Engine, String> {
-    s.parse()
-}
-
-/// `--threshold PCT`: a percentage above 0 and below 100 (`20` or `20%`).
-pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
-    let pct: f64 = s
-        .strip_suffix('%')
-        .unwrap_or(s)
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a percentage (20 means 20%)"))?;
-    if !(pct > 0.0 && pct < 100.0) {
-        return Err(format!(
-            "{s:?}: the threshold must be above 0 and below 100 (percent)"
-        ));
-    }
-    Ok(pct)
 }
 
 /// A parser that also names the values it takes, for the shell
@@ -490,6 +394,11 @@ pub(crate) struct ProbeArgs {
     /// (postgresql.conf.fspace, my.cnf.fspace, rocksdb.options.fspace).
     #[arg(long, value_name = "DIR", requires = "engines")]
     pub write_config: Option<PathBuf>,
+    /// Threads that will commit at once: the log's expected rate and its
+    /// comparison with appending are measured at N writers (the
+    /// concurrency curve, 1 to 64 writers, includes N).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = writers_arg, conflicts_with = "compare_saved")]
+    pub writers: u32,
     /// Also write the figures for node_exporter's textfile collector
     /// (metrics fspace_probe_*, docs/monitoring.md), replacing FILE
     /// atomically.
@@ -642,9 +551,11 @@ pub(crate) struct CommitArgs {
     /// Bytes per record (at least 1).
     #[arg(long, default_value = "8KiB", value_parser = record_arg)]
     pub record: u64,
-    /// Threads committing at once.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub writers: u32,
+    /// Threads committing at once, or a comma list of counts (1,2,4,8,16,64):
+    /// every mode runs at each, and a table per mode shows how its rate
+    /// follows the writers and where it stops scaling.
+    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = writers_arg)]
+    pub writers: Vec<u32>,
     /// Seconds per mode.
     #[arg(long, default_value_t = 5.0, value_parser = seconds_arg)]
     pub seconds: f64,

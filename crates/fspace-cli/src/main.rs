@@ -23,6 +23,7 @@ mod bench;
 mod chart;
 mod cli;
 mod copy;
+mod curves;
 mod dig;
 mod durability;
 mod engines;
@@ -36,6 +37,7 @@ mod output;
 mod probe;
 mod prometheus;
 mod report;
+mod report_concurrency;
 mod wal;
 
 fn main() -> ExitCode {

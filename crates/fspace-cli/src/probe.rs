@@ -26,6 +26,7 @@ struct Args<'a> {
     engines: &'a [fspace::probe::Engine],
     write_config: Option<&'a Path>,
     prometheus: Option<&'a Path>,
+    writers: usize,
 }
 
 /// `fspace probe`.
@@ -51,6 +52,7 @@ pub(crate) fn run(a: ProbeArgs) -> fspace::Result<()> {
         engines: &a.engines,
         write_config: a.write_config.as_deref(),
         prometheus: a.prometheus.as_deref(),
+        writers: a.writers as usize,
     })
 }
 
@@ -71,7 +73,8 @@ fn probe(a: &Args<'_>) -> fspace::Result<()> {
         .level(a.level)
         .cancel(Some(&cancel))
         .progress(Some(&show))
-        .engines(a.engines);
+        .engines(a.engines)
+        .writers(a.writers);
     let result = fspace::probe::probe(a.dir, &opts);
     drop(bar);
     let mut r = result?;
@@ -407,6 +410,7 @@ fn text(r: &ProbeResult) -> String {
     o.push_str(&crate::durability::probe_text(r));
     o.push_str(&growth_text(r));
     o.push_str(&sweep_text(r));
+    o.push_str(&crate::curves::probe_text(r));
     o.push_str(&untorn_text(r));
     o.push_str(&recommendations_text(r));
     o.push_str(&crate::engines::text(r));
@@ -895,8 +899,13 @@ fn recommendations_text(r: &ProbeResult) -> String {
         } else {
             String::new()
         };
+        let w = p.log.as_ref().map_or(1, |l| l.writers);
+        let (writers, flag) = match w {
+            1 => ("1 writer".to_string(), String::new()),
+            w => (format!("{w} writers"), format!(" --writers {w}")),
+        };
         let text = format!(
-            "fspace's log with {} should reach about {} commits/s here ({runs}1 writer, 8 KiB records; from {}). Check it: fspace bench commit --mode wal --seconds 30 {}",
+            "fspace's log with {} should reach about {} commits/s here ({runs}{writers}, 8 KiB records; from {}). Check it: fspace bench commit --mode wal{flag} --seconds 30 {}",
             p.setup,
             commas(p.commits_per_sec),
             p.basis,

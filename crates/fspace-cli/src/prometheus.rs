@@ -10,6 +10,8 @@
 //! that the two join). The names and labels are documented in
 //! docs/monitoring.md.
 
+mod concurrency;
+
 use fspace::probe::{CompareVerdict, Comparison, ProbeResult, StateResult};
 use fspace::FsInfo;
 use std::io::Write;
@@ -261,11 +263,12 @@ pub(crate) fn probe_metrics(r: &ProbeResult) -> Metrics {
         };
         m.gauge(
             "fspace_probe_expected_commits_per_second",
-            "What fspace's log set up as recommended should reach here (8 KiB records, one writer): the median of its runs.",
+            "What fspace's log set up as recommended should reach here (8 KiB records, at fspace_probe_expected_writers writers): the median of its runs.",
             &[("strategy", strategy), ("sync", sync)],
             p.commits_per_sec,
         );
     }
+    concurrency::samples(&mut m, &r.concurrency);
     for g in &r.growth.results {
         let l = [("strategy", g.strategy.name())];
         m.gauge(

@@ -30,6 +30,7 @@ pub(crate) fn html(r: &ProbeResult) -> String {
     h.push_str(&untorn_html(r));
     h.push_str(&growth_html(r));
     h.push_str(&sweep_html(r));
+    h.push_str(&crate::report_concurrency::html(r));
     h.push_str(&footer_html(r));
     h
 }
@@ -128,13 +129,15 @@ fn recommendations_html(r: &ProbeResult) -> String {
         }
     }
     if let Some(p) = &r.commit.prediction {
+        let w = p.log.as_ref().map_or(1, |l| l.writers);
         let _ = writeln!(
             h,
-            "<dt>expected</dt><dd>fspace's log with {} should reach about {} commits/s here (runs {}–{}; 1 writer, 8 KiB records; from {}).</dd>",
+            "<dt>expected</dt><dd data-writers=\"{w}\">fspace's log with {} should reach about {} commits/s here (runs {}–{}; {w} writer{}, 8 KiB records; from {}).</dd>",
             esc(&p.setup),
             commas(p.commits_per_sec),
             commas(p.low),
             commas(p.high),
+            if w == 1 { "" } else { "s" },
             esc(&p.basis)
         );
     }

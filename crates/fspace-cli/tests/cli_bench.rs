@@ -2,6 +2,9 @@
 //! input, Ctrl-C.
 
 mod cli_common;
+// For `check_curve`: the bench's curves are the probe's kind.
+#[allow(unused_imports)]
+mod probe_common;
 use fspace_test_kit as common;
 
 use cli_common::*;
@@ -234,6 +237,18 @@ fn bench_commit_bad_input() {
             1,
             "lower --file-size",
         ),
+        (vec!["bench", "commit", "--writers", "0", d], 2, "--writers"),
+        (
+            vec!["bench", "commit", "--writers", "1,,2", d],
+            2,
+            "--writers",
+        ),
+        (vec!["bench", "commit", "--writers", "x", d], 2, "--writers"),
+        (
+            vec!["bench", "commit", "--writers", "1,1025", d],
+            2,
+            "--writers",
+        ),
     ];
     for (args, code, word) in cases {
         let o = fspace(&args);
@@ -432,5 +447,77 @@ common::per_fs! {
                 assert_eq!(nocow, want, "--nocow {flag}: {name}: {flags:?}");
             }
         }
+    }
+}
+
+common::per_fs! {
+    /// `--writers 1,2,4`: every mode at every count, the modes of one
+    /// count next to each other, each row with its writer count and its
+    /// ratios at its own count; a curve per mode with every count, rates
+    /// above zero, p99 >= p50, each ratio the rate over the one-writer
+    /// rate, and the text says where each mode stops scaling.
+    fn bench_commit_writer_counts_make_curves(fs) on [ext4, tmpfs] {
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let d = dir.path().to_str().unwrap();
+        let args = [
+            "bench", "commit", "--seconds", "0.2", "--file-size", "4MiB",
+            "--segment-size", "256KiB", "--mode", "wal,appended,recycled",
+            "--writers", "4,1,2", d,
+        ];
+        let o = fspace(&[&args[..], &["--json"]].concat());
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v = json(&o);
+        assert_eq!(v["writers"], serde_json::json!([1, 2, 4]), "{}", fs.name);
+        let rows = v["results"].as_array().unwrap();
+        let order: Vec<(u64, &str)> = rows
+            .iter()
+            .map(|r| (r["writers"].as_u64().unwrap(), r["state"].as_str().unwrap()))
+            .collect();
+        let mut want = vec![];
+        for w in [1, 2, 4] {
+            for m in ["wal", "appended", "recycled"] {
+                want.push((w, m));
+            }
+        }
+        assert_eq!(order, want, "{}", fs.name);
+        for r in rows {
+            let rate = r["commits_per_sec"].as_f64().unwrap();
+            let base = rows
+                .iter()
+                .find(|x| x["state"] == "appended" && x["writers"] == r["writers"])
+                .unwrap()["commits_per_sec"]
+                .as_f64()
+                .unwrap();
+            let ratio = r["vs_append"].as_f64().unwrap();
+            assert!((ratio - rate / base).abs() <= 1e-9 * ratio.max(1.0), "{}: {r}", fs.name);
+        }
+        let curves = v["curves"].as_array().unwrap();
+        let states: Vec<&str> = curves.iter().map(|c| c["state"].as_str().unwrap()).collect();
+        assert_eq!(states, ["wal", "appended", "recycled"], "{}", fs.name);
+        for c in curves {
+            probe_common::check_curve(&format!("{} {}", fs.name, c["state"]), c, &[1, 2, 4]);
+            // The rows say the same.
+            for p in c["points"].as_array().unwrap() {
+                let row = rows
+                    .iter()
+                    .find(|r| r["state"] == c["state"] && r["writers"] == p["writers"])
+                    .unwrap();
+                assert_eq!(row["commits_per_sec"], p["commits_per_sec"], "{}", fs.name);
+                assert_eq!(row["vs_one_writer"], p["vs_one_writer"], "{}", fs.name);
+            }
+        }
+        let o = fspace(&args);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for m in ["wal", "appended", "recycled"] {
+            assert!(
+                out.lines().any(|l| l.starts_with(&format!("{m}: "))
+                    && (l.contains("stops scaling at") || l.contains("still scaling at 4"))),
+                "{}: {out}",
+                fs.name
+            );
+        }
+        assert!(common::listing(dir.path()).is_empty(), "{}", fs.name);
     }
 }

@@ -236,3 +236,59 @@ common::per_fs! {
         );
     }
 }
+
+common::per_fs! {
+    /// `--writers 8`: the expected figure and the log's comparison with
+    /// appending are measured at 8 writers (the prediction says so, its
+    /// runs are the curve's runs at 8), the concurrency curve has every
+    /// count, and the text's Expected line and the recommendation say it.
+    fn probe_writers_moves_the_expected_figure(fs) on [ext4] {
+        let _m = measuring();
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let o = probe(&["--quick", "--json", "-q", "--writers", "8"], dir.path(), None);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let line = check_document(&fs.name, &v);
+        assert_eq!(v["concurrency"]["at_writers"], 8, "{}", fs.name);
+        let p = &v["commit"]["prediction"];
+        assert_eq!(p["writers"], 8, "{}: {p}", fs.name);
+        assert_eq!(p["runs"].as_array().unwrap().len(), 3, "{}: {p}", fs.name);
+        assert!(p["basis"].as_str().unwrap().contains("at 8 writers"), "{}: {p}", fs.name);
+        let wal = &v["concurrency"]["curves"][0];
+        assert_eq!(wal["state"], "wal");
+        let at8 = wal["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["writers"] == 8)
+            .unwrap();
+        // The point shown is the median run, the prediction's median.
+        assert!(
+            (at8["commits_per_sec"].as_f64().unwrap() - p["commits_per_sec"].as_f64().unwrap()).abs() < 1e-6,
+            "{}: {at8} {p}",
+            fs.name
+        );
+        eprintln!("{line}; expected at 8 writers {}", p["commits_per_sec"]);
+        assert!(scratch_left(dir.path()).is_empty());
+    }
+}
+
+/// `--writers` out of range or not a number: a usage error naming the
+/// option, exit 2, before anything is measured.
+#[test]
+fn probe_writers_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    for w in ["0", "x", "1025", ""] {
+        let o = probe(&["--quick", "--writers", w], dir.path(), None);
+        assert_eq!(o.status.code(), Some(2), "--writers {w:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("--writers"),
+            "--writers {w:?}: {}",
+            text(&o)
+        );
+    }
+    let o = probe(&["--compare-saved", "--writers", "4"], dir.path(), None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(common::listing(dir.path()).is_empty());
+}

@@ -242,6 +242,30 @@ common::per_fs! {
                 assert!(close(p50 * 1e6, st["p50_us"].as_f64().unwrap()), "{}: {state} {p50}", fs.name);
             }
         }
+        // The concurrency curve: a sample per mode and writer count, the
+        // JSON's figures; where each stopped scaling (0: still rising).
+        let c = &v["concurrency"];
+        assert_eq!(value(&samples, "fspace_probe_expected_writers", &[]), Some(1.0), "{}", fs.name);
+        for curve in c["curves"].as_array().unwrap() {
+            let state = curve["state"].as_str().unwrap();
+            for p in curve["points"].as_array().unwrap() {
+                let w = p["writers"].to_string();
+                let l = [("state", state), ("writers", w.as_str())];
+                let got = value(&samples, "fspace_probe_concurrency_commits_per_second", &l)
+                    .unwrap_or_else(|| panic!("{}: no {state} sample at {w} writers", fs.name));
+                assert!(close(got, p["commits_per_sec"].as_f64().unwrap()), "{}: {state} {w}", fs.name);
+                let p99 = value(&samples, "fspace_probe_concurrency_latency_p99_seconds", &l).unwrap();
+                assert!(close(p99 * 1e6, p["p99_us"].as_f64().unwrap()), "{}: {state} {w}", fs.name);
+                let x = value(&samples, "fspace_probe_concurrency_vs_one_writer", &l).unwrap();
+                assert!(close(x, p["vs_one_writer"].as_f64().unwrap()), "{}: {state} {w}", fs.name);
+            }
+            assert_eq!(
+                value(&samples, "fspace_probe_concurrency_stops_scaling_writers", &[("state", state)]),
+                Some(curve["stops_scaling_at"].as_f64().unwrap_or(0.0)),
+                "{}: {state}",
+                fs.name
+            );
+        }
         for m in v["commit"]["sync_methods"].as_array().unwrap() {
             let method = m["method"].as_str().unwrap();
             if method == "fdatasync" || !m["unsupported"].is_null() || m["commits"].as_u64() == Some(0) {

@@ -200,6 +200,9 @@ common::per_fs! {
             "  16 KiB pages, direct: yes (software path); cost ",
             // The page cache path, said once, with what it means.
             "  through the page cache: never untorn (only O_DIRECT writes are)",
+            // The concurrency curve: a table per mode, where it stops.
+            "Concurrency",
+            "    writers commits/s  ÷ 1 wr.      p50      p99",
         ] {
             assert!(out.contains(want), "output lacks {want:?}:\n{out}");
         }
@@ -210,6 +213,8 @@ common::per_fs! {
             "with and without RWF_ATOMIC; 4 alternating rounds of up to",
             "16 KiB pages, direct: yes (software path); cost ",
             "plain direct writes (",
+            // The expected figure says the writer count it holds at.
+            "1 writer, 8 KiB records; from ",
         ] {
             assert!(flat.contains(want), "output lacks {want:?}:\n{out}");
         }
@@ -219,8 +224,24 @@ common::per_fs! {
             "<dt>16 KiB pages, direct: <span class=\"what\">yes (software path)</span></dt>",
             "<dt>8 KiB pages, buffered: <span class=\"what\">no (O_DIRECT only)</span></dt>",
             "cost measured: ",
+            "<h2>Commit rate by writer count</h2>",
+            "data-group=\"concurrency\"",
+            "<dd data-writers=\"1\">fspace's log with ",
         ] {
             assert!(page.contains(want), "report lacks {want:?}");
+        }
+        for m in ["fspace wal", "appended", "recycled (ceiling)"] {
+            assert!(
+                out.lines().any(|l| l.starts_with(&format!("  {m}: "))
+                    && (l.contains("stops scaling at") || l.contains("still scaling at 64"))),
+                "no scaling line for {m}:\n{out}"
+            );
+            let state = match m {
+                "fspace wal" => "wal",
+                "recycled (ceiling)" => "recycled",
+                s => s,
+            };
+            assert!(page.contains(&format!("<li data-state=\"{state}\" data-stops-scaling-at=")), "report lacks {state}'s scaling");
         }
         // 80 columns, every line, those that quote a path (the directory,
         // the device's backing file, the report) and the progress on
@@ -231,7 +252,7 @@ common::per_fs! {
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
             &html,
-            &["commit-rate", "sync-methods", "commit-latency", "untorn-cost", "growth"],
+            &["commit-rate", "sync-methods", "commit-latency", "untorn-cost", "growth", "concurrency"],
             work.path(),
         );
     }
@@ -279,7 +300,7 @@ common::per_fs! {
         assert!(scratch_left(dir.path()).is_empty());
         check_report(
             &html,
-            &["commit-rate", "sync-methods", "commit-latency", "growth", "record-size"],
+            &["commit-rate", "sync-methods", "commit-latency", "growth", "record-size", "concurrency"],
             work.path(),
         );
     }

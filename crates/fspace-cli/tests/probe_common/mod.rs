@@ -186,6 +186,7 @@ pub fn check_document(fs: &str, v: &Value) -> String {
         assert!(space["pinned_bytes"].is_null(), "{fs}: {space}");
     }
     check_rounds(fs, v);
+    check_concurrency(fs, v);
     let untorn = check_untorn(fs, v);
     let against = check_log_vs_append(fs, v);
     format!(
@@ -336,6 +337,25 @@ pub fn check_log_vs_append<'a>(fs: &str, v: &'a Value) -> &'a Value {
             "{fs}: {lv}"
         );
         assert!(lv["text"].as_str().unwrap().starts_with("not measured: "));
+        return lv;
+    }
+    if lv["writers"].as_u64() > Some(1) {
+        // `--writers N`: the runs at N writers (the concurrency curve's,
+        // alternating), which the prediction comes from too.
+        let p = &v["commit"]["prediction"];
+        assert_eq!(lv["log_runs"], p["runs"], "{fs}: {lv} / {p}");
+        assert_eq!(lv["alternating"], true, "{fs}: {lv}");
+        let (l, a) = (floats(&lv["log_runs"]), floats(&lv["append_runs"]));
+        assert_eq!(a.len(), l.len(), "{fs}: {lv}");
+        let f = |k: &str| lv[k].as_f64().unwrap();
+        assert!(close(f("ratio"), median(&l) / median(&a)), "{fs}: {lv}");
+        assert!(
+            lv["text"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("at {} writers", lv["writers"])),
+            "{fs}: {lv}"
+        );
         return lv;
     }
     let appended = state(v, "appended");
@@ -562,4 +582,82 @@ pub fn check_untorn(fs: &str, v: &Value) -> String {
 /// The integer `field` of each element of `a`.
 fn names_u64(a: &[Value], field: &str) -> Vec<u64> {
     a.iter().map(|x| x[field].as_u64().unwrap()).collect()
+}
+
+/// One writer curve of a probe's `concurrency` or a bench's `curves`: a
+/// point per writer count in `counts` (fewest first), each measured one
+/// with a positive rate and p99 >= p50, its ratio the rate over the
+/// one-writer rate, and `stops_scaling_at` the first count no faster than
+/// the one before (null: still rising at the last).
+pub fn check_curve(what: &str, curve: &Value, counts: &[u64]) {
+    let points = curve["points"].as_array().unwrap();
+    let writers: Vec<u64> = points
+        .iter()
+        .map(|p| p["writers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(writers, counts, "{what}: {curve}");
+    let one = points[0]["commits_per_sec"].as_f64().unwrap();
+    let mut stop = None;
+    let mut before: Option<f64> = None;
+    for p in points {
+        assert!(p["unsupported"].is_null(), "{what}: {p}");
+        let r = p["commits_per_sec"].as_f64().unwrap();
+        assert!(r > 0.0, "{what}: {p}");
+        assert!(
+            p["p99_us"].as_f64().unwrap() >= p["p50_us"].as_f64().unwrap(),
+            "{what}: {p}"
+        );
+        let ratio = p["vs_one_writer"].as_f64().unwrap();
+        assert!(close(ratio, r / one), "{what}: {p} against {one}");
+        if stop.is_none() && before.is_some_and(|b| r <= b) {
+            stop = p["writers"].as_u64();
+        }
+        before = Some(r);
+    }
+    assert_eq!(curve["stops_scaling_at"].as_u64(), stop, "{what}: {curve}");
+}
+
+/// The probe's concurrency curve: the log, appending and recycled space at
+/// 1, 2, 4, 8, 16 and 64 writers and the count asked for; at a count above
+/// one the expected rate and the comparison with appending were measured
+/// there, and the log recommendation says so.
+pub fn check_concurrency(fs: &str, v: &Value) {
+    let c = &v["concurrency"];
+    let at = c["at_writers"].as_u64().unwrap();
+    let mut counts = vec![1, 2, 4, 8, 16, 64, at];
+    counts.sort_unstable();
+    counts.dedup();
+    let got: Vec<u64> = c["writers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_u64().unwrap())
+        .collect();
+    assert_eq!(got, counts, "{fs}: {c}");
+    assert_eq!(
+        names(&c["curves"], "state"),
+        ["wal", "appended", "recycled"],
+        "{fs}"
+    );
+    for curve in c["curves"].as_array().unwrap() {
+        check_curve(&format!("{fs} {}", curve["state"]), curve, &counts);
+    }
+    let p = &v["commit"]["prediction"];
+    if !p.is_null() {
+        assert_eq!(p["writers"].as_u64(), Some(at), "{fs}: {p}");
+    }
+    let log = rec(v, "log");
+    if log["measured"] == true {
+        assert_eq!(
+            log["log_vs_append"]["writers"].as_u64(),
+            Some(at),
+            "{fs}: {log}"
+        );
+        let said = format!("at {at} writers (--writers {at})");
+        assert_eq!(
+            log["reason"].as_str().unwrap().contains(&said),
+            at > 1,
+            "{fs}: {log}"
+        );
+    }
 }

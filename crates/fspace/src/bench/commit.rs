@@ -17,14 +17,18 @@ pub fn run_commit(
     cancel: Option<&AtomicBool>,
 ) -> Result<CommitResult> {
     let dir = dir.as_ref();
-    if opts.record_size == 0 || opts.writers == 0 || opts.record_size as u64 > opts.file_size {
+    if opts.record_size == 0
+        || opts.writers == 0
+        || opts.writers > super::curve::MAX_WRITERS
+        || opts.record_size as u64 > opts.file_size
+    {
         return Err(Error::refused_errno(
             "bench commit",
             dir,
             Errno::INVAL,
             format!(
-                "record size ({}) and writers ({}) must be positive, and the record no larger than the file ({})",
-                opts.record_size, opts.writers, opts.file_size
+                "record size ({}) and writers ({}) must be positive, writers at most {}, and the record no larger than the file ({})",
+                opts.record_size, opts.writers, super::curve::MAX_WRITERS, opts.file_size
             ),
         ));
     }

@@ -209,6 +209,7 @@ pub(super) fn result(
         .unwrap_or(SyncMethod::Fdatasync);
     CommitResult {
         state: mode,
+        writers: opts.writers,
         direct_io: mode != SpaceState::Wal && (method.direct() || opts.direct_io == Some(true)),
         sync_method: match mode {
             SpaceState::Wal => opts.sync_methods.first().copied(),

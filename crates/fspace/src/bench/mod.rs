@@ -7,6 +7,7 @@
 //! given, removed afterwards (also after an error or a cancel).
 
 mod commit;
+mod curve;
 mod engine;
 mod file_mode;
 mod suite;
@@ -14,5 +15,6 @@ mod types;
 mod wal_mode;
 
 pub use commit::{run_commit, BENCH_MARKER};
-pub use suite::{check_suite, run_suite, suite_runs, SuiteReport, SuiteRow};
+pub use curve::{writer_curves, CurvePoint, WriterCurve, CURVE_WRITERS, MAX_WRITERS};
+pub use suite::{check_suite, run_suite, suite_runs, SuiteReport, SuiteRow, SuiteRun};
 pub use types::{CommitBenchOptions, CommitResult, Latency, SpaceState, WalFigures};

@@ -1,10 +1,13 @@
 //! The commit benchmark as a suite: several modes measured one after the
 //! other in one run, with the ratios to the baselines of the same run
 //! (`append` and `overwrite`), which are what a noisy machine lets anyone
-//! compare. `fspace bench commit` prints it; library users get the same
-//! figures.
+//! compare. Given several writer counts, it runs every mode at each (the
+//! modes at one count next to each other) and draws each mode's
+//! [`WriterCurve`]. `fspace bench commit` prints it; library users get the
+//! same figures.
 
 use super::commit::run_commit;
+use super::curve::{writer_curves, WriterCurve, MAX_WRITERS};
 use super::engine::peak_rss_kib;
 use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
@@ -29,6 +32,21 @@ pub struct SuiteRow {
     /// commits/s ÷ the same mode's with `fdatasync`, when several sync
     /// methods ran.
     pub vs_fdatasync: Option<f64>,
+    /// commits/s ÷ the same mode's (and sync method's) at one writer, when
+    /// several writer counts ran, one among them.
+    pub vs_one_writer: Option<f64>,
+}
+
+/// One run of a suite: a mode, at a writer count, with a sync method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SuiteRun {
+    /// The mode.
+    pub state: SpaceState,
+    /// The sync method (`None`: the mode's default).
+    pub sync_method: Option<SyncMethod>,
+    /// Threads committing at once.
+    pub writers: usize,
 }
 
 /// What a suite measured (the JSON of `fspace bench commit --json`).
@@ -48,8 +66,8 @@ pub struct SuiteReport {
     pub source: Option<String>,
     /// Bytes per record.
     pub record_size: u64,
-    /// Threads committing at once.
-    pub writers: usize,
+    /// The writer counts every mode ran at, in order.
+    pub writers: Vec<usize>,
     /// Time per mode.
     pub seconds_per_mode: f64,
     /// The file the overwrite modes cycle through.
@@ -60,8 +78,11 @@ pub struct SuiteReport {
     pub direct_io: &'static str,
     /// The sync methods measured, in order (empty: each mode's default).
     pub sync_methods: Vec<SyncMethod>,
-    /// One row per mode measured, in order.
+    /// One row per run, in order (each with its writer count).
     pub results: Vec<SuiteRow>,
+    /// Per mode and sync method, its rate at each writer count, and where
+    /// it stopped scaling; empty when one writer count ran.
+    pub curves: Vec<WriterCurve>,
     /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
     pub peak_rss_kib: Option<u64>,
     /// Set when the run stopped early; `results` holds the modes finished.
@@ -74,6 +95,14 @@ pub fn check_suite(
     modes: &[SpaceState],
     o: &CommitBenchOptions,
 ) -> std::result::Result<(), String> {
+    if let Some(w) = writer_counts(o)
+        .into_iter()
+        .find(|w| *w == 0 || *w > MAX_WRITERS)
+    {
+        return Err(format!(
+            "--writers {w}: each writer count must be from 1 to {MAX_WRITERS}"
+        ));
+    }
     let files = modes.iter().any(|m| *m != SpaceState::Wal);
     if files && o.record_size as u64 > o.file_size {
         return Err(format!(
@@ -117,22 +146,40 @@ pub fn needs_file(mode: SpaceState) -> bool {
     )
 }
 
-/// The runs of a suite: each mode once per sync method (methods inner, so
-/// that the methods of one mode run back to back), or once when no method
-/// is named.
-pub fn suite_runs(
-    modes: &[SpaceState],
-    o: &CommitBenchOptions,
-) -> Vec<(SpaceState, Option<SyncMethod>)> {
+/// The writer counts of a suite: [`CommitBenchOptions::writer_counts`],
+/// or [`CommitBenchOptions::writers`] alone when that is empty.
+fn writer_counts(o: &CommitBenchOptions) -> Vec<usize> {
+    if o.writer_counts.is_empty() {
+        vec![o.writers]
+    } else {
+        o.writer_counts.clone()
+    }
+}
+
+/// The runs of a suite: at each writer count (outermost, so that the
+/// modes compared at one count run next to each other on a noisy
+/// machine), each mode once per sync method (methods inner, so that the
+/// methods of one mode run back to back), or once when no method is
+/// named.
+pub fn suite_runs(modes: &[SpaceState], o: &CommitBenchOptions) -> Vec<SuiteRun> {
     let methods: Vec<Option<SyncMethod>> = if o.sync_methods.is_empty() {
         vec![None]
     } else {
         o.sync_methods.iter().copied().map(Some).collect()
     };
-    modes
-        .iter()
-        .flat_map(|m| methods.iter().map(move |s| (*m, *s)))
-        .collect()
+    let mut runs = vec![];
+    for writers in writer_counts(o) {
+        for &state in modes {
+            for &sync_method in &methods {
+                runs.push(SuiteRun {
+                    state,
+                    sync_method,
+                    writers,
+                });
+            }
+        }
+    }
+    runs
 }
 
 /// Runs `modes` in `dir`, one after the other (each once per sync method
@@ -146,7 +193,7 @@ pub fn run_suite(
     modes: &[SpaceState],
     o: &CommitBenchOptions,
     cancel: Option<&AtomicBool>,
-    started: &dyn Fn(usize, (SpaceState, Option<SyncMethod>)),
+    started: &dyn Fn(usize, SuiteRun),
 ) -> Result<(SuiteReport, Option<Error>)> {
     let dir = dir.as_ref();
     let fs = crate::fs_info::fs_info(dir)?;
@@ -170,10 +217,13 @@ pub fn run_suite(
     }
     let mut results = vec![];
     let mut failure = None;
-    for (i, (m, method)) in suite_runs(modes, o).into_iter().enumerate() {
-        started(i, (m, method));
+    for (i, run) in suite_runs(modes, o).into_iter().enumerate() {
+        started(i, run);
+        let m = run.state;
         let one = CommitBenchOptions {
-            sync_methods: method.into_iter().collect(),
+            sync_methods: run.sync_method.into_iter().collect(),
+            writers: run.writers,
+            writer_counts: vec![],
             ..o.clone()
         };
         let r = run_commit(dir, m, &one, cancel);
@@ -206,7 +256,7 @@ pub fn run_suite(
         mount_point: fs.mount_point.clone(),
         source: fs.source.clone(),
         record_size: o.record_size as u64,
-        writers: o.writers,
+        writers: writer_counts(o),
         seconds_per_mode: o.duration.as_secs_f64(),
         file_size: o.file_size,
         segment_size: o.segment_size,
@@ -217,24 +267,33 @@ pub fn run_suite(
         },
         sync_methods: o.sync_methods.clone(),
         results: with_ratios(&results),
+        curves: if writer_counts(o).len() > 1 {
+            writer_curves(&results)
+        } else {
+            vec![]
+        },
         peak_rss_kib: peak_rss_kib(),
         error: failure.as_ref().map(|e| e.to_string()),
     };
     Ok((report, failure))
 }
 
-/// Each result with its ratios to the run's `append` and `overwrite`.
+/// Each result with its ratios to the run's `append` and `overwrite` at
+/// the same writer count, to `fdatasync` and to one writer.
 pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
     let of = |b: &CommitResult, r: &CommitResult| -> Option<f64> {
         (b.unsupported.is_none() && r.unsupported.is_none() && b.commits > 0)
             .then(|| r.commits_per_sec / b.commits_per_sec)
     };
-    // The baseline with the same sync method, else the first one that ran.
+    // The baseline with the same sync method, else the first one that
+    // ran; always at the same writer count.
     let ratio = |r: &CommitResult, base: SpaceState| -> Option<f64> {
+        let at = |x: &&CommitResult| x.state == base && x.writers == r.writers;
         let b = results
             .iter()
-            .find(|x| x.state == base && x.sync_method == r.sync_method)
-            .or_else(|| results.iter().find(|x| x.state == base))?;
+            .filter(at)
+            .find(|x| x.sync_method == r.sync_method)
+            .or_else(|| results.iter().find(at))?;
         of(b, r)
     };
     let several = results
@@ -242,7 +301,17 @@ pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
         .any(|x| x.sync_method != results[0].sync_method);
     let vs_fdatasync = |r: &CommitResult| -> Option<f64> {
         let b = results.iter().find(|x| {
-            several && x.state == r.state && x.sync_method == Some(SyncMethod::Fdatasync)
+            several
+                && x.state == r.state
+                && x.writers == r.writers
+                && x.sync_method == Some(SyncMethod::Fdatasync)
+        })?;
+        of(b, r)
+    };
+    let counts = results.iter().any(|x| x.writers != results[0].writers);
+    let vs_one_writer = |r: &CommitResult| -> Option<f64> {
+        let b = results.iter().find(|x| {
+            counts && x.writers == 1 && x.state == r.state && x.sync_method == r.sync_method
         })?;
         of(b, r)
     };
@@ -252,6 +321,7 @@ pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
             vs_append: ratio(r, SpaceState::Appended),
             vs_overwrite: ratio(r, SpaceState::Recycled),
             vs_fdatasync: vs_fdatasync(r),
+            vs_one_writer: vs_one_writer(r),
             result: r.clone(),
         })
         .collect()

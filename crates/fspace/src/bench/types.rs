@@ -133,8 +133,12 @@ impl std::str::FromStr for SpaceState {
 pub struct CommitBenchOptions {
     /// Bytes per record.
     pub record_size: usize,
-    /// Threads committing at once.
+    /// Threads committing at once in one run ([`run_commit`](super::run_commit)).
     pub writers: usize,
+    /// Writer counts [`run_suite`](super::run_suite) runs every mode at, in
+    /// this order (each from 1 to [`MAX_WRITERS`](super::MAX_WRITERS));
+    /// empty: `writers` alone.
+    pub writer_counts: Vec<usize>,
     /// Time per mode.
     pub duration: Duration,
     /// Size of the file the overwrite modes cycle through (append mode
@@ -184,6 +188,7 @@ impl Default for CommitBenchOptions {
         CommitBenchOptions {
             record_size: 8192,
             writers: 1,
+            writer_counts: vec![],
             duration: Duration::from_secs(5),
             file_size: 256 << 20,
             segment_size: crate::wal::DEFAULT_SEGMENT_SIZE,
@@ -256,6 +261,8 @@ pub struct CommitResult {
     /// The sync method measured; `None` for the log's own choice (its
     /// [`WalFigures::io`] says which it made).
     pub sync_method: Option<SyncMethod>,
+    /// Threads that committed at once.
+    pub writers: usize,
     /// Whether a file mode wrote its records with `O_DIRECT` (`direct-dsync`,
     /// or [`CommitBenchOptions::direct_io`] on); false for the log, whose
     /// [`WalFigures::io`] says it.
@@ -289,7 +296,7 @@ pub struct CommitResult {
     pub flushes: Option<crate::fs_info::Flushes>,
 }
 
-setters!(CommitBenchOptions { record_size: usize, writers: usize, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool>, keep: bool });
+setters!(CommitBenchOptions { record_size: usize, writers: usize, writer_counts: Vec<usize>, duration: Duration, file_size: u64, segment_size: u64, direct_io: Option<bool>, prepare: StrategyChoice, sync_methods: Vec<SyncMethod>, stop_at_end: bool, pad_flushes: Option<bool>, nocow: Option<bool>, keep: bool });
 /// A kept path as a string, bytes that are not UTF-8 replaced (the report
 /// must not fail after the run it reports).
 fn ser_opt_path<S: serde::Serializer>(

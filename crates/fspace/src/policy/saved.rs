@@ -283,6 +283,10 @@ pub struct LogVsAppend {
     /// Whether the log's runs alternated with appending's in the same
     /// rounds (false: they come from the later check of the log's setup).
     pub alternating: bool,
+    /// Threads committing at once in both sides' runs (1 in files saved
+    /// before it existed; `fspace probe --writers N` measures at N).
+    #[serde(default = "one_writer")]
+    pub writers: usize,
     /// Where the log is slower: the space state to commit into instead,
     /// as the probe names it (`appended`, or a state that beat appending
     /// across the runs, such as `recycled`).
@@ -308,8 +312,18 @@ pub struct LogSetup {
     pub segment_size: u64,
     /// The longest time a run was given, seconds.
     pub seconds_per_run: f64,
+    /// Threads committing at once (1 in files saved before it existed):
+    /// `fspace probe --writers N` measures the expected rate at N, and
+    /// `--compare-saved` measures again at the same count.
+    #[serde(default = "one_writer")]
+    pub writers: usize,
     /// Each run's commits/s, in the order measured.
     pub runs: Vec<f64>,
+}
+
+/// What files saved before writer counts were recorded measured at.
+fn one_writer() -> usize {
+    1
 }
 
 impl LogSetup {
@@ -546,6 +560,7 @@ mod tests {
                     record_size: 8192,
                     segment_size: 16 << 20,
                     seconds_per_run: 0.25,
+                    writers: 1,
                     runs: vec![1642.0, 531.0, 943.0],
                 },
                 baseline: None,

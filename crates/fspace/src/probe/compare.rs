@@ -307,6 +307,7 @@ impl Runner<'_> {
                 duration: per_run,
                 prepare: StrategyChoice::with_fallbacks(setup.strategy),
                 sync_methods: vec![setup.sync_method],
+                writers: setup.writers,
                 stop_at_end: true,
                 ..Default::default()
             },
@@ -552,8 +553,12 @@ pub fn compare_saved(
     let ratio = ratio_of(fresh.commits_per_sec, saved_median);
     let p_value = p_greater(&saved_runs, &fresh.runs);
     let compared = format!(
-        "commits through fspace's log ({}; one writer, {} records, {} segments): {} fresh runs of up to {:.2} s each against {} {} runs",
+        "commits through fspace's log ({}; {}, {} records, {} segments): {} fresh runs of up to {:.2} s each against {} {} runs",
         setup.words(),
+        match setup.writers {
+            1 => "one writer".to_string(),
+            w => format!("{w} writers"),
+        },
         format_human(setup.record_size as u64),
         format_human(setup.segment_size),
         fresh.runs.len(),

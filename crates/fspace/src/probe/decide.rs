@@ -71,13 +71,7 @@ pub fn recommend(
 ) -> Vec<Recommendation> {
     let confirmed = check.is_none_or(|c| c.confirmed);
     let mut log = log(info, states, confirmed);
-    let vs = super::versus_append::log_vs_append(states, check);
-    if log.measured && vs.outcome == crate::policy::VsAppend::Slower {
-        // The first words a reader sees must not promise speed the log did
-        // not show (issue 30); the finding itself is `log_vs_append`.
-        log.summary = format!("{}; appending was faster here", log.summary);
-    }
-    log.log_vs_append = Some(vs);
+    super::versus_append::apply(&mut log, super::versus_append::log_vs_append(states, check));
     if log.measured {
         if let Some(c) = sync_choice(info, methods, confirmed) {
             log.sync_method = Some(c.method);

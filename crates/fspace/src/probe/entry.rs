@@ -3,6 +3,7 @@
 //! directory, the measurements in order, and the result with its notes.
 
 use super::busy::{Busy, Snapshot};
+use super::concurrency::{AtWriters, ConcurrencySection};
 use super::decide::recommend;
 use super::engines::EngineAdvice;
 use super::plan::{budget, Budget, Case, MIN_FILE, SMALL_COW, SMALL_COW_SHARE, SWEEP_RECORDS};
@@ -81,9 +82,23 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         .engines
         .iter()
         .map(|&e| super::engine_rounds::engine_time(e, opts.level))
-        .sum();
+        .sum::<Duration>()
+        // So does the concurrency curve.
+        + super::concurrency::concurrency_time(opts.level, opts.writers);
     // Reports and saved results name the directory, not `.`.
     let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if opts.writers == 0 || opts.writers > crate::bench::MAX_WRITERS {
+        return Err(Error::refused_errno(
+            "probe",
+            dir,
+            Errno::INVAL,
+            format!(
+                "writers {}: the writer count must be from 1 to {}",
+                opts.writers,
+                crate::bench::MAX_WRITERS
+            ),
+        ));
+    }
     let info = check_dir(dir)?;
     let mut notes = vec![];
     let growth_size = size_run(dir, &info, &budget, opts.level, &mut notes)?;
@@ -102,7 +117,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         // the user did, in the probe's words.
         result = Err(run.interrupted());
     }
-    let (filesystem, commit, growth, sweep, machine, engines, untorn) =
+    let (filesystem, mut commit, growth, sweep, machine, engines, untorn, (concurrency, at)) =
         remove_scratch(dir, scratch, result)?;
     let elapsed = start.elapsed();
     budget.total += engine_time;
@@ -119,13 +134,20 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
             ),
         ));
     }
-    let recommendations = recommend(
+    let mut recommendations = recommend(
         &filesystem,
         &commit.states,
         &commit.sync_methods,
         &growth.results,
         commit.log_check.as_ref(),
     );
+    if let Some(at) = at {
+        at.apply(
+            &mut recommendations,
+            &mut commit,
+            concurrency.curve(crate::bench::SpaceState::Wal),
+        );
+    }
     let mut filesystem = filesystem;
     // The scratch directory is gone: describe the directory asked about.
     filesystem.path = dir.to_path_buf();
@@ -143,6 +165,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         commit,
         growth,
         sweep,
+        concurrency,
         machine,
         recommendations,
         engines,
@@ -369,6 +392,7 @@ type Sections = (
     Busy,
     Vec<EngineAdvice>,
     UntornSection,
+    (ConcurrencySection, Option<AtWriters>),
 );
 
 /// The measurements in order: the filesystem's facts, growth, commits, the
@@ -381,6 +405,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
         + b.rounds * Strategy::ALL.len()
         + b.rounds * Case::all().len()
         + sweep_steps
+        + super::concurrency::steps(run.opts.writers)
         + super::engine_rounds::steps(run.opts.level, run.opts.engines);
     run.begin("filesystem facts and capabilities".into())?;
     let info = fs_info_uncached(run.dir)?.with_block_devices();
@@ -413,6 +438,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     } else {
         None
     };
+    let concurrency = super::concurrency::measure(run, &commit, run.opts.writers)?;
     let mut engines =
         super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size, &untorn.answers)?;
     // Advice drawn from commits that never reached the device is not
@@ -436,7 +462,16 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
             ),
         ));
     }
-    Ok((info, commit, growth, sweep, busy, engines, untorn))
+    Ok((
+        info,
+        commit,
+        growth,
+        sweep,
+        busy,
+        engines,
+        untorn,
+        concurrency,
+    ))
 }
 
 /// Explains growth that left more allocated than the file's size (xfs,

@@ -12,6 +12,9 @@
 //!   [`SpaceState`] and through the [`Wal`](crate::Wal), with the
 //!   [`bench`](crate::bench) engine, in alternating rounds;
 //! - with [`Level::Full`], a record-size sweep;
+//! - the concurrency curve: commits through the log, by appending and into
+//!   recycled space at 1 to 64 writers ([`ConcurrencySection`]), and the
+//!   log's expected rate at [`ProbeOptions::writers`];
 //! - where untorn writes of 8 or 16 KiB pages exist, what they cost:
 //!   durable `O_DIRECT` page writes into written space with and without
 //!   `RWF_ATOMIC`, in alternating rounds ([`UntornSection`], with the
@@ -39,6 +42,7 @@
 
 mod busy;
 mod compare;
+mod concurrency;
 pub(crate) mod decide;
 mod durability;
 mod engine_rounds;
@@ -65,6 +69,7 @@ pub use compare::{
     compare_saved, measure_baseline, Batch, CompareOptions, CompareVerdict, Comparison,
     CouldNotTell, BASELINE_ROUNDS, COMPARE_ROUNDS, COMPARE_RUN, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
 };
+pub use concurrency::{concurrency_time, ConcurrencySection, AT_WRITERS_RUNS, CONCURRENCY_STATES};
 pub use durability::{Durability, MethodFlushes};
 pub use engine_rounds::engine_time;
 pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};

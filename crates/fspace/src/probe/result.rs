@@ -3,6 +3,7 @@
 //! it holds (`schema`), so that the engines' advice can use those sections
 //! and still be part of the result.
 
+use super::concurrency::ConcurrencySection;
 use super::engines::{Engine, EngineAdvice};
 use super::schema::{CommitSection, GrowthSection, Level, StateResult, SweepPoint};
 use super::untorn_cost::UntornSection;
@@ -48,6 +49,9 @@ pub struct ProbeResult {
     pub growth: GrowthSection,
     /// The record-size sweep ([`Level::Full`] only).
     pub sweep: Option<Vec<SweepPoint>>,
+    /// Commits through the log, by appending and into recycled space at
+    /// each writer count, and where each stopped scaling.
+    pub concurrency: ConcurrencySection,
     /// What the rest of the machine did during the growth and commit
     /// measurements.
     pub machine: super::busy::Busy,

@@ -243,6 +243,7 @@ impl<'r, 'a> Rounds<'r, 'a> {
             record_size: bopts.record_size,
             segment_size: bopts.segment_size,
             seconds_per_run: longest.as_secs_f64(),
+            writers: 1,
             runs: vec![],
         };
         let (suggested_setup, built_in_log) =

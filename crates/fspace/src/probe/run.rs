@@ -27,7 +27,7 @@ pub(super) const ZERO_FILL_FIRST_STEP: u64 = 1 << 20;
 pub(super) const ZERO_FILL_STEP_TIME: Duration = Duration::from_millis(250);
 
 /// How to probe.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ProbeOptions<'a> {
     /// How thorough.
@@ -44,6 +44,23 @@ pub struct ProbeOptions<'a> {
     ///
     /// [`engine_time`]: crate::probe::engine_time
     pub engines: &'a [super::engines::Engine],
+    /// Threads that will commit at once (1 by default, at most
+    /// [`MAX_WRITERS`](crate::bench::MAX_WRITERS)): the log's expected rate
+    /// (`commit.prediction`) and its comparison with appending are measured
+    /// at this count, and the concurrency curve includes it.
+    pub writers: usize,
+}
+
+impl Default for ProbeOptions<'_> {
+    fn default() -> Self {
+        ProbeOptions {
+            level: Level::default(),
+            cancel: None,
+            progress: None,
+            engines: &[],
+            writers: 1,
+        }
+    }
 }
 
 impl std::fmt::Debug for ProbeOptions<'_> {
@@ -53,11 +70,12 @@ impl std::fmt::Debug for ProbeOptions<'_> {
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .field("engines", &self.engines)
+            .field("writers", &self.writers)
             .finish()
     }
 }
 
-setters!(ProbeOptions<'a> { level: Level, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)>, engines: &'a [super::engines::Engine] });
+setters!(ProbeOptions<'a> { level: Level, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)>, engines: &'a [super::engines::Engine], writers: usize });
 
 /// One probe run in progress.
 pub(super) struct Run<'a> {
