@@ -351,6 +351,24 @@ fn wal_lines(name: &str, x: &CommitResult, w: &fspace::bench::WalFigures) -> Str
             x.commits, w.switches, w.switch_waits
         ),
     );
+    let g = &w.group;
+    if g.groups > 0 {
+        line(
+            &mut o,
+            &format!(
+                "group commit: {} groups of {:.1} records on average (largest {}); a flush took {} (the log's running average); {} gathers waited {} in all; followers: {} spun, {} blocked; {} group writes overlapped a sync or another write",
+                g.groups,
+                g.mean_size(),
+                g.largest_group,
+                time(g.flush_time_ns as f64 / 1000.0),
+                g.gather_waits,
+                time(g.gather_wait_ns as f64 / 1000.0),
+                g.follower_spins,
+                g.follower_waits,
+                g.overlapped_writes
+            ),
+        );
+    }
     if let (true, Some(l)) = (w.switch_commits > 0, &x.latency) {
         line(
             &mut o,

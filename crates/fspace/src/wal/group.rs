@@ -57,22 +57,27 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// Adds one flush's I/O time to the running average. A sample is
-    /// clipped at [`FLUSH_CLIP`] times the average: a flusher preempted in
-    /// the middle of its I/O (common with more threads than CPUs) measures
-    /// the scheduler, not the device. A device that really got slower
-    /// still moves the average up by a third per flush.
+    /// Adds the I/O time of one flush to the running average.
     fn record_flush(&mut self, took: Duration) {
         let ns = took.as_nanos().min(u64::MAX as u128 / 2) as u64;
-        self.flush_ns = if self.flush_ns == 0 {
-            ns.max(1)
-        } else {
-            let ns = ns.min(self.flush_ns.saturating_mul(FLUSH_CLIP));
-            // avg += (ns - avg) / 8, in signed steps.
-            let avg = self.flush_ns as i128;
-            (avg + ((ns as i128 - avg) >> FLUSH_AVG_SHIFT)).max(1) as u64
-        };
+        add_sample(&mut self.flush_ns, ns);
     }
+}
+
+/// Adds `ns` to the running average `avg` (0: none yet). A sample is
+/// clipped at [`FLUSH_CLIP`] times the average: a flusher preempted in the
+/// middle of its I/O (common with more threads than CPUs) measures the
+/// scheduler, not the device. A device that really got slower still moves
+/// the average up by a third per flush.
+fn add_sample(avg: &mut u64, ns: u64) {
+    *avg = if *avg == 0 {
+        ns.max(1)
+    } else {
+        let ns = ns.min(avg.saturating_mul(FLUSH_CLIP));
+        // avg += (ns - avg) / 8, in signed steps.
+        let a = *avg as i128;
+        (a + ((ns as i128 - a) >> FLUSH_AVG_SHIFT)).max(1) as u64
+    };
 }
 
 /// Index in [`GroupStats::group_sizes`](crate::wal::GroupStats::group_sizes)
@@ -494,7 +499,8 @@ impl Shared {
 /// [`WalOptions::writes_in_flight`](crate::wal::WalOptions::writes_in_flight)
 /// are.
 pub(super) fn can_fly(st: &State) -> bool {
-    st.dsync
+    st.writes_in_flight > 1
+        && st.dsync
         && st.dirty.is_none()
         && st.sealed.is_empty()
         && st.written_lsn == st.durable_lsn

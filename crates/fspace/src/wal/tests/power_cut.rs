@@ -408,7 +408,10 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
             overlapped > 0,
             "no group write ran while a sync did: the pipeline was not cut"
         );
-        assert!(flying > 0, "no family kept several durable writes in flight");
+        assert!(
+            flying > 0,
+            "no family kept several durable writes in flight"
+        );
         assert_eq!(
             per_method.len(),
             SyncMethod::ALL.len(),
