@@ -55,7 +55,7 @@ def scratch_dirs(m, names):
 KNOBS = ("REPEAT", "R", "SECONDS", "TAG", "LEVEL", "SIZE_MIB", "SIZES", "CACHE", "SOURCES",
          "WRITERS", "METHODS", "SYNC", "HOW", "BASE", "CAND", "OLD", "NEW", "COMMITS",
          "PREFAULT_GIB", "FSPACE_PRELOAD", "FSPACE_MATRIX_DIR", "FSPACE_TEST_MOUNTS", "RUN_DIR",
-         "ENGINES", "GRID", "SCALE", "WRITE_BUFFER", "FS", "CONDS")
+         "ENGINES", "GRID", "SCALE", "WRITE_BUFFER", "FS", "CONDS", "FILE_SIZE")
 
 RUNS = os.path.join(ROOT, "bench", "runs")
 
