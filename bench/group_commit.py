@@ -20,7 +20,7 @@ Needs the matrix (`ci/matrix.sh up`, which mounts the fast ones too) and a
 release build. A BASE binary is built from an earlier commit, e.g.
   git worktree add /tmp/base <commit> && cargo build --release \\
       --manifest-path /tmp/base/Cargo.toml -p fspace-cli
-Usage: [REPEAT=5] [SECONDS=1] [WRITERS=1,2,8] [BASE=path] [FILE_SIZE=2MiB] [TAG=name] \\
+Usage: [REPEAT=5] [SECONDS=1] [WRITERS=1,2,8] [BASE=path] [FILE_SIZE=size] [TAG=name] \\
        bench/group_commit.py [fs ...]
 """
 import json, os, statistics, subprocess, sys, time
@@ -30,16 +30,22 @@ REPEAT = int(os.environ.get("REPEAT", "5"))
 SECONDS = os.environ.get("SECONDS", "1")
 WRITERS = [int(w) for w in os.environ.get("WRITERS", "1,2,8,16,64").split(",")]
 BASE = os.environ.get("BASE")
-# Each writer's file in the file modes: small, so that 64 appending writers
-# fit the matrix's 512 MB mounts (the tmpfs holds everything in memory).
-FILE_SIZE = os.environ.get("FILE_SIZE", "2MiB")
+# Each writer's file in the file modes (MiB): 256 MiB shared by the writers,
+# at most 64 and at least 4 each, so that 64 writers fit the matrix's 512 MB
+# mounts (the tmpfs holds everything in memory) and one writer's file, like
+# the log's 16 MiB segments, is larger than the CPU's caches.
+FILE_SIZE = os.environ.get("FILE_SIZE")
+
+
+def file_size(writers):
+    return FILE_SIZE or f"{max(4, min(64, 256 // writers))}MiB"
 
 
 def bench(binary, d, writers, modes):
     subprocess.run(["sync", "-f", d], check=False)
     out = subprocess.run([binary, "bench", "commit", "--json", "--seconds", SECONDS,
                           "--record", "8KiB", "--writers", str(writers), "--mode", modes,
-                          "--file-size", FILE_SIZE, d],
+                          "--file-size", file_size(writers), d],
                          check=True, capture_output=True, text=True).stdout
     return {r["state"]: r for r in json.loads(out)["results"]}
 
