@@ -153,10 +153,9 @@ impl Shared {
         spin: &mut bool,
     ) -> MutexGuard<'a, State> {
         let short = st.group.flush_ns != 0 && st.group.flush_ns <= SPIN_MAX_FLUSH.as_nanos() as u64;
-        // Spinning needs a CPU of its own: with more committers than CPUs
-        // a spinner takes the time the flusher and the appenders need.
-        let spare_cpu = self.committers.load(Ordering::Relaxed) <= self.cpus;
-        if *spin && short && spare_cpu {
+        // Past a few pauses the spinner yields its CPU, so that with more
+        // committers than CPUs the flusher and the appenders still run.
+        if *spin && short {
             *spin = false;
             let seen = self.progress.load(Ordering::Acquire);
             drop(st);

@@ -129,7 +129,6 @@ impl Wal {
             append_cv: Condvar::new(),
             durable: std::sync::atomic::AtomicU64::new(next_lsn - 1),
             progress: std::sync::atomic::AtomicU64::new(0),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             release_lock: Mutex::new(()),
             io,
             site,

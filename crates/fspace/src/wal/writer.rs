@@ -45,9 +45,6 @@ pub(super) struct Shared {
     /// `State::durable_lsn`, readable without the lock by spinning
     /// followers (group.rs).
     pub(super) durable: AtomicU64,
-    /// CPUs this process may run on: followers spin only while no more
-    /// threads commit than there are (group.rs).
-    pub(super) cpus: usize,
     /// Counts the flush stages that ended: a spinning follower stops
     /// spinning when it moves (group.rs).
     pub(super) progress: AtomicU64,
