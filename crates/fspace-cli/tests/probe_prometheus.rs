@@ -258,6 +258,24 @@ common::per_fs! {
                 assert!(close(p99 * 1e6, p["p99_us"].as_f64().unwrap()), "{}: {state} {w}", fs.name);
                 let x = value(&samples, "fspace_probe_concurrency_vs_one_writer", &l).unwrap();
                 assert!(close(x, p["vs_one_writer"].as_f64().unwrap()), "{}: {state} {w}", fs.name);
+                // The log's group commit in that run: its groups and waits.
+                let g = &p["group"];
+                if state == "wal" {
+                    let groups = g["groups"].as_f64().unwrap();
+                    assert!(groups > 0.0, "{}: {w} writers: {g}", fs.name);
+                    let mean = value(&samples, "fspace_probe_concurrency_group_size_mean", &l).unwrap();
+                    assert!(close(mean, g["group_records"].as_f64().unwrap() / groups), "{}: {w}", fs.name);
+                    assert!(mean >= 1.0, "{}: {w} writers: {mean}", fs.name);
+                    let flush = value(&samples, "fspace_probe_concurrency_flush_seconds", &l).unwrap();
+                    assert!(close(flush * 1e9, g["flush_time_ns"].as_f64().unwrap()), "{}: {w}", fs.name);
+                    for name in ["gather_waits", "follower_waits", "follower_spins"] {
+                        let got = value(&samples, &format!("fspace_probe_concurrency_{name}"), &l).unwrap();
+                        assert_eq!(got, g[name].as_f64().unwrap(), "{}: {w} writers: {name}", fs.name);
+                    }
+                } else {
+                    assert!(g.is_null(), "{}: {state} has no group commit: {g}", fs.name);
+                    assert_eq!(value(&samples, "fspace_probe_concurrency_group_size_mean", &l), None);
+                }
             }
             assert_eq!(
                 value(&samples, "fspace_probe_concurrency_stops_scaling_writers", &[("state", state)]),

@@ -29,6 +29,9 @@ pub(super) fn samples(m: &mut Metrics, c: &ConcurrencySection) {
                 &l,
                 p.p99_us / 1e6,
             );
+            if let Some(g) = p.group.as_ref().filter(|g| g.groups > 0) {
+                group_samples(m, &l, g);
+            }
             if let Some(x) = p.vs_one_writer {
                 m.gauge(
                     "fspace_probe_concurrency_vs_one_writer",
@@ -47,4 +50,45 @@ pub(super) fn samples(m: &mut Metrics, c: &ConcurrencySection) {
             );
         }
     }
+}
+
+/// The log's group commit in one run of the curve: how many commits
+/// shared a write or sync, what a flush cost, how commits waited.
+fn group_samples(m: &mut Metrics, l: &[(&'static str, &str)], g: &fspace::wal::GroupStats) {
+    m.gauge(
+        "fspace_probe_concurrency_group_size_mean",
+        "The log's commits per group (records made durable by one write or sync) in that run.",
+        l,
+        g.mean_size(),
+    );
+    m.gauge(
+        "fspace_probe_concurrency_group_size_max",
+        "The log's largest group in that run.",
+        l,
+        g.largest_group as f64,
+    );
+    m.gauge(
+        "fspace_probe_concurrency_flush_seconds",
+        "The log's running average of a durable flush's I/O at the end of that run.",
+        l,
+        g.flush_time_ns as f64 / 1e9,
+    );
+    m.gauge(
+        "fspace_probe_concurrency_gather_waits",
+        "Flushes that waited for their group to gather in that run (only where a flush takes at least fspace::wal::GATHER_MIN_FLUSH).",
+        l,
+        g.gather_waits as f64,
+    );
+    m.gauge(
+        "fspace_probe_concurrency_follower_waits",
+        "Commits that blocked until another thread's flush ended, in that run.",
+        l,
+        g.follower_waits as f64,
+    );
+    m.gauge(
+        "fspace_probe_concurrency_follower_spins",
+        "Commits that waited for another thread's flush by spinning, in that run.",
+        l,
+        g.follower_spins as f64,
+    );
 }

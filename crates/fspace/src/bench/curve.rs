@@ -37,6 +37,9 @@ pub struct CurvePoint {
     /// `commits_per_sec` ÷ the same curve's at one writer (`None` when
     /// one writer was not measured, or measured no commit).
     pub vs_one_writer: Option<f64>,
+    /// The log's group commit in that run (its `wal` mode only): groups
+    /// and their sizes, its flush time, its waits.
+    pub group: Option<crate::wal::GroupStats>,
 }
 
 impl CurvePoint {
@@ -51,6 +54,7 @@ impl CurvePoint {
             p50_us: l.p50_us,
             p99_us: l.p99_us,
             vs_one_writer: None,
+            group: r.wal.as_ref().map(|w| w.group.clone()),
         }
     }
 
