@@ -174,6 +174,7 @@ mod tests {
             p50_us: 100.0,
             p99_us: 200.0,
             vs_one_writer: None,
+            group: None,
         }
     }
 
