@@ -39,7 +39,7 @@ pub const AT_WRITERS_RUNS: usize = 3;
 /// curve shows a shape (where the rate stops rising), not a decision.
 pub(super) fn point_time(level: Level) -> Duration {
     match level {
-        Level::Quick => Duration::from_millis(500),
+        Level::Quick => Duration::from_millis(250),
         Level::Standard => Duration::from_millis(1000),
         Level::Full => Duration::from_millis(1500),
     }
@@ -67,7 +67,7 @@ pub(super) fn steps(at: usize) -> usize {
 
 /// About how long the concurrency curve adds to a probe of `level` with
 /// `writers` asked for (its runs at their time each, with their
-/// preparation): about 13 s with `--quick`, 22 s, or 31 s with `--full`,
+/// preparation): about 9 s with `--quick`, 22 s, or 31 s with `--full`,
 /// more on a slow disk where preparing files takes longer. It comes on top
 /// of the level's budget.
 pub fn concurrency_time(level: Level, writers: usize) -> Duration {
