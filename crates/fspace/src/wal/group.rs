@@ -98,6 +98,9 @@ impl Shared {
         let mut st = self.lock();
         let lsn = lsn.min(st.next_lsn - 1);
         let mut spin = true;
+        // Gathered already: the checks above it ran again after the wait
+        // (another thread may have started a sync or written meanwhile).
+        let mut gathered = false;
         loop {
             if let Some(p) = &st.poison {
                 return Err(poisoned(p));
@@ -136,7 +139,13 @@ impl Shared {
                 st = self.follow(st, lsn, &mut spin);
                 continue;
             }
-            st = self.gather(st);
+            if !gathered {
+                // The wait releases the lock: everything is checked again.
+                st = self.gather(st);
+                gathered = true;
+                continue;
+            }
+            gathered = false;
             let (g, r) = self.flush(st, true);
             st = g;
             r?;
@@ -247,6 +256,9 @@ impl Shared {
         sync: bool,
     ) -> (MutexGuard<'a, State>, Result<()>) {
         let overlap = can_overlap(&st) && (st.syncing || !sync || self.has_company());
+        // Callers checked under this lock hold: nobody writes, and a sync
+        // in flight only where this write may run beside it.
+        debug_assert!(!st.writing && (overlap || !st.syncing) && st.inflight.is_empty());
         if overlap && st.syncing {
             st.stats.group.overlapped_writes += 1;
         }
@@ -442,8 +454,10 @@ impl Shared {
     }
 
     /// Records that every record up to `upto` is durable: one more group.
+    /// Not once the log is poisoned: a write or sync that failed beside
+    /// this one may have been needed for these records.
     fn made_durable(&self, st: &mut State, upto: u64) {
-        if upto <= st.durable_lsn {
+        if upto <= st.durable_lsn || st.poison.is_some() {
             return;
         }
         let n = upto - st.durable_lsn;
@@ -492,7 +506,10 @@ impl Shared {
 }
 
 /// Whether the pending records can go out as one more durable write in
-/// flight ([`Shared::fly`]): the sync method syncs each write, nothing is
+/// flight ([`Shared::fly`]): the sync method syncs each write and writes
+/// with `O_DIRECT` (each write then returns its own error; buffered, the
+/// kernel reports a page's writeback error once per open file, possibly to
+/// another write in flight than the one whose pages failed), nothing is
 /// written but not synced, no earlier segment's pages wait, every write in
 /// flight is of the current segment, and fewer than
 /// [`WalOptions::writes_in_flight`](crate::wal::WalOptions::writes_in_flight)
@@ -500,6 +517,7 @@ impl Shared {
 pub(super) fn can_fly(st: &State) -> bool {
     st.writes_in_flight > 1
         && st.dsync
+        && st.direct
         && st.dirty.is_none()
         && st.sealed.is_empty()
         && st.written_lsn == st.durable_lsn

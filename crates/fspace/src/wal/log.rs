@@ -44,11 +44,11 @@ impl Wal {
     pub fn commit(&self, data: &[u8]) -> Result<Lsn> {
         let sh = &self.shared;
         sh.committers.fetch_add(1, Ordering::SeqCst);
-        let r = sh
-            .append(data)
-            .and_then(|lsn| sh.sync_to(lsn.0).map(|()| lsn));
-        sh.committers.fetch_sub(1, Ordering::SeqCst);
-        r
+        // Counted out also if a panic unwinds through here: a count left
+        // high would make a lone committer wait for company.
+        let _out = Committing(&sh.committers);
+        sh.append(data)
+            .and_then(|lsn| sh.sync_to(lsn.0).map(|()| lsn))
     }
 
     /// Makes everything appended so far durable; returns the last LSN
@@ -190,6 +190,15 @@ impl Wal {
         if let Some(h) = self.preparer.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// Takes a committer off the count (`Shared::committers`) when dropped.
+struct Committing<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Committing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -181,7 +181,9 @@ pub struct WalOptions {
     /// [`prepare`](Self::prepare) is the policy; a named strategy is kept.
     pub nocow: Option<bool>,
     /// Durable writes kept in flight at once where the sync method syncs
-    /// each write (`dsync`, `direct-dsync`) and several threads commit:
+    /// each write with `O_DIRECT` (`direct-dsync`) and several threads
+    /// commit (buffered, the kernel reports a writeback error once per open
+    /// file, perhaps to another write in flight than the failed one):
     /// 1 to [`MAX_WRITES_IN_FLIGHT`], default [`DEFAULT_WRITES_IN_FLIGHT`].
     /// Above 1, group writes go out beside each other at distinct pages
     /// (each ends on a page boundary) and records are acknowledged in LSN

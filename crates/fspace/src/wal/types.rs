@@ -117,7 +117,8 @@ pub struct GroupStats {
     /// Groups by size: `[1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, more]`
     /// records ([`GroupStats::SIZE_BOUNDS`]).
     pub group_sizes: [u64; 8],
-    /// The largest group.
+    /// The largest group since the log opened (also in
+    /// [`since`](Self::since)).
     pub largest_group: u64,
     /// The log's running average of a durable flush's I/O (the write and
     /// the sync, or the sync alone while the next group is written), in
@@ -130,12 +131,16 @@ pub struct GroupStats {
     /// Time those flushes waited in all, in ns (each at most
     /// [`GATHER_FRACTION`](crate::wal::GATHER_FRACTION) of a flush).
     pub gather_wait_ns: u64,
-    /// Commits that waited for another thread's flush by spinning (where
-    /// flushes take less than [`SPIN_MAX_FLUSH`](crate::wal::SPIN_MAX_FLUSH)).
+    /// Waits for another thread's flush that spun (where flushes take
+    /// less than [`SPIN_MAX_FLUSH`](crate::wal::SPIN_MAX_FLUSH)); a commit
+    /// may wait more than once.
     pub follower_spins: u64,
-    /// Commits that blocked until another thread's flush ended.
+    /// Waits for another thread's flush that blocked until a flush stage
+    /// ended; a commit may wait more than once.
     pub follower_waits: u64,
-    /// Group writes that ran while the previous group's sync did.
+    /// Group writes that ran while the previous group's sync did, or
+    /// beside another durable write in flight
+    /// ([`WalOptions::writes_in_flight`](crate::wal::WalOptions::writes_in_flight)).
     pub overlapped_writes: u64,
 }
 

@@ -213,6 +213,10 @@ impl Drop for Leave<'_> {
 /// must be among what the cuts land in.
 static OVERLAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Durable writes that went out beside another one in flight, over every
+/// run (`WalOptions::writes_in_flight` above 1).
+static FLOWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Runs the workload of one phase until done or the model ends the
 /// process.
 fn workload(wal: &Wal, seed: u64, phase: usize, s: &Shape, t: &Mutex<Truth>) {
@@ -306,7 +310,13 @@ fn run(seed: u64, cut: Option<u64>) -> (Verdict, u64, Option<Event>) {
             break;
         }
         workload(&wal, seed, phase, &s, &truth);
-        OVERLAPPED.fetch_add(
+        // Writes beside a sync, or beside another write in flight.
+        let beside = if s.sync.per_write() {
+            &FLOWN
+        } else {
+            &OVERLAPPED
+        };
+        beside.fetch_add(
             wal.stats().group.overlapped_writes,
             std::sync::atomic::Ordering::Relaxed,
         );
@@ -382,7 +392,7 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
             .or_insert(0u64) += 1;
         let sh = shape(seed, &mut Rng(seed));
         padded += u64::from(sh.pad);
-        flying += u64::from(sh.in_flight > 1 && sh.sync.per_write());
+        flying += u64::from(sh.in_flight > 1 && sh.sync == SyncMethod::DirectDsync);
         let (v, total, _) = run(seed, None);
         assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
         for n in 1..=total + 1 {
@@ -399,8 +409,9 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
         seed += 1;
     }
     let overlapped = OVERLAPPED.load(std::sync::atomic::Ordering::Relaxed);
+    let flown = FLOWN.load(std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes, {flying} with several durable writes in flight; {overlapped} group writes overlapped a sync or another write), {} failed",
+        "power cut model: {points} cut points over seeds {first}..{seed} ({cuts_taken} cuts landed; seed families per sync method {per_method:?}, {padded} with padded flushes, {flying} with several durable writes in flight; {overlapped} group writes overlapped a sync, {flown} went out beside another write), {} failed",
         failures.len()
     );
     if want >= 1000 {
