@@ -46,6 +46,7 @@ mod flush;
 pub(crate) mod format;
 mod group;
 mod log;
+mod measure;
 mod open;
 mod options;
 mod preparer;

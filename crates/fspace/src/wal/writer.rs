@@ -5,7 +5,7 @@ use super::flush::{Chunk, Poison};
 use super::format::{
     self, encode_record, record_span, RecordKey, SegmentHeader, SEGMENT_HEADER_LEN,
 };
-use super::group::{can_overlap, Group, InFlight};
+use super::measure::{Group, InFlight};
 use super::options::{WalOptions, WRITE_PAGE};
 use super::scan::open_segment;
 use super::site::Site;
@@ -556,4 +556,16 @@ pub(super) fn hand_over(st: &mut State) -> Vec<Chunk> {
         st.cur.handed = st.cur.end;
     }
     chunks
+}
+
+/// Whether the pages waiting now can be written while a sync runs: the log
+/// syncs with a call (a per-write sync method makes the write itself the
+/// sync), no earlier segment's pages wait (they must be durable before any
+/// page of a later segment goes out), and the sync in flight, if any, is of
+/// the segment being written.
+pub(super) fn can_overlap(st: &State) -> bool {
+    !st.dsync
+        && st.sealed.is_empty()
+        && st.dirty.as_ref().is_none_or(|d| d.0 == st.cur.seq)
+        && (!st.syncing || st.sync_seq == st.cur.seq)
 }
