@@ -24,6 +24,23 @@ pub(super) struct FlushIo {
 }
 
 impl FlushIo {
+    /// The I/O of one flush or sync: `dirty` is the segment left written
+    /// but not synced, `staging` the page-aligned buffer it may reuse.
+    pub(super) fn new(
+        dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
+        staging: Vec<u8>,
+        fsync: bool,
+    ) -> FlushIo {
+        FlushIo {
+            dirty,
+            staging,
+            fsync,
+            writes: 0,
+            syncs: 0,
+            synced_seq: 0,
+        }
+    }
+
     /// Writes `chunks` in order, syncing a segment before any page of a
     /// later one goes out (recovery relies on it: recovery.rs, invariant
     /// 1), and the last one when `sync`. Stops at the first failure, with

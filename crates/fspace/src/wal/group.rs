@@ -223,17 +223,11 @@ impl Shared {
         let target = st.next_lsn - 1;
         st.handed_lsn = target;
         st.flushes += 1;
-        let mut io = FlushIo {
-            // An overlapping write leaves the dirty segment to the sync
-            // stage, which may start meanwhile and must sync what earlier
-            // writes left there; the pages it writes are in that segment.
-            dirty: if overlap { None } else { st.dirty.take() },
-            staging: std::mem::take(&mut st.staging),
-            fsync: st.fsync,
-            writes: 0,
-            syncs: 0,
-            synced_seq: 0,
-        };
+        // An overlapping write leaves the dirty segment to the sync stage,
+        // which may start meanwhile and must sync what earlier writes left
+        // there; the pages it writes are in that segment.
+        let dirty = if overlap { None } else { st.dirty.take() };
+        let mut io = FlushIo::new(dirty, std::mem::take(&mut st.staging), st.fsync);
         drop(st);
         let t = sync.then(Instant::now);
         let failed = io.write(&chunks, sync).err().map(|b| *b);
@@ -304,14 +298,7 @@ impl Shared {
             synced_seq: 0,
             done: false,
         });
-        let mut io = FlushIo {
-            dirty: None,
-            staging: std::mem::take(&mut st.staging),
-            fsync: st.fsync,
-            writes: 0,
-            syncs: 0,
-            synced_seq: 0,
-        };
+        let mut io = FlushIo::new(None, std::mem::take(&mut st.staging), st.fsync);
         drop(st);
         let t = Instant::now();
         let failed = io.write(&chunks, true).err().map(|b| *b);
@@ -358,14 +345,7 @@ impl Shared {
         let upto = st.written_lsn;
         let dirty = st.dirty.take();
         st.sync_seq = dirty.as_ref().map_or(st.cur.seq, |d| d.0);
-        let mut io = FlushIo {
-            dirty,
-            staging: Vec::new(),
-            fsync: st.fsync,
-            writes: 0,
-            syncs: 0,
-            synced_seq: 0,
-        };
+        let mut io = FlushIo::new(dirty, Vec::new(), st.fsync);
         drop(st);
         let t = Instant::now();
         let failed = io.write(&[], true).err().map(|b| *b);
