@@ -7,29 +7,34 @@ Per filesystem (default: tmpfs ext4-fast xfs-fast ext4 xfs btrfs) and writer
 count (WRITERS, default 1,2,8,16,64), REPEAT rounds (default 5) of, in turn:
   candidate   `fspace bench commit --mode wal,appended,recycled` (one process)
   base        BASE's `fspace bench commit --mode wal` (when BASE is set)
+  rocksdb     RocksDB's whole write path, `db_bench --benchmarks=fillrandom
+              --sync=1 --value_size=8192 --threads=N` (Debian's rocksdb-tools;
+              its defaults otherwise: Snappy, fdatasync, a fresh database per
+              run; ROCKSDB=0 leaves it out)
 each for SECONDS (default 1), 8 KiB records. The order within a round
-alternates (candidate first in even rounds, base first in odd ones).
+rotates (each variant first in turn).
 
 Prints per filesystem and writer count the medians and min-max over the
 rounds of: commits/s, log ÷ appending, log ÷ overwrite, log ÷ its own
-1-writer rate (median of rounds ÷ median of rounds), candidate ÷ base, p99
-÷ the 1-writer p99, and the group figures (records per group, flush time).
+1-writer rate (median of rounds ÷ median of rounds), candidate ÷ base, log ÷
+RocksDB, p99 ÷ the 1-writer p99 (and the same for appending), and the group figures (records per group, flush time).
 Raw JSON and output.txt go to bench/runs/DATE-group-commit[-TAG]/.
 
 Needs the matrix (`ci/matrix.sh up`, which mounts the fast ones too) and a
 release build. A BASE binary is built from an earlier commit, e.g.
   git worktree add /tmp/base <commit> && cargo build --release \\
       --manifest-path /tmp/base/Cargo.toml -p fspace-cli
-Usage: [REPEAT=5] [SECONDS=1] [WRITERS=1,2,8] [BASE=path] [FILE_SIZE=size] [TAG=name] \\
+Usage: [REPEAT=5] [SECONDS=1] [WRITERS=1,2,8] [BASE=path] [ROCKSDB=0] [FILE_SIZE=size] [TAG=name] \\
        bench/group_commit.py [fs ...]
 """
-import json, os, statistics, subprocess, sys, time
+import json, os, re, shutil, statistics, subprocess, sys, time
 from benchlib import FSPACE, mounts, save_raw, scratch_dirs, start_run
 
 REPEAT = int(os.environ.get("REPEAT", "5"))
 SECONDS = os.environ.get("SECONDS", "1")
 WRITERS = [int(w) for w in os.environ.get("WRITERS", "1,2,8,16,64").split(",")]
 BASE = os.environ.get("BASE")
+ROCKSDB = os.environ.get("ROCKSDB", "1") != "0"
 # Each writer's file in the file modes (MiB): 256 MiB shared by the writers,
 # at most 64 and at least 4 each, so that 64 writers fit the matrix's 512 MB
 # mounts (the tmpfs holds everything in memory) and one writer's file, like
@@ -50,6 +55,27 @@ def bench(binary, d, writers, modes):
     return {r["state"]: r for r in json.loads(out)["results"]}
 
 
+def rocksdb(d, writers):
+    """db_bench fillrandom with a synced WAL: ops/s and p99 (µs) of its
+    whole write path (the memtable insert, the WAL write, fdatasync)."""
+    db = os.path.join(d, "rocksdb-bench")
+    shutil.rmtree(db, ignore_errors=True)
+    subprocess.run(["sync", "-f", d], check=False)
+    try:
+        out = subprocess.run(["db_bench", "--benchmarks=fillrandom", f"--db={db}", "--sync=1",
+                              "--value_size=8192", "--key_size=16", f"--threads={writers}",
+                              f"--duration={SECONDS}", "--histogram=1"],
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        shutil.rmtree(db, ignore_errors=True)
+    ops = re.search(r"^fillrandom\s*:.*?([0-9.]+) ops/sec", out, re.M)
+    p99 = re.search(r"P99: ([0-9.]+)", out)
+    if not ops or not p99:
+        raise SystemExit(f"db_bench output not understood:\n{out}")
+    return {"commits_per_sec": float(ops.group(1)), "latency": {"p99_us": float(p99.group(1))},
+            "command_output": out}
+
+
 def spread(xs):
     xs = [x for x in xs if x is not None]
     if not xs:
@@ -67,14 +93,17 @@ def main():
         one = {}
         for w in WRITERS:
             rounds = []
+            who_all = ["cand"] + (["base"] if BASE else []) + (["rocksdb"] if ROCKSDB else [])
             for r in range(REPEAT):
-                order = ["cand", "base"] if r % 2 == 0 else ["base", "cand"]
+                order = who_all[r % len(who_all):] + who_all[:r % len(who_all)]
                 got = {}
                 for who in order:
                     if who == "cand":
                         got.update(bench(FSPACE, d, w, "wal,appended,recycled"))
-                    elif BASE:
+                    elif who == "base":
                         got["base"] = bench(BASE, d, w, "wal")["wal"]
+                    else:
+                        got["rocksdb"] = rocksdb(d, w)
                 rounds.append(got)
                 raw["rows"].append({"fs": fs, "writers": w, "round": r, "results": got,
                                     "load": os.getloadavg()[0]})
@@ -83,7 +112,8 @@ def main():
             wal = [rate(g, "wal") for g in rounds]
             med = statistics.median(wal)
             if w == 1:
-                one = {"rate": med, "p99": statistics.median(p99(g, "wal") for g in rounds)}
+                one = {"rate": med, "p99": statistics.median(p99(g, "wal") for g in rounds),
+                       "p99_append": statistics.median(p99(g, "appended") for g in rounds)}
             grp = [g["wal"]["wal"]["group"] for g in rounds]
             size = [x["group_records"] / max(1, x["groups"]) for x in grp]
             flush = [x["flush_time_ns"] / 1000 for x in grp]
@@ -92,8 +122,12 @@ def main():
                   f" | ÷overwrite {spread([rate(g, 'wal') / rate(g, 'recycled') for g in rounds])}"
                   f" | ÷own 1-writer {med / one['rate']:.2f}"
                   f" | ÷base {spread([rate(g, 'wal') / rate(g, 'base') if 'base' in g else None for g in rounds])}"
-                  f" | p99 {statistics.median(p99(g, 'wal') for g in rounds):.0f} µs"
+                  f" | ÷rocksdb {spread([rate(g, 'wal') / rate(g, 'rocksdb') if 'rocksdb' in g else None for g in rounds])}"
+                  + (f" (rocksdb {statistics.median(rate(g, 'rocksdb') for g in rounds):,.0f}/s,"
+                     f" p99 {statistics.median(p99(g, 'rocksdb') for g in rounds):.0f} µs)" if ROCKSDB else "")
+                  + f" | p99 {statistics.median(p99(g, 'wal') for g in rounds):.0f} µs"
                   f" = {statistics.median(p99(g, 'wal') for g in rounds) / one['p99']:.1f}x 1-writer"
+                  f" (appending {statistics.median(p99(g, 'appended') for g in rounds) / one['p99_append']:.1f}x)"
                   f" | group {spread(size)} | flush {spread(flush)} µs")
             sys.stdout.flush()
     save_raw(run, "raw", raw)
