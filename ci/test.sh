@@ -47,6 +47,14 @@ FSPACE_CAPI_PREFIX=$(mktemp -d)
 export FSPACE_CAPI_PREFIX
 trap 'rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
 make -s -C crates/fspace-capi install PREFIX="$FSPACE_CAPI_PREFIX"
+echo "== C API: the ABI test's library, whose structs grew (docs/capi.md)"
+# Built in the dev profile (only fspace-capi recompiles; the next cargo
+# command rebuilds it without the feature), kept beside the prefix.
+cargo build --quiet -p fspace-capi --features abi-grown-test --lib
+FSPACE_CAPI_GROWN="$FSPACE_CAPI_PREFIX/grown"
+mkdir -p "$FSPACE_CAPI_GROWN"
+cp "${CARGO_TARGET_DIR:-target}/debug/libfspace_capi.so" "$FSPACE_CAPI_GROWN/libfspace.so.0"
+export FSPACE_CAPI_GROWN
 
 if [ "$(id -u)" = 0 ]; then
     trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2; rm -rf "$FSPACE_CAPI_PREFIX"' EXIT

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     }
 
     struct fspace_wal_options opts;
-    fspace_wal_options_init(&opts);
+    fspace_wal_options_init(&opts, sizeof opts);
     opts.segment_size = 1 << 20; /* small segments (the default is 16 MiB): less space per log */
 
     fspace_wal *wal;
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         return fail("fspace_wal_open", rc);
 
     struct fspace_wal_recovery_info rec;
-    fspace_wal_recovery(wal, &rec);
+    fspace_wal_recovery(wal, &rec, sizeof rec);
     printf("%s %" PRIu64 " records in %" PRIu64 " segments, next LSN %" PRIu64 "\n",
            rec.created ? "created a new log:" : "recovered", rec.records, rec.segments, rec.next_lsn);
 
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     printf("read back %" PRIu64 " records\n", count);
 
     struct fspace_wal_release_info released;
-    rc = fspace_wal_release_before(wal, last, &released);
+    rc = fspace_wal_release_before(wal, last, &released, sizeof released);
     if (rc < 0) {
         fspace_wal_free(wal);
         return fail("fspace_wal_release_before", rc);

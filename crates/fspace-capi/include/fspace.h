@@ -23,10 +23,15 @@
  *  - Objects are opaque handles made by a _new (or _open, fspace_grow,
  *    fspace_copy) function and released by the matching _free; passing NULL
  *    to a _free function does nothing.
- *  - Option structs are set to their defaults by their _init function;
- *    call it first (a zeroed struct is not the defaults).
- *  - Output pointers come last and are written only on success. Outputs
- *    documented as optional may be NULL.
+ *  - Structs grow at their ends without breaking programs built against
+ *    an older header. An options struct starts with its size: set it and
+ *    the defaults with its _init function, passing sizeof the struct
+ *    (fspace_grow_options_init(&o, sizeof o)); a zeroed struct is refused.
+ *    An output struct is followed by its size (fspace_fs_info_get(info,
+ *    &facts, sizeof facts)). The library reads and writes only the bytes
+ *    the size covers; a field it does not know, set, is -E2BIG.
+ *  - Output pointers come last (an output struct's size after it) and are
+ *    written only on success. Outputs documented as optional may be NULL.
  *  - A NULL pointer where one is required, an unknown constant, or a
  *    negative offset or size is -EINVAL; an offset + size past the largest
  *    file (INT64_MAX) is -EFBIG; a negative descriptor is -EBADF. Nothing is
@@ -191,9 +196,15 @@ typedef uint32_t fspace_capability;
 typedef uint32_t fspace_intent;
 
 // Options of `fspace_grow`. Always set the defaults with
-// `fspace_grow_options_init`, then change fields: a zeroed struct is not
-// the defaults (`fallback`, `check_free_space` and `use_saved` are true).
+// `fspace_grow_options_init(&options, sizeof options)`, then change
+// fields: a zeroed struct is not the defaults (`fallback`,
+// `check_free_space` and `use_saved` are true), and its `size` is refused.
 typedef struct fspace_grow_options {
+  // The size of this struct as the program was built (set by
+  // `fspace_grow_options_init`): the library reads only the fields it
+  // covers, so a program built against an older header keeps working
+  // when the struct grows.
+  uint32_t size;
   // `FSPACE_STRATEGY_*`; default `FSPACE_STRATEGY_AUTO`.
   fspace_strategy strategy;
   // `FSPACE_INTENT_*`, for the `auto` policy; default `FSPACE_INTENT_BULK`.
@@ -314,11 +325,12 @@ typedef struct fspace_untorn_ready {
   const char *hint_note;
   // Whether `layout` was read (else `layout_error` says why).
   bool layout_known;
-  // The layout of the whole file, unit by unit (all zero when not
-  // known).
-  struct fspace_untorn_layout layout;
   // Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
   const char *layout_error;
+  // The layout of the whole file, unit by unit (all zero when not
+  // known). Last: a struct held in another is its last field, so that
+  // both grow at their ends.
+  struct fspace_untorn_layout layout;
 } fspace_untorn_ready;
 
 // What `fspace_allocate_range` did.
@@ -353,9 +365,13 @@ typedef uint32_t fspace_sparse_mode;
 typedef uint32_t fspace_reflink_mode;
 
 // Options of `fspace_copy`. Always set the defaults with
-// `fspace_copy_options_init` before changing fields: a zeroed struct is not
-// the defaults.
+// `fspace_copy_options_init(&options, sizeof options)` before changing
+// fields: a zeroed struct is not the defaults, and its `size` is refused.
 typedef struct fspace_copy_options {
+  // The size of this struct as the program was built (set by
+  // `fspace_copy_options_init`): the library reads only the fields it
+  // covers.
+  uint32_t size;
   // `FSPACE_SPARSE_*`; default `FSPACE_SPARSE_AUTO`.
   fspace_sparse_mode sparse;
   // `FSPACE_REFLINK_*`; default `FSPACE_REFLINK_AUTO`.
@@ -549,14 +565,18 @@ typedef struct fspace_untorn_verdict {
 typedef uint8_t fspace_sync_method;
 
 // Options of `fspace_wal_open`. Always set the defaults with
-// `fspace_wal_options_init` before changing fields: a zeroed struct is not
-// the defaults (it is refused: a segment size of 0).
+// `fspace_wal_options_init(&options, sizeof options)` before changing
+// fields: a zeroed struct is not the defaults, and its `size` is refused.
 typedef struct fspace_wal_options {
+  // The size of this struct as the program was built (set by
+  // `fspace_wal_options_init`): the library reads only the fields it
+  // covers.
+  uint32_t size;
+  // Segments kept ready ahead of the writer (default 2).
+  uint32_t prepare_ahead;
   // Size of new segments: a multiple of 4 KiB, at least 64 KiB (default
   // 16 MiB). Existing segments keep theirs.
   uint64_t segment_size;
-  // Segments kept ready ahead of the writer (default 2).
-  uint32_t prepare_ahead;
   // Released segments kept for reuse (default 4).
   uint32_t recycle_pool;
   // How new segments are grown: `FSPACE_STRATEGY_*`; default
@@ -569,8 +589,7 @@ typedef struct fspace_wal_options {
   // --save` (default true).
   bool use_saved;
   // How a commit is made durable: `FSPACE_SYNC_*`; default
-  // `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem). It sits
-  // in what was the struct's tail padding: the size is unchanged.
+  // `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem).
   fspace_sync_method sync_method;
 } fspace_wal_options;
 
@@ -863,19 +882,21 @@ int fspace_extent_map_count(const struct fspace_extent_map *map, size_t *count);
 // count).
 //
 // # Safety
-// `map` is NULL or a live handle; `extent` is NULL or writable.
+// `map` is NULL or a live handle; `extent` is NULL or writable for `extent_size` bytes (`sizeof *extent`).
 int fspace_extent_map_get(const struct fspace_extent_map *map,
                           size_t index,
-                          struct fspace_extent *extent);
+                          struct fspace_extent *extent,
+                          size_t extent_size);
 
 // Writes the byte totals to `*summary`.
 //
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `map` is NULL or a live handle; `summary` is NULL or writable.
+// `map` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_extent_map_summary(const struct fspace_extent_map *map,
-                              struct fspace_extent_summary *summary);
+                              struct fspace_extent_summary *summary,
+                              size_t summary_size);
 
 // Writes to `*json` the map as JSON (as `fspace map --json` prints it);
 // owned by the map.
@@ -913,8 +934,10 @@ void fspace_fs_info_free(struct fspace_fs_info *info);
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `info` is NULL or a live handle; `out` is NULL or writable.
-int fspace_fs_info_get(const struct fspace_fs_info *info, struct fspace_fs_facts *out);
+// `info` is NULL or a live handle; `out` is NULL or writable for `out_size` bytes (`sizeof *out`).
+int fspace_fs_info_get(const struct fspace_fs_info *info,
+                       struct fspace_fs_facts *out,
+                       size_t out_size);
 
 // Writes to `*supported` whether the filesystem supports `capability`
 // (`FSPACE_CAP_*`), as measured on a scratch file in the directory.
@@ -952,13 +975,15 @@ int fspace_fs_info_auto_strategy(const struct fspace_fs_info *info,
 // is NULL or writable.
 int fspace_fs_info_json(struct fspace_fs_info *info, const char **json);
 
-// Sets `*options` to the defaults.
+// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+// defaults, and its `size` field to `size`.
 //
-// Errors: `-EINVAL` (NULL argument).
+// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+// version of the struct).
 //
 // # Safety
-// `options` is NULL or writable.
-int fspace_grow_options_init(struct fspace_grow_options *options);
+// `options` is NULL or writable for `size` bytes.
+int fspace_grow_options_init(struct fspace_grow_options *options, size_t size);
 
 // Grows the file at `path` to `target` bytes with `options` (NULL: the
 // defaults). A file already `target` bytes long is left alone; growth never
@@ -1010,9 +1035,10 @@ int fspace_grow_fd(int fd,
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `report` is NULL or a live handle; `summary` is NULL or writable.
+// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_grow_report_get(const struct fspace_grow_report *report,
-                           struct fspace_grow_summary *summary);
+                           struct fspace_grow_summary *summary,
+                           size_t summary_size);
 
 // Writes to `*reason` why the strategy was chosen, in one sentence; owned
 // by the report.
@@ -1043,9 +1069,10 @@ int fspace_grow_report_json(const struct fspace_grow_report *report, const char 
 // asked for an untorn unit.
 //
 // # Safety
-// `report` is NULL or a live handle; `ready` is NULL or writable.
+// `report` is NULL or a live handle; `ready` is NULL or writable for `ready_size` bytes (`sizeof *ready`).
 int fspace_grow_report_untorn(const struct fspace_grow_report *report,
-                              struct fspace_untorn_ready *ready);
+                              struct fspace_untorn_ready *ready,
+                              size_t ready_size);
 
 // Frees a report; NULL does nothing.
 //
@@ -1074,19 +1101,22 @@ void fspace_grow_report_free(struct fspace_grow_report *report);
 // its old length).
 //
 // # Safety
-// `summary` is NULL or writable.
+// `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_allocate_range(int fd,
                           int64_t offset,
                           int64_t len,
-                          struct fspace_range_summary *summary);
+                          struct fspace_range_summary *summary,
+                          size_t summary_size);
 
-// Sets `*options` to the defaults.
+// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+// defaults, and its `size` field to `size`.
 //
-// Errors: `-EINVAL` (NULL argument).
+// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+// version of the struct).
 //
 // # Safety
-// `options` is NULL or writable.
-int fspace_copy_options_init(struct fspace_copy_options *options);
+// `options` is NULL or writable for `size` bytes.
+int fspace_copy_options_init(struct fspace_copy_options *options, size_t size);
 
 // Copies the regular file `src` to `dst` without losing its holes:
 // `FICLONE` where the filesystem shares blocks, else `copy_file_range`
@@ -1118,9 +1148,10 @@ int fspace_copy(const char *src,
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `report` is NULL or a live handle; `summary` is NULL or writable.
+// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_copy_report_get(const struct fspace_copy_report *report,
-                           struct fspace_copy_summary *summary);
+                           struct fspace_copy_summary *summary,
+                           size_t summary_size);
 
 // Writes to `*json` the report as JSON (as `fspace copy --json` prints
 // it); owned by the report.
@@ -1225,9 +1256,10 @@ int fspace_sparse_writer_position(struct fspace_sparse_writer *writer, uint64_t 
 // `pwritev`, `fallocate` and `ftruncate`.
 //
 // # Safety
-// `writer` is NULL or a live handle; `stats` is NULL or writable.
+// `writer` is NULL or a live handle; `stats` is NULL or writable for `stats_size` bytes (`sizeof *stats`).
 int fspace_sparse_writer_finish(struct fspace_sparse_writer *writer,
-                                struct fspace_sparse_stats *stats);
+                                struct fspace_sparse_stats *stats,
+                                size_t stats_size);
 
 // Frees a writer; NULL does nothing. Data not yet written out by
 // `fspace_sparse_writer_finish` is discarded.
@@ -1273,9 +1305,10 @@ int fspace_untorn_facts_of_fs(const char *dir, struct fspace_untorn_facts **out)
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `facts` is NULL or a live handle; `summary` is NULL or writable.
+// `facts` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_untorn_facts_get(const struct fspace_untorn_facts *facts,
-                            struct fspace_untorn_summary *summary);
+                            struct fspace_untorn_summary *summary,
+                            size_t summary_size);
 
 // Writes trial number `index` (from 0; `trials` in the summary counts
 // them) to `*trial`.
@@ -1284,10 +1317,11 @@ int fspace_untorn_facts_get(const struct fspace_untorn_facts *facts,
 // count).
 //
 // # Safety
-// `facts` is NULL or a live handle; `trial` is NULL or writable.
+// `facts` is NULL or a live handle; `trial` is NULL or writable for `trial_size` bytes (`sizeof *trial`).
 int fspace_untorn_facts_trial(const struct fspace_untorn_facts *facts,
                               size_t index,
-                              struct fspace_untorn_trial *trial);
+                              struct fspace_untorn_trial *trial,
+                              size_t trial_size);
 
 // Writes to `*json` all the facts as JSON (limits with their state, source,
 // devices, geometry, trials); owned by the handle.
@@ -1326,9 +1360,10 @@ int fspace_untorn_answer_new(const struct fspace_untorn_facts *facts,
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `answer` is NULL or a live handle; `verdict` is NULL or writable.
+// `answer` is NULL or a live handle; `verdict` is NULL or writable for `verdict_size` bytes (`sizeof *verdict`).
 int fspace_untorn_answer_get(const struct fspace_untorn_answer *answer,
-                             struct fspace_untorn_verdict *verdict);
+                             struct fspace_untorn_verdict *verdict,
+                             size_t verdict_size);
 
 // Writes to `*json` the answer as JSON; owned by the handle.
 //
@@ -1400,21 +1435,24 @@ int fspace_write_untorn(int fd,
 // above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 //
 // # Safety
-// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable.
+// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable for `layout_size` bytes (`sizeof *layout`).
 int fspace_check_untorn_layout(int fd,
                                const char *path,
                                int64_t offset,
                                int64_t len,
                                uint32_t unit,
-                               struct fspace_untorn_layout *layout);
+                               struct fspace_untorn_layout *layout,
+                               size_t layout_size);
 
-// Sets `*options` to the defaults.
+// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+// defaults, and its `size` field to `size`.
 //
-// Errors: `-EINVAL` (NULL argument).
+// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+// version of the struct).
 //
 // # Safety
-// `options` is NULL or writable.
-int fspace_wal_options_init(struct fspace_wal_options *options);
+// `options` is NULL or writable for `size` bytes.
+int fspace_wal_options_init(struct fspace_wal_options *options, size_t size);
 
 // Opens (recovering) or creates the log in directory `dir` (created if
 // missing) with `options` (NULL: the defaults). Recovery stops at the first
@@ -1529,8 +1567,10 @@ int fspace_wal_max_record(const struct fspace_wal *wal, size_t *len);
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `wal` is NULL or a live handle; `info` is NULL or writable.
-int fspace_wal_recovery(const struct fspace_wal *wal, struct fspace_wal_recovery_info *info);
+// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
+int fspace_wal_recovery(const struct fspace_wal *wal,
+                        struct fspace_wal_recovery_info *info,
+                        size_t info_size);
 
 // Releases every whole segment whose records all come before `lsn` (never
 // the one being written): up to the recycle pool's size are kept for
@@ -1543,10 +1583,11 @@ int fspace_wal_recovery(const struct fspace_wal *wal, struct fspace_wal_recovery
 // `fsync`.
 //
 // # Safety
-// `wal` is NULL or a live handle; `info` is NULL or writable.
+// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 int fspace_wal_release_before(const struct fspace_wal *wal,
                               uint64_t lsn,
-                              struct fspace_wal_release_info *info);
+                              struct fspace_wal_release_info *info,
+                              size_t info_size);
 
 // Starts reading the durable records of `wal` from LSN `from` on (0: from
 // the oldest kept; beyond the last durable record: nothing to read).
@@ -1609,9 +1650,10 @@ int fspace_wal_view_open(const char *dir, uint32_t flags, struct fspace_wal_view
 // Errors: `-EINVAL` (NULL argument).
 //
 // # Safety
-// `view` is NULL or a live handle; `info` is NULL or writable.
+// `view` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 int fspace_wal_view_recovery(const struct fspace_wal_view *view,
-                             struct fspace_wal_recovery_info *info);
+                             struct fspace_wal_recovery_info *info,
+                             size_t info_size);
 
 // Writes to `*json` the whole look as JSON (the `recovery` object of
 // `fspace wal stat --json`: `read_only` true, the tail and why it ends there,

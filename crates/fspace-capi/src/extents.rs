@@ -1,5 +1,6 @@
 //! The extent map: `fspace_extent_map_*`.
 
+use crate::abi;
 use crate::{arg, ffi, json_string, out, path_arg, Failure};
 use fspace::{ExtentMap, ExtentState, MapMethod, MapOptions};
 use std::ffi::{c_char, c_int, CString};
@@ -162,17 +163,23 @@ pub unsafe extern "C" fn fspace_extent_map_count(
 /// count).
 ///
 /// # Safety
-/// `map` is NULL or a live handle; `extent` is NULL or writable.
+/// `map` is NULL or a live handle; `extent` is NULL or writable for `extent_size` bytes (`sizeof *extent`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_extent_map_get(
     map: *const fspace_extent_map,
     index: usize,
     extent: *mut fspace_extent,
+    extent_size: usize,
 ) -> c_int {
     const F: &str = "fspace_extent_map_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (m, e) = unsafe { (arg(F, "map", map)?, out(F, "extent", extent)?) };
+        let (m, e) = unsafe {
+            (
+                arg(F, "map", map)?,
+                abi::sized_out(F, "extent", extent, extent_size)?,
+            )
+        };
         let x = m.map.extents.get(index).ok_or_else(|| {
             Failure::new(
                 34, // ERANGE
@@ -196,16 +203,22 @@ pub unsafe extern "C" fn fspace_extent_map_get(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `map` is NULL or a live handle; `summary` is NULL or writable.
+/// `map` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_extent_map_summary(
     map: *const fspace_extent_map,
     summary: *mut fspace_extent_summary,
+    summary_size: usize,
 ) -> c_int {
     const F: &str = "fspace_extent_map_summary";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (m, o) = unsafe { (arg(F, "map", map)?, out(F, "summary", summary)?) };
+        let (m, o) = unsafe {
+            (
+                arg(F, "map", map)?,
+                abi::sized_out(F, "summary", summary, summary_size)?,
+            )
+        };
         let s = &m.map.summary;
         let unknown = |v: Option<u64>| v.unwrap_or(u64::MAX);
         o.set(fspace_extent_summary {
@@ -247,4 +260,11 @@ pub unsafe extern "C" fn fspace_extent_map_json(
         o.set(m.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()));
         Ok(0)
     })
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_extent = 24,
+    fspace_extent_summary = 80,
 }

@@ -1,5 +1,6 @@
 //! Filesystem facts and capabilities: `fspace_fs_info_*`.
 
+use crate::abi;
 use crate::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
 use fspace::{FsInfo, Intent, Strategy, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
@@ -198,16 +199,22 @@ pub unsafe extern "C" fn fspace_fs_info_free(info: *mut fspace_fs_info) {
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `info` is NULL or a live handle; `out` is NULL or writable.
+/// `info` is NULL or a live handle; `out` is NULL or writable for `out_size` bytes (`sizeof *out`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_fs_info_get(
     info: *const fspace_fs_info,
     out: *mut fspace_fs_facts,
+    out_size: usize,
 ) -> c_int {
     const F: &str = "fspace_fs_info_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, out) = unsafe { (arg(F, "info", info)?, crate::out(F, "out", out)?) };
+        let (h, out) = unsafe {
+            (
+                arg(F, "info", info)?,
+                abi::sized_out(F, "out", out, out_size)?,
+            )
+        };
         let i = &h.info;
         out.set(fspace_fs_facts {
             fs_type: h.name.as_ptr(),
@@ -322,4 +329,10 @@ pub unsafe extern "C" fn fspace_fs_info_json(
         json.set(h.json.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()));
         Ok(0)
     })
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_fs_facts = 72,
 }

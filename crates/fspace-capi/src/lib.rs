@@ -14,7 +14,12 @@
 //! - Objects are opaque handles made by `fspace_*_new` (or `fspace_*_open`,
 //!   `fspace_grow`, ...) and released by `fspace_*_free`; `_free(NULL)` does
 //!   nothing.
-//! - Output pointers come last and are written only on success.
+//! - Structs grow at their ends: an options struct starts with its size
+//!   (set by its `_init`), an output struct is followed by its size
+//!   argument; the library touches only the bytes the size covers
+//!   (the `abi` module; docs/capi.md, "Structs that grow").
+//! - Output pointers come last (an output struct's size after it) and are
+//!   written only on success.
 //! - A NULL pointer where one is required, an unknown constant, a negative
 //!   offset or size, or a size that does not fit a file is `-EINVAL` (sizes
 //!   past the largest file are `-EFBIG`); nothing is changed.
@@ -24,6 +29,7 @@
 #![allow(non_camel_case_types)]
 #![deny(missing_docs)]
 
+mod abi;
 mod extents;
 mod info;
 mod resize;

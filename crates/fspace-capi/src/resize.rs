@@ -1,5 +1,6 @@
 //! Growing files and allocating ranges: `fspace_grow*`, `fspace_allocate_range`.
 
+use crate::abi;
 use crate::info::{
     choice_from_c, fspace_intent, fspace_strategy, intent_from_c, strategy_to_c,
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
@@ -12,11 +13,17 @@ use fspace::{GrowOptions, GrowReport, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
 
 /// Options of `fspace_grow`. Always set the defaults with
-/// `fspace_grow_options_init`, then change fields: a zeroed struct is not
-/// the defaults (`fallback`, `check_free_space` and `use_saved` are true).
+/// `fspace_grow_options_init(&options, sizeof options)`, then change
+/// fields: a zeroed struct is not the defaults (`fallback`,
+/// `check_free_space` and `use_saved` are true), and its `size` is refused.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_grow_options {
+    /// The size of this struct as the program was built (set by
+    /// `fspace_grow_options_init`): the library reads only the fields it
+    /// covers, so a program built against an older header keeps working
+    /// when the struct grows.
+    pub size: u32,
     /// `FSPACE_STRATEGY_*`; default `FSPACE_STRATEGY_AUTO`.
     pub strategy: fspace_strategy,
     /// `FSPACE_INTENT_*`, for the `auto` policy; default `FSPACE_INTENT_BULK`.
@@ -48,20 +55,34 @@ pub struct fspace_grow_options {
     pub untorn_unit: u32,
 }
 
-/// Sets `*options` to the defaults.
+/// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+/// defaults, and its `size` field to `size`.
 ///
-/// Errors: `-EINVAL` (NULL argument).
+/// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+/// version of the struct).
 ///
 /// # Safety
-/// `options` is NULL or writable.
+/// `options` is NULL or writable for `size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_options) -> c_int {
+pub unsafe extern "C" fn fspace_grow_options_init(
+    options: *mut fspace_grow_options,
+    size: usize,
+) -> c_int {
     const F: &str = "fspace_grow_options_init";
-    ffi(F, || {
-        // SAFETY: forwarded caller promise.
-        let o = unsafe { out(F, "options", options)? };
+    // SAFETY: forwarded caller promise.
+    ffi(F, || unsafe { abi::init(F, options, size) }.map(|()| 0))
+}
+
+// SAFETY: `GrowOptionsRaw` has the struct's layout (asserted below), with
+// integers only.
+unsafe impl abi::Options for fspace_grow_options {
+    type Raw = GrowOptionsRaw;
+    const FIRST: usize = 24;
+    const INIT: &'static str = "fspace_grow_options_init";
+    fn defaults() -> Self {
         let d = GrowOptions::default();
-        o.set(fspace_grow_options {
+        fspace_grow_options {
+            size: 0,
             strategy: FSPACE_STRATEGY_AUTO,
             intent: FSPACE_INTENT_BULK,
             fallback: true,
@@ -70,15 +91,16 @@ pub unsafe extern "C" fn fspace_grow_options_init(options: *mut fspace_grow_opti
             check_free_space: d.check_free_space,
             use_saved: true,
             untorn_unit: d.untorn_unit.unwrap_or(0),
-        });
-        Ok(0)
-    })
+        }
+    }
 }
 
 /// `fspace_grow_options` as C may hand it: any byte in a `bool` (a
 /// `memset`, another language's binding), which Rust may not read as `bool`.
 #[repr(C)]
-struct GrowOptionsRaw {
+#[derive(Clone, Copy)]
+pub(crate) struct GrowOptionsRaw {
+    size: u32,
     strategy: fspace_strategy,
     intent: fspace_intent,
     fallback: u8,
@@ -89,10 +111,12 @@ struct GrowOptionsRaw {
     untorn_unit: u32,
 }
 
-// Same layout as the public struct, field by field.
+// Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
     std::mem::size_of::<GrowOptionsRaw>() == std::mem::size_of::<fspace_grow_options>()
         && std::mem::align_of::<GrowOptionsRaw>() == std::mem::align_of::<fspace_grow_options>()
+        && std::mem::offset_of!(GrowOptionsRaw, size)
+            == std::mem::offset_of!(fspace_grow_options, size)
         && std::mem::offset_of!(GrowOptionsRaw, strategy)
             == std::mem::offset_of!(fspace_grow_options, strategy)
         && std::mem::offset_of!(GrowOptionsRaw, intent)
@@ -109,9 +133,11 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_grow_options, use_saved)
         && std::mem::offset_of!(GrowOptionsRaw, untorn_unit)
             == std::mem::offset_of!(fspace_grow_options, untorn_unit)
+        && std::mem::size_of::<fspace_grow_options>()
+            == <fspace_grow_options as abi::Options>::FIRST
 );
 
-fn grow_options(func: &str, o: Option<&GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
+fn grow_options(func: &str, o: Option<GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {
     let mut g = GrowOptions::default().choice(StrategyChoice::auto_from_state_dir());
     if let Some(o) = o {
         g.choice = choice_from_c(func, o.strategy, o.fallback != 0, o.use_saved != 0)?;
@@ -216,7 +242,7 @@ pub unsafe extern "C" fn fspace_grow(
         let path = unsafe { path_arg(F, "path", path)? };
         let target = offset_arg(F, "target", target)?;
         // SAFETY: NULL or readable.
-        let opts = grow_options(F, unsafe { options.cast::<GrowOptionsRaw>().as_ref() })?;
+        let opts = grow_options(F, unsafe { abi::read(F, options)? })?;
         let r = fspace::grow(&path, target, &opts)?;
         if !report.is_null() {
             let h = report_handle(F, r)?;
@@ -258,7 +284,7 @@ pub unsafe extern "C" fn fspace_grow_fd(
         };
         let target = offset_arg(F, "target", target)?;
         // SAFETY: NULL or readable.
-        let opts = grow_options(F, unsafe { options.cast::<GrowOptionsRaw>().as_ref() })?;
+        let opts = grow_options(F, unsafe { abi::read(F, options)? })?;
         let r = fspace::grow_fd(borrowed, &path, target, &opts)?;
         if !report.is_null() {
             let h = report_handle(F, r)?;
@@ -274,16 +300,22 @@ pub unsafe extern "C" fn fspace_grow_fd(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `report` is NULL or a live handle; `summary` is NULL or writable.
+/// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow_report_get(
     report: *const fspace_grow_report,
     summary: *mut fspace_grow_summary,
+    summary_size: usize,
 ) -> c_int {
     const F: &str = "fspace_grow_report_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
+        let (h, s) = unsafe {
+            (
+                arg(F, "report", report)?,
+                abi::sized_out(F, "summary", summary, summary_size)?,
+            )
+        };
         let r = &h.report;
         s.set(fspace_grow_summary {
             strategy: strategy_to_c(r.strategy),
@@ -366,11 +398,12 @@ pub struct fspace_untorn_ready {
     pub hint_note: *const c_char,
     /// Whether `layout` was read (else `layout_error` says why).
     pub layout_known: bool,
-    /// The layout of the whole file, unit by unit (all zero when not
-    /// known).
-    pub layout: fspace_untorn_layout,
     /// Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
     pub layout_error: *const c_char,
+    /// The layout of the whole file, unit by unit (all zero when not
+    /// known). Last: a struct held in another is its last field, so that
+    /// both grow at their ends.
+    pub layout: fspace_untorn_layout,
 }
 
 /// Writes to `*ready` what a growth with `untorn_unit` did for untorn
@@ -384,16 +417,22 @@ pub struct fspace_untorn_ready {
 /// asked for an untorn unit.
 ///
 /// # Safety
-/// `report` is NULL or a live handle; `ready` is NULL or writable.
+/// `report` is NULL or a live handle; `ready` is NULL or writable for `ready_size` bytes (`sizeof *ready`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow_report_untorn(
     report: *const fspace_grow_report,
     ready: *mut fspace_untorn_ready,
+    ready_size: usize,
 ) -> c_int {
     const F: &str = "fspace_grow_report_untorn";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "report", report)?, out(F, "ready", ready)?) };
+        let (h, o) = unsafe {
+            (
+                arg(F, "report", report)?,
+                abi::sized_out(F, "ready", ready, ready_size)?,
+            )
+        };
         let r = h.report.untorn.as_ref().ok_or_else(|| {
             Failure::new(
                 61, // ENODATA
@@ -476,13 +515,14 @@ pub struct fspace_range_summary {
 /// its old length).
 ///
 /// # Safety
-/// `summary` is NULL or writable.
+/// `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_allocate_range(
     fd: c_int,
     offset: i64,
     len: i64,
     summary: *mut fspace_range_summary,
+    summary_size: usize,
 ) -> c_int {
     const F: &str = "fspace_allocate_range";
     ffi(F, || {
@@ -496,7 +536,7 @@ pub unsafe extern "C" fn fspace_allocate_range(
         let path = crate::fd_path(fd);
         let r = fspace::allocate_range(borrowed, &path, offset, len)?;
         // SAFETY: NULL or writable by the caller's promise.
-        if let Some(s) = unsafe { crate::opt_out(summary) } {
+        if let Some(s) = unsafe { abi::opt_sized_out(F, "summary", summary, summary_size)? } {
             s.set(fspace_range_summary {
                 strategy: strategy_to_c(r.strategy),
                 old_len: r.old_len,
@@ -510,4 +550,12 @@ pub unsafe extern "C" fn fspace_allocate_range(
         }
         Ok(0)
     })
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_grow_summary = 72,
+    fspace_untorn_ready = 144,
+    fspace_range_summary = 64,
 }

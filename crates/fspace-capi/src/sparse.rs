@@ -1,6 +1,7 @@
 //! Copies that keep holes, and the sparse writer: `fspace_copy*`,
 //! `fspace_sparse_writer_*`.
 
+use crate::abi;
 use crate::{
     arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult,
     Failure,
@@ -45,11 +46,15 @@ pub const FSPACE_COPY_STREAM: fspace_copy_method = 4;
 pub const FSPACE_COPY_DEVICE: fspace_copy_method = 5;
 
 /// Options of `fspace_copy`. Always set the defaults with
-/// `fspace_copy_options_init` before changing fields: a zeroed struct is not
-/// the defaults.
+/// `fspace_copy_options_init(&options, sizeof options)` before changing
+/// fields: a zeroed struct is not the defaults, and its `size` is refused.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_copy_options {
+    /// The size of this struct as the program was built (set by
+    /// `fspace_copy_options_init`): the library reads only the fields it
+    /// covers.
+    pub size: u32,
     /// `FSPACE_SPARSE_*`; default `FSPACE_SPARSE_AUTO`.
     pub sparse: fspace_sparse_mode,
     /// `FSPACE_REFLINK_*`; default `FSPACE_REFLINK_AUTO`.
@@ -66,34 +71,49 @@ pub struct fspace_copy_options {
     pub sync: bool,
 }
 
-/// Sets `*options` to the defaults.
+/// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+/// defaults, and its `size` field to `size`.
 ///
-/// Errors: `-EINVAL` (NULL argument).
+/// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+/// version of the struct).
 ///
 /// # Safety
-/// `options` is NULL or writable.
+/// `options` is NULL or writable for `size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn fspace_copy_options_init(options: *mut fspace_copy_options) -> c_int {
+pub unsafe extern "C" fn fspace_copy_options_init(
+    options: *mut fspace_copy_options,
+    size: usize,
+) -> c_int {
     const F: &str = "fspace_copy_options_init";
-    ffi(F, || {
-        // SAFETY: forwarded caller promise.
-        let o = unsafe { out(F, "options", options)? };
+    // SAFETY: forwarded caller promise.
+    ffi(F, || unsafe { abi::init(F, options, size) }.map(|()| 0))
+}
+
+// SAFETY: `CopyOptionsRaw` has the struct's layout (asserted below), with
+// integers only.
+unsafe impl abi::Options for fspace_copy_options {
+    type Raw = CopyOptionsRaw;
+    const FIRST: usize = 16;
+    const INIT: &'static str = "fspace_copy_options_init";
+    fn defaults() -> Self {
         let d = CopyOptions::default();
-        o.set(fspace_copy_options {
+        fspace_copy_options {
+            size: 0,
             sparse: FSPACE_SPARSE_AUTO,
             reflink: FSPACE_REFLINK_AUTO,
             force: d.force,
             preserve: d.preserve,
             sync: d.sync,
-        });
-        Ok(0)
-    })
+        }
+    }
 }
 
 /// `fspace_copy_options` with its `bool`s read as bytes (see
 /// `GrowOptionsRaw` in resize.rs).
 #[repr(C)]
-struct CopyOptionsRaw {
+#[derive(Clone, Copy)]
+pub(crate) struct CopyOptionsRaw {
+    size: u32,
     sparse: fspace_sparse_mode,
     reflink: fspace_reflink_mode,
     force: u8,
@@ -101,10 +121,12 @@ struct CopyOptionsRaw {
     sync: u8,
 }
 
-// Same layout as the public struct, field by field.
+// Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
     std::mem::size_of::<CopyOptionsRaw>() == std::mem::size_of::<fspace_copy_options>()
         && std::mem::align_of::<CopyOptionsRaw>() == std::mem::align_of::<fspace_copy_options>()
+        && std::mem::offset_of!(CopyOptionsRaw, size)
+            == std::mem::offset_of!(fspace_copy_options, size)
         && std::mem::offset_of!(CopyOptionsRaw, sparse)
             == std::mem::offset_of!(fspace_copy_options, sparse)
         && std::mem::offset_of!(CopyOptionsRaw, reflink)
@@ -115,9 +137,11 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_copy_options, preserve)
         && std::mem::offset_of!(CopyOptionsRaw, sync)
             == std::mem::offset_of!(fspace_copy_options, sync)
+        && std::mem::size_of::<fspace_copy_options>()
+            == <fspace_copy_options as abi::Options>::FIRST
 );
 
-fn copy_options(func: &str, o: Option<&CopyOptionsRaw>) -> CResult<CopyOptions<'static>> {
+fn copy_options(func: &str, o: Option<CopyOptionsRaw>) -> CResult<CopyOptions<'static>> {
     let mut c = CopyOptions::default();
     if let Some(o) = o {
         c.sparse = match o.sparse {
@@ -222,7 +246,7 @@ pub unsafe extern "C" fn fspace_copy(
         // SAFETY: forwarded caller promises.
         let (src, dst) = unsafe { (path_arg(F, "src", src)?, path_arg(F, "dst", dst)?) };
         // SAFETY: NULL or readable.
-        let opts = copy_options(F, unsafe { options.cast::<CopyOptionsRaw>().as_ref() })?;
+        let opts = copy_options(F, unsafe { abi::read(F, options)? })?;
         let r = fspace::copy(&src, &dst, &opts)?;
         if !report.is_null() {
             let json = json_string(F, &r)?;
@@ -239,16 +263,22 @@ pub unsafe extern "C" fn fspace_copy(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `report` is NULL or a live handle; `summary` is NULL or writable.
+/// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_copy_report_get(
     report: *const fspace_copy_report,
     summary: *mut fspace_copy_summary,
+    summary_size: usize,
 ) -> c_int {
     const F: &str = "fspace_copy_report_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, s) = unsafe { (arg(F, "report", report)?, out(F, "summary", summary)?) };
+        let (h, s) = unsafe {
+            (
+                arg(F, "report", report)?,
+                abi::sized_out(F, "summary", summary, summary_size)?,
+            )
+        };
         let r = &h.report;
         s.set(fspace_copy_summary {
             method: match r.method {
@@ -579,11 +609,12 @@ pub unsafe extern "C" fn fspace_sparse_writer_position(
 /// `pwritev`, `fallocate` and `ftruncate`.
 ///
 /// # Safety
-/// `writer` is NULL or a live handle; `stats` is NULL or writable.
+/// `writer` is NULL or a live handle; `stats` is NULL or writable for `stats_size` bytes (`sizeof *stats`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_sparse_writer_finish(
     writer: *mut fspace_sparse_writer,
     stats: *mut fspace_sparse_stats,
+    stats_size: usize,
 ) -> c_int {
     const F: &str = "fspace_sparse_writer_finish";
     ffi(F, || {
@@ -597,7 +628,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
         })?;
         let s = w.finish()?;
         // SAFETY: NULL or writable by the caller's promise.
-        if let Some(o) = unsafe { crate::opt_out(stats) } {
+        if let Some(o) = unsafe { abi::opt_sized_out(F, "stats", stats, stats_size)? } {
             o.set(stats_to_c(&s));
         }
         Ok(0)
@@ -613,4 +644,11 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
 pub unsafe extern "C" fn fspace_sparse_writer_free(writer: *mut fspace_sparse_writer) {
     // SAFETY: forwarded caller promise.
     unsafe { crate::free_handle(writer) }
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_copy_summary = 120,
+    fspace_sparse_stats = 72,
 }

@@ -7,6 +7,7 @@
 //! the caller has. The write call itself is the library's `write_untorn`:
 //! it checks the file's limits first and never falls back to a plain write.
 
+use crate::abi;
 use crate::{
     arg, bytes_arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg,
     CResult, Failure,
@@ -320,16 +321,22 @@ pub unsafe extern "C" fn fspace_untorn_facts_of_fs(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `facts` is NULL or a live handle; `summary` is NULL or writable.
+/// `facts` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_untorn_facts_get(
     facts: *const fspace_untorn_facts,
     summary: *mut fspace_untorn_summary,
+    summary_size: usize,
 ) -> c_int {
     const F: &str = "fspace_untorn_facts_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, s) = unsafe { (arg(F, "facts", facts)?, out(F, "summary", summary)?) };
+        let (h, s) = unsafe {
+            (
+                arg(F, "facts", facts)?,
+                abi::sized_out(F, "summary", summary, summary_size)?,
+            )
+        };
         let f = &h.facts;
         let (unit_min, unit_max, unit_max_opt, segments_max) = match f.limits {
             Limits::Supported {
@@ -375,17 +382,23 @@ pub unsafe extern "C" fn fspace_untorn_facts_get(
 /// count).
 ///
 /// # Safety
-/// `facts` is NULL or a live handle; `trial` is NULL or writable.
+/// `facts` is NULL or a live handle; `trial` is NULL or writable for `trial_size` bytes (`sizeof *trial`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_untorn_facts_trial(
     facts: *const fspace_untorn_facts,
     index: usize,
     trial: *mut fspace_untorn_trial,
+    trial_size: usize,
 ) -> c_int {
     const F: &str = "fspace_untorn_facts_trial";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "facts", facts)?, out(F, "trial", trial)?) };
+        let (h, o) = unsafe {
+            (
+                arg(F, "facts", facts)?,
+                abi::sized_out(F, "trial", trial, trial_size)?,
+            )
+        };
         let t = h.facts.tried.get(index).ok_or_else(|| {
             Failure::new(
                 34, // ERANGE
@@ -521,16 +534,22 @@ pub unsafe extern "C" fn fspace_untorn_answer_new(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `answer` is NULL or a live handle; `verdict` is NULL or writable.
+/// `answer` is NULL or a live handle; `verdict` is NULL or writable for `verdict_size` bytes (`sizeof *verdict`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_untorn_answer_get(
     answer: *const fspace_untorn_answer,
     verdict: *mut fspace_untorn_verdict,
+    verdict_size: usize,
 ) -> c_int {
     const F: &str = "fspace_untorn_answer_get";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, v) = unsafe { (arg(F, "answer", answer)?, out(F, "verdict", verdict)?) };
+        let (h, v) = unsafe {
+            (
+                arg(F, "answer", answer)?,
+                abi::sized_out(F, "verdict", verdict, verdict_size)?,
+            )
+        };
         let a = &h.answer;
         v.set(fspace_untorn_verdict {
             page_size: a.page_size,
@@ -737,7 +756,7 @@ pub(crate) fn ready_layout(r: &untorn::Ready) -> (fspace_untorn_layout, bool) {
 /// above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 ///
 /// # Safety
-/// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable.
+/// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable for `layout_size` bytes (`sizeof *layout`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_check_untorn_layout(
     fd: c_int,
@@ -746,12 +765,13 @@ pub unsafe extern "C" fn fspace_check_untorn_layout(
     len: i64,
     unit: u32,
     layout: *mut fspace_untorn_layout,
+    layout_size: usize,
 ) -> c_int {
     const F: &str = "fspace_check_untorn_layout";
     ffi(F, || {
         let borrowed = fd_arg(F, fd)?;
         // SAFETY: NULL or writable by the caller's promise.
-        let o = unsafe { out(F, "layout", layout)? };
+        let o = unsafe { abi::sized_out(F, "layout", layout, layout_size)? };
         let path = if path.is_null() {
             crate::fd_path(fd)
         } else {
@@ -765,4 +785,13 @@ pub unsafe extern "C" fn fspace_check_untorn_layout(
         o.set(layout_to_c(&c));
         Ok(0)
     })
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_untorn_summary = 72,
+    fspace_untorn_trial = 16,
+    fspace_untorn_verdict = 48,
+    fspace_untorn_layout = 104,
 }

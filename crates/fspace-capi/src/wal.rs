@@ -1,5 +1,6 @@
 //! The segmented durable log: `fspace_wal_*`.
 
+use crate::abi;
 use crate::info::{choice_from_c, fspace_strategy};
 use crate::{arg, arg_mut, bytes_arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
 use fspace::wal::{Record, WalReader, WalView};
@@ -7,16 +8,20 @@ use fspace::{Lsn, StrategyChoice, Wal, WalOptions};
 use std::ffi::{c_char, c_int, c_void, CString};
 
 /// Options of `fspace_wal_open`. Always set the defaults with
-/// `fspace_wal_options_init` before changing fields: a zeroed struct is not
-/// the defaults (it is refused: a segment size of 0).
+/// `fspace_wal_options_init(&options, sizeof options)` before changing
+/// fields: a zeroed struct is not the defaults, and its `size` is refused.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct fspace_wal_options {
+    /// The size of this struct as the program was built (set by
+    /// `fspace_wal_options_init`): the library reads only the fields it
+    /// covers.
+    pub size: u32,
+    /// Segments kept ready ahead of the writer (default 2).
+    pub prepare_ahead: u32,
     /// Size of new segments: a multiple of 4 KiB, at least 64 KiB (default
     /// 16 MiB). Existing segments keep theirs.
     pub segment_size: u64,
-    /// Segments kept ready ahead of the writer (default 2).
-    pub prepare_ahead: u32,
     /// Released segments kept for reuse (default 4).
     pub recycle_pool: u32,
     /// How new segments are grown: `FSPACE_STRATEGY_*`; default
@@ -29,8 +34,7 @@ pub struct fspace_wal_options {
     /// --save` (default true).
     pub use_saved: bool,
     /// How a commit is made durable: `FSPACE_SYNC_*`; default
-    /// `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem). It sits
-    /// in what was the struct's tail padding: the size is unchanged.
+    /// `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem).
     pub sync_method: fspace_sync_method,
 }
 
@@ -50,38 +54,53 @@ pub const FSPACE_SYNC_DIRECT_DSYNC: fspace_sync_method = 3;
 /// inode's times too; for comparison, a log never needs it).
 pub const FSPACE_SYNC_FSYNC: fspace_sync_method = 4;
 
-/// Sets `*options` to the defaults.
+/// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
+/// defaults, and its `size` field to `size`.
 ///
-/// Errors: `-EINVAL` (NULL argument).
+/// Errors: `-EINVAL` (NULL argument, or a size smaller than the first
+/// version of the struct).
 ///
 /// # Safety
-/// `options` is NULL or writable.
+/// `options` is NULL or writable for `size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn fspace_wal_options_init(options: *mut fspace_wal_options) -> c_int {
+pub unsafe extern "C" fn fspace_wal_options_init(
+    options: *mut fspace_wal_options,
+    size: usize,
+) -> c_int {
     const F: &str = "fspace_wal_options_init";
-    ffi(F, || {
-        // SAFETY: forwarded caller promise.
-        let o = unsafe { out(F, "options", options)? };
+    // SAFETY: forwarded caller promise.
+    ffi(F, || unsafe { abi::init(F, options, size) }.map(|()| 0))
+}
+
+// SAFETY: `WalOptionsRaw` has the struct's layout (asserted below), with
+// integers only.
+unsafe impl abi::Options for fspace_wal_options {
+    type Raw = WalOptionsRaw;
+    const FIRST: usize = 32;
+    const INIT: &'static str = "fspace_wal_options_init";
+    fn defaults() -> Self {
         let d = WalOptions::default();
-        o.set(fspace_wal_options {
-            segment_size: d.segment_size,
+        fspace_wal_options {
+            size: 0,
             prepare_ahead: u32::try_from(d.prepare_ahead).unwrap_or(u32::MAX),
+            segment_size: d.segment_size,
             recycle_pool: u32::try_from(d.recycle_pool).unwrap_or(u32::MAX),
             prepare_strategy: crate::info::FSPACE_STRATEGY_AUTO,
             direct_io: -1,
             use_saved: true,
             sync_method: FSPACE_SYNC_AUTO,
-        });
-        Ok(0)
-    })
+        }
+    }
 }
 
 /// `fspace_wal_options` with its `bool` read as a byte (see
 /// `GrowOptionsRaw` in resize.rs).
 #[repr(C)]
-struct WalOptionsRaw {
-    segment_size: u64,
+#[derive(Clone, Copy)]
+pub(crate) struct WalOptionsRaw {
+    size: u32,
     prepare_ahead: u32,
+    segment_size: u64,
     recycle_pool: u32,
     prepare_strategy: fspace_strategy,
     direct_io: i32,
@@ -89,10 +108,12 @@ struct WalOptionsRaw {
     sync_method: u8,
 }
 
-// Same layout as the public struct, field by field.
+// Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
     std::mem::size_of::<WalOptionsRaw>() == std::mem::size_of::<fspace_wal_options>()
         && std::mem::align_of::<WalOptionsRaw>() == std::mem::align_of::<fspace_wal_options>()
+        && std::mem::offset_of!(WalOptionsRaw, size)
+            == std::mem::offset_of!(fspace_wal_options, size)
         && std::mem::offset_of!(WalOptionsRaw, segment_size)
             == std::mem::offset_of!(fspace_wal_options, segment_size)
         && std::mem::offset_of!(WalOptionsRaw, prepare_ahead)
@@ -107,10 +128,10 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_wal_options, use_saved)
         && std::mem::offset_of!(WalOptionsRaw, sync_method)
             == std::mem::offset_of!(fspace_wal_options, sync_method)
-        && std::mem::size_of::<fspace_wal_options>() == 32
+        && std::mem::size_of::<fspace_wal_options>() == <fspace_wal_options as abi::Options>::FIRST
 );
 
-fn wal_options(func: &str, o: Option<&WalOptionsRaw>) -> CResult<WalOptions> {
+fn wal_options(func: &str, o: Option<WalOptionsRaw>) -> CResult<WalOptions> {
     let mut w = WalOptions::default().prepare(StrategyChoice::auto_from_state_dir());
     if let Some(o) = o {
         w.sync_method = match o.sync_method {
@@ -210,7 +231,7 @@ pub unsafe extern "C" fn fspace_wal_open(
         // SAFETY: forwarded caller promises.
         let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
         // SAFETY: NULL or readable.
-        let opts = wal_options(F, unsafe { options.cast::<WalOptionsRaw>().as_ref() })?;
+        let opts = wal_options(F, unsafe { abi::read(F, options)? })?;
         let wal = Wal::open(&dir, opts)?;
         o.set(Box::into_raw(Box::new(fspace_wal { wal })));
         Ok(0)
@@ -411,16 +432,22 @@ pub unsafe extern "C" fn fspace_wal_max_record(wal: *const fspace_wal, len: *mut
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `wal` is NULL or a live handle; `info` is NULL or writable.
+/// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_recovery(
     wal: *const fspace_wal,
     info: *mut fspace_wal_recovery_info,
+    info_size: usize,
 ) -> c_int {
     const F: &str = "fspace_wal_recovery";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "wal", wal)?, out(F, "info", info)?) };
+        let (h, o) = unsafe {
+            (
+                arg(F, "wal", wal)?,
+                abi::sized_out(F, "info", info, info_size)?,
+            )
+        };
         let r = h.wal.recovery();
         o.set(fspace_wal_recovery_info {
             created: r.created,
@@ -445,12 +472,13 @@ pub unsafe extern "C" fn fspace_wal_recovery(
 /// `fsync`.
 ///
 /// # Safety
-/// `wal` is NULL or a live handle; `info` is NULL or writable.
+/// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_release_before(
     wal: *const fspace_wal,
     lsn: u64,
     info: *mut fspace_wal_release_info,
+    info_size: usize,
 ) -> c_int {
     const F: &str = "fspace_wal_release_before";
     ffi(F, || {
@@ -458,7 +486,7 @@ pub unsafe extern "C" fn fspace_wal_release_before(
         let h = unsafe { arg(F, "wal", wal)? };
         let r = h.wal.release_before(Lsn(lsn))?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { crate::opt_out(info) } {
+        if let Some(o) = unsafe { abi::opt_sized_out(F, "info", info, info_size)? } {
             o.set(fspace_wal_release_info {
                 recycled: r.recycled as u64,
                 deleted: r.deleted as u64,
@@ -636,16 +664,22 @@ pub unsafe extern "C" fn fspace_wal_view_open(
 /// Errors: `-EINVAL` (NULL argument).
 ///
 /// # Safety
-/// `view` is NULL or a live handle; `info` is NULL or writable.
+/// `view` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_view_recovery(
     view: *const fspace_wal_view,
     info: *mut fspace_wal_recovery_info,
+    info_size: usize,
 ) -> c_int {
     const F: &str = "fspace_wal_view_recovery";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "view", view)?, out(F, "info", info)?) };
+        let (h, o) = unsafe {
+            (
+                arg(F, "view", view)?,
+                abi::sized_out(F, "info", info, info_size)?,
+            )
+        };
         let r = h.view.recovery();
         o.set(fspace_wal_recovery_info {
             created: r.created,
@@ -747,4 +781,11 @@ pub unsafe extern "C" fn fspace_wal_view_reader_new(
 pub unsafe extern "C" fn fspace_wal_view_free(view: *mut fspace_wal_view) {
     // SAFETY: forwarded caller promise.
     unsafe { crate::free_handle(view) }
+}
+
+// The output structs of this room and their sizes as released: C programs
+// pass their sizeof (docs/capi.md, "Structs that grow").
+abi::released! {
+    fspace_wal_recovery_info = 48,
+    fspace_wal_release_info = 16,
 }

@@ -145,7 +145,14 @@ const SKIP: i32 = 77;
 
 /// Runs one program on `dir`, optionally under valgrind; returns an error
 /// text on failure, and records a skip.
-fn run_program(test: &str, fs: &str, exe: &Path, dir: &Path, valgrind: bool) -> Option<String> {
+fn run_program(
+    test: &str,
+    fs: &str,
+    exe: &Path,
+    dir: &Path,
+    valgrind: bool,
+    env: &[(&str, &Path)],
+) -> Option<String> {
     let mut cmd = if valgrind {
         let mut c = Command::new("valgrind");
         c.args([
@@ -166,6 +173,7 @@ fn run_program(test: &str, fs: &str, exe: &Path, dir: &Path, valgrind: bool) -> 
         Command::new(exe)
     };
     cmd.arg(dir);
+    cmd.envs(env.iter().copied());
     // LeakSanitizer is on by default with -fsanitize=address; make it fatal.
     cmd.env(
         "ASAN_OPTIONS",
@@ -214,9 +222,9 @@ common::per_fs! {
         let _g = fs.lock();
         let dir = fs.tempdir();
         for (b, exe) in builds {
-            failures.extend(run_program(test, &fs.name, exe, dir.path(), false));
+            failures.extend(run_program(test, &fs.name, exe, dir.path(), false, &[]));
             if *b == Build::C {
-                failures.extend(run_program(test, &fs.name, exe, dir.path(), true));
+                failures.extend(run_program(test, &fs.name, exe, dir.path(), true, &[]));
             }
         }
         assert_eq!(
@@ -228,6 +236,52 @@ common::per_fs! {
         assert!(
             failures.is_empty(),
             "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
+
+common::per_fs! {
+    /// The C programs, built against the header in the tree, run against the
+    /// ABI test's build of the library (`--features abi-grown-test`, made by
+    /// ci/test.sh into `$FSPACE_CAPI_GROWN`), whose every struct gained a
+    /// field: what a program built against this release's header meets
+    /// when a later library's structs grew (docs/capi.md, "Structs that
+    /// grow"). test_abi.c checks, with `FSPACE_ABI_GROWN=1`, that the grown
+    /// library is the one that ran.
+    fn c_programs_run_against_a_library_whose_structs_grew(fs) on [ext4, tmpfs] {
+        let test = "c_programs_run_against_a_library_whose_structs_grew";
+        let Some(prefix) = prefix(test) else { return };
+        let grown = match std::env::var_os("FSPACE_CAPI_GROWN") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => {
+                assert!(
+                    !common::require_matrix(),
+                    "{test}: FSPACE_CAPI_GROWN is not set: run the suite with ci/test.sh"
+                );
+                common::skipped(test, &fs.name, "FSPACE_CAPI_GROWN not set (ci/test.sh builds it)");
+                return;
+            }
+        };
+        // Preloaded: its SONAME is the one the programs need, so the loader
+        // takes it for theirs whatever their RPATH says.
+        let lib = grown.join("libfspace.so.0");
+        assert!(lib.is_file(), "{}: no libfspace.so.0", grown.display());
+        let builds = builds(&prefix);
+        let mut failures = Vec::new();
+        let _g = fs.lock();
+        let dir = fs.tempdir();
+        let one = Path::new("1");
+        for (b, exe) in builds {
+            if *b == Build::C || *b == Build::Cxx {
+                let env = [("LD_PRELOAD", lib.as_path()), ("FSPACE_ABI_GROWN", one)];
+                failures.extend(run_program(test, &fs.name, exe, dir.path(), false, &env));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures against the grown library:\n{}",
             failures.len(),
             failures.join("\n")
         );

@@ -65,6 +65,7 @@ static const char *errname(int rc)
     switch (-rc) {
     case 0: return "0";
     case EINVAL: return "-EINVAL";
+    case E2BIG: return "-E2BIG";
     case EFBIG: return "-EFBIG";
     case EBADF: return "-EBADF";
     case ENOENT: return "-ENOENT";

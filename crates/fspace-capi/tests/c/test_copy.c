@@ -69,7 +69,7 @@ static long long map_holes(const char *path, uint64_t *shared)
     long long holes = -1;
     if (CHECK_OK(fspace_extent_map_new(path, FSPACE_MAP_SYNC, &m)) != 0)
         return -1;
-    if (CHECK_OK(fspace_extent_map_summary(m, &s)) == 0) {
+    if (CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s)) == 0) {
         if (s.fiemap || (g_caps_known && g_caps[FSPACE_CAP_SEEK_HOLE]))
             holes = (long long)s.holes;
         if (shared != NULL)
@@ -90,14 +90,14 @@ static int hole_state(const char *path, uint64_t from, uint64_t to)
     int hole = 0, data = 0;
     if (CHECK_OK(fspace_extent_map_new(path, FSPACE_MAP_SYNC, &m)) != 0)
         return -1;
-    if (CHECK_OK(fspace_extent_map_summary(m, &s)) != 0 ||
+    if (CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s)) != 0 ||
         !(s.fiemap || (g_caps_known && g_caps[FSPACE_CAP_SEEK_HOLE]))) {
         fspace_extent_map_free(m);
         return -1;
     }
     CHECK_OK(fspace_extent_map_count(m, &n));
     for (i = 0; i < n; i++) {
-        if (CHECK_OK(fspace_extent_map_get(m, i, &e)) != 0)
+        if (CHECK_OK(fspace_extent_map_get(m, i, &e, sizeof e)) != 0)
             break;
         if (e.offset < to && e.offset + e.length > from) {
             if (e.state == FSPACE_EXTENT_HOLE)
@@ -114,7 +114,7 @@ static void check_copy_report(fspace_copy_report *r, fspace_copy_summary *s)
 {
     const char *json = NULL, *again = NULL;
     memset(s, 0xA5, sizeof *s);
-    CHECK_OK(fspace_copy_report_get(r, s));
+    CHECK_OK(fspace_copy_report_get(r, s, sizeof *s));
     CHECK(s->method <= FSPACE_COPY_DEVICE);
     CHECK(s->write_syscalls <= s->syscalls);
     if (s->method == FSPACE_COPY_CLONE) /* a clone does not count holes */
@@ -146,7 +146,7 @@ static void test_copy(void)
 
     section("copy_options_init");
     memset(&o, 0xFF, sizeof o);
-    CHECK_OK(fspace_copy_options_init(&o));
+    CHECK_OK(fspace_copy_options_init(&o, sizeof o));
     CHECK(o.sparse == FSPACE_SPARSE_AUTO);
     CHECK(o.reflink == FSPACE_REFLINK_AUTO);
     CHECK(o.force == false);
@@ -354,7 +354,7 @@ static void test_copy(void)
         CHECK(fd >= 0);
         if (fd >= 0)
             close(fd);
-        fspace_copy_options_init(&o);
+        fspace_copy_options_init(&o, sizeof o);
         r = NULL;
         if (CHECK_OK(fspace_copy(empty, ecopy, &o, &r)) == 0 && r != NULL) {
             check_copy_report(r, &s);
@@ -490,7 +490,7 @@ static void writer_script(const char *path, uint32_t flags, int existing, fspace
     CHECK(pos == 703000);
 
     memset(out, 0xA5, sizeof *out);
-    rc = CHECK_OK(fspace_sparse_writer_finish(w, out));
+    rc = CHECK_OK(fspace_sparse_writer_finish(w, out, sizeof *out));
     if (rc == 0) {
         note("writer flags %u%s: written %llu zeros %llu holes %llu (%llu bytes) found %llu, %llu writes, %llu punches, block %llu, fresh %d",
              (unsigned)flags, existing ? " (existing file)" : "", (unsigned long long)out->bytes_written,
@@ -543,8 +543,8 @@ static void writer_script(const char *path, uint32_t flags, int existing, fspace
         CHECK_RC(fspace_sparse_writer_set_len(w, 900000), -EINVAL);
         CHECK_RC(fspace_sparse_writer_position(w, &keep), -EINVAL);
         CHECK(keep == 0xABCDEF);
-        CHECK_RC(fspace_sparse_writer_finish(w, &st2), -EINVAL);
-        CHECK_RC(fspace_sparse_writer_finish(w, NULL), -EINVAL);
+        CHECK_RC(fspace_sparse_writer_finish(w, &st2, sizeof st2), -EINVAL);
+        CHECK_RC(fspace_sparse_writer_finish(w, NULL, 0), -EINVAL);
         {
             unsigned char b[sizeof st2];
             memset(b, 0x11, sizeof b);
@@ -637,7 +637,7 @@ static void test_sparse_writer(void)
         CHECK(fd >= 0);
         if (fd >= 0) {
             if (CHECK_OK(fspace_sparse_writer_new(fd, path, 0, &w)) == 0) {
-                CHECK_OK(fspace_sparse_writer_finish(w, NULL));
+                CHECK_OK(fspace_sparse_writer_finish(w, NULL, 0));
                 fspace_sparse_writer_free(w);
             }
             close(fd);
@@ -655,7 +655,7 @@ static void test_sparse_writer(void)
             if (CHECK_OK(fspace_sparse_writer_new(fd, path, 0, &w)) == 0) {
                 CHECK_OK(fspace_sparse_writer_set_len(w, 300000));
                 memset(&st, 0, sizeof st);
-                CHECK_OK(fspace_sparse_writer_finish(w, &st));
+                CHECK_OK(fspace_sparse_writer_finish(w, &st, sizeof st));
                 CHECK(st.bytes_written == 0);
                 fspace_sparse_writer_free(w);
             }

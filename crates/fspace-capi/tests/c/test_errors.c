@@ -110,9 +110,9 @@ static void test_info_errors(void)
     section("fs_info_get");
     memset(&facts, 0x5A, sizeof facts);
     memcpy(&keep, &facts, sizeof keep);
-    FAIL(fspace_fs_info_get(NULL, &facts), -EINVAL, "fspace_fs_info_get");
+    FAIL(fspace_fs_info_get(NULL, &facts, sizeof facts), -EINVAL, "fspace_fs_info_get");
     CHECK(memcmp(&facts, &keep, sizeof facts) == 0);
-    FAIL(fspace_fs_info_get(info, NULL), -EINVAL, "fspace_fs_info_get");
+    FAIL(fspace_fs_info_get(info, NULL, 0), -EINVAL, "fspace_fs_info_get");
 
     section("fs_info_capability");
     FAIL(fspace_fs_info_capability(NULL, FSPACE_CAP_FALLOCATE, &b), -EINVAL, "fspace_fs_info_capability");
@@ -153,7 +153,7 @@ static void test_grow_errors(void)
     make_file(file, len, 1);
 
     section("grow_options_init(NULL)");
-    FAIL(fspace_grow_options_init(NULL), -EINVAL, "fspace_grow_options_init");
+    FAIL(fspace_grow_options_init(NULL, 0), -EINVAL, "fspace_grow_options_init");
 
     section("grow: NULL path, negative target");
     FAIL(fspace_grow(NULL, 100, NULL, &r), -EINVAL, "fspace_grow");
@@ -164,12 +164,12 @@ static void test_grow_errors(void)
     CHECK(file_is(file, len, 1));
 
     section("grow: unknown constants");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.strategy = 6;
     FAIL(fspace_grow(file, 100000, &o, &r), -EINVAL, "fspace_grow");
     o.strategy = UINT32_MAX;
     FAIL(fspace_grow(file, 100000, &o, &r), -EINVAL, "fspace_grow");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.intent = 3;
     FAIL(fspace_grow(file, 100000, &o, &r), -EINVAL, "fspace_grow");
     CHECK(r == BAD_PTR(fspace_grow_report));
@@ -177,7 +177,7 @@ static void test_grow_errors(void)
     /* with create: nothing is created either */
     o.create = true;
     FAIL(fspace_grow(missing, 100000, &o, &r), -EINVAL, "fspace_grow");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.create = true;
     FAIL(fspace_grow(missing, -5, &o, &r), -EINVAL, "fspace_grow");
     CHECK(file_size(missing) == -1);
@@ -189,7 +189,7 @@ static void test_grow_errors(void)
         size_t i;
         for (i = 0; i < sizeof bad_units / sizeof bad_units[0]; i++) {
             section("grow: untorn unit %u", (unsigned)bad_units[i]);
-            fspace_grow_options_init(&o);
+            fspace_grow_options_init(&o, sizeof o);
             o.untorn_unit = bad_units[i];
             FAIL(fspace_grow(file, 100000, &o, &r), -EINVAL, "power of two");
             o.create = true;
@@ -199,7 +199,7 @@ static void test_grow_errors(void)
         CHECK(r == BAD_PTR(fspace_grow_report));
         CHECK(file_is(file, len, 1));
         /* as the section above left them, for the next one */
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.create = true;
     }
 
@@ -236,7 +236,7 @@ static void test_grow_errors(void)
     CHECK(ro >= 0);
     if (ro >= 0) {
         FAIL(fspace_grow_fd(ro, file, 100000, NULL, &r), -EBADF, "grow-file");
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.strategy = FSPACE_STRATEGY_ZERO_FILL;
         /* path NULL: the message names the file the descriptor is open on */
         FAIL(fspace_grow_fd(ro, NULL, 100000, &o, &r), -EBADF, "grow-file");
@@ -244,10 +244,10 @@ static void test_grow_errors(void)
         CHECK(file_is(file, len, 1));
         section("grow_fd: a read-only descriptor, sparse growth");
         /* the header: "-EBADF (negative, closed or read-only descriptor)" */
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.intent = FSPACE_INTENT_SPARSE;
         FAIL(fspace_grow_fd(ro, file, 100000, &o, &r), -EBADF, "grow-file");
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.strategy = FSPACE_STRATEGY_SPARSE;
         FAIL(fspace_grow_fd(ro, file, 100000, &o, &r), -EBADF, "grow-file");
         CHECK(r == BAD_PTR(fspace_grow_report));
@@ -260,10 +260,10 @@ static void test_grow_errors(void)
     CHECK(fd >= 0);
     if (fd >= 0) {
         FAIL(fspace_grow_fd(fd, file, -1, NULL, &r), -EINVAL, "fspace_grow_fd");
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.strategy = 99;
         FAIL(fspace_grow_fd(fd, file, 100000, &o, &r), -EINVAL, "fspace_grow_fd");
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.intent = 99;
         FAIL(fspace_grow_fd(fd, NULL, 100000, &o, &r), -EINVAL, "fspace_grow_fd");
         CHECK(r == BAD_PTR(fspace_grow_report));
@@ -293,9 +293,9 @@ static void test_grow_errors(void)
         const char *txt = "sentinel";
         memset(&s, 0x5A, sizeof s);
         memcpy(&keep, &s, sizeof keep);
-        FAIL(fspace_grow_report_get(NULL, &s), -EINVAL, "fspace_grow_report_get");
+        FAIL(fspace_grow_report_get(NULL, &s, sizeof s), -EINVAL, "fspace_grow_report_get");
         CHECK(memcmp(&s, &keep, sizeof s) == 0);
-        FAIL(fspace_grow_report_get(r, NULL), -EINVAL, "fspace_grow_report_get");
+        FAIL(fspace_grow_report_get(r, NULL, 0), -EINVAL, "fspace_grow_report_get");
         FAIL(fspace_grow_report_reason(NULL, &txt), -EINVAL, "fspace_grow_report_reason");
         CHECK(strcmp(txt, "sentinel") == 0);
         FAIL(fspace_grow_report_reason(r, NULL), -EINVAL, "fspace_grow_report_reason");
@@ -306,10 +306,10 @@ static void test_grow_errors(void)
             fspace_untorn_ready u, ukeep;
             memset(&u, 0x5A, sizeof u);
             memcpy(&ukeep, &u, sizeof u);
-            FAIL(fspace_grow_report_untorn(NULL, &u), -EINVAL, "fspace_grow_report_untorn");
-            FAIL(fspace_grow_report_untorn(r, NULL), -EINVAL, "fspace_grow_report_untorn");
+            FAIL(fspace_grow_report_untorn(NULL, &u, sizeof u), -EINVAL, "fspace_grow_report_untorn");
+            FAIL(fspace_grow_report_untorn(r, NULL, 0), -EINVAL, "fspace_grow_report_untorn");
             /* grown without an untorn unit: nothing to say */
-            FAIL(fspace_grow_report_untorn(r, &u), -ENODATA, "untorn unit");
+            FAIL(fspace_grow_report_untorn(r, &u, sizeof u), -ENODATA, "untorn unit");
             CHECK(memcmp(&u, &ukeep, sizeof u) == 0);
         }
         fspace_grow_report_free(r);
@@ -332,13 +332,13 @@ static void test_range_errors(void)
     memcpy(&keep, &s, sizeof keep);
 
     section("allocate_range: bad descriptors");
-    FAIL(fspace_allocate_range(-1, 0, 4096, &s), -EBADF, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(closed_fd(), 0, 4096, &s), -EBADF, "/proc/self/fd/");
+    FAIL(fspace_allocate_range(-1, 0, 4096, &s, sizeof s), -EBADF, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(closed_fd(), 0, 4096, &s, sizeof s), -EBADF, "/proc/self/fd/");
     ro = open(file, O_RDONLY);
     CHECK(ro >= 0);
     if (ro >= 0) {
         /* the message names the file the descriptor is open on */
-        FAIL(fspace_allocate_range(ro, 0, 100000, &s), -EBADF, "range-file");
+        FAIL(fspace_allocate_range(ro, 0, 100000, &s, sizeof s), -EBADF, "range-file");
         close(ro);
     }
     CHECK(memcmp(&s, &keep, sizeof s) == 0);
@@ -349,17 +349,17 @@ static void test_range_errors(void)
     if (fd < 0)
         return;
     section("allocate_range: negative or empty ranges");
-    FAIL(fspace_allocate_range(fd, -1, 4096, &s), -EINVAL, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, INT64_MIN, 4096, &s), -EINVAL, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, 0, 0, &s), -EINVAL, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, 0, -1, &s), -EINVAL, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, 4096, INT64_MIN, &s), -EINVAL, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, -1, 4096, &s, sizeof s), -EINVAL, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, INT64_MIN, 4096, &s, sizeof s), -EINVAL, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, 0, 0, &s, sizeof s), -EINVAL, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, 0, -1, &s, sizeof s), -EINVAL, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, 4096, INT64_MIN, &s, sizeof s), -EINVAL, "fspace_allocate_range");
 
     section("allocate_range: past INT64_MAX");
-    FAIL(fspace_allocate_range(fd, INT64_MAX, 1, &s), -EFBIG, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, 1, INT64_MAX, &s), -EFBIG, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, INT64_MAX / 2 + 1, INT64_MAX / 2 + 1, &s), -EFBIG, "fspace_allocate_range");
-    FAIL(fspace_allocate_range(fd, INT64_MAX, INT64_MAX, &s), -EFBIG, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, INT64_MAX, 1, &s, sizeof s), -EFBIG, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, 1, INT64_MAX, &s, sizeof s), -EFBIG, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, INT64_MAX / 2 + 1, INT64_MAX / 2 + 1, &s, sizeof s), -EFBIG, "fspace_allocate_range");
+    FAIL(fspace_allocate_range(fd, INT64_MAX, INT64_MAX, &s, sizeof s), -EFBIG, "fspace_allocate_range");
     CHECK(memcmp(&s, &keep, sizeof s) == 0);
     CHECK(file_is(file, len, 2));
     CHECK(lseek(fd, 0, SEEK_CUR) == 0);
@@ -371,7 +371,7 @@ static void test_range_errors(void)
     if (dfd >= 0) {
         int rc;
         prime();
-        rc = fspace_allocate_range(dfd, 0, 4096, &s);
+        rc = fspace_allocate_range(dfd, 0, 4096, &s, sizeof s);
         /* fallocate(2) checks the descriptor is open for writing before it
          * checks the file type, and a directory can only be opened
          * read-only: EBADF (EISDIR is what the man page lists for a
@@ -383,9 +383,9 @@ static void test_range_errors(void)
 
     section("allocate_range: a pipe");
     if (pipe(p) == 0) {
-        FAIL(fspace_allocate_range(p[1], 0, 4096, &s), -ESPIPE, "/proc/self/fd/");
+        FAIL(fspace_allocate_range(p[1], 0, 4096, &s, sizeof s), -ESPIPE, "/proc/self/fd/");
         /* the read end is not open for writing */
-        FAIL(fspace_allocate_range(p[0], 0, 4096, &s), -EBADF, "/proc/self/fd/");
+        FAIL(fspace_allocate_range(p[0], 0, 4096, &s, sizeof s), -EBADF, "/proc/self/fd/");
         close(p[0]);
         close(p[1]);
     }
@@ -393,7 +393,7 @@ static void test_range_errors(void)
     section("allocate_range: a character device");
     nul = open("/dev/null", O_WRONLY);
     if (nul >= 0) {
-        FAIL(fspace_allocate_range(nul, 0, 4096, &s), -ENODEV, "/dev/null");
+        FAIL(fspace_allocate_range(nul, 0, 4096, &s, sizeof s), -ENODEV, "/dev/null");
         close(nul);
     }
     CHECK(memcmp(&s, &keep, sizeof s) == 0);
@@ -404,7 +404,7 @@ static void test_range_errors(void)
     if (ap >= 0) {
         int rc;
         prime();
-        rc = fspace_allocate_range(ap, 0, 100000, &s);
+        rc = fspace_allocate_range(ap, 0, 100000, &s, sizeof s);
         /* fallocate works on it; a fill (where fallocate does not) would
          * write at EOF, so it is refused with EBADF */
         if (g_caps_known)
@@ -440,7 +440,7 @@ static void test_copy_errors(void)
     make_file(other, 3000, 4);
 
     section("copy_options_init(NULL)");
-    FAIL(fspace_copy_options_init(NULL), -EINVAL, "fspace_copy_options_init");
+    FAIL(fspace_copy_options_init(NULL, 0), -EINVAL, "fspace_copy_options_init");
 
     section("copy: NULL paths");
     FAIL(fspace_copy(NULL, dst, NULL, &r), -EINVAL, "fspace_copy");
@@ -450,10 +450,10 @@ static void test_copy_errors(void)
     CHECK(file_size(dst) == -1);
 
     section("copy: unknown constants");
-    fspace_copy_options_init(&o);
+    fspace_copy_options_init(&o, sizeof o);
     o.sparse = 3;
     FAIL(fspace_copy(src, dst, &o, &r), -EINVAL, "fspace_copy");
-    fspace_copy_options_init(&o);
+    fspace_copy_options_init(&o, sizeof o);
     o.reflink = 3;
     FAIL(fspace_copy(src, dst, &o, &r), -EINVAL, "fspace_copy");
     o.reflink = UINT32_MAX;
@@ -485,9 +485,9 @@ static void test_copy_errors(void)
         const char *j = "sentinel";
         memset(&s, 0x5A, sizeof s);
         memcpy(&keep, &s, sizeof keep);
-        FAIL(fspace_copy_report_get(NULL, &s), -EINVAL, "fspace_copy_report_get");
+        FAIL(fspace_copy_report_get(NULL, &s, sizeof s), -EINVAL, "fspace_copy_report_get");
         CHECK(memcmp(&s, &keep, sizeof s) == 0);
-        FAIL(fspace_copy_report_get(r, NULL), -EINVAL, "fspace_copy_report_get");
+        FAIL(fspace_copy_report_get(r, NULL, 0), -EINVAL, "fspace_copy_report_get");
         FAIL(fspace_copy_report_json(NULL, &j), -EINVAL, "fspace_copy_report_json");
         CHECK(strcmp(j, "sentinel") == 0);
         FAIL(fspace_copy_report_json(r, NULL), -EINVAL, "fspace_copy_report_json");
@@ -567,7 +567,7 @@ static void test_writer_errors(void)
     FAIL(fspace_sparse_writer_position(NULL, &pos), -EINVAL, "fspace_sparse_writer_position");
     CHECK(pos == 0xABCDEF);
     FAIL(fspace_sparse_writer_position(w, NULL), -EINVAL, "fspace_sparse_writer_position");
-    FAIL(fspace_sparse_writer_finish(NULL, NULL), -EINVAL, "fspace_sparse_writer_finish");
+    FAIL(fspace_sparse_writer_finish(NULL, NULL, 0), -EINVAL, "fspace_sparse_writer_finish");
     CHECK_OK(fspace_sparse_writer_position(w, &pos));
     CHECK(pos == 100);
 
@@ -615,7 +615,7 @@ static void test_writer_errors(void)
     section("sparse writer: finish, then what it wrote");
     {
         fspace_sparse_stats st;
-        CHECK_OK(fspace_sparse_writer_finish(w, &st));
+        CHECK_OK(fspace_sparse_writer_finish(w, &st, sizeof st));
         fspace_sparse_writer_free(w);
         close(fd);
         /* the first 100 bytes, with "XY" at 10: the failed calls changed
@@ -667,13 +667,13 @@ static void test_map_errors(void)
         FAIL(fspace_extent_map_count(NULL, &c), -EINVAL, "fspace_extent_map_count");
         CHECK(c == 12345);
         FAIL(fspace_extent_map_count(m, NULL), -EINVAL, "fspace_extent_map_count");
-        FAIL(fspace_extent_map_get(NULL, 0, &e), -EINVAL, "fspace_extent_map_get");
-        FAIL(fspace_extent_map_get(m, 0, NULL), -EINVAL, "fspace_extent_map_get");
-        FAIL(fspace_extent_map_get(m, 999, &e), -ERANGE, "fspace_extent_map_get");
+        FAIL(fspace_extent_map_get(NULL, 0, &e, sizeof e), -EINVAL, "fspace_extent_map_get");
+        FAIL(fspace_extent_map_get(m, 0, NULL, 0), -EINVAL, "fspace_extent_map_get");
+        FAIL(fspace_extent_map_get(m, 999, &e, sizeof e), -ERANGE, "fspace_extent_map_get");
         CHECK(memcmp(&e, &ekeep, sizeof e) == 0);
-        FAIL(fspace_extent_map_summary(NULL, &s), -EINVAL, "fspace_extent_map_summary");
+        FAIL(fspace_extent_map_summary(NULL, &s, sizeof s), -EINVAL, "fspace_extent_map_summary");
         CHECK(memcmp(&s, &skeep, sizeof s) == 0);
-        FAIL(fspace_extent_map_summary(m, NULL), -EINVAL, "fspace_extent_map_summary");
+        FAIL(fspace_extent_map_summary(m, NULL, 0), -EINVAL, "fspace_extent_map_summary");
         FAIL(fspace_extent_map_json(NULL, &j), -EINVAL, "fspace_extent_map_json");
         CHECK(strcmp(j, "sentinel") == 0);
         FAIL(fspace_extent_map_json(m, NULL), -EINVAL, "fspace_extent_map_json");
@@ -724,13 +724,13 @@ static void test_untorn_errors(void)
         memcpy(&tkeep, &t, sizeof t);
         memset(&v, 0x5A, sizeof v);
         memcpy(&vkeep, &v, sizeof v);
-        FAIL(fspace_untorn_facts_get(NULL, &s), -EINVAL, "fspace_untorn_facts_get");
-        FAIL(fspace_untorn_facts_get(f, NULL), -EINVAL, "fspace_untorn_facts_get");
+        FAIL(fspace_untorn_facts_get(NULL, &s, sizeof s), -EINVAL, "fspace_untorn_facts_get");
+        FAIL(fspace_untorn_facts_get(f, NULL, 0), -EINVAL, "fspace_untorn_facts_get");
         CHECK(memcmp(&s, &skeep, sizeof s) == 0);
-        FAIL(fspace_untorn_facts_trial(NULL, 0, &t), -EINVAL, "fspace_untorn_facts_trial");
-        FAIL(fspace_untorn_facts_trial(f, 0, NULL), -EINVAL, "fspace_untorn_facts_trial");
+        FAIL(fspace_untorn_facts_trial(NULL, 0, &t, sizeof t), -EINVAL, "fspace_untorn_facts_trial");
+        FAIL(fspace_untorn_facts_trial(f, 0, NULL, 0), -EINVAL, "fspace_untorn_facts_trial");
         /* an existing file's facts have no trials */
-        FAIL(fspace_untorn_facts_trial(f, 0, &t), -ERANGE, "fspace_untorn_facts_trial");
+        FAIL(fspace_untorn_facts_trial(f, 0, &t, sizeof t), -ERANGE, "fspace_untorn_facts_trial");
         CHECK(memcmp(&t, &tkeep, sizeof t) == 0);
         FAIL(fspace_untorn_facts_json(NULL, &j), -EINVAL, "fspace_untorn_facts_json");
         FAIL(fspace_untorn_facts_json(f, NULL), -EINVAL, "fspace_untorn_facts_json");
@@ -745,8 +745,8 @@ static void test_untorn_errors(void)
         CHECK(a == BAD_PTR(fspace_untorn_answer));
         a = NULL;
         if (CHECK_OK(fspace_untorn_answer_new(f, 16384, FSPACE_IO_BUFFERED, &a)) == 0 && a != NULL) {
-            FAIL(fspace_untorn_answer_get(NULL, &v), -EINVAL, "fspace_untorn_answer_get");
-            FAIL(fspace_untorn_answer_get(a, NULL), -EINVAL, "fspace_untorn_answer_get");
+            FAIL(fspace_untorn_answer_get(NULL, &v, sizeof v), -EINVAL, "fspace_untorn_answer_get");
+            FAIL(fspace_untorn_answer_get(a, NULL, 0), -EINVAL, "fspace_untorn_answer_get");
             CHECK(memcmp(&v, &vkeep, sizeof v) == 0);
             FAIL(fspace_untorn_answer_json(NULL, &j), -EINVAL, "fspace_untorn_answer_json");
             FAIL(fspace_untorn_answer_json(a, NULL), -EINVAL, "fspace_untorn_answer_json");
@@ -781,17 +781,17 @@ static void test_untorn_errors(void)
     section("check_untorn_layout: bad arguments");
     memset(&l, 0x5A, sizeof l);
     memcpy(&lkeep, &l, sizeof l);
-    FAIL(fspace_check_untorn_layout(-1, file, 0, 4096, 4096, &l), -EBADF, "fspace_check_untorn_layout");
+    FAIL(fspace_check_untorn_layout(-1, file, 0, 4096, 4096, &l, sizeof l), -EBADF, "fspace_check_untorn_layout");
     fd = open(file, O_RDONLY);
     CHECK(fd >= 0);
     if (fd >= 0) {
-        FAIL(fspace_check_untorn_layout(fd, file, 0, 4096, 4096, NULL), -EINVAL, "fspace_check_untorn_layout");
-        FAIL(fspace_check_untorn_layout(fd, file, -1, 4096, 4096, &l), -EINVAL, "fspace_check_untorn_layout");
-        FAIL(fspace_check_untorn_layout(fd, file, 0, -1, 4096, &l), -EINVAL, "fspace_check_untorn_layout");
-        FAIL(fspace_check_untorn_layout(fd, file, 1, INT64_MAX, 4096, &l), -EFBIG, "fspace_check_untorn_layout");
-        FAIL(fspace_check_untorn_layout(fd, NULL, 0, 16384, 3000, &l), -EINVAL, "power of two");
-        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 256, &l), -EINVAL, "power of two");
-        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 0, &l), -EINVAL, "power of two");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 4096, 4096, NULL, 0), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, -1, 4096, 4096, &l, sizeof l), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, -1, 4096, &l, sizeof l), -EINVAL, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, file, 1, INT64_MAX, 4096, &l, sizeof l), -EFBIG, "fspace_check_untorn_layout");
+        FAIL(fspace_check_untorn_layout(fd, NULL, 0, 16384, 3000, &l, sizeof l), -EINVAL, "power of two");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 256, &l, sizeof l), -EINVAL, "power of two");
+        FAIL(fspace_check_untorn_layout(fd, file, 0, 16384, 0, &l, sizeof l), -EINVAL, "power of two");
         close(fd);
     }
     CHECK(memcmp(&l, &lkeep, sizeof l) == 0);
@@ -813,10 +813,10 @@ static void test_wal_errors(void)
     join(nodir, sizeof nodir, g_work, "wal-file/wal");
 
     section("wal_options_init(NULL)");
-    FAIL(fspace_wal_options_init(NULL), -EINVAL, "fspace_wal_options_init");
+    FAIL(fspace_wal_options_init(NULL, 0), -EINVAL, "fspace_wal_options_init");
 
     section("wal_open: bad arguments");
-    fspace_wal_options_init(&o);
+    fspace_wal_options_init(&o, sizeof o);
     o.segment_size = (uint64_t)(64 * KiB);
     o.prepare_ahead = 1;
     FAIL(fspace_wal_open(NULL, &o, &wal), -EINVAL, "fspace_wal_open");
@@ -893,15 +893,15 @@ static void test_wal_errors(void)
         fspace_wal_recovery_info ri, keep;
         memset(&ri, 0x5A, sizeof ri);
         memcpy(&keep, &ri, sizeof keep);
-        FAIL(fspace_wal_recovery(NULL, &ri), -EINVAL, "fspace_wal_recovery");
+        FAIL(fspace_wal_recovery(NULL, &ri, sizeof ri), -EINVAL, "fspace_wal_recovery");
         CHECK(memcmp(&ri, &keep, sizeof ri) == 0);
-        FAIL(fspace_wal_recovery(wal, NULL), -EINVAL, "fspace_wal_recovery");
+        FAIL(fspace_wal_recovery(wal, NULL, 0), -EINVAL, "fspace_wal_recovery");
     }
     {
         fspace_wal_release_info rel, keep;
         memset(&rel, 0x5A, sizeof rel);
         memcpy(&keep, &rel, sizeof keep);
-        FAIL(fspace_wal_release_before(NULL, 1, &rel), -EINVAL, "fspace_wal_release_before");
+        FAIL(fspace_wal_release_before(NULL, 1, &rel, sizeof rel), -EINVAL, "fspace_wal_release_before");
         CHECK(memcmp(&rel, &keep, sizeof rel) == 0);
     }
     FAIL(fspace_wal_reader_new(NULL, 0, &rd), -EINVAL, "fspace_wal_reader_new");

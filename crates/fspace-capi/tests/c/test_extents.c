@@ -58,7 +58,7 @@ static void walk(fspace_extent_map *m, uint64_t size, int fiemap, int with_gap, 
         CHECK(count == 0);
     for (i = 0; i < count; i++) {
         memset(&e, 0xA5, sizeof e);
-        if (CHECK_OK(fspace_extent_map_get(m, i, &e)) != 0)
+        if (CHECK_OK(fspace_extent_map_get(m, i, &e, sizeof e)) != 0)
             return;
         note("  [%zu] %llu+%llu %s", i, (unsigned long long)e.offset, (unsigned long long)e.length,
              state_name(e.state));
@@ -90,11 +90,11 @@ static void walk(fspace_extent_map *m, uint64_t size, int fiemap, int with_gap, 
         fspace_extent keep;
         memset(&keep, 0x5A, sizeof keep);
         memcpy(&e, &keep, sizeof e);
-        CHECK_RC(fspace_extent_map_get(m, count, &e), -ERANGE);
+        CHECK_RC(fspace_extent_map_get(m, count, &e, sizeof e), -ERANGE);
         CHECK(memcmp(&e, &keep, sizeof e) == 0);
         CHECK(fspace_last_error()[0] != '\0');
-        CHECK_RC(fspace_extent_map_get(m, count + 1, &e), -ERANGE);
-        CHECK_RC(fspace_extent_map_get(m, SIZE_MAX, &e), -ERANGE);
+        CHECK_RC(fspace_extent_map_get(m, count + 1, &e, sizeof e), -ERANGE);
+        CHECK_RC(fspace_extent_map_get(m, SIZE_MAX, &e, sizeof e), -ERANGE);
         CHECK(memcmp(&e, &keep, sizeof e) == 0);
     }
 }
@@ -103,7 +103,7 @@ static void check_summary(fspace_extent_map *m, const struct seen *w, uint64_t s
                           fspace_extent_summary *s)
 {
     memset(s, 0xA5, sizeof *s);
-    if (CHECK_OK(fspace_extent_map_summary(m, s)) != 0)
+    if (CHECK_OK(fspace_extent_map_summary(m, s, sizeof *s)) != 0)
         return;
     note("  summary: size %llu allocated %lld written %lld unwritten %lld holes %llu shared %lld "
          "delalloc %lld extents %llu beyond %lld fiemap %d",
@@ -170,7 +170,7 @@ static void map_holey(const char *path, uint32_t flags, const char *label)
     if (CHECK_OK(fspace_extent_map_new(path, flags, &m)) != 0 || m == NULL)
         return;
     memset(&s, 0, sizeof s);
-    if (CHECK_OK(fspace_extent_map_summary(m, &s)) == 0) {
+    if (CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s)) == 0) {
         walk(m, (uint64_t)SIZE, s.fiemap ? 1 : 0, 1, &w);
         CHECK(w.states_ok);
         check_summary(m, &w, (uint64_t)SIZE, &s);
@@ -265,7 +265,7 @@ static void test_empty_and_dense(void)
         close(fd);
     if (CHECK_OK(fspace_extent_map_new(path, 0, &m)) == 0 && m != NULL) {
         memset(&s, 0, sizeof s);
-        CHECK_OK(fspace_extent_map_summary(m, &s));
+        CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s));
         walk(m, 0, s.fiemap ? 1 : 0, 0, &w);
         CHECK(w.count == 0);
         check_summary(m, &w, 0, &s);
@@ -284,7 +284,7 @@ static void test_empty_and_dense(void)
     m = NULL;
     if (CHECK_OK(fspace_extent_map_new(path, FSPACE_MAP_SYNC, &m)) == 0 && m != NULL) {
         memset(&s, 0, sizeof s);
-        CHECK_OK(fspace_extent_map_summary(m, &s));
+        CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s));
         walk(m, (uint64_t)(256 * KiB), s.fiemap ? 1 : 0, 0, &w);
         check_summary(m, &w, (uint64_t)(256 * KiB), &s);
         if (reports_holes(&s)) {
@@ -301,7 +301,7 @@ static void test_empty_and_dense(void)
     {
         fspace_grow_options o;
         int rc;
-        fspace_grow_options_init(&o);
+        fspace_grow_options_init(&o, sizeof o);
         o.strategy = FSPACE_STRATEGY_ALLOCATE;
         o.fallback = false;
         o.create = true;
@@ -313,7 +313,7 @@ static void test_empty_and_dense(void)
             m = NULL;
             if (CHECK_OK(fspace_extent_map_new(path, FSPACE_MAP_SYNC, &m)) == 0 && m != NULL) {
                 memset(&s, 0, sizeof s);
-                CHECK_OK(fspace_extent_map_summary(m, &s));
+                CHECK_OK(fspace_extent_map_summary(m, &s, sizeof s));
                 note("map prealloc:");
                 walk(m, (uint64_t)MiB, s.fiemap ? 1 : 0, 0, &w);
                 check_summary(m, &w, (uint64_t)MiB, &s);

@@ -81,7 +81,7 @@ static void check_report(fspace_grow_report *r, fspace_grow_summary *s)
 {
     const char *reason = NULL, *json = NULL;
     memset(s, 0, sizeof *s);
-    CHECK_OK(fspace_grow_report_get(r, s));
+    CHECK_OK(fspace_grow_report_get(r, s, sizeof *s));
     CHECK(known_strategy(s->strategy));
     CHECK(s->requested == FSPACE_STRATEGY_AUTO || known_strategy(s->requested));
     CHECK(s->new_len >= s->old_len);
@@ -108,7 +108,7 @@ static void test_options_init(void)
     fspace_grow_options o;
     section("grow_options_init");
     memset(&o, 0xFF, sizeof o);
-    CHECK_OK(fspace_grow_options_init(&o));
+    CHECK_OK(fspace_grow_options_init(&o, sizeof o));
     CHECK(o.strategy == FSPACE_STRATEGY_AUTO);
     CHECK(o.intent == FSPACE_INTENT_BULK);
     CHECK(o.fallback == true);
@@ -129,7 +129,7 @@ static void test_create(void)
     join(path, sizeof path, g_work, "created");
 
     section("grow a missing file without create");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     CHECK_RC(fspace_grow(path, MiB, &o, &r), -ENOENT);
     CHECK(r == (fspace_grow_report *)(uintptr_t)0x1);
     CHECK(file_size(path) == -1);
@@ -212,7 +212,7 @@ static void test_strategies(void)
                 CHECK(!"make the file");
                 continue;
             }
-            fspace_grow_options_init(&o);
+            fspace_grow_options_init(&o, sizeof o);
             o.strategy = want;
             o.fallback = fb ? true : false;
             rc = fspace_grow(path, target, &o, &r);
@@ -307,7 +307,7 @@ static void test_never_shrinks(void)
         fspace_grow_summary s;
         CHECK(r != NULL && r != (fspace_grow_report *)(uintptr_t)0x1);
         if (r != NULL && r != (fspace_grow_report *)(uintptr_t)0x1) {
-            CHECK_OK(fspace_grow_report_get(r, &s));
+            CHECK_OK(fspace_grow_report_get(r, &s, sizeof s));
             CHECK(s.old_len == (uint64_t)len && s.new_len == (uint64_t)len);
             fspace_grow_report_free(r);
         }
@@ -382,7 +382,7 @@ static void test_grow_fd(void)
 
     section("grow_fd without a path");
     r = NULL;
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.strategy = FSPACE_STRATEGY_ZERO_FILL;
     o.create = true; /* ignored */
     o.sync = true;
@@ -402,14 +402,14 @@ static void test_grow_fd(void)
     check_content(path, len + 400 * KiB, len, 3);
 
     section("grow_fd with report NULL, intent log");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.intent = FSPACE_INTENT_LOG;
     CHECK_OK(fspace_grow_fd(fd, path, len + 500 * KiB, &o, NULL));
     CHECK(file_size(path) == len + 500 * KiB);
     check_content(path, len + 500 * KiB, len, 3);
 
     section("grow_fd intent sparse");
-    fspace_grow_options_init(&o);
+    fspace_grow_options_init(&o, sizeof o);
     o.intent = FSPACE_INTENT_SPARSE;
     r = NULL;
     if (CHECK_OK(fspace_grow_fd(fd, path, len + 600 * KiB, &o, &r)) == 0 && r != NULL) {
@@ -484,7 +484,7 @@ static void test_allocate_range(void)
 
     section("allocate_range over data, a hole and past EOF");
     memset(&s, 0xA5, sizeof s);
-    rc = CHECK_OK(fspace_allocate_range(fd, off, len, &s));
+    rc = CHECK_OK(fspace_allocate_range(fd, off, len, &s, sizeof s));
     if (rc == 0) {
         note("allocate_range: %s, %llu holes filled, %llu bytes written, holes_known %d",
              sname(s.strategy), (unsigned long long)s.holes_filled,
@@ -532,13 +532,13 @@ static void test_allocate_range(void)
     check_holey(path, a, b, eof, end, 5);
 
     section("allocate_range inside the data, summary NULL");
-    CHECK_OK(fspace_allocate_range(fd, 0, 4 * KiB, NULL));
+    CHECK_OK(fspace_allocate_range(fd, 0, 4 * KiB, NULL, 0));
     CHECK(file_size(path) == end);
     check_holey(path, a, b, eof, end, 5);
 
     section("allocate_range starting past EOF");
     memset(&s, 0, sizeof s);
-    rc = CHECK_OK(fspace_allocate_range(fd, end + 100 * KiB, 50 * KiB, &s));
+    rc = CHECK_OK(fspace_allocate_range(fd, end + 100 * KiB, 50 * KiB, &s, sizeof s));
     if (rc == 0) {
         CHECK(s.old_len == (uint64_t)end);
         CHECK(s.new_len == (uint64_t)(end + 150 * KiB));
@@ -549,7 +549,7 @@ static void test_allocate_range(void)
     check_holey(path, a, b, eof, end + 150 * KiB, 5);
 
     section("allocate_range of one byte at EOF");
-    CHECK_OK(fspace_allocate_range(fd, end + 150 * KiB, 1, &s));
+    CHECK_OK(fspace_allocate_range(fd, end + 150 * KiB, 1, &s, sizeof s));
     CHECK(file_size(path) == end + 150 * KiB + 1);
     check_holey(path, a, b, eof, end + 150 * KiB + 1, 5);
     close(fd);
@@ -568,7 +568,7 @@ int main(int argc, char **argv)
     section("describe the filesystem");
     memset(&g_facts, 0, sizeof g_facts);
     if (CHECK_OK(fspace_fs_info_new(g_work, &g_info)) == 0) {
-        CHECK_OK(fspace_fs_info_get(g_info, &g_facts));
+        CHECK_OK(fspace_fs_info_get(g_info, &g_facts, sizeof g_facts));
         g_caps_known = load_caps(g_info, g_caps);
     }
 

@@ -77,7 +77,7 @@ static void test_last_error(const char *work)
         char copy[4096];
         fspace_grow_options o;
         snprintf(copy, sizeof copy, "%s", msg);
-        CHECK_OK(fspace_grow_options_init(&o));
+        CHECK_OK(fspace_grow_options_init(&o, sizeof o));
         CHECK(strcmp(fspace_last_error(), copy) == 0);
     }
 
@@ -99,7 +99,7 @@ static void test_errno_untouched(const char *work)
 
     section("errno untouched by a success");
     join(file, sizeof file, work, "errno-file");
-    CHECK_OK(fspace_grow_options_init(&o));
+    CHECK_OK(fspace_grow_options_init(&o, sizeof o));
     o.create = true;
     errno = 4242;
     rc = fspace_grow(file, 65536, &o, &r);
@@ -147,7 +147,7 @@ static void test_fs_info(const char *work)
 
     section("fs_info_get");
     memset(&facts, 0xA5, sizeof facts);
-    if (CHECK_OK(fspace_fs_info_get(info, &facts)) == 0) {
+    if (CHECK_OK(fspace_fs_info_get(info, &facts, sizeof facts)) == 0) {
         CHECK(facts.fs_type != NULL && facts.fs_type[0] != '\0');
         CHECK(facts.mount_point != NULL);
         CHECK(facts.source != NULL);
@@ -181,7 +181,7 @@ static void test_fs_info(const char *work)
     section("fs_info_get twice gives the same strings");
     {
         fspace_fs_facts again;
-        if (CHECK_OK(fspace_fs_info_get(info, &again)) == 0) {
+        if (CHECK_OK(fspace_fs_info_get(info, &again, sizeof again)) == 0) {
             CHECK(again.fs_type == facts.fs_type);
             CHECK(again.block_size == facts.block_size);
             CHECK(again.magic == facts.magic);
@@ -304,7 +304,7 @@ static void test_fs_info(const char *work)
         if (CHECK_OK(fspace_fs_info_new(file, &fi)) == 0 && fi != NULL) {
             fspace_fs_facts f2;
             bool b = false;
-            if (CHECK_OK(fspace_fs_info_get(fi, &f2)) == 0) {
+            if (CHECK_OK(fspace_fs_info_get(fi, &f2, sizeof f2)) == 0) {
                 CHECK(f2.magic == facts.magic);
                 CHECK(f2.fs_type != NULL && strcmp(f2.fs_type, fs_type) == 0);
                 CHECK(f2.block_size == facts.block_size);

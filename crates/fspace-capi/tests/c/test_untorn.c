@@ -90,7 +90,7 @@ static fspace_untorn_facts *test_facts_of_fs(const char *work, fspace_untorn_sum
     if (CHECK_OK(fspace_untorn_facts_of_fs(work, &f)) != 0 || f == NULL)
         return NULL;
     memset(s, 0xA5, sizeof *s);
-    if (CHECK_OK(fspace_untorn_facts_get(f, s)) != 0) {
+    if (CHECK_OK(fspace_untorn_facts_get(f, s, sizeof *s)) != 0) {
         fspace_untorn_facts_free(f);
         return NULL;
     }
@@ -142,7 +142,7 @@ static fspace_untorn_facts *test_facts_of_fs(const char *work, fspace_untorn_sum
     for (i = 0; i < s->trials; i++) {
         fspace_untorn_trial t;
         memset(&t, 0xA5, sizeof t);
-        if (CHECK_OK(fspace_untorn_facts_trial(f, i, &t)) != 0)
+        if (CHECK_OK(fspace_untorn_facts_trial(f, i, &t, sizeof t)) != 0)
             continue;
         note("trial %zu: %u bytes %s: %s (error %d)", i, t.size,
              t.io == FSPACE_IO_DIRECT ? "direct" : "buffered", t.ok ? "taken" : "refused", t.error);
@@ -162,11 +162,11 @@ static fspace_untorn_facts *test_facts_of_fs(const char *work, fspace_untorn_sum
         if (t.ok && t.io == FSPACE_IO_DIRECT)
             CHECK(fs_is("xfs") || want < 0);
     }
-    CHECK_RC(fspace_untorn_facts_trial(f, s->trials, NULL), -EINVAL);
+    CHECK_RC(fspace_untorn_facts_trial(f, s->trials, NULL, 0), -EINVAL);
     {
         fspace_untorn_trial t;
-        CHECK_RC(fspace_untorn_facts_trial(f, s->trials, &t), -ERANGE);
-        CHECK_RC(fspace_untorn_facts_trial(f, SIZE_MAX, &t), -ERANGE);
+        CHECK_RC(fspace_untorn_facts_trial(f, s->trials, &t, sizeof t), -ERANGE);
+        CHECK_RC(fspace_untorn_facts_trial(f, SIZE_MAX, &t, sizeof t), -ERANGE);
     }
 
     section("facts_of_fs: json");
@@ -206,7 +206,7 @@ static void test_answers(fspace_untorn_facts *f, const fspace_untorn_summary *s)
             if (CHECK_OK(fspace_untorn_answer_new(f, pages[p], ios[i], &a)) != 0 || a == NULL)
                 continue;
             memset(&v, 0xA5, sizeof v);
-            if (CHECK_OK(fspace_untorn_answer_get(a, &v)) == 0) {
+            if (CHECK_OK(fspace_untorn_answer_get(a, &v, sizeof v)) == 0) {
                 note("%s", v.reason);
                 CHECK(v.page_size == (uint64_t)pages[p]);
                 CHECK(v.io == ios[i]);
@@ -258,7 +258,7 @@ static void test_answers(fspace_untorn_facts *f, const fspace_untorn_summary *s)
             fspace_untorn_verdict v;
             if (CHECK_OK(fspace_untorn_answer_new(f, odd[i].size, FSPACE_IO_DIRECT, &a)) != 0 || a == NULL)
                 continue;
-            if (CHECK_OK(fspace_untorn_answer_get(a, &v)) == 0) {
+            if (CHECK_OK(fspace_untorn_answer_get(a, &v, sizeof v)) == 0) {
                 CHECK(!v.untorn);
                 CHECK(v.limit == (s->state == FSPACE_UNTORN_SUPPORTED ? odd[i].limit
                                                                       : FSPACE_UNTORN_LIMIT_NOT_SUPPORTED));
@@ -281,7 +281,7 @@ static void test_facts_of_file(const char *file, const fspace_untorn_summary *fs
     section("facts_new on a file");
     if (CHECK_OK(fspace_untorn_facts_new(file, &f)) != 0 || f == NULL)
         return;
-    if (CHECK_OK(fspace_untorn_facts_get(f, &s)) == 0) {
+    if (CHECK_OK(fspace_untorn_facts_get(f, &s, sizeof s)) == 0) {
         CHECK(!s.scratch);
         CHECK(s.trials == 0);
         CHECK(s.state == fs->state);
@@ -292,7 +292,7 @@ static void test_facts_of_file(const char *file, const fspace_untorn_summary *fs
     section("answer from a file's facts: no trial");
     if (CHECK_OK(fspace_untorn_answer_new(f, 16384, FSPACE_IO_DIRECT, &a)) == 0 && a != NULL) {
         fspace_untorn_verdict v;
-        if (CHECK_OK(fspace_untorn_answer_get(a, &v)) == 0) {
+        if (CHECK_OK(fspace_untorn_answer_get(a, &v, sizeof v)) == 0) {
             CHECK(!v.trial_made && !v.confirmed);
             if (expected_state() >= 0)
                 CHECK(v.untorn == (fs_is("xfs") != 0));
@@ -316,7 +316,7 @@ static void test_grow_and_write(const char *work, const fspace_untorn_summary *f
 
     join(file, sizeof file, work, "pages");
     section("grow with an untorn unit on %s", g_fs);
-    CHECK_OK(fspace_grow_options_init(&o));
+    CHECK_OK(fspace_grow_options_init(&o, sizeof o));
     CHECK(o.untorn_unit == 0);
     o.create = true;
     o.sync = true;
@@ -340,7 +340,7 @@ static void test_grow_and_write(const char *work, const fspace_untorn_summary *f
     if (CHECK_OK(fspace_grow(file, 1 * MiB, &o, &r)) != 0 || r == NULL)
         return;
     memset(&u, 0xA5, sizeof u);
-    if (CHECK_OK(fspace_grow_report_untorn(r, &u)) == 0) {
+    if (CHECK_OK(fspace_grow_report_untorn(r, &u, sizeof u)) == 0) {
         note("ready: unit %u, state %u, %u collapses, hint %u, note \"%s\", layout %s: %llu of %llu units pass "
              "(holes %llu, unwritten %llu, split %llu, misaligned %llu, shared %llu, other %llu)%s%s",
              u.unit, u.state, u.collapses, u.extent_size_hint, u.hint_note, u.layout_known ? "known" : "unknown",
@@ -406,7 +406,7 @@ grown:
         memset(&l, 0xA5, sizeof l);
         /* the range rounded inwards to whole units: 1 KiB..1 MiB - 1 KiB
          * holds 62 whole 16 KiB units */
-        rc = fspace_check_untorn_layout(fd, file, 1024, 1 * MiB - 2048, 16384, &l);
+        rc = fspace_check_untorn_layout(fd, file, 1024, 1 * MiB - 2048, 16384, &l, sizeof l);
         if (fs->state != FSPACE_UNTORN_SUPPORTED) {
             /* refused first, with the reason, wherever there are none */
             CHECK(rc == -EOPNOTSUPP);
@@ -424,7 +424,7 @@ grown:
                 CHECK(l.passes && l.ok == 62);
             /* an empty range: no whole unit, does not pass */
             memset(&l, 0xA5, sizeof l);
-            if (CHECK_OK(fspace_check_untorn_layout(fd, NULL, 100, 1000, 16384, &l)) == 0) {
+            if (CHECK_OK(fspace_check_untorn_layout(fd, NULL, 100, 1000, 16384, &l, sizeof l)) == 0) {
                 CHECK(l.units == 0 && l.ok == 0);
                 CHECK(!l.passes);
                 CHECK(l.first_bad == UINT64_MAX);
@@ -555,7 +555,7 @@ static void test_layout_of_fallocated(const char *work)
         return;
     section("check_untorn_layout of a fallocated file (%s)", g_fs);
     join(file, sizeof file, work, "fallocated");
-    CHECK_OK(fspace_grow_options_init(&o));
+    CHECK_OK(fspace_grow_options_init(&o, sizeof o));
     o.create = true;
     o.strategy = FSPACE_STRATEGY_ALLOCATE;
     o.fallback = false;
@@ -564,7 +564,7 @@ static void test_layout_of_fallocated(const char *work)
     fd = open(file, O_RDONLY);
     CHECK(fd >= 0);
     if (fd >= 0) {
-        if (CHECK_OK(fspace_check_untorn_layout(fd, file, 0, 1 * MiB, 16384, &l)) == 0) {
+        if (CHECK_OK(fspace_check_untorn_layout(fd, file, 0, 1 * MiB, 16384, &l, sizeof l)) == 0) {
             CHECK(l.units == 64);
             CHECK(!l.passes);
             CHECK(l.first_bad == 0);

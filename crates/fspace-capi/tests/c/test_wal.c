@@ -71,7 +71,7 @@ static int count_segments(const char *dir)
 
 static void options(fspace_wal_options *o)
 {
-    fspace_wal_options_init(o);
+    fspace_wal_options_init(o, sizeof *o);
     o->segment_size = (uint64_t)MiB;
 }
 
@@ -129,7 +129,7 @@ static void test_options(void)
     fspace_wal_options o;
     section("wal_options_init");
     memset(&o, 0xFF, sizeof o);
-    CHECK_OK(fspace_wal_options_init(&o));
+    CHECK_OK(fspace_wal_options_init(&o, sizeof o));
     CHECK(o.segment_size == (uint64_t)(16 * MiB));
     CHECK(o.prepare_ahead == 2);
     CHECK(o.recycle_pool == 4);
@@ -164,7 +164,7 @@ static void test_first_open(uint64_t *next_out, unsigned *first_kept)
 
     section("recovery of a new log");
     memset(&ri, 0xA5, sizeof ri);
-    CHECK_OK(fspace_wal_recovery(wal, &ri));
+    CHECK_OK(fspace_wal_recovery(wal, &ri, sizeof ri));
     CHECK(ri.created == true);
     CHECK(ri.records == 0);
     CHECK(ri.discarded_bytes == 0);
@@ -251,7 +251,7 @@ static void test_first_open(uint64_t *next_out, unsigned *first_kept)
     CHECK(read_expect(wal, 0, 0, NREC) == NREC + 1);
     {
         fspace_wal_recovery_info r2;
-        CHECK_OK(fspace_wal_recovery(wal, &r2));
+        CHECK_OK(fspace_wal_recovery(wal, &r2, sizeof r2));
         CHECK(r2.created == true); /* what opening found does not change */
     }
     /* the log holds about 3 MiB in 1 MiB segments */
@@ -305,7 +305,7 @@ static void test_first_open(uint64_t *next_out, unsigned *first_kept)
         fspace_wal_release_info rel;
         fspace_wal_reader *rd = (fspace_wal_reader *)(uintptr_t)0x1;
         memset(&rel, 0xA5, sizeof rel);
-        if (CHECK_OK(fspace_wal_release_before(wal, g_lsn[120], &rel)) == 0) {
+        if (CHECK_OK(fspace_wal_release_before(wal, g_lsn[120], &rel, sizeof rel)) == 0) {
             note("released: %llu recycled, %llu deleted", (unsigned long long)rel.recycled,
                  (unsigned long long)rel.deleted);
             CHECK(rel.recycled + rel.deleted >= 1);
@@ -334,9 +334,9 @@ static void test_first_open(uint64_t *next_out, unsigned *first_kept)
         CHECK(read_expect(wal, g_lsn[120], 120, NREC) == NREC + 2 - 120);
         /* again: nothing more to release before the same LSN */
         memset(&rel, 0, sizeof rel);
-        CHECK_OK(fspace_wal_release_before(wal, g_lsn[120], &rel));
+        CHECK_OK(fspace_wal_release_before(wal, g_lsn[120], &rel, sizeof rel));
         CHECK(rel.recycled + rel.deleted == 0);
-        CHECK_OK(fspace_wal_release_before(wal, g_lsn[0], NULL));
+        CHECK_OK(fspace_wal_release_before(wal, g_lsn[0], NULL, 0));
     }
 
     section("release_before past what is durable");
@@ -346,7 +346,7 @@ static void test_first_open(uint64_t *next_out, unsigned *first_kept)
         memset(&rel, 0x5A, sizeof rel);
         /* the header: "an lsn past what is durable counts as the durable
          * LSN": allowed, and nothing not yet durable is released */
-        CHECK_OK(fspace_wal_release_before(wal, durable + 1000, &rel));
+        CHECK_OK(fspace_wal_release_before(wal, durable + 1000, &rel, sizeof rel));
         {
             /* the last durable record is still there */
             fspace_wal_reader *rd = NULL;
@@ -379,7 +379,7 @@ static void test_reopen(uint64_t next_before, unsigned first_kept)
     if (CHECK_OK(fspace_wal_open(g_log, &o, &wal)) != 0 || wal == NULL)
         return;
     memset(&ri, 0xA5, sizeof ri);
-    CHECK_OK(fspace_wal_recovery(wal, &ri));
+    CHECK_OK(fspace_wal_recovery(wal, &ri, sizeof ri));
     note("recovery: created %d, %llu segments, %llu records, first %llu, next %llu, discarded %llu",
          ri.created ? 1 : 0, (unsigned long long)ri.segments, (unsigned long long)ri.records,
          (unsigned long long)ri.first_lsn, (unsigned long long)ri.next_lsn,
@@ -427,7 +427,7 @@ static void test_reopen(uint64_t next_before, unsigned first_kept)
     wal = NULL;
     if (CHECK_OK(fspace_wal_open(g_log, &o, &wal)) != 0 || wal == NULL)
         return;
-    CHECK_OK(fspace_wal_recovery(wal, &ri));
+    CHECK_OK(fspace_wal_recovery(wal, &ri, sizeof ri));
     CHECK(ri.created == false);
     /* the committed record is durable; the appended one may or may not be */
     CHECK(ri.next_lsn == next_before + 1 || ri.next_lsn == next_before + 2);
@@ -449,7 +449,7 @@ static void test_reopen(uint64_t next_before, unsigned first_kept)
     }
     /* release everything before the new records: only the current
      * segment is kept, and the records before are gone */
-    CHECK_OK(fspace_wal_release_before(wal, next_before, NULL));
+    CHECK_OK(fspace_wal_release_before(wal, next_before, NULL, 0));
     {
         fspace_wal_reader *rd = (fspace_wal_reader *)(uintptr_t)0x1;
         int rc = fspace_wal_reader_new(wal, g_lsn[first_kept], &rd);

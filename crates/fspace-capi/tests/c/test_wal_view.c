@@ -49,7 +49,7 @@ static int rec_is(const void *data, size_t len, unsigned i)
 
 static void options(fspace_wal_options *o)
 {
-    fspace_wal_options_init(o);
+    fspace_wal_options_init(o, sizeof *o);
     o->segment_size = (uint64_t)MiB;
     o->prepare_ahead = 1;
 }
@@ -129,7 +129,7 @@ static void test_beside_a_writer(void)
     /* The view takes no lock: it opens while the log is open. */
     if (CHECK_OK(fspace_wal_view_open(dir, 0, &view)) == 0) {
         memset(&info, 0xFF, sizeof info);
-        CHECK_OK(fspace_wal_view_recovery(view, &info));
+        CHECK_OK(fspace_wal_view_recovery(view, &info, sizeof info));
         CHECK(!info.created);
         CHECK(info.records == NREC);
         CHECK(info.first_lsn == lsn[0] && info.next_lsn == lsn[NREC - 1] + 1);
@@ -195,7 +195,7 @@ static void test_damage(void)
     CHECK_RC(fspace_wal_view_damage(view, &msg), 1);
     CHECK(msg != NULL && strstr(msg, seg) != NULL);
     note("damage: %s", msg ? msg : "(none)");
-    CHECK_OK(fspace_wal_view_recovery(view, &info));
+    CHECK_OK(fspace_wal_view_recovery(view, &info, sizeof info));
     read = read_view(view, 0, 0, lsn, NREC);
     /* Every record before the damage, none after it. */
     CHECK(read > 0 && read < NREC);
@@ -279,7 +279,7 @@ static void test_full_filesystem(void)
     note("writable open: %s", fspace_last_error());
 
     if (CHECK_OK(fspace_wal_view_open(dir, 0, &view)) == 0) {
-        CHECK_OK(fspace_wal_view_recovery(view, &info));
+        CHECK_OK(fspace_wal_view_recovery(view, &info, sizeof info));
         CHECK(info.records == n && info.first_lsn == 1 && info.next_lsn == n + 1);
         CHECK(read_view(view, 0, 0, lsn, n) == n);
         fspace_wal_view_free(view);
@@ -321,7 +321,7 @@ static void test_bad_input(void)
     CHECK(view == NULL);
     CHECK(count_entries(empty) == 0); /* nothing written */
 
-    CHECK_RC(fspace_wal_view_recovery(NULL, &info), -EINVAL);
+    CHECK_RC(fspace_wal_view_recovery(NULL, &info, sizeof info), -EINVAL);
     CHECK_RC(fspace_wal_view_json(NULL, &s), -EINVAL);
     CHECK_RC(fspace_wal_view_damage(NULL, &s), -EINVAL);
     CHECK_RC(fspace_wal_view_reader_new(NULL, 0, &rd), -EINVAL);
