@@ -116,12 +116,18 @@ fn from_c_info(dir: &Path, intent: Intent) -> String {
 /// file is NOCOW (its report's JSON).
 fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> (String, bool) {
     let path = cstr(&dir.join(format!("c-{}-{n}", intent.name())));
-    let mut o = std::mem::MaybeUninit::uninit();
+    let mut o = std::mem::MaybeUninit::<fspace_capi::fspace_grow_options>::uninit();
     let mut report = std::ptr::null_mut();
     let mut json: *const c_char = std::ptr::null();
     // SAFETY: valid pointers; the report is freed after its JSON is copied.
     let v: Value = unsafe {
-        assert_eq!(fspace_capi::fspace_grow_options_init(o.as_mut_ptr()), 0);
+        assert_eq!(
+            fspace_capi::fspace_grow_options_init(
+                o.as_mut_ptr(),
+                std::mem::size_of::<fspace_capi::fspace_grow_options>()
+            ),
+            0
+        );
         let mut o = o.assume_init();
         o.intent = c_intent(intent);
         o.create = true;

@@ -8,9 +8,11 @@
 //!   (`State::written_lsn` then): a sync covers only what was written
 //!   before it.
 //!
-//! Where the log syncs with a call (`fdatasync`/`fsync`) and the pages to
-//! write all belong to the segment being synced, the next group's pages are
-//! written while the current group's sync runs. Everything else (a sync
+//! Where the log syncs with a call (`fdatasync`/`fsync`), its flushes are
+//! short (under [`GATHER_MIN_FLUSH`]; longer, the sync in flight is the
+//! next group's gathering window) and the pages to write all belong to the
+//! segment being synced, the next group's pages are written while the
+//! current group's sync runs. Everything else (a sync
 //! method that syncs each write, a segment switch among the pages, a
 //! segment other than the one being synced) flushes in one step holding
 //! both stages, as recovery's invariant 1 asks (recovery.rs).
@@ -34,8 +36,12 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 /// Rounds a follower spins (then yields) before it blocks; each round
-/// re-reads two atomics. 64 rounds of `yield` are a few tens of µs here.
-const SPIN_ROUNDS: u32 = 64;
+/// re-reads two atomics. Only where flushes take under `SPIN_MAX_FLUSH`,
+/// so 512 rounds (a few hundred µs of yields at most) cover almost every
+/// wait: on tmpfs with 8 writers, 64 rounds left about 2,000 followers a
+/// second to block and be woken, 512 about 4, and p99 fell by a sixth
+/// (bench/runs/2026-12-02-group-commit-final/notes.md).
+const SPIN_ROUNDS: u32 = 512;
 
 /// Rounds that only spin the CPU before the follower starts yielding it.
 const PAUSE_ROUNDS: u32 = 8;
