@@ -45,7 +45,9 @@ tools() {
 build() {
     local target_dir
     target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-    cargo build --quiet --release -p fspace-cli -p fspace-capi -p fspace-preload
+    cargo build --quiet --release -p fspace-cli
+    # The C API's libraries (libfspace.so linked with its symbol versions).
+    make -s -C crates/fspace-capi build TARGET_DIR="$target_dir" CARGO="cargo --quiet"
     rm -rf "$STAGE"
     mkdir -p "$STAGE/man" "$STAGE/completions"
     # The C API as `make install` lays it out under /usr (its libfspace.so.0

@@ -94,6 +94,8 @@ deps() {
     # dependencies, man -w for its pages.
     command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
     command -v man >/dev/null || missing+=(man-db)
+    # The C ABI check against the recorded baseline (abidw, abidiff).
+    command -v abidiff >/dev/null || missing+=(abigail-tools)
     # ... and systemd-analyze verify and systemctl enable for its units.
     command -v systemd-analyze >/dev/null || missing+=(systemd)
     if [ ${#missing[@]} -gt 0 ]; then

@@ -47,13 +47,21 @@ FSPACE_CAPI_PREFIX=$(mktemp -d)
 export FSPACE_CAPI_PREFIX
 trap 'rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
 make -s -C crates/fspace-capi install PREFIX="$FSPACE_CAPI_PREFIX"
+# Both from the dev profile's libfspace_capi.a (its debug information gives
+# abidw the types), linked as the installed library is (the Makefile's
+# `shared`: libfspace.map's symbol versions, the SONAME).
+debug_lib=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/libfspace_capi.a
+echo "== C API: the ABI against its recorded baseline (ci/abi.sh)"
+cargo build --quiet -p fspace-capi --lib
+make -s -C crates/fspace-capi shared STATIC="$debug_lib" OUT="$FSPACE_CAPI_PREFIX/abi-libfspace.so"
+ci/abi.sh check "$FSPACE_CAPI_PREFIX/abi-libfspace.so"
 echo "== C API: the ABI test's library, whose structs grew (docs/capi.md)"
-# Built in the dev profile (only fspace-capi recompiles; the next cargo
-# command rebuilds it without the feature), kept beside the prefix.
+# Only fspace-capi recompiles; the next cargo command rebuilds it without
+# the feature. Kept beside the prefix.
 cargo build --quiet -p fspace-capi --features abi-grown-test --lib
 FSPACE_CAPI_GROWN="$FSPACE_CAPI_PREFIX/grown"
 mkdir -p "$FSPACE_CAPI_GROWN"
-cp "${CARGO_TARGET_DIR:-target}/debug/libfspace_capi.so" "$FSPACE_CAPI_GROWN/libfspace.so.0"
+make -s -C crates/fspace-capi shared STATIC="$debug_lib" OUT="$FSPACE_CAPI_GROWN/libfspace.so.0"
 export FSPACE_CAPI_GROWN
 
 if [ "$(id -u)" = 0 ]; then

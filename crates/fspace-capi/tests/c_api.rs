@@ -376,10 +376,23 @@ fn installed_library_exports_only_the_fspace_prefix() {
         .output()
         .expect("nm");
     assert!(o.status.success(), "{}", text(&o));
-    let exported: BTreeSet<String> = String::from_utf8_lossy(&o.stdout)
+    let symbols: Vec<String> = String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter(|l| l.contains(" T "))
         .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    // Every function at the version of libfspace.map (`fspace_x@@FSPACE_0`).
+    let unversioned: Vec<&String> = symbols
+        .iter()
+        .filter(|s| !s.ends_with("@@FSPACE_0"))
+        .collect();
+    assert!(
+        unversioned.is_empty(),
+        "libfspace.so exports functions without the symbol version FSPACE_0 (libfspace.map): {unversioned:?}"
+    );
+    let exported: BTreeSet<String> = symbols
+        .iter()
+        .map(|s| s.split('@').next().unwrap_or(s).to_string())
         .collect();
     let stray: Vec<&String> = exported
         .iter()
