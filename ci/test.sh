@@ -29,6 +29,15 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== MSRV: the workspace checks with its declared rust-version"
+# rustup fetches that toolchain (minimal profile) when it is missing; its
+# own target directory, so that the main build's artifacts stay.
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+[ -n "$msrv" ] || { echo "test: no rust-version in Cargo.toml" >&2; exit 1; }
+case "$msrv" in *.*.*) ;; *) msrv="$msrv.0" ;; esac  # rustup names 1.89 as 1.89.0
+rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+msrv_target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/msrv
+CARGO_TARGET_DIR="$msrv_target" cargo "+$msrv" check --workspace --all-targets --quiet
 echo "== build"
 cargo test --workspace --no-run --quiet
 echo "== cargo package: the publishable crates build from their tarballs"

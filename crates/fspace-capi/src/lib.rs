@@ -147,7 +147,7 @@ pub(crate) fn ffi(func: &str, body: impl FnOnce() -> CResult<c_int>) -> c_int {
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
-                .map(|s| s.to_string())
+                .map(ToString::to_string)
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown".into());
             set_last_error(&format!(
@@ -170,7 +170,7 @@ pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
     let _errno = KeepErrno::save();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's promise.
-        drop(unsafe { Box::from_raw(handle) })
+        drop(unsafe { Box::from_raw(handle) });
     }));
 }
 

@@ -113,8 +113,8 @@ pub(crate) struct GrowOptionsRaw {
 
 // Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
-    std::mem::size_of::<GrowOptionsRaw>() == std::mem::size_of::<fspace_grow_options>()
-        && std::mem::align_of::<GrowOptionsRaw>() == std::mem::align_of::<fspace_grow_options>()
+    size_of::<GrowOptionsRaw>() == size_of::<fspace_grow_options>()
+        && align_of::<GrowOptionsRaw>() == align_of::<fspace_grow_options>()
         && std::mem::offset_of!(GrowOptionsRaw, size)
             == std::mem::offset_of!(fspace_grow_options, size)
         && std::mem::offset_of!(GrowOptionsRaw, strategy)
@@ -133,8 +133,7 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_grow_options, use_saved)
         && std::mem::offset_of!(GrowOptionsRaw, untorn_unit)
             == std::mem::offset_of!(fspace_grow_options, untorn_unit)
-        && std::mem::size_of::<fspace_grow_options>()
-            == <fspace_grow_options as abi::Options>::FIRST
+        && size_of::<fspace_grow_options>() == <fspace_grow_options as abi::Options>::FIRST
 );
 
 fn grow_options(func: &str, o: Option<GrowOptionsRaw>) -> CResult<GrowOptions<'static>> {

@@ -123,8 +123,8 @@ pub(crate) struct CopyOptionsRaw {
 
 // Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
-    std::mem::size_of::<CopyOptionsRaw>() == std::mem::size_of::<fspace_copy_options>()
-        && std::mem::align_of::<CopyOptionsRaw>() == std::mem::align_of::<fspace_copy_options>()
+    size_of::<CopyOptionsRaw>() == size_of::<fspace_copy_options>()
+        && align_of::<CopyOptionsRaw>() == align_of::<fspace_copy_options>()
         && std::mem::offset_of!(CopyOptionsRaw, size)
             == std::mem::offset_of!(fspace_copy_options, size)
         && std::mem::offset_of!(CopyOptionsRaw, sparse)
@@ -137,8 +137,7 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_copy_options, preserve)
         && std::mem::offset_of!(CopyOptionsRaw, sync)
             == std::mem::offset_of!(fspace_copy_options, sync)
-        && std::mem::size_of::<fspace_copy_options>()
-            == <fspace_copy_options as abi::Options>::FIRST
+        && size_of::<fspace_copy_options>() == <fspace_copy_options as abi::Options>::FIRST
 );
 
 fn copy_options(func: &str, o: Option<CopyOptionsRaw>) -> CResult<CopyOptions<'static>> {

@@ -110,8 +110,8 @@ pub(crate) struct WalOptionsRaw {
 
 // Same layout as the public struct, field by field; the released size.
 const _: () = assert!(
-    std::mem::size_of::<WalOptionsRaw>() == std::mem::size_of::<fspace_wal_options>()
-        && std::mem::align_of::<WalOptionsRaw>() == std::mem::align_of::<fspace_wal_options>()
+    size_of::<WalOptionsRaw>() == size_of::<fspace_wal_options>()
+        && align_of::<WalOptionsRaw>() == align_of::<fspace_wal_options>()
         && std::mem::offset_of!(WalOptionsRaw, size)
             == std::mem::offset_of!(fspace_wal_options, size)
         && std::mem::offset_of!(WalOptionsRaw, segment_size)
@@ -128,7 +128,7 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_wal_options, use_saved)
         && std::mem::offset_of!(WalOptionsRaw, sync_method)
             == std::mem::offset_of!(fspace_wal_options, sync_method)
-        && std::mem::size_of::<fspace_wal_options>() == <fspace_wal_options as abi::Options>::FIRST
+        && size_of::<fspace_wal_options>() == <fspace_wal_options as abi::Options>::FIRST
 );
 
 fn wal_options(func: &str, o: Option<WalOptionsRaw>) -> CResult<WalOptions> {

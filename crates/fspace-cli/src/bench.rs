@@ -45,7 +45,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             o.sync_methods.push(m);
         }
     }
-    let modes = if a.mode.is_empty() || a.mode.iter().any(|m| m.is_none()) {
+    let modes = if a.mode.is_empty() || a.mode.iter().any(Option::is_none) {
         SpaceState::ALL.to_vec()
     } else {
         a.mode.into_iter().flatten().collect()
@@ -68,7 +68,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
             label(run.state, run.sync_method),
             i + 1,
             o.duration.as_secs_f64()
-        ))
+        ));
     };
     let (report, failure) = run_suite(&a.dir, &modes, &o, Some(&cancel), &started)?;
     drop(spinner);
@@ -141,7 +141,7 @@ fn table(r: &SuiteReport, dir: &Path) -> String {
                 many => format!(
                     "{} writers",
                     many.iter()
-                        .map(|w| w.to_string())
+                        .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

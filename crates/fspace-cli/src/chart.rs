@@ -92,7 +92,7 @@ impl Axis {
         let ticks: Vec<(f64, String)> = match self.scale {
             Scale::Linear => (0..=4)
                 .map(|i| {
-                    let v = self.hi * i as f64 / 4.0;
+                    let v = self.hi * f64::from(i) / 4.0;
                     (v, short(v))
                 })
                 .collect(),

@@ -345,11 +345,11 @@ fn engines() -> NamedFn<fspace::probe::Engine> {
 }
 
 fn sparse_modes() -> NamedFn<fspace::SparseMode> {
-    Named::new(|s| s.parse(), ["auto", "always", "never"])
+    Named::new(str::parse, ["auto", "always", "never"])
 }
 
 fn reflink_modes() -> NamedFn<fspace::ReflinkMode> {
-    Named::new(|s| s.parse(), ["auto", "always", "never"])
+    Named::new(str::parse, ["auto", "always", "never"])
 }
 
 fn intent_arg(s: &str) -> Result<Intent, String> {

@@ -63,7 +63,7 @@ pub(crate) fn tables(curves: &[WriterCurve], name: &dyn Fn(&WriterCurve) -> Stri
 pub(crate) fn probe_text(r: &fspace::probe::ProbeResult) -> String {
     let c = &r.concurrency;
     let mut o = String::new();
-    let counts: Vec<String> = c.writers.iter().map(|w| w.to_string()).collect();
+    let counts: Vec<String> = c.writers.iter().map(ToString::to_string).collect();
     out!(o, "\nConcurrency");
     hanging(
         &mut o,

@@ -48,7 +48,7 @@ static ERROR_DETAILS: std::sync::Mutex<Vec<(&'static str, serde_json::Value)>> =
 pub(crate) fn add_error_detail(key: &'static str, value: serde_json::Value) {
     ERROR_DETAILS
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push((key, value));
 }
 
@@ -168,8 +168,11 @@ pub(crate) fn report(e: &fspace::Error, cmd: Cmd, json: bool) -> ExitCode {
             "hint": hint,
         });
         if let Some(obj) = v.as_object_mut() {
-            let details =
-                std::mem::take(&mut *ERROR_DETAILS.lock().unwrap_or_else(|e| e.into_inner()));
+            let details = std::mem::take(
+                &mut *ERROR_DETAILS
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
             for (key, value) in details {
                 obj.insert(key.to_string(), value);
             }

@@ -65,7 +65,7 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
     let after = cmd
         .get_after_long_help()
         .or_else(|| cmd.get_after_help())
-        .map(|t| t.to_string())
+        .map(ToString::to_string)
         .unwrap_or_default();
     let paragraphs: Vec<&str> = after
         .split("\n\n")
@@ -85,7 +85,7 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
         ],
     );
     head.control("SH", ["NAME"]);
-    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+    let about = cmd.get_about().map(ToString::to_string).unwrap_or_default();
     head.text([roman(format!("{name} - {about}"))]);
     head.control("SH", ["SYNOPSIS"]);
     head.text(synopsis(cmd));
@@ -292,7 +292,7 @@ fn value_name(a: &clap::Arg) -> String {
     match a.get_value_names() {
         Some(names) if !names.is_empty() => names
             .iter()
-            .map(|n| n.as_str())
+            .map(clap::builder::Str::as_str)
             .collect::<Vec<_>>()
             .join(" "),
         _ => a.get_id().as_str().to_uppercase(),

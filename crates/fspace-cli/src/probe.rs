@@ -239,7 +239,7 @@ fn compare(a: &ProbeArgs) -> fspace::Result<()> {
     match c.verdict {
         CompareVerdict::Regressed => crate::errors::set_exit_status(crate::errors::EXIT_REGRESSED),
         CompareVerdict::CouldNotTell => {
-            crate::errors::set_exit_status(crate::errors::EXIT_COULD_NOT_TELL)
+            crate::errors::set_exit_status(crate::errors::EXIT_COULD_NOT_TELL);
         }
         _ => {}
     }

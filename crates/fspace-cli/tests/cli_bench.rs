@@ -518,6 +518,6 @@ common::per_fs! {
                 fs.name
             );
         }
-        assert!(common::listing(dir.path()).is_empty(), "{}", fs.name);
+        assert!(listing(dir.path()).is_empty(), "{}", fs.name);
     }
 }

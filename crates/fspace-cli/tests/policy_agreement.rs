@@ -124,7 +124,7 @@ fn from_c_grow(dir: &Path, intent: Intent, n: &str) -> (String, bool) {
         assert_eq!(
             fspace_capi::fspace_grow_options_init(
                 o.as_mut_ptr(),
-                std::mem::size_of::<fspace_capi::fspace_grow_options>()
+                size_of::<fspace_capi::fspace_grow_options>()
             ),
             0
         );

@@ -290,5 +290,5 @@ fn probe_writers_bad_input() {
     }
     let o = probe(&["--compare-saved", "--writers", "4"], dir.path(), None);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(common::listing(dir.path()).is_empty());
+    assert!(listing(dir.path()).is_empty());
 }

@@ -141,7 +141,7 @@ fn dir_key(dir: &Path) -> Option<DirKey> {
     if st.stx_mask & StatxFlags::BTIME.bits() == 0 {
         return None;
     }
-    let dev = ((st.stx_dev_major as u64) << 32) | st.stx_dev_minor as u64;
+    let dev = (u64::from(st.stx_dev_major) << 32) | u64::from(st.stx_dev_minor);
     Some((dev, st.stx_ino, st.stx_btime.tv_sec, st.stx_btime.tv_nsec))
 }
 

@@ -60,7 +60,7 @@ fn public_items() -> String {
         .omit_auto_derived_impls(true)
         .build()
         .expect("read rustdoc JSON");
-    let mut lines: Vec<String> = api.items().map(|i| i.to_string()).collect();
+    let mut lines: Vec<String> = api.items().map(std::string::ToString::to_string).collect();
     lines.sort();
     lines.dedup();
     lines.join("\n") + "\n"
@@ -88,13 +88,13 @@ fn public_surface_is_the_committed_one() {
             removed.len(),
             removed
                 .iter()
-                .map(|s| s.to_string())
+                .map(std::string::ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("\n  "),
             added.len(),
             added
                 .iter()
-                .map(|s| s.to_string())
+                .map(std::string::ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("\n  ")
         );

@@ -21,7 +21,7 @@ fn every_rust_example_in_the_readme_and_docs_runs() {
         Some(fs) => fs.tempdir(),
         None => tempfile::tempdir().unwrap(),
     };
-    let _g = fs.as_ref().map(|f| f.lock());
+    let _g = fs.as_ref().map(fspace_test_kit::Fs::lock);
     // The only test of this binary: changing the working directory touches
     // no other test.
     std::env::set_current_dir(dir.path()).unwrap();

@@ -351,7 +351,7 @@ fn arbitrary_bytes_as_a_segment() {
             let crc = if good {
                 record_crc(&key, lsn, &body)
             } else {
-                record_crc(&key, lsn, &body) ^ (1 + rng.below(u32::MAX as u64) as u32)
+                record_crc(&key, lsn, &body) ^ (1 + rng.below(u64::from(u32::MAX)) as u32)
             };
             b.extend_from_slice(&(len as u32).to_le_bytes());
             b.extend_from_slice(&crc.to_le_bytes());

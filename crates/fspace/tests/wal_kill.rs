@@ -231,7 +231,7 @@ common::per_fs! {
             child.kill().unwrap();
             child.wait().unwrap();
             let mut last_n = HashMap::new();
-            for line in rx.iter() {
+            for line in &rx {
                 absorb(&mut model, run, &line, &mut last_n);
                 total_acked += 1;
             }
@@ -279,7 +279,7 @@ common::per_fs! {
             }
             child.kill().unwrap();
             child.wait().unwrap();
-            for line in rx.iter() {
+            for line in &rx {
                 absorb(&mut model, run, &line, &mut last_n);
             }
             // Nothing was in flight at the kill (the child was sleeping):

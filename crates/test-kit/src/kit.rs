@@ -50,11 +50,11 @@ impl Fs {
             let mut map = LOCKS
                 .get_or_init(Default::default)
                 .lock()
-                .unwrap_or_else(|e| e.into_inner());
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             *map.entry(self.name.clone())
                 .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))))
         };
-        m.lock().unwrap_or_else(|e| e.into_inner())
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Makes a fresh directory on this filesystem, removed when dropped.

@@ -196,7 +196,7 @@ impl LoopFs {
         let mnt2 = root.join("mnt-cut");
         self.s.mount(&dev2, &mnt2, "");
         self.dev = dev2;
-        self.mnt = mnt2.clone();
+        self.mnt.clone_from(&mnt2);
         mnt2
     }
 }

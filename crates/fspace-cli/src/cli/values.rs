@@ -6,7 +6,7 @@ use fspace::Strategy;
 pub(super) fn record_arg(s: &str) -> Result<u64, String> {
     match size_arg(s)? {
         0 => Err("a record must be at least 1 byte".into()),
-        n if n > u32::MAX as u64 => {
+        n if n > u64::from(u32::MAX) => {
             Err(format!("{s:?} is larger than a record can be (4 GiB - 1)"))
         }
         n => Ok(n),

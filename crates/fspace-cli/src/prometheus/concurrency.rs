@@ -41,7 +41,7 @@ pub(super) fn samples(m: &mut Metrics, c: &ConcurrencySection) {
                 );
             }
         }
-        if curve.points.iter().any(|p| p.measured()) {
+        if curve.points.iter().any(fspace::bench::CurvePoint::measured) {
             m.gauge(
                 "fspace_probe_concurrency_stops_scaling_writers",
                 "The first writer count whose rate was not above the previous count's; 0 if the rate still rose at the most writers measured.",

@@ -19,7 +19,7 @@ pub fn bin() -> &'static str {
 /// One probe at a time in this binary.
 pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
     static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
+    M.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 pub fn probe(args: &[&str], dir: &Path, state: Option<&Path>) -> Output {

@@ -223,7 +223,7 @@ pub(super) fn result(
         commits: n,
         seconds: secs,
         commits_per_sec: n as f64 / secs,
-        mib_per_sec: n as f64 * opts.record_size as f64 / secs / (1 << 20) as f64,
+        mib_per_sec: n as f64 * opts.record_size as f64 / secs / f64::from(1 << 20),
         latency: if n == 0 { None } else { Some(latency(&mut s)) },
         setup_seconds: setup,
         wal: None,

@@ -167,7 +167,7 @@ fn describe(
                     for d in devs {
                         match sysfs_dir(d) {
                             Ok(sub) if !seen.contains(&sub) => {
-                                lower.push(describe(&sub, depth + 1, seen)?)
+                                lower.push(describe(&sub, depth + 1, seen)?);
                             }
                             Ok(_) => {}
                             Err(e) => lower_note = Some(e),

@@ -82,7 +82,7 @@ impl FsKey {
             &self.options,
         ] {
             for b in part.bytes().chain([0u8]) {
-                h ^= b as u64;
+                h ^= u64::from(b);
                 h = h.wrapping_mul(0x0100_0000_01b3);
             }
         }

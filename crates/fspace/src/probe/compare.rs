@@ -569,7 +569,7 @@ pub fn compare_saved(
     notes.extend(fresh.notes.iter().cloned());
     Ok(Some(Comparison {
         schema: COMPARE_SCHEMA,
-        directory: dir.to_path_buf(),
+        directory: dir.clone(),
         started_unix: started,
         started_utc: utc(started),
         elapsed: runner.start.elapsed(),

@@ -570,7 +570,7 @@ fn bulk(info: &FsInfo, growth: &[GrowthResult], states: &[StateResult]) -> Recom
             Verdict::TooNoisy { p }
                 if noisy.is_none_or(|(n, _)| c.bytes_per_sec > n.bytes_per_sec) =>
             {
-                noisy = Some((c, p))
+                noisy = Some((c, p));
             }
             _ => {}
         }

@@ -141,7 +141,7 @@ fn run_case(
             let share = (r.commits as f64 / slots as f64).min(1.0);
             r.seconds += r.setup_seconds * share;
             r.commits_per_sec = r.commits as f64 / r.seconds.max(f64::MIN_POSITIVE);
-            r.mib_per_sec = r.commits_per_sec * bopts.record_size as f64 / (1 << 20) as f64;
+            r.mib_per_sec = r.commits_per_sec * bopts.record_size as f64 / f64::from(1 << 20);
         }
         out.push(r);
         if !used_up || t0.elapsed() >= per {

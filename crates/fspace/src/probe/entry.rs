@@ -150,12 +150,12 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
     }
     let mut filesystem = filesystem;
     // The scratch directory is gone: describe the directory asked about.
-    filesystem.path = dir.to_path_buf();
+    filesystem.path.clone_from(dir);
     Ok(ProbeResult {
         schema: SCHEMA,
         fspace_version: env!("CARGO_PKG_VERSION"),
         level: opts.level,
-        directory: dir.to_path_buf(),
+        directory: dir.clone(),
         started_unix: started,
         started_utc: utc(started),
         elapsed,

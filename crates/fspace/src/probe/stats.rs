@@ -215,17 +215,17 @@ mod tests {
     fn rank_test_normal_approximation_agrees() {
         // 12 against 12 (2.7 million splits): approximated. Separated
         // samples give a tiny p; interleaved ones about a half.
-        let a: Vec<f64> = (0..12).map(|i| 100.0 + i as f64).collect();
-        let b: Vec<f64> = (0..12).map(|i| i as f64).collect();
+        let a: Vec<f64> = (0..12).map(|i| 100.0 + f64::from(i)).collect();
+        let b: Vec<f64> = (0..12).map(f64::from).collect();
         assert!(p_greater(&a, &b) < 1e-4);
-        let c: Vec<f64> = (0..12).map(|i| (2 * i) as f64).collect();
-        let d: Vec<f64> = (0..12).map(|i| (2 * i + 1) as f64).collect();
+        let c: Vec<f64> = (0..12).map(|i| f64::from(2 * i)).collect();
+        let d: Vec<f64> = (0..12).map(|i| f64::from(2 * i + 1)).collect();
         let p = p_greater(&c, &d);
         assert!((0.4..0.7).contains(&p), "{p}");
         // Exact and approximate agree: 8 against 8 (12,870 splits, exact)
         // against the formula on the same rank sum.
-        let e: Vec<f64> = (0..8).map(|i| (i + 3) as f64).collect();
-        let f: Vec<f64> = (0..8).map(|i| i as f64 + 0.5).collect();
+        let e: Vec<f64> = (0..8).map(|i| f64::from(i + 3)).collect();
+        let f: Vec<f64> = (0..8).map(|i| f64::from(i) + 0.5).collect();
         let exact = p_greater(&e, &f);
         let ranks = mid_ranks(&e.iter().chain(&f).copied().collect::<Vec<_>>());
         let approx = p_normal(ranks[..8].iter().sum(), 8, 8);

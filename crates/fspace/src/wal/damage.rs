@@ -273,7 +273,7 @@ fn verifies(
     if read_at(fd, path, &mut h, at)? < RECORD_HEADER_LEN {
         return Ok(false);
     }
-    let mut len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as u64;
+    let mut len = u64::from(u32::from_le_bytes([h[0], h[1], h[2], h[3]]));
     if version != FORMAT_V1 && len & u64::from(PAD_FLAG) != 0 {
         len = 0; // padding: its CRC covers its header only
     }

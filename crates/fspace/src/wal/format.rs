@@ -531,7 +531,7 @@ mod tests {
                 Decoded::Record {
                     span, payload: p, ..
                 } => {
-                    assert_eq!((span, p), (v1_span, &payload[..]))
+                    assert_eq!((span, p), (v1_span, &payload[..]));
                 }
                 other => panic!("{other:?}"),
             }

@@ -24,7 +24,7 @@ pub(super) struct Group {
 impl Group {
     /// Adds the I/O time of one flush to the running average.
     pub(super) fn record_flush(&mut self, took: Duration) {
-        let ns = took.as_nanos().min(u64::MAX as u128 / 2) as u64;
+        let ns = took.as_nanos().min(u128::from(u64::MAX) / 2) as u64;
         add_sample(&mut self.flush_ns, ns);
     }
 }
@@ -40,8 +40,8 @@ fn add_sample(avg: &mut u64, ns: u64) {
     } else {
         let ns = ns.min(avg.saturating_mul(FLUSH_CLIP));
         // avg += (ns - avg) / 8, in signed steps.
-        let a = *avg as i128;
-        (a + ((ns as i128 - a) >> FLUSH_AVG_SHIFT)).max(1) as u64
+        let a = i128::from(*avg);
+        (a + ((i128::from(ns) - a) >> FLUSH_AVG_SHIFT)).max(1) as u64
     };
 }
 

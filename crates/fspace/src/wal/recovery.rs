@@ -291,7 +291,7 @@ pub(crate) fn recover_with(
     report.next_lsn = Lsn(next_lsn);
     report.prepared = prepared.len();
     report.recycle_pool = pool.len();
-    report.damage = damage.clone();
+    report.damage.clone_from(&damage);
     report.elapsed = start.elapsed();
     Ok(Recovered {
         log_id,
@@ -723,7 +723,7 @@ fn set_aside(io: &dyn Storage, path: &Path) -> Result<PathBuf> {
                 if e.raw_os_error() == Some(crate::sys::Errno::EXIST.raw_os_error())
                     && n < 1000 =>
             {
-                n += 1
+                n += 1;
             }
             Err(e) => return Err(e),
         }

@@ -336,7 +336,7 @@ impl WalFollower {
                         segments,
                         self.next,
                         end,
-                    )?)
+                    )?);
                 }
             }
         }

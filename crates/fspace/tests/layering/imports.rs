@@ -109,7 +109,7 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
             out.push((Tok::Ident(word), line));
         } else if c.is_ascii_digit() {
             while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_' || b[i] == '.') {
-                if b[i] == '.' && !b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+                if b[i] == '.' && !b.get(i + 1).is_some_and(char::is_ascii_digit) {
                     break;
                 }
                 i += 1;
@@ -410,7 +410,7 @@ impl Crate {
         for (k, seg) in path.iter().enumerate().skip(from) {
             let m = self.modules.get(&cur)?;
             if let Some(child) = m.children.get(seg) {
-                cur = child.clone();
+                cur.clone_from(child);
                 continue;
             }
             if m.items.contains(seg) {
@@ -474,9 +474,8 @@ impl Crate {
             });
             let paths = m.paths.iter().map(|(p, l)| (p.clone(), *l, false));
             for (path, line, glob) in uses.chain(paths) {
-                let t = match self.resolve(at, &path, 0) {
-                    Some(Target::Module(t) | Target::Item(t)) => t,
-                    None => continue,
+                let Some(Target::Module(t) | Target::Item(t)) = self.resolve(at, &path, 0) else {
+                    continue;
                 };
                 let Some(to) = self.modules.get(&t) else {
                     continue;

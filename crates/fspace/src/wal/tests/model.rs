@@ -292,7 +292,7 @@ impl Inner {
         let mode = self.below(5);
         let unit = if mode == 3 { PAGE } else { SECTOR };
         let mut inodes = self.inodes.clone();
-        for ino in inodes.iter_mut() {
+        for ino in &mut inodes {
             let mut img = ino.durable.clone();
             for (off, data) in std::mem::take(&mut ino.pending) {
                 let mut pos = 0usize;

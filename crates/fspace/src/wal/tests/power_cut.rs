@@ -233,9 +233,8 @@ fn workload(wal: &Wal, seed: u64, phase: usize, s: &Shape, t: &Mutex<Truth>) {
                 let _out = Leave(&sh.committers);
                 for n in 0..s.ops_per_writer {
                     let data = payload(seed, w, phase * 1000 + n, &mut rng);
-                    let lsn = match wal.append(&data) {
-                        Ok(l) => l,
-                        Err(_) => return,
+                    let Ok(lsn) = wal.append(&data) else {
+                        return;
                     };
                     t.lock().unwrap().written.insert(lsn.0, data);
                     if rng.below(3) != 0 {
