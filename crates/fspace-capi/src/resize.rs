@@ -532,10 +532,12 @@ pub unsafe extern "C" fn fspace_allocate_range(
         }
         let len = len as u64;
         end_arg(F, offset, len)?;
+        // Checked before the allocation: a bad size changes nothing.
+        // SAFETY: NULL or writable by the caller's promise.
+        let out = unsafe { abi::opt_sized_out(F, "summary", summary, summary_size)? };
         let path = crate::fd_path(fd);
         let r = fspace::allocate_range(borrowed, &path, offset, len)?;
-        // SAFETY: NULL or writable by the caller's promise.
-        if let Some(s) = unsafe { abi::opt_sized_out(F, "summary", summary, summary_size)? } {
+        if let Some(s) = out {
             s.set(fspace_range_summary {
                 strategy: strategy_to_c(r.strategy),
                 old_len: r.old_len,

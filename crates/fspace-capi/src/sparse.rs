@@ -619,6 +619,9 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
     ffi(F, || {
         // SAFETY: forwarded caller promise.
         let h = unsafe { arg_mut(F, "writer", writer)? };
+        // Checked before the writer is consumed: a bad size changes nothing.
+        // SAFETY: NULL or writable by the caller's promise.
+        let out = unsafe { abi::opt_sized_out(F, "stats", stats, stats_size)? };
         let w = h.writer.take().ok_or_else(|| {
             Failure::invalid(
                 F,
@@ -626,8 +629,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
             )
         })?;
         let s = w.finish()?;
-        // SAFETY: NULL or writable by the caller's promise.
-        if let Some(o) = unsafe { abi::opt_sized_out(F, "stats", stats, stats_size)? } {
+        if let Some(o) = out {
             o.set(stats_to_c(&s));
         }
         Ok(0)

@@ -484,9 +484,11 @@ pub unsafe extern "C" fn fspace_wal_release_before(
     ffi(F, || {
         // SAFETY: forwarded caller promise.
         let h = unsafe { arg(F, "wal", wal)? };
-        let r = h.wal.release_before(Lsn(lsn))?;
+        // Checked before the release: a bad size changes nothing.
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { abi::opt_sized_out(F, "info", info, info_size)? } {
+        let out = unsafe { abi::opt_sized_out(F, "info", info, info_size)? };
+        let r = h.wal.release_before(Lsn(lsn))?;
+        if let Some(o) = out {
             o.set(fspace_wal_release_info {
                 recycled: r.recycled as u64,
                 deleted: r.deleted as u64,

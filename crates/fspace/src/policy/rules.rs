@@ -180,17 +180,6 @@ pub fn log_pad_flushes(kind: Option<FsKind>, nocow: bool) -> (bool, &'static str
     }
 }
 
-/// Filesystems whose page cache is the file itself (memory): there a
-/// buffered flush writes only its records' bytes. Elsewhere it writes its
-/// last page whole (the rest zeros), so that the kernel never reads a page
-/// from the device to merge the write's end into it; in memory no page is
-/// ever read, and the zeros are only more bytes to copy.
-///
-/// Evidence: bench/runs/2026-11-26-log-pages-tmpfs/ (the record's bytes
-/// alone, "fresh", against the same padded to a page, "skip") and
-/// bench/runs/2026-12-02-group-commit-log-tail/.
-pub const LOG_UNPADDED_TAIL_ON: [FsKind; 2] = [FsKind::Tmpfs, FsKind::Ramfs];
-
 /// Returns true if and only if `info`'s filesystem is a network or FUSE one
 /// for the policy's purposes ([`TREAT_FUSE_AS_NETWORK`]).
 pub fn is_remote(info: &FsInfo) -> bool {

@@ -114,8 +114,6 @@ impl Wal {
         };
         let mut state = initial_state(first, sealed, next_lsn, live, ready, pool, how);
         state.writes_in_flight = opts.writes_in_flight;
-        state.whole_tail =
-            !kind.is_some_and(|k| crate::policy::rules::LOG_UNPADDED_TAIL_ON.contains(&k));
         confirm_io(&mut state).map_err(noted)?;
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
@@ -476,7 +474,6 @@ fn initial_state(
         dsync: io.sync_method.per_write(),
         fsync: io.sync_method == SyncMethod::Fsync,
         pad: io.pad_flushes,
-        whole_tail: true,
         staging: Vec::new(),
         dirty: None,
         live,

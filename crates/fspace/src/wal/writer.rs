@@ -125,10 +125,6 @@ pub(super) struct State {
     pub(super) fsync: bool,
     /// End every flush on a page boundary with a padding record.
     pub(super) pad: bool,
-    /// Buffered writes end on a page boundary, the rest of their last page
-    /// zeros (not on memory filesystems: `LOG_UNPADDED_TAIL_ON`). O_DIRECT
-    /// writes always do.
-    pub(super) whole_tail: bool,
     pub(super) staging: Vec<u8>,
     /// A segment written but not yet `fdatasync`ed.
     pub(super) dirty: Option<(u64, Arc<dyn SegmentFile>, Arc<PathBuf>)>,
@@ -323,9 +319,7 @@ impl Shared {
         };
         if st.cur.end > st.cur.handed {
             let mut bytes = std::mem::take(&mut st.buf);
-            if st.whole_tail || st.direct {
-                pad_to_page(&mut bytes, st.buf_start);
-            }
+            pad_to_page(&mut bytes, st.buf_start);
             st.sealed_bytes += bytes.len();
             let chunk = st.chunk_of_current(bytes);
             st.sealed.push_back(chunk);
@@ -556,9 +550,7 @@ pub(super) fn hand_over(st: &mut State) -> Vec<Chunk> {
         next.clear();
         next.extend_from_slice(&st.buf[keep_from..]);
         let mut bytes = std::mem::replace(&mut st.buf, next);
-        if st.whole_tail || st.direct {
-            pad_to_page(&mut bytes, st.buf_start);
-        }
+        pad_to_page(&mut bytes, st.buf_start);
         chunks.push(st.chunk_of_current(bytes));
         st.buf_start = next_start;
         st.cur.handed = st.cur.end;
