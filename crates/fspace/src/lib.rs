@@ -87,12 +87,14 @@ pub use wal::{Lsn, Wal, WalOptions};
 pub mod internals {
     pub use crate::fs_info::{block_devices, SCRATCH_PREFIX};
     pub use crate::policy::built_in;
+    pub use crate::policy::saved::parse_saved;
     pub use crate::probe::decide::recommend;
     pub use crate::sparse::COPY_WRITE_SIZE;
     pub use crate::sys::{counters, Counters};
     pub use crate::wal::format::{
-        crc32c_append, encode_padding, record_crc, RecordKey, SegmentHeader, FORMAT_V1,
-        FORMAT_VERSION,
+        crc32c_append, decode_record, encode_padding, encode_record, record_crc, record_span,
+        segment_name, Decoded, EndReason, HeaderProblem, RecordKey, SegmentHeader, FORMAT_V1,
+        FORMAT_VERSION, RECORD_ALIGN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN,
     };
     pub use crate::zeros::is_zero;
 }

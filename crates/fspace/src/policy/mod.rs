@@ -27,7 +27,7 @@
 
 mod plan;
 pub mod rules;
-mod saved;
+pub(crate) mod saved;
 
 pub use plan::Plan;
 pub use rules::built_in;

@@ -439,6 +439,27 @@ pub struct SavedResults {
     dir: PathBuf,
 }
 
+/// Parses the text of a saved probe file: either schema this build reads
+/// ([`SCHEMA`], and the legacy `fspace-probe/1`). The error says why, for
+/// people; [`SavedResults::load`] makes it an EINVAL error naming the file.
+pub fn parse_saved(text: &str) -> std::result::Result<SavedPolicy, String> {
+    #[derive(Deserialize)]
+    struct Schema {
+        schema: String,
+    }
+    let schema: Schema =
+        serde_json::from_str(text).map_err(|e| format!("not a saved probe result: {e}"))?;
+    let parsed = match schema.schema.as_str() {
+        SCHEMA => serde_json::from_str(text),
+        LEGACY_SCHEMA => legacy(text),
+        other => {
+            let why = format!("schema {other:?}, this fspace reads {SCHEMA:?}");
+            return Err(format!("{why}; run `fspace probe --save` again"));
+        }
+    };
+    parsed.map_err(|e| format!("not a saved probe result: {e}"))
+}
+
 impl SavedResults {
     /// Environment variable naming the directory saved measurements live
     /// in ([`SavedResults::state_dir`]): `FSPACE_STATE_DIR`.
@@ -480,25 +501,8 @@ impl SavedResults {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::from_io("read", &path, None, e)),
         };
-        let bad = |message: String| {
-            Error::refused_errno("read saved probe", &path, Errno::INVAL, message)
-        };
-        #[derive(Deserialize)]
-        struct Schema {
-            schema: String,
-        }
-        let schema: Schema = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not a saved probe result: {e}")))?;
-        let parsed = match schema.schema.as_str() {
-            SCHEMA => serde_json::from_str(&text),
-            LEGACY_SCHEMA => legacy(&text),
-            other => {
-                let why = format!("schema {other:?}, this fspace reads {SCHEMA:?}");
-                return Err(bad(format!("{why}; run `fspace probe --save` again")));
-            }
-        };
-        let policy: SavedPolicy =
-            parsed.map_err(|e| bad(format!("not a saved probe result: {e}")))?;
+        let policy = parse_saved(&text)
+            .map_err(|why| Error::refused_errno("read saved probe", &path, Errno::INVAL, why))?;
         if !policy.key.matches(&key) {
             // Another filesystem whose key hashes alike: not ours.
             return Ok(None);
