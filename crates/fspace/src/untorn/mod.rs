@@ -42,5 +42,5 @@ pub use facts::{
     TRIAL_SIZES,
 };
 pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault, FIRST_BAD};
+pub(crate) use layout::{layout_of, merge as merge_extents};
 pub use ready::Ready;
-pub(crate) use ready::{align, report as ready_report, set_hint, validate_unit};

@@ -52,6 +52,7 @@ mod options;
 mod preparer;
 mod reader;
 mod recovery;
+mod recovery_report;
 mod scan;
 mod site;
 mod storage;
@@ -72,7 +73,7 @@ pub use options::{
     MIN_DUTY_CYCLE, PREPARE_STEP, SPIN_MAX_FLUSH, WRITE_PAGE,
 };
 pub use reader::{Record, WalReader};
-pub use recovery::{RecoveryReport, TailReport};
+pub use recovery_report::{RecoveryReport, TailReport};
 pub use types::{
     max_record, DirectIoChoice, GroupStats, IoFallback, IoRefusal, Lsn, ReleaseReport, SegmentInfo,
     SyncChoice, WalIo, WalStats,
