@@ -565,12 +565,17 @@ mod tests {
                     segment_size: 16 << 20,
                     seconds_per_run: 0.25,
                     writers: 1,
-                    runs: vec![1642.0, 531.0, 943.0],
+                    // A figure serde_json's default parser read one ULP
+                    // off (the saved_policy fuzz target,
+                    // bench/runs/2026-12-02-fuzz-1h/): read back exactly
+                    // with its float_roundtrip feature.
+                    runs: vec!["14026.630456073783".parse().unwrap(), 531.0, 943.0],
                 },
                 baseline: None,
             }),
         };
         let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(parse_saved(&text), Ok(p.clone()));
         // Flattened: the setup's fields sit beside the median.
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["expected"]["strategy"], "zero-fill");
