@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::fs_info::FlushCounter;
 use crate::note::{Note, NoteKind};
 use crate::sys::{self};
-use crate::wal::{Lsn, Wal, WalOptions};
+use crate::wal::{Lsn, Wal, WalOptions, WalStats};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +37,56 @@ pub(super) fn run_wal(
     let counter = FlushCounter::of(dir);
     let flush_start = counter.start();
     let first_seq = wal.segments().last().map_or(0, |s| s.seq);
+    let (run, switch_lsns) = commit_with_checkpointer(&wal, opts, cancel, first_seq);
+    let (lat, secs) = run?;
+    let after = wal.stats();
+    // The log's durable syncs: its fdatasync calls, or its writes when
+    // each write is synced (O_DSYNC). The preparer's syncs of new
+    // segments are counted in the flushes too.
+    let per_write = after.io.sync_method.per_write();
+    let syncs = if per_write {
+        after.writes - before.writes
+    } else {
+        after.syncs - before.syncs
+    };
+    let flushes = flush_start.finish(lat.len() as u64, syncs, per_write && after.io.direct_io);
+    let crossing = switch_commits(&wal, first_seq, switch_lsns, &lat);
+    let mut notes = vec![];
+    few_samples(&mut notes, lat.len());
+    let mut r = result(SpaceState::Wal, opts, &lat, secs, setup, notes);
+    r.flushes = Some(flushes);
+    r.wal = Some(wal_figures(&before, &after, &crossing));
+    wal.close()?;
+    // Measured closed: the preparer has stopped, every segment is synced.
+    let space = log_files(dir).and_then(|files| crate::extents::space_use(&files));
+    match space {
+        Ok(u) => {
+            if let Some(w) = r.wal.as_mut() {
+                w.space = Some(u);
+            }
+        }
+        Err(e) => r.notes.push(Note::new(
+            NoteKind::SpaceNotMeasured,
+            format!("the log's space was not measured: {e}"),
+        )),
+    }
+    Ok(r)
+}
+
+/// Each commit's latency (ns) with its record's LSN, as [`run_threads`]
+/// returns them.
+type Tagged = Vec<(u64, u64)>;
+
+/// The commits (their latencies tagged with their LSNs, and the run's
+/// seconds), with a checkpointer beside them that releases what is
+/// durable and notes the first LSN of every segment opened after
+/// `first_seq` while they run.
+fn commit_with_checkpointer(
+    wal: &Wal,
+    opts: &CommitBenchOptions,
+    cancel: Option<&AtomicBool>,
+    first_seq: u64,
+) -> (Result<(Tagged, f64)>, HashSet<u64>) {
     let switch_lsns: Mutex<HashSet<u64>> = Mutex::new(HashSet::new());
     let done = AtomicBool::new(false);
     let mut run = Ok((vec![], 0.0));
@@ -60,35 +110,33 @@ pub(super) fn run_wal(
         run = run_threads(opts, cancel, &op);
         done.store(true, Ordering::Relaxed);
     });
-    let (lat, secs) = run?;
-    let after = wal.stats();
-    // The log's durable syncs: its fdatasync calls, or its writes when
-    // each write is synced (O_DSYNC). The preparer's syncs of new
-    // segments are counted in the flushes too.
-    let per_write = after.io.sync_method.per_write();
-    let syncs = if per_write {
-        after.writes - before.writes
-    } else {
-        after.syncs - before.syncs
-    };
-    let flushes = flush_start.finish(lat.len() as u64, syncs, per_write && after.io.direct_io);
+    let switch_lsns = switch_lsns.into_inner().unwrap_or_else(|e| e.into_inner());
+    (run, switch_lsns)
+}
+
+/// The latencies of the commits whose record opened a new segment: those
+/// at the first LSN of a segment opened after `first_seq`, noted while
+/// the commits ran (`switch_lsns`) or live now.
+fn switch_commits(
+    wal: &Wal,
+    first_seq: u64,
+    mut switch_lsns: HashSet<u64>,
+    lat: &[(u64, u64)],
+) -> Vec<u64> {
     for sg in wal.segments().iter().filter(|sg| sg.seq > first_seq) {
-        switch_lsns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sg.first_lsn.0);
+        switch_lsns.insert(sg.first_lsn.0);
     }
-    let set = switch_lsns.into_inner().unwrap_or_else(|e| e.into_inner());
-    let crossing: Vec<u64> = lat
-        .iter()
-        .filter(|(_, l)| set.contains(l))
+    lat.iter()
+        .filter(|(_, l)| switch_lsns.contains(l))
         .map(|x| x.0)
-        .collect();
-    let mut notes = vec![];
-    few_samples(&mut notes, lat.len());
-    let mut r = result(SpaceState::Wal, opts, &lat, secs, setup, notes);
-    r.flushes = Some(flushes);
-    r.wal = Some(WalFigures {
+        .collect()
+}
+
+/// The log's figures over the run, from its counters `before` and `after`
+/// and the latencies of the commits that opened a segment (`crossing`);
+/// its space is measured once it is closed.
+fn wal_figures(before: &WalStats, after: &WalStats, crossing: &[u64]) -> WalFigures {
+    WalFigures {
         syncs: after.syncs - before.syncs,
         switches: after.switches - before.switches,
         switch_waits: after.switch_waits - before.switch_waits,
@@ -105,22 +153,7 @@ pub(super) fn run_wal(
         prepare_reason: after.last_prepare_reason.clone(),
         io: after.io.clone(),
         space: None,
-    });
-    wal.close()?;
-    // Measured closed: the preparer has stopped, every segment is synced.
-    let space = log_files(dir).and_then(|files| crate::extents::space_use(&files));
-    match space {
-        Ok(u) => {
-            if let Some(w) = r.wal.as_mut() {
-                w.space = Some(u);
-            }
-        }
-        Err(e) => r.notes.push(Note::new(
-            NoteKind::SpaceNotMeasured,
-            format!("the log's space was not measured: {e}"),
-        )),
     }
-    Ok(r)
 }
 
 /// The segment files of a log directory (live, free and prepared; not

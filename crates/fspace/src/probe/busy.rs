@@ -5,8 +5,9 @@
 //! this process's `/proc/self/io`).
 //!
 //! A busy machine does not stop the probe: its decisions already need the
-//! runs to separate (the rank test of [`super::p_greater`]). The report says why the
-//! figures may be noisy, and the thresholds are named constants.
+//! runs to separate (the rank test of
+//! [`p_greater`](super::stats::p_greater)). The report says why the figures
+//! may be noisy, and the thresholds are named constants.
 
 use serde::Serialize;
 use std::time::Instant;

@@ -3,17 +3,18 @@
 //! directory, the measurements in order, and the result with its notes.
 
 use super::busy::{Busy, Snapshot};
-use super::concurrency::{AtWriters, ConcurrencySection};
+use super::commit;
+use super::commit::concurrency::{self, AtWriters, ConcurrencySection};
 use super::decide::recommend;
-use super::engines::EngineAdvice;
-use super::plan::{budget, Budget, Case, MIN_FILE, SMALL_COW, SMALL_COW_SHARE, SWEEP_RECORDS};
+use super::engines::{self, EngineAdvice};
+use super::plan::{
+    budget, fill_rate, Budget, Case, MIN_FILE, SMALL_COW, SMALL_COW_SHARE, SWEEP_RECORDS,
+};
 use super::result::ProbeResult;
-use super::rounds::Rounds;
 use super::run::{ProbeOptions, Run, ZERO_FILL_STEP};
 use super::schema::{CommitSection, GrowthSection, Level, SweepPoint, SCHEMA};
 use super::stats::utc;
-use super::untorn_cost::UntornSection;
-use super::untorn_rounds;
+use super::untorn::{self, UntornSection};
 use crate::error::{Error, Result};
 use crate::fs_info::{fs_info_uncached, identify, FsInfo};
 use crate::grow::Strategy;
@@ -81,24 +82,13 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
     let engine_time: Duration = opts
         .engines
         .iter()
-        .map(|&e| super::engine_rounds::engine_time(e, opts.level))
+        .map(|&e| engines::engine_time(e, opts.level))
         .sum::<Duration>()
         // So does the concurrency curve.
-        + super::concurrency::concurrency_time(opts.level, opts.writers);
+        + concurrency::concurrency_time(opts.level, opts.writers);
     // Reports and saved results name the directory, not `.`.
     let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if opts.writers == 0 || opts.writers > crate::bench::MAX_WRITERS {
-        return Err(Error::refused_errno(
-            "probe",
-            dir,
-            Errno::INVAL,
-            format!(
-                "writers {}: the writer count must be from 1 to {}",
-                opts.writers,
-                crate::bench::MAX_WRITERS
-            ),
-        ));
-    }
+    check_writers(dir, opts.writers)?;
     let info = check_dir(dir)?;
     let mut notes = vec![];
     let growth_size = size_run(dir, &info, &budget, opts.level, &mut notes)?;
@@ -122,18 +112,7 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
     let elapsed = start.elapsed();
     budget.total += engine_time;
     notes.extend(over_budget_note(elapsed, &budget, opts.level, &growth));
-    if matches!(
-        filesystem.kind,
-        crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
-    ) {
-        notes.push(Note::new(
-            NoteKind::MemoryFilesystem,
-            format!(
-                "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
-                filesystem.display_name()
-            ),
-        ));
-    }
+    notes.extend(memory_note(&filesystem));
     let mut recommendations = recommend(
         &filesystem,
         &commit.states,
@@ -171,6 +150,40 @@ pub fn probe(dir: impl AsRef<Path>, opts: &ProbeOptions<'_>) -> Result<ProbeResu
         engines,
         untorn,
         notes,
+    })
+}
+
+/// Refuses a writer count the commit benchmark cannot run.
+fn check_writers(dir: &Path, writers: usize) -> Result<()> {
+    if writers == 0 || writers > crate::bench::MAX_WRITERS {
+        return Err(Error::refused_errno(
+            "probe",
+            dir,
+            Errno::INVAL,
+            format!(
+                "writers {writers}: the writer count must be from 1 to {}",
+                crate::bench::MAX_WRITERS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A note on a memory filesystem: its commit figures measure memory
+/// copies.
+fn memory_note(filesystem: &FsInfo) -> Option<Note> {
+    matches!(
+        filesystem.kind,
+        crate::fs_info::FsKind::Tmpfs | crate::fs_info::FsKind::Ramfs
+    )
+    .then(|| {
+        Note::new(
+            NoteKind::MemoryFilesystem,
+            format!(
+                "{} is memory: fdatasync writes nothing, so the commit figures measure memory copies, and nothing here survives a reboot",
+                filesystem.display_name()
+            ),
+        )
     })
 }
 
@@ -405,8 +418,8 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
         + b.rounds * Strategy::ALL.len()
         + b.rounds * Case::all().len()
         + sweep_steps
-        + super::concurrency::steps(run.opts.writers)
-        + super::engine_rounds::steps(run.opts.level, run.opts.engines);
+        + concurrency::steps(run.opts.writers)
+        + engines::steps(run.opts.level, run.opts.engines);
     run.begin("filesystem facts and capabilities".into())?;
     let info = fs_info_uncached(run.dir)?.with_block_devices();
     // Untorn writes: the facts now (a scratch file, a few trial writes),
@@ -416,8 +429,8 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
         Ok(f) => (Some(f), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let untorn_sizes = untorn_rounds::sizes(untorn_facts.as_ref(), untorn_error.as_deref());
-    run.steps += untorn_rounds::steps(b.rounds, &untorn_sizes);
+    let untorn_sizes = untorn::sizes(untorn_facts.as_ref(), untorn_error.as_deref());
+    run.steps += untorn::steps(b.rounds, &untorn_sizes);
     let devices: Vec<String> = match &info.block_devices {
         Ok(d) => d.iter().map(|d| d.name.clone()).collect(),
         Err(_) => vec![],
@@ -425,22 +438,16 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     let (_, before, idle_before) = Snapshot::idle_window(&devices);
     let growth = run.growth(growth_size)?;
     notes.extend(allocation_notes(&info, &growth));
-    let untorn_time = untorn_rounds::reserve(
-        run.opts.level,
-        b.rounds,
-        &untorn_sizes,
-        super::plan::fill_rate(&growth),
-    );
-    let commit = Rounds::new(run).commit(&info, &growth, untorn_time, notes)?;
-    let untorn = untorn_rounds::measure(run, untorn_facts, untorn_error, untorn_sizes)?;
+    let untorn_time = untorn::reserve(run.opts.level, b.rounds, &untorn_sizes, fill_rate(&growth));
+    let commit = commit::measure(run, &info, &growth, untorn_time, notes)?;
+    let untorn = untorn::measure(run, untorn_facts, untorn_error, untorn_sizes)?;
     let sweep = if b.sweep {
-        Some(Rounds::new(run).sweep(commit.file_size, notes)?)
+        Some(commit::sweep(run, commit.file_size, notes)?)
     } else {
         None
     };
-    let concurrency = super::concurrency::measure(run, &commit, run.opts.writers)?;
-    let mut engines =
-        super::engine_rounds::measure(run, &info, run.opts.engines, b.file_size, &untorn.answers)?;
+    let concurrency = concurrency::measure(run, &commit, run.opts.writers)?;
+    let mut engines = engines::measure(run, &info, run.opts.engines, b.file_size, &untorn.answers)?;
     // Advice drawn from commits that never reached the device is not
     // advice for durable commits: each engine's says so.
     if let Some(n) = commit.durability.as_ref().and_then(|d| d.note()) {

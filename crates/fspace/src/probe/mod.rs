@@ -40,22 +40,24 @@
 //! one ([`Comparison`]): a fleet's check that a filesystem did not get
 //! slower.
 
+// `entry.rs` runs a probe: the growth through `run.rs`, then each section
+// from a folder of its own: `commit/` (the commit rounds, the sweep and
+// the concurrency curve), `untorn/` (what untorn page writes cost) and
+// `engines/` (each engine's cases and advice). `decide/` draws the
+// recommendations from the figures; `compare/` measures a save again.
 mod busy;
+mod commit;
 mod compare;
-mod concurrency;
 pub(crate) mod decide;
 mod durability;
-mod engine_rounds;
 mod engines;
 mod entry;
 mod plan;
 mod result;
-mod rounds;
 mod run;
 mod schema;
 mod stats;
-mod untorn_cost;
-mod untorn_rounds;
+mod untorn;
 pub(crate) mod verdict;
 mod versus_append;
 
@@ -65,14 +67,15 @@ pub use crate::policy::{
     SCHEMA as SAVED_SCHEMA,
 };
 pub use busy::{Busy, DeviceWrites};
+pub use commit::concurrency::{
+    concurrency_time, ConcurrencySection, AT_WRITERS_RUNS, CONCURRENCY_STATES,
+};
 pub use compare::{
     compare_saved, measure_baseline, Batch, CompareOptions, CompareVerdict, Comparison,
     CouldNotTell, BASELINE_ROUNDS, COMPARE_ROUNDS, COMPARE_RUN, COMPARE_SCHEMA, DEFAULT_THRESHOLD,
 };
-pub use concurrency::{concurrency_time, ConcurrencySection, AT_WRITERS_RUNS, CONCURRENCY_STATES};
 pub use durability::{Durability, MethodFlushes};
-pub use engine_rounds::engine_time;
-pub use engines::{AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
+pub use engines::{engine_time, AdviceKind, Engine, EngineAdvice, EngineCase, Gain, Setting};
 pub use entry::{probe, GROWTH_SIZE, PROBE_MARKER};
 pub use plan::{RECORD_SIZE, SWEEP_RECORDS};
 pub use result::{save, ProbeResult};
@@ -82,4 +85,4 @@ pub use schema::{
     StateResult, SweepPoint, SyncMethodResult, SCHEMA,
 };
 pub use stats::ALPHA;
-pub use untorn_cost::{UntornCost, UntornSection, WriteRuns, UNTORN_PAGES};
+pub use untorn::{UntornCost, UntornSection, WriteRuns, UNTORN_PAGES};

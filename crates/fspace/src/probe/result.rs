@@ -3,10 +3,10 @@
 //! it holds (`schema`), so that the engines' advice can use those sections
 //! and still be part of the result.
 
-use super::concurrency::ConcurrencySection;
+use super::commit::concurrency::ConcurrencySection;
 use super::engines::{Engine, EngineAdvice};
 use super::schema::{CommitSection, GrowthSection, Level, StateResult, SweepPoint};
-use super::untorn_cost::UntornSection;
+use super::untorn::UntornSection;
 use crate::bench::SpaceState;
 use crate::error::Result;
 use crate::fs_info::FsInfo;

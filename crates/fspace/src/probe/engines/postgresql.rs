@@ -7,7 +7,7 @@
 //! under `wal_level=minimal` (no replication or archiving).
 
 use super::common::{beats, case, comment, expect, explain, keep, untorn_offer};
-use super::types::{AdviceKind, CaseSpec, EngineAdvice, Gain, Plan, Setting};
+use super::types::{AdviceKind, CaseSpec, EngineAdvice, EngineCase, Gain, Plan, Setting};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::note::{Note, NoteKind};
@@ -97,8 +97,45 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice, untorn: &[Answer]) {
     };
     let mut settings = vec![];
     // The sync method, in recycled segments (the steady state).
+    let sync = sync_method(&default, &dsync, &mut settings);
+    let expected = match new_segments(&default, &sparse, &zeroed, &mut settings) {
+        Some(new) => {
+            if sync.settings != default.settings {
+                a.notes.push(Note::new(
+                    NoteKind::CombinationNotMeasured,
+                    "open_datasync and new segments each measured faster alone; together they were not measured: the expected rate is the segments' with fdatasync",
+                ));
+            }
+            new
+        }
+        None => sync,
+    };
+    settings.push(Setting {
+        name: "full_page_writes".into(),
+        value: "on".into(),
+        default: "on".into(),
+        kind: AdviceKind::KeepForSafety,
+        reason: safety_reason(info, untorn),
+        gain: None,
+        requires: vec![],
+    });
+    // O_DIRECT on the WAL: only with wal_level=minimal, against the best
+    // of the rest.
+    direct_io(&direct, expected, &mut settings, &mut a.notes);
+    a.expected = expect(expected, &format!("the case {}", expected.settings));
+    a.settings = settings;
+}
+
+/// `wal_sync_method`: `open_datasync` where its O_DSYNC writes beat a
+/// write + `fdatasync` per commit, else the default. Returns the case of
+/// the method kept.
+fn sync_method<'a>(
+    default: &'a EngineCase,
+    dsync: &'a EngineCase,
+    settings: &mut Vec<Setting>,
+) -> &'a EngineCase {
     let (faster, words) = beats(&dsync.figures, &default.figures);
-    let sync = if faster {
+    if faster {
         settings.push(Setting {
             name: "wal_sync_method".into(),
             value: "open_datasync".into(),
@@ -108,70 +145,32 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice, untorn: &[Answer]) {
             gain: Gain::of(&dsync.figures, &default.figures),
             requires: vec![],
         });
-        &dsync
+        dsync
     } else {
         settings.push(keep(
             "wal_sync_method",
             "fdatasync",
             format!("open_datasync (O_DSYNC writes) was {words}"),
         ));
-        &default
-    };
-    // New segments instead of recycled ones: zero-filled (the default
-    // wal_init_zero=on) unless sparse ones beat them by the same rule,
-    // each with its segment's preparation counted.
+        default
+    }
+}
+
+/// `wal_recycle` and `wal_init_zero`: new segments instead of recycled
+/// ones, zero-filled (the default `wal_init_zero=on`) unless sparse ones
+/// beat them by the same rule, each with its segment's preparation
+/// counted. Returns the case of the new segments where they beat
+/// recycling (`None`: recycling stays).
+fn new_segments<'a>(
+    default: &EngineCase,
+    sparse: &'a EngineCase,
+    zeroed: &'a EngineCase,
+    settings: &mut Vec<Setting>,
+) -> Option<&'a EngineCase> {
     let (sparse_wins, sparse_words) = beats(&sparse.figures, &zeroed.figures);
-    let new = if sparse_wins {
-        (&sparse, "off")
-    } else {
-        (&zeroed, "on")
-    };
-    let (faster, words) = beats(&new.0.figures, &default.figures);
-    let mut expected = sync;
-    if faster {
-        settings.push(Setting {
-            name: "wal_recycle".into(),
-            value: "off".into(),
-            default: "on".into(),
-            kind: AdviceKind::Change,
-            reason: format!(
-                "a new segment for every 16 MiB ({}) against reusing written ones, {words}",
-                if new.1 == "off" {
-                    "sparse"
-                } else {
-                    "zero-filled"
-                }
-            ),
-            gain: Gain::of(&new.0.figures, &default.figures),
-            requires: vec![],
-        });
-        settings.push(if sparse_wins {
-            Setting {
-                name: "wal_init_zero".into(),
-                value: "off".into(),
-                default: "on".into(),
-                kind: AdviceKind::Change,
-                reason: format!(
-                    "new segments left sparse against zero-filled ones (their zeros counted), {sparse_words}"
-                ),
-                gain: Gain::of(&sparse.figures, &zeroed.figures),
-                requires: vec![],
-            }
-        } else {
-            keep(
-                "wal_init_zero",
-                "on",
-                format!("new segments left sparse were, against zero-filled ones (their zeros counted), {sparse_words}"),
-            )
-        });
-        expected = new.0;
-        if sync.settings != default.settings {
-            a.notes.push(Note::new(
-                NoteKind::CombinationNotMeasured,
-                "open_datasync and new segments each measured faster alone; together they were not measured: the expected rate is the segments' with fdatasync",
-            ));
-        }
-    } else {
+    let new = if sparse_wins { sparse } else { zeroed };
+    let (faster, words) = beats(&new.figures, &default.figures);
+    if !faster {
         settings.push(keep(
             "wal_recycle",
             "on",
@@ -186,44 +185,75 @@ pub(super) fn decide(info: &FsInfo, a: &mut EngineAdvice, untorn: &[Answer]) {
                 commas(zeroed.figures.commits_per_sec)
             ),
         ));
+        return None;
     }
     settings.push(Setting {
-        name: "full_page_writes".into(),
-        value: "on".into(),
+        name: "wal_recycle".into(),
+        value: "off".into(),
         default: "on".into(),
-        kind: AdviceKind::KeepForSafety,
-        reason: safety_reason(info, untorn),
-        gain: None,
+        kind: AdviceKind::Change,
+        reason: format!(
+            "a new segment for every 16 MiB ({}) against reusing written ones, {words}",
+            if sparse_wins { "sparse" } else { "zero-filled" }
+        ),
+        gain: Gain::of(&new.figures, &default.figures),
         requires: vec![],
     });
-    // O_DIRECT on the WAL: only with wal_level=minimal.
-    let best = if faster { new.0 } else { sync };
-    let (direct_faster, words) = beats(&direct.figures, &best.figures);
-    if direct_faster {
-        settings.push(Setting {
-            name: "wal_sync_method".into(),
-            value: "open_datasync".into(),
-            default: "fdatasync".into(),
-            kind: AdviceKind::TradeOff,
+    settings.push(if sparse_wins {
+        Setting {
+            name: "wal_init_zero".into(),
+            value: "off".into(),
+            default: "on".into(),
+            kind: AdviceKind::Change,
             reason: format!(
-                "with wal_level=minimal PostgreSQL writes the WAL with O_DIRECT, {words} (against {}); minimal gives up streaming replication, WAL archiving and point-in-time recovery",
-                best.settings
+                "new segments left sparse against zero-filled ones (their zeros counted), {sparse_words}"
             ),
-            gain: Gain::of(&direct.figures, &best.figures),
-            requires: vec![
-                "wal_level=minimal".into(),
-                "max_wal_senders=0".into(),
-                "archive_mode=off".into(),
-            ],
-        });
+            gain: Gain::of(&sparse.figures, &zeroed.figures),
+            requires: vec![],
+        }
     } else {
-        a.notes.push(Note::new(
+        keep(
+            "wal_init_zero",
+            "on",
+            format!("new segments left sparse were, against zero-filled ones (their zeros counted), {sparse_words}"),
+        )
+    });
+    Some(new)
+}
+
+/// O_DIRECT on the WAL, which PostgreSQL uses only under
+/// `wal_level=minimal`: a trade-off where it beat `best`, else a note that
+/// it is not worth its cost here.
+fn direct_io(
+    direct: &EngineCase,
+    best: &EngineCase,
+    settings: &mut Vec<Setting>,
+    notes: &mut Vec<Note>,
+) {
+    let (faster, words) = beats(&direct.figures, &best.figures);
+    if !faster {
+        notes.push(Note::new(
             NoteKind::TradeOffNotFaster,
             format!("the WAL with O_DIRECT (open_datasync under wal_level=minimal, which gives up replication) was {words}: not worth its cost here"),
         ));
+        return;
     }
-    a.expected = expect(expected, &format!("the case {}", expected.settings));
-    a.settings = settings;
+    settings.push(Setting {
+        name: "wal_sync_method".into(),
+        value: "open_datasync".into(),
+        default: "fdatasync".into(),
+        kind: AdviceKind::TradeOff,
+        reason: format!(
+            "with wal_level=minimal PostgreSQL writes the WAL with O_DIRECT, {words} (against {}); minimal gives up streaming replication, WAL archiving and point-in-time recovery",
+            best.settings
+        ),
+        gain: Gain::of(&direct.figures, &best.figures),
+        requires: vec![
+            "wal_level=minimal".into(),
+            "max_wal_senders=0".into(),
+            "archive_mode=off".into(),
+        ],
+    });
 }
 
 /// Why the page-image protection stays on: PostgreSQL 15 asks for no

@@ -1,6 +1,7 @@
 //! Unit tests of the engines' advice: which measured case changes which
 //! setting, what stays, and how the fragments read.
 use super::super::schema::StateResult;
+use super::advice::{advise, plan};
 use super::*;
 use crate::bench::SpaceState;
 use crate::fs_info::{FsInfo, FsKind};

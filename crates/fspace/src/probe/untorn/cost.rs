@@ -3,12 +3,12 @@
 //! I/O path a database setting rests on ([`answer`]), and, where a page
 //! size is untorn, durable `O_DIRECT` page writes into written space
 //! timed with and without `RWF_ATOMIC` in alternating rounds
-//! (`untorn_rounds.rs` measures them), the two sides identical but for
+//! (`rounds.rs` measures them), the two sides identical but for
 //! that flag. This file holds the section's types, the figures of the
 //! rounds and their words; it measures nothing.
 
-use super::stats::{median, p_greater, range};
-use super::verdict::{verdict_of, Verdict, TIE_MARGIN};
+use super::super::stats::{median, p_greater, range};
+use super::super::verdict::{verdict_of, Verdict, TIE_MARGIN};
 use crate::units::{format_count as commas, format_human};
 use crate::untorn::{answer, Answer, Cost, IoPath, UntornFacts, WritePath};
 use serde::Serialize;

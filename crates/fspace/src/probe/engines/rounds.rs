@@ -1,12 +1,13 @@
 //! The measurement behind `fspace probe --for ENGINE`: each engine's cases
-//! ([`engines::plan`]) in alternating rounds, the order rotated each round,
-//! then the advice ([`engines::advise`]). It runs after the probe's own
+//! ([`advice::plan`]) in alternating rounds, the order rotated each round,
+//! then the advice ([`advice::advise`]). It runs after the probe's own
 //! measurements, in time of its own ([`engine_time`]).
 
-use super::engines::{self, CaseSpec, Engine, EngineAdvice, EngineCase};
-use super::plan::{merge, summarize};
-use super::run::Run;
-use super::schema::Level;
+use super::super::plan::{merge, summarize};
+use super::super::run::Run;
+use super::super::schema::Level;
+use super::advice;
+use super::types::{CaseSpec, Engine, EngineAdvice, EngineCase};
 use crate::bench::{run_commit, CommitBenchOptions, CommitResult};
 use crate::error::Result;
 use crate::fs_info::FsInfo;
@@ -39,7 +40,7 @@ pub fn engine_time(engine: Engine, level: Level) -> Duration {
 }
 
 /// The progress steps the engines' measurements take.
-pub(super) fn steps(level: Level, engines: &[Engine]) -> usize {
+pub(crate) fn steps(level: Level, engines: &[Engine]) -> usize {
     let (rounds, _) = engine_budget(level);
     engines.iter().map(|&e| rounds * cases(e)).sum()
 }
@@ -56,7 +57,7 @@ fn cases(engine: Engine) -> usize {
 /// Measures each engine's cases and returns its advice, in `engines`'
 /// order; `untorn` holds the probe's answers on untorn page writes, which
 /// the safety settings' reasons quote.
-pub(super) fn measure(
+pub(crate) fn measure(
     run: &mut Run<'_>,
     info: &FsInfo,
     engines: &[Engine],
@@ -66,7 +67,7 @@ pub(super) fn measure(
     let (rounds, per) = engine_budget(run.opts.level);
     let mut out = vec![];
     for &engine in engines {
-        let plan = engines::plan(engine, info, file_size.min(MAX_ENGINE_FILE));
+        let plan = advice::plan(engine, info, file_size.min(MAX_ENGINE_FILE));
         let n = plan.cases.len();
         // The total counted `cases(engine)`, the most there can be: fewer
         // here (MariaDB without O_DIRECT) take their steps off.
@@ -113,7 +114,7 @@ pub(super) fn measure(
                 figures: summarize(spec.state, rs),
             })
             .collect();
-        out.push(engines::advise(engine, info, &plan, cases, rounds, untorn));
+        out.push(advice::advise(engine, info, &plan, cases, rounds, untorn));
     }
     Ok(out)
 }

@@ -14,6 +14,9 @@
 //! saved runs, and a second, independent batch says the same; "could not
 //! tell" when the runs cannot separate (too few of them) or the machine
 //! was busy while they looked slower; "no evidence of a change" otherwise.
+//! The verdict's values and rules are `conclude.rs`.
+
+mod conclude;
 
 use super::busy::{Busy, Snapshot};
 use super::entry::check_dir;
@@ -30,6 +33,8 @@ use crate::policy::{
 };
 use crate::sys::Errno;
 use crate::units::format_human;
+use conclude::{conclude, needs_confirmation, ratio_of, Rule};
+pub use conclude::{Batch, CompareVerdict, CouldNotTell};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,87 +120,6 @@ impl std::fmt::Debug for CompareOptions<'_> {
 }
 
 setters!(CompareOptions<'a> { threshold: f64, rounds: usize, baseline_rounds: usize, cancel: Option<&'a AtomicBool>, progress: Option<&'a dyn Fn(&ProbeProgress)> });
-
-/// What the comparison concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum CompareVerdict {
-    /// The fresh runs are not slower beyond the threshold, or the rank
-    /// test does not separate them from the saved ones, or a second batch
-    /// did not confirm the first (`fspace` exits 0).
-    NoChange,
-    /// Two batches of fresh runs were each slower than the saved median
-    /// beyond the threshold and separated from the saved runs by the rank
-    /// test, on a machine that was not busy (`fspace` exits 1).
-    Regressed,
-    /// The runs looked slower but the comparison cannot tell why or
-    /// whether: see [`CouldNotTell`] (`fspace` exits 4).
-    CouldNotTell,
-}
-
-impl CompareVerdict {
-    /// The verdict's name as the JSON and the metrics spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CompareVerdict::NoChange => "no-change",
-            CompareVerdict::Regressed => "regressed",
-            CompareVerdict::CouldNotTell => "could-not-tell",
-        }
-    }
-}
-
-/// Why a comparison could not tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum CouldNotTell {
-    /// Others used the CPUs (or the device) while the slower runs were
-    /// measured: a busy machine slows commits as a slower disk does.
-    MachineBusy,
-    /// The saved and fresh runs are too few for the rank test ever to
-    /// reach [`ALPHA`].
-    TooFewRounds,
-    /// The baseline was measured on a busy machine: it is slow, so fresh
-    /// runs that are not slower than it say nothing of the disk (a slower
-    /// disk would not show). A slowdown beyond it still counts.
-    BusyBaseline,
-    /// The saved file has no baseline (saved by an earlier fspace): the
-    /// probe's own runs, shorter and measured among other states, are not
-    /// the quantity the fresh runs measure, so a lower median proves
-    /// nothing.
-    NoBaseline,
-}
-
-impl CouldNotTell {
-    /// The reason's name as the JSON and the metrics spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CouldNotTell::MachineBusy => "machine-busy",
-            CouldNotTell::TooFewRounds => "too-few-rounds",
-            CouldNotTell::BusyBaseline => "busy-baseline",
-            CouldNotTell::NoBaseline => "no-baseline",
-        }
-    }
-}
-
-/// One batch of fresh runs against the saved runs.
-#[derive(Debug, Clone, Serialize)]
-#[non_exhaustive]
-pub struct Batch {
-    /// Each run's commits/s, in the order measured.
-    pub runs: Vec<f64>,
-    /// Their median.
-    pub commits_per_sec: f64,
-    /// The median ÷ the saved median.
-    pub ratio: f64,
-    /// The one-sided rank test's p-value that the saved runs are larger
-    /// than this batch's.
-    pub p_value: f64,
-    /// Below `1 - threshold` and `p_value` at most [`ALPHA`]: evidence of
-    /// a slowdown.
-    pub slower: bool,
-}
 
 /// The recommended log setup measured again against its saved measurement.
 #[derive(Debug, Clone, Serialize)]
@@ -446,42 +370,8 @@ pub fn compare_saved(
         return Ok(None);
     };
     let setup = &expected.setup;
-    let from_baseline = expected
-        .baseline
-        .as_ref()
-        .is_some_and(|b| !b.runs.is_empty());
     let mut notes = vec![];
-    // The saved side: the baseline, measured as the fresh runs are; else
-    // the probe's runs, with fresh runs of their length (a hand-edited
-    // file may hold anything: NaN, negative or huge times become bounds).
-    let (saved_runs, saved_median, per_run) = match &expected.baseline {
-        Some(b) if !b.runs.is_empty() => (
-            b.runs.clone(),
-            b.commits_per_sec,
-            Duration::try_from_secs_f64(b.seconds_per_run)
-                .unwrap_or(COMPARE_RUN)
-                .clamp(MIN_RUN, MAX_RUN),
-        ),
-        _ => {
-            notes.push(Note::new(
-                NoteKind::MeasuredOnce,
-                "the saved file has no baseline for comparisons (saved by an earlier fspace): compared with the probe's own runs, measured among other states; save again for a baseline",
-            ));
-            (
-                setup.runs.clone(),
-                expected.commits_per_sec,
-                Duration::try_from_secs_f64(setup.seconds_per_run)
-                    .unwrap_or(MAX_RUN)
-                    .clamp(MIN_RUN, MAX_RUN),
-            )
-        }
-    };
-    if expected.baseline.as_ref().is_some_and(|b| b.machine_busy) {
-        notes.push(Note::new(
-            NoteKind::BusyMachine,
-            "the machine was busy while the baseline was measured: a slow baseline can hide a slowdown; save again on a quiet machine",
-        ));
-    }
+    let side = saved_side(&expected, &mut notes);
     // Watched as the probe watches: others' CPU judged on idle windows
     // before, between the batches and after; others' writes to the
     // devices under the filesystem; and, here only, the CPU pressure
@@ -492,80 +382,23 @@ pub fn compare_saved(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let runner = Runner::new(dir, setup, per_run, opts);
-    let rounds = opts.rounds.max(1);
-    let smallest = smallest_p(saved_runs.len(), rounds);
-    let batch = |runs: &[CommitResult]| {
-        let s = summarize(SpaceState::Wal, runs);
-        let ratio = ratio_of(s.commits_per_sec, saved_median);
-        let p_value = p_greater(&saved_runs, &s.runs);
-        Batch {
-            slower: ratio < 1.0 - opts.threshold && p_value <= ALPHA,
-            runs: s.runs,
-            commits_per_sec: s.commits_per_sec,
-            ratio,
-            p_value,
-        }
-    };
-    let mut runs = vec![];
-    runner.measure(rounds, rounds, &mut runs)?;
-    let mut batches = vec![batch(&runs)];
-    // Judged so far: the window before the first batch and one now.
-    let (mid, _, idle_mid) = Snapshot::idle_window(&devices);
-    let idle = idle_before.max(idle_mid);
-    let mut machine = before.until_judged(&mid, idle);
-    machine.judge_cpu_pressure();
-    let mut rule = Rule {
-        threshold: opts.threshold,
-        smallest,
-        busy: machine.busy,
-        from_baseline,
-        busy_baseline: from_baseline && expected.baseline.as_ref().is_some_and(|b| b.machine_busy),
-    };
-    if needs_confirmation(&batches[0], &rule) {
-        let mut second = vec![];
-        runner.measure(rounds, 2 * rounds, &mut second)?;
-        batches.push(batch(&second));
-        runs.extend(second);
-        let (end, _, idle_after) = Snapshot::idle_window(&devices);
-        machine = before.until_judged(&end, idle.max(idle_after));
-        machine.judge_cpu_pressure();
-        rule.busy = machine.busy;
-    }
+    let runner = Runner::new(dir, setup, side.per_run, opts);
+    let busy_baseline =
+        side.from_baseline && expected.baseline.as_ref().is_some_and(|b| b.machine_busy);
+    let (runs, batches, machine, rule) = fresh_batches(
+        &runner,
+        &devices,
+        (&before, idle_before),
+        &side,
+        busy_baseline,
+    )?;
     let (verdict, could_not_tell, note) = conclude(&batches, &rule);
     notes.extend(note.map(|n| Note::new(NoteKind::TooCloseToCall, n)));
-    if machine.cpu_pressure.is_none() {
-        notes.push(Note::new(
-            NoteKind::BusyMachine,
-            "this kernel reports no CPU pressure (/proc/pressure/cpu; booted with psi=0?): a busy machine was judged on idle windows only, which a bursty load can slip between",
-        ));
-    }
-    if machine.busy {
-        notes.push(Note::new(
-            NoteKind::BusyMachine,
-            format!(
-                "the machine was busy while measuring ({}): the fresh figures are noisier",
-                machine.reasons.join("; ")
-            ),
-        ));
-    }
+    notes.extend(machine_notes(&machine));
     let fresh = summarize(SpaceState::Wal, &runs);
-    let ratio = ratio_of(fresh.commits_per_sec, saved_median);
-    let p_value = p_greater(&saved_runs, &fresh.runs);
-    let compared = format!(
-        "commits through fspace's log ({}; {}, {} records, {} segments): {} fresh runs of up to {:.2} s each against {} {} runs",
-        setup.words(),
-        match setup.writers {
-            1 => "one writer".to_string(),
-            w => format!("{w} writers"),
-        },
-        format_human(setup.record_size as u64),
-        format_human(setup.segment_size),
-        fresh.runs.len(),
-        per_run.as_secs_f64(),
-        saved_runs.len(),
-        if expected.baseline.is_some() { "saved baseline" } else { "saved probe" },
-    );
+    let ratio = ratio_of(fresh.commits_per_sec, side.median);
+    let p_value = p_greater(&side.runs, &fresh.runs);
+    let compared = compared(setup, fresh.runs.len(), &side, expected.baseline.is_some());
     notes.extend(fresh.notes.iter().cloned());
     Ok(Some(Comparison {
         schema: COMPARE_SCHEMA,
@@ -578,12 +411,12 @@ pub fn compare_saved(
         measured_utc: saved.policy.measured_utc.clone(),
         measured_by: saved.policy.measured_by.clone(),
         compared,
-        from_baseline,
-        saved_runs,
-        saved_commits_per_sec: saved_median,
-        seconds_per_run: per_run.as_secs_f64(),
+        from_baseline: side.from_baseline,
+        saved_runs: side.runs,
+        saved_commits_per_sec: side.median,
+        seconds_per_run: side.per_run.as_secs_f64(),
         p_value,
-        smallest_p_value: smallest,
+        smallest_p_value: rule.smallest,
         saved: expected,
         fresh,
         batches,
@@ -600,130 +433,153 @@ pub fn compare_saved(
     }))
 }
 
-/// What the verdict depends on besides the batches.
-#[derive(Debug, Clone, Copy)]
-struct Rule {
-    /// [`CompareOptions::threshold`].
-    threshold: f64,
-    /// The smallest p-value the saved runs against one batch can give.
-    smallest: f64,
-    /// The machine was busy while the fresh runs were measured.
-    busy: bool,
-    /// The saved side is a baseline measured as the fresh runs are.
+/// The saved side of a comparison.
+struct SavedSide {
+    /// The runs compared with, commits/s each.
+    runs: Vec<f64>,
+    /// Their median.
+    median: f64,
+    /// Time each fresh run is given.
+    per_run: Duration,
+    /// The runs are the save's baseline, measured as the fresh runs are.
     from_baseline: bool,
-    /// That baseline was measured on a busy machine.
-    busy_baseline: bool,
 }
 
-/// Whether a first batch calls for a second: it is evidence of a slowdown
-/// (and could be, given the runs), against a baseline, on a machine not
-/// busy so far.
-fn needs_confirmation(first: &Batch, rule: &Rule) -> bool {
-    first.slower && rule.smallest <= ALPHA && rule.from_baseline && !rule.busy
-}
-
-/// The verdict from the batches measured (one, or two when the first
-/// called for a second), and a note on a slowdown that did not stand.
-fn conclude(
-    batches: &[Batch],
-    rule: &Rule,
-) -> (CompareVerdict, Option<CouldNotTell>, Option<String>) {
-    let (verdict, why, note) = conclude_runs(batches, rule);
-    if verdict == CompareVerdict::NoChange && rule.busy_baseline {
-        // Not slower than a slow baseline says nothing of the disk.
-        return (
-            CompareVerdict::CouldNotTell,
-            Some(CouldNotTell::BusyBaseline),
-            note,
-        );
-    }
-    (verdict, why, note)
-}
-
-fn conclude_runs(
-    batches: &[Batch],
-    rule: &Rule,
-) -> (CompareVerdict, Option<CouldNotTell>, Option<String>) {
-    let Some(first) = batches.first() else {
-        return (CompareVerdict::NoChange, None, None);
-    };
-    let below = |b: &Batch| b.ratio < 1.0 - rule.threshold;
-    if !below(first) {
-        return (CompareVerdict::NoChange, None, None);
-    }
-    if !rule.from_baseline {
-        return (
-            CompareVerdict::CouldNotTell,
-            Some(CouldNotTell::NoBaseline),
-            None,
-        );
-    }
-    if rule.smallest > ALPHA {
-        return (
-            CompareVerdict::CouldNotTell,
-            Some(CouldNotTell::TooFewRounds),
-            None,
-        );
-    }
-    if !first.slower {
-        return (
-            CompareVerdict::NoChange,
-            None,
-            Some(format!(
-                "the fresh median is {:.0}% below the saved one, but the runs overlap the saved runs (rank test p = {:.2}, {ALPHA} needed): no evidence of a change",
-                (1.0 - first.ratio) * 100.0,
-                first.p_value
-            )),
-        );
-    }
-    let Some(second) = batches.get(1) else {
-        // A slower first batch gets no second only on a busy machine.
-        return (
-            CompareVerdict::CouldNotTell,
-            Some(CouldNotTell::MachineBusy),
-            None,
-        );
-    };
-    if second.slower {
-        return if rule.busy {
-            (
-                CompareVerdict::CouldNotTell,
-                Some(CouldNotTell::MachineBusy),
-                None,
-            )
-        } else {
-            (CompareVerdict::Regressed, None, None)
-        };
-    }
-    let n = first.runs.len();
-    (
-        CompareVerdict::NoChange,
-        None,
-        Some(format!(
-            "the first {n} runs were {:.0}% below the saved median (p = {:.3}); {} more were measured to confirm it and were {}: not a lasting change",
-            (1.0 - first.ratio) * 100.0,
-            first.p_value,
-            second.runs.len(),
-            if below(second) {
-                format!(
-                    "{:.0}% below, but overlapped the saved runs (p = {:.2})",
-                    (1.0 - second.ratio) * 100.0,
-                    second.p_value
-                )
-            } else {
-                "within the threshold".to_string()
+/// The saved side: the baseline, measured as the fresh runs are; else
+/// the probe's runs, with fresh runs of their length (a hand-edited file
+/// may hold anything: NaN, negative or huge times become bounds). Notes
+/// say where it is weaker.
+fn saved_side(expected: &Expected, notes: &mut Vec<Note>) -> SavedSide {
+    let side = match &expected.baseline {
+        Some(b) if !b.runs.is_empty() => SavedSide {
+            runs: b.runs.clone(),
+            median: b.commits_per_sec,
+            per_run: Duration::try_from_secs_f64(b.seconds_per_run)
+                .unwrap_or(COMPARE_RUN)
+                .clamp(MIN_RUN, MAX_RUN),
+            from_baseline: true,
+        },
+        _ => {
+            notes.push(Note::new(
+                NoteKind::MeasuredOnce,
+                "the saved file has no baseline for comparisons (saved by an earlier fspace): compared with the probe's own runs, measured among other states; save again for a baseline",
+            ));
+            SavedSide {
+                runs: expected.setup.runs.clone(),
+                median: expected.commits_per_sec,
+                per_run: Duration::try_from_secs_f64(expected.setup.seconds_per_run)
+                    .unwrap_or(MAX_RUN)
+                    .clamp(MIN_RUN, MAX_RUN),
+                from_baseline: false,
             }
-        )),
-    )
+        }
+    };
+    if expected.baseline.as_ref().is_some_and(|b| b.machine_busy) {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            "the machine was busy while the baseline was measured: a slow baseline can hide a slowdown; save again on a quiet machine",
+        ));
+    }
+    side
 }
 
-/// `fresh ÷ saved`; 1 when nothing was saved (never a regression).
-fn ratio_of(fresh: f64, saved: f64) -> f64 {
-    if saved > 0.0 {
-        fresh / saved
-    } else {
-        1.0
+/// The fresh runs, batch by batch: a first batch, and a second one where
+/// the first is evidence of a slowdown (against a baseline, on a machine
+/// not busy so far). Returns all the runs, the batches, what the rest of
+/// the machine did from the snapshot and idle share taken `before`, and
+/// the rule the verdict follows.
+fn fresh_batches(
+    runner: &Runner<'_>,
+    devices: &[String],
+    (before, idle_before): (&Snapshot, f64),
+    side: &SavedSide,
+    busy_baseline: bool,
+) -> Result<(Vec<CommitResult>, Vec<Batch>, Busy, Rule)> {
+    let threshold = runner.opts.threshold;
+    let rounds = runner.opts.rounds.max(1);
+    let mut runs = vec![];
+    runner.measure(rounds, rounds, &mut runs)?;
+    let mut batches = vec![batch(&runs, side, threshold)];
+    // Judged so far: the window before the first batch and one now.
+    let (mid, _, idle_mid) = Snapshot::idle_window(devices);
+    let idle = idle_before.max(idle_mid);
+    let mut machine = before.until_judged(&mid, idle);
+    machine.judge_cpu_pressure();
+    let mut rule = Rule {
+        threshold,
+        smallest: smallest_p(side.runs.len(), rounds),
+        busy: machine.busy,
+        from_baseline: side.from_baseline,
+        busy_baseline,
+    };
+    if needs_confirmation(&batches[0], &rule) {
+        let mut second = vec![];
+        runner.measure(rounds, 2 * rounds, &mut second)?;
+        batches.push(batch(&second, side, threshold));
+        runs.extend(second);
+        let (end, _, idle_after) = Snapshot::idle_window(devices);
+        machine = before.until_judged(&end, idle.max(idle_after));
+        machine.judge_cpu_pressure();
+        rule.busy = machine.busy;
     }
+    Ok((runs, batches, machine, rule))
+}
+
+/// `runs` as a batch against the saved side: slower when its median falls
+/// below the saved one by more than `threshold` and the rank test
+/// separates it from the saved runs.
+fn batch(runs: &[CommitResult], side: &SavedSide, threshold: f64) -> Batch {
+    let s = summarize(SpaceState::Wal, runs);
+    let ratio = ratio_of(s.commits_per_sec, side.median);
+    let p_value = p_greater(&side.runs, &s.runs);
+    Batch {
+        slower: ratio < 1.0 - threshold && p_value <= ALPHA,
+        runs: s.runs,
+        commits_per_sec: s.commits_per_sec,
+        ratio,
+        p_value,
+    }
+}
+
+/// What qualifies the fresh figures as the rest of the machine goes: a
+/// kernel that reports no CPU pressure, a busy machine.
+fn machine_notes(machine: &Busy) -> Vec<Note> {
+    let mut notes = vec![];
+    if machine.cpu_pressure.is_none() {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            "this kernel reports no CPU pressure (/proc/pressure/cpu; booted with psi=0?): a busy machine was judged on idle windows only, which a bursty load can slip between",
+        ));
+    }
+    if machine.busy {
+        notes.push(Note::new(
+            NoteKind::BusyMachine,
+            format!(
+                "the machine was busy while measuring ({}): the fresh figures are noisier",
+                machine.reasons.join("; ")
+            ),
+        ));
+    }
+    notes
+}
+
+/// What was compared, in words: the log's setup, `fresh` runs against
+/// the saved side's (`baseline`: the save has a baseline).
+fn compared(setup: &LogSetup, fresh: usize, side: &SavedSide, baseline: bool) -> String {
+    format!(
+        "commits through fspace's log ({}; {}, {} records, {} segments): {} fresh runs of up to {:.2} s each against {} {} runs",
+        setup.words(),
+        match setup.writers {
+            1 => "one writer".to_string(),
+            w => format!("{w} writers"),
+        },
+        format_human(setup.record_size as u64),
+        format_human(setup.segment_size),
+        fresh,
+        side.per_run.as_secs_f64(),
+        side.runs.len(),
+        if baseline { "saved baseline" } else { "saved probe" },
+    )
 }
 
 fn interrupted(dir: &Path) -> Error {
@@ -731,5 +587,4 @@ fn interrupted(dir: &Path) -> Error {
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

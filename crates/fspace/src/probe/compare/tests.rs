@@ -1,4 +1,4 @@
-//! Tests of compare.rs: the verdict's rules and batches.
+//! Tests of the comparison: the verdict's rules and batches.
 use super::*;
 
 /// A batch of `runs` against `saved` runs, judged as the comparison

@@ -7,15 +7,15 @@
 //! commit shares one sync among them; appending serialises on the
 //! inode), and the main rounds measure one writer only.
 //!
-//! With [`ProbeOptions::writers`](super::ProbeOptions::writers) N above
+//! With [`ProbeOptions::writers`](super::super::ProbeOptions::writers) N above
 //! one, the log and appending are measured [`AT_WRITERS_RUNS`] times each
 //! at N, alternating: the log's expected rate (`commit.prediction`) and
 //! its comparison with appending then hold at N writers.
 
-use super::plan::{prediction, summarize, RECORD_SIZE};
-use super::run::Run;
-use super::schema::{CommitSection, Level, Prediction};
-use super::versus_append::log_vs_append_at;
+use super::super::plan::{prediction, summarize, RECORD_SIZE};
+use super::super::run::Run;
+use super::super::schema::{CommitSection, Level, Prediction};
+use super::super::versus_append::{self, log_vs_append_at};
 use crate::bench::{
     run_commit, CommitBenchOptions, CommitResult, CurvePoint, SpaceState, WriterCurve,
     CURVE_WRITERS,
@@ -37,7 +37,7 @@ pub const AT_WRITERS_RUNS: usize = 3;
 
 /// Time per point of the curve: short, as each point is one run; the
 /// curve shows a shape (where the rate stops rising), not a decision.
-pub(super) fn point_time(level: Level) -> Duration {
+fn point_time(level: Level) -> Duration {
     match level {
         Level::Quick => Duration::from_millis(250),
         Level::Standard => Duration::from_millis(1000),
@@ -50,7 +50,7 @@ pub(super) fn point_time(level: Level) -> Duration {
 const SETUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
 /// The writer counts measured: [`CURVE_WRITERS`] and `at`, fewest first.
-pub(super) fn counts(at: usize) -> Vec<usize> {
+fn counts(at: usize) -> Vec<usize> {
     let mut w: Vec<usize> = CURVE_WRITERS.to_vec();
     w.push(at.max(1));
     w.sort_unstable();
@@ -60,7 +60,7 @@ pub(super) fn counts(at: usize) -> Vec<usize> {
 
 /// Runs of the curve with `at` writers asked for: one per mode and count,
 /// and at `at` (above one) the extra runs of the log and appending.
-pub(super) fn steps(at: usize) -> usize {
+pub(crate) fn steps(at: usize) -> usize {
     let extra = if at > 1 { (AT_WRITERS_RUNS - 1) * 2 } else { 0 };
     counts(at).len() * CONCURRENCY_STATES.len() + extra
 }
@@ -91,7 +91,7 @@ pub struct ConcurrencySection {
     /// The writer counts measured, fewest first.
     pub writers: Vec<usize>,
     /// The writer count the log's expected rate holds at
-    /// ([`ProbeOptions::writers`](super::ProbeOptions::writers)).
+    /// ([`ProbeOptions::writers`](super::super::ProbeOptions::writers)).
     pub at_writers: usize,
     /// One curve per mode, in [`CONCURRENCY_STATES`] order.
     pub curves: Vec<WriterCurve>,
@@ -105,14 +105,14 @@ impl ConcurrencySection {
 }
 
 /// What the runs at the writer count asked for (above one) say.
-pub(super) struct AtWriters {
+pub(crate) struct AtWriters {
     /// The writer count.
-    pub(super) writers: usize,
+    writers: usize,
     /// The log's expected rate at that count (`None`: the log was not
     /// measured with a recommended setup).
-    pub(super) prediction: Option<Prediction>,
+    prediction: Option<Prediction>,
     /// The log against appending at that count.
-    pub(super) vs_append: LogVsAppend,
+    vs_append: LogVsAppend,
 }
 
 /// The run with the median rate of `rs` (the lower middle one).
@@ -124,7 +124,7 @@ fn median_run(rs: &[CommitResult]) -> Option<&CommitResult> {
 
 /// Measures the curve after the main rounds (`commit`: its file size and
 /// the log's recommended setup), `at` writers asked for.
-pub(super) fn measure(
+pub(crate) fn measure(
     run: &mut Run<'_>,
     commit: &CommitSection,
     at: usize,
@@ -145,6 +145,45 @@ pub(super) fn measure(
         ..Default::default()
     };
     let counts = counts(at);
+    let runs = curve_runs(run, &base, log, &counts, at)?;
+    let curves = CONCURRENCY_STATES
+        .iter()
+        .zip(&runs)
+        .map(|(&state, per_count)| {
+            let points = per_count
+                .iter()
+                .filter_map(|rs| median_run(rs).map(CurvePoint::of))
+                .collect();
+            WriterCurve::new(state, None, points)
+        })
+        .collect();
+    let k = counts.iter().position(|&w| w == at).unwrap_or(0);
+    let at_writers = (at > 1).then(|| AtWriters::of(&runs[0][k], &runs[1][k], log, at, per));
+    Ok((
+        ConcurrencySection {
+            record_size: RECORD_SIZE,
+            seconds_per_point: per.as_secs_f64(),
+            file_size: commit.file_size,
+            log_setup: log.map(|l| l.words()),
+            writers: counts,
+            at_writers: at,
+            curves,
+        },
+        at_writers,
+    ))
+}
+
+/// The curve's runs, per mode (in [`CONCURRENCY_STATES`] order) and
+/// writer count (in `counts` order): one of each mode at every count,
+/// the log set up as `log` where it was measured; at the count asked for
+/// (`at`, above one), more of the log and appending.
+fn curve_runs(
+    run: &mut Run<'_>,
+    base: &CommitBenchOptions,
+    log: Option<&LogSetup>,
+    counts: &[usize],
+    at: usize,
+) -> Result<Vec<Vec<Vec<CommitResult>>>> {
     let mut runs: Vec<Vec<Vec<CommitResult>>> =
         vec![vec![vec![]; counts.len()]; CONCURRENCY_STATES.len()];
     let total = steps(at);
@@ -188,21 +227,30 @@ pub(super) fn measure(
             }
         }
     }
-    let curves = CONCURRENCY_STATES
-        .iter()
-        .zip(&runs)
-        .map(|(&state, per_count)| {
-            let points = per_count
-                .iter()
-                .filter_map(|rs| median_run(rs).map(CurvePoint::of))
-                .collect();
-            WriterCurve::new(state, None, points)
-        })
-        .collect();
-    let k = counts.iter().position(|&w| w == at).unwrap_or(0);
-    let at_writers = (at > 1).then(|| {
-        let wal = summarize(SpaceState::Wal, &runs[0][k]);
-        let append = summarize(SpaceState::Appended, &runs[1][k]);
+    Ok(runs)
+}
+
+/// A mode in a few words, for the progress line.
+fn what(state: SpaceState) -> String {
+    match state {
+        SpaceState::Wal => "through fspace's log".into(),
+        s => format!("into {} space", s.name()),
+    }
+}
+
+impl AtWriters {
+    /// What the runs at `at` writers (above one) say: the log's expected
+    /// rate from its runs (`wal`, set up as `log`, `per` each) and the
+    /// log against appending (`append`).
+    fn of(
+        wal: &[CommitResult],
+        append: &[CommitResult],
+        log: Option<&LogSetup>,
+        at: usize,
+        per: Duration,
+    ) -> AtWriters {
+        let wal = summarize(SpaceState::Wal, wal);
+        let append = summarize(SpaceState::Appended, append);
         let vs_append = log_vs_append_at(&[append, wal.clone()], None, at);
         let prediction = log
             .filter(|_| wal.measured() && wal.commits_per_sec > 0.0)
@@ -226,35 +274,13 @@ pub(super) fn measure(
             prediction,
             vs_append,
         }
-    });
-    Ok((
-        ConcurrencySection {
-            record_size: RECORD_SIZE,
-            seconds_per_point: per.as_secs_f64(),
-            file_size: commit.file_size,
-            log_setup: log.map(|l| l.words()),
-            writers: counts,
-            at_writers: at,
-            curves,
-        },
-        at_writers,
-    ))
-}
-
-/// A mode in a few words, for the progress line.
-fn what(state: SpaceState) -> String {
-    match state {
-        SpaceState::Wal => "through fspace's log".into(),
-        s => format!("into {} space", s.name()),
     }
-}
 
-impl AtWriters {
     /// Makes the log recommendation in `recs` and the expected rate in
     /// `commit` hold at this writer count: the prediction measured at it
     /// replaces the one-writer one, the comparison with appending is the
     /// one at it, and the reason says so with the figures.
-    pub(super) fn apply(
+    pub(crate) fn apply(
         self,
         recs: &mut [crate::policy::Recommendation],
         commit: &mut CommitSection,
@@ -270,7 +296,7 @@ impl AtWriters {
         else {
             return;
         };
-        super::versus_append::apply(log, self.vs_append);
+        versus_append::apply(log, self.vs_append);
         let figures = match (&commit.prediction, curve.and_then(|c| c.at(w))) {
             (Some(p), Some(pt)) if p.log.as_ref().is_some_and(|l| l.writers == w) => {
                 let one = pt

@@ -1,7 +1,8 @@
 //! Unit tests of the probe's decisions ([`super`]).
+use super::super::verdict::TIE_MARGIN;
 use super::*;
 use crate::bench::SpaceState;
-use crate::strategy::SyncMethod;
+use crate::strategy::{Intent, SyncMethod};
 
 /// A state measured in three runs 3% apart around `rate` (negative:
 /// unsupported).

@@ -2,7 +2,7 @@
 //! untorn writes are possible for here, durable `O_DIRECT` page writes
 //! into written space with and without `RWF_ATOMIC`, in alternating
 //! rounds; nothing else differs between the two sides. Where no page size
-//! is untorn, nothing is written and each says why (`untorn_cost.rs`).
+//! is untorn, nothing is written and each says why (`cost.rs`).
 //!
 //! The two sides each write into a file of their own, prepared alike as
 //! fspace prepares space for untorn writes (`GrowOptions::untorn_unit` of
@@ -13,11 +13,11 @@
 //! writer. The order of the sides and of the page sizes alternates from
 //! round to round.
 
-use super::busy::IDLE_WINDOW;
-use super::plan::{SWEEP_RECORDS, SWEEP_TIME};
-use super::run::Run;
-use super::schema::Level;
-use super::untorn_cost::{
+use super::super::busy::IDLE_WINDOW;
+use super::super::plan::{SWEEP_RECORDS, SWEEP_TIME};
+use super::super::run::Run;
+use super::super::schema::Level;
+use super::cost::{
     answers, cost_of, measurable, not_measured, RunFigures, UntornCost, UntornSection, UNTORN_PAGES,
 };
 use crate::error::{Error, Result};
@@ -57,10 +57,10 @@ fn per_side(level: Level) -> Duration {
 
 /// The page sizes measured here (those with untorn writes), with their
 /// path; the others with why not.
-pub(super) type Sizes = Vec<(u64, std::result::Result<Option<WritePath>, String>)>;
+pub(crate) type Sizes = Vec<(u64, std::result::Result<Option<WritePath>, String>)>;
 
 /// Which page sizes of [`UNTORN_PAGES`] can be measured with `facts`.
-pub(super) fn sizes(facts: Option<&UntornFacts>, error: Option<&str>) -> Sizes {
+pub(crate) fn sizes(facts: Option<&UntornFacts>, error: Option<&str>) -> Sizes {
     UNTORN_PAGES
         .iter()
         .map(|&p| (p, measurable(facts, error, p)))
@@ -72,13 +72,13 @@ fn measured_count(sizes: &Sizes) -> usize {
 }
 
 /// Progress steps: one per page size measured and round.
-pub(super) fn steps(rounds: usize, sizes: &Sizes) -> usize {
+pub(crate) fn steps(rounds: usize, sizes: &Sizes) -> usize {
     rounds * measured_count(sizes)
 }
 
 /// The time the measurement takes at `level` with `rounds`: what the
 /// commit rounds keep back for it (nothing where nothing is measured).
-pub(super) fn reserve(level: Level, rounds: usize, sizes: &Sizes, fill_rate: f64) -> Duration {
+pub(crate) fn reserve(level: Level, rounds: usize, sizes: &Sizes, fill_rate: f64) -> Duration {
     let n = measured_count(sizes);
     if n == 0 {
         return Duration::ZERO;
@@ -92,7 +92,7 @@ pub(super) fn reserve(level: Level, rounds: usize, sizes: &Sizes, fill_rate: f64
 /// answers. A write that fails (or a file that cannot be made) leaves its
 /// page size not measured, with the error's call, path and errno; only a
 /// cancel stops the probe.
-pub(super) fn measure(
+pub(crate) fn measure(
     run: &mut Run<'_>,
     facts: Option<UntornFacts>,
     error: Option<String>,
