@@ -43,6 +43,12 @@ pub use resize::*;
 pub use sparse::*;
 pub use untorn::*;
 pub use wal::*;
+// `untorn` and `wal` keep their types in their `mod.rs` (the ABI baseline
+// names each C struct by its module path) and their functions in the files
+// below it, which are re-exported here rather than by that `mod.rs`: the
+// files import it.
+pub use untorn::{answer::*, facts::*, write::*};
+pub use wal::{log::*, reader::*, view::*};
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString, OsStr};
