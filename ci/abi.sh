@@ -17,7 +17,9 @@
 # size or layout of a public struct fail; added functions and a struct
 # grown at its end (a field after the last one) pass. The opaque handles'
 # insides (fspace_wal, fspace_grow_report, ...) are private: their changes
-# are not ABI changes (abi/suppressions.ini). The types carry their Rust
+# are not ABI changes (abi/suppressions.ini). No public struct may have
+# padding (ci/abi_padding.py): it is spelled out as `reserved` fields, so
+# that every field added later grows sizeof. The types carry their Rust
 # paths (fspace_capi::resize::fspace_grow_summary): moving a struct to
 # another module shows as a change; read the report and record again.
 set -euo pipefail
@@ -51,6 +53,12 @@ case "${1:-}" in
             echo "abi: SONAME moved ($old -> $new): no compatibility promised; record a new baseline"
             exit 0
         fi
+        # No public struct has padding: a field put there would not change
+        # sizeof, and the size scheme could not see it (ci/abi_padding.py).
+        now=$(mktemp --suffix=.abi)
+        abidw --no-corpus-path --drop-undefined-syms --suppressions "$SUPP" --out-file "$now" "$2"
+        python3 ci/abi_padding.py "$now" || { rm -f "$now"; die "a public struct of $2 has padding"; }
+        rm -f "$now"
         rc=0
         report=$(abidiff --no-added-syms --suppressions "$SUPP" "$BASELINE" "$2") || rc=$?
         # abidiff's status is a bit mask: 1 error, 2 usage, 4 an ABI

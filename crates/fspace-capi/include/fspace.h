@@ -130,6 +130,10 @@ typedef struct fspace_extent {
   uint64_t length;
   // `FSPACE_EXTENT_*`.
   fspace_extent_state state;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[4];
 } fspace_extent;
 
 // Byte totals of a map. Fields that the method could not measure are
@@ -157,6 +161,10 @@ typedef struct fspace_extent_summary {
   uint64_t beyond_eof;
   // True when the map came from FIEMAP, false from `SEEK_DATA`/`SEEK_HOLE`.
   bool fiemap;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[7];
 } fspace_extent_summary;
 
 // A growth strategy (`FSPACE_STRATEGY_*`).
@@ -187,6 +195,10 @@ typedef struct fspace_fs_facts {
   bool copy_on_write;
   // Network or FUSE filesystem.
   bool network;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[5];
 } fspace_fs_facts;
 
 // A capability, for `fspace_fs_info_capability`.
@@ -226,6 +238,10 @@ typedef struct fspace_grow_options {
   // Let `auto` follow a result saved by `fspace probe --save` (default
   // true).
   bool use_saved;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[3];
   // Make the space ready for untorn writes of this many bytes (a power
   // of two, at least 512; default 0: not asked): written extents
   // (intent `FSPACE_INTENT_LOG`'s plan, whatever `intent` says) and, on
@@ -244,6 +260,10 @@ typedef struct fspace_grow_summary {
   fspace_strategy requested;
   // Strategies tried and abandoned before it.
   uint32_t fallbacks;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[4];
   // Length before.
   uint64_t old_len;
   // Length after.
@@ -260,6 +280,10 @@ typedef struct fspace_grow_summary {
   bool synced;
   // The file was created.
   bool created;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved2[6];
 } fspace_grow_summary;
 
 // What `statx(STATX_WRITE_ATOMIC)` reports for a file
@@ -303,6 +327,10 @@ typedef struct fspace_untorn_layout {
   uint64_t first_bad;
   // Every unit checked passes, and there was at least one.
   bool passes;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[7];
 } fspace_untorn_layout;
 
 // What a growth with `untorn_unit` did beyond the growth itself
@@ -325,6 +353,10 @@ typedef struct fspace_untorn_ready {
   const char *hint_note;
   // Whether `layout` was read (else `layout_error` says why).
   bool layout_known;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[7];
   // Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
   const char *layout_error;
   // The layout of the whole file, unit by unit (all zero when not
@@ -339,6 +371,10 @@ typedef struct fspace_range_summary {
   // `FSPACE_STRATEGY_ZERO_FILL` (zero writes of holes and of the part
   // beyond EOF, where `fallocate` is unsupported).
   fspace_strategy strategy;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[4];
   // Length before.
   uint64_t old_len;
   // Length after.
@@ -356,6 +392,10 @@ typedef struct fspace_range_summary {
   // it usually reports everything as data): that part of the range was
   // read and its blocks that read as zeros were written with zeros.
   bool holes_known;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved2[7];
 } fspace_range_summary;
 
 // What a copy does with zeros (`FSPACE_SPARSE_*`).
@@ -386,6 +426,10 @@ typedef struct fspace_copy_options {
   // the old file or the whole copy (the copy is fsynced before it
   // replaces a file even without `sync`).
   bool sync;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[1];
 } fspace_copy_options;
 
 // How a copy moved its data (`FSPACE_COPY_*`).
@@ -431,6 +475,10 @@ typedef struct fspace_copy_summary {
   bool preserved;
   // The copy and its directory were synced.
   bool synced;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[5];
 } fspace_copy_summary;
 
 // What a sparse writer did, from `fspace_sparse_writer_finish`.
@@ -453,6 +501,10 @@ typedef struct fspace_sparse_stats {
   uint64_t block_size;
   // The file was empty when the writer started.
   bool fresh;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[7];
 } fspace_sparse_stats;
 
 // Where a file's untorn-write support comes from
@@ -503,6 +555,10 @@ typedef struct fspace_untorn_summary {
   // True for a filesystem's facts measured on a scratch file
   // (`fspace_untorn_facts_of_fs`), false for an existing file's.
   bool scratch;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[1];
   // `RWF_ATOMIC` writes tried on the scratch file (0 for an existing
   // file, which is never written); read each with
   // `fspace_untorn_facts_trial`.
@@ -520,6 +576,10 @@ typedef struct fspace_untorn_trial {
   fspace_io_path io;
   // Whether the kernel took it.
   bool ok;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[3];
   // The errno it was refused with (0 when it was taken, or refused
   // without one: a short write). Not named `errno`, which C's
   // `<errno.h>` defines as a macro.
@@ -542,6 +602,10 @@ typedef struct fspace_untorn_verdict {
   fspace_io_path io;
   // True when such a write that asks for it (`RWF_ATOMIC`) is untorn.
   bool untorn;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[3];
   // The path that makes it untorn (`FSPACE_WRITE_PATH_NONE` when it is
   // not).
   fspace_write_path path;
@@ -557,6 +621,10 @@ typedef struct fspace_untorn_verdict {
   // Whether the kernel took that trial write (false when none was
   // made).
   bool confirmed;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved2[6];
   // The answer in words: the rule and the figures behind it.
   const char *reason;
 } fspace_untorn_verdict;
@@ -591,12 +659,20 @@ typedef struct fspace_wal_options {
   // How a commit is made durable: `FSPACE_SYNC_*`; default
   // `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem).
   fspace_sync_method sync_method;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[2];
 } fspace_wal_options;
 
 // What opening a log found, from `fspace_wal_recovery`.
 typedef struct fspace_wal_recovery_info {
   // The log was created by this open.
   bool created;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[7];
   // Live segments found.
   uint64_t segments;
   // Valid records found.
@@ -881,6 +957,9 @@ int fspace_extent_map_count(const struct fspace_extent_map *map, size_t *count);
 // Errors: `-EINVAL` (NULL argument); `-ERANGE` (`index` not below the
 // count).
 //
+// `-EINVAL` also for `extent_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `map` is NULL or a live handle; `extent` is NULL or writable for `extent_size` bytes (`sizeof *extent`).
 int fspace_extent_map_get(const struct fspace_extent_map *map,
@@ -891,6 +970,9 @@ int fspace_extent_map_get(const struct fspace_extent_map *map,
 // Writes the byte totals to `*summary`.
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `summary_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `map` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -932,6 +1014,9 @@ void fspace_fs_info_free(struct fspace_fs_info *info);
 // Writes the facts of `info` to `*out`.
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `out_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `info` is NULL or a live handle; `out` is NULL or writable for `out_size` bytes (`sizeof *out`).
@@ -1004,9 +1089,14 @@ int fspace_grow_options_init(struct fspace_grow_options *options, size_t size);
 // for an `untorn_unit` outside the file's `statx` limits; the errors of
 // `open`, `fallocate`, `pwritev` and `fdatasync`.
 //
+// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_grow_options_init`
+// did not set (a `size` that is no version of it, nonzero `reserved`
+// bytes), `-E2BIG` for a field this library does not know, set (a
+// program built against a newer header); nothing is done.
+//
 // # Safety
 // `path` is NULL or a NUL-terminated string; `options` is NULL or
-// readable; `report` is NULL or writable.
+// readable for the `size` bytes its first field names; `report` is NULL or writable.
 int fspace_grow(const char *path,
                 int64_t target,
                 const struct fspace_grow_options *options,
@@ -1021,9 +1111,14 @@ int fspace_grow(const char *path,
 // Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
 // read-only descriptor).
 //
+// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_grow_options_init`
+// did not set (a `size` that is no version of it, nonzero `reserved`
+// bytes), `-E2BIG` for a field this library does not know, set (a
+// program built against a newer header); nothing is done.
+//
 // # Safety
 // `path` is NULL or a NUL-terminated string; `options` is NULL or
-// readable; `report` is NULL or writable.
+// readable for the `size` bytes its first field names; `report` is NULL or writable.
 int fspace_grow_fd(int fd,
                    const char *path,
                    int64_t target,
@@ -1033,6 +1128,9 @@ int fspace_grow_fd(int fd,
 // Writes the figures of `report` to `*summary`.
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `summary_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -1068,6 +1166,9 @@ int fspace_grow_report_json(const struct fspace_grow_report *report, const char 
 // Errors: `-EINVAL` (NULL argument); `-ENODATA` when the growth was not
 // asked for an untorn unit.
 //
+// `-EINVAL` also for `ready_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `report` is NULL or a live handle; `ready` is NULL or writable for `ready_size` bytes (`sizeof *ready`).
 int fspace_grow_report_untorn(const struct fspace_grow_report *report,
@@ -1099,6 +1200,9 @@ void fspace_grow_report_free(struct fspace_grow_report *report);
 // `-ESPIPE` (a pipe); `-ENODEV` (not a regular file); `-ENOSPC` (checked
 // before a fill writes anything; after a failed fill the file is back at
 // its old length).
+//
+// `-EINVAL` also for `summary_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -1135,9 +1239,14 @@ int fspace_copy_options_init(struct fspace_copy_options *options, size_t size);
 // left at `dst`); `-EOPNOTSUPP` (`FSPACE_REFLINK_ALWAYS` where blocks cannot
 // be shared); the errors of the calls made.
 //
+// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_copy_options_init`
+// did not set (a `size` that is no version of it, nonzero `reserved`
+// bytes), `-E2BIG` for a field this library does not know, set (a
+// program built against a newer header); nothing is done.
+//
 // # Safety
 // `src` and `dst` are NULL or NUL-terminated strings; `options` is NULL or
-// readable; `report` is NULL or writable.
+// readable for the `size` bytes its first field names; `report` is NULL or writable.
 int fspace_copy(const char *src,
                 const char *dst,
                 const struct fspace_copy_options *options,
@@ -1146,6 +1255,9 @@ int fspace_copy(const char *src,
 // Writes the figures of `report` to `*summary`.
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `summary_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -1255,6 +1367,9 @@ int fspace_sparse_writer_position(struct fspace_sparse_writer *writer, uint64_t 
 // Errors: `-EINVAL` (NULL writer, already finished); the errors of
 // `pwritev`, `fallocate` and `ftruncate`.
 //
+// `-EINVAL` also for `stats_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `writer` is NULL or a live handle; `stats` is NULL or writable for `stats_size` bytes (`sizeof *stats`).
 int fspace_sparse_writer_finish(struct fspace_sparse_writer *writer,
@@ -1304,6 +1419,9 @@ int fspace_untorn_facts_of_fs(const char *dir, struct fspace_untorn_facts **out)
 //
 // Errors: `-EINVAL` (NULL argument).
 //
+// `-EINVAL` also for `summary_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `facts` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 int fspace_untorn_facts_get(const struct fspace_untorn_facts *facts,
@@ -1315,6 +1433,9 @@ int fspace_untorn_facts_get(const struct fspace_untorn_facts *facts,
 //
 // Errors: `-EINVAL` (NULL argument); `-ERANGE` (`index` not below the
 // count).
+//
+// `-EINVAL` also for `trial_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `facts` is NULL or a live handle; `trial` is NULL or writable for `trial_size` bytes (`sizeof *trial`).
@@ -1358,6 +1479,9 @@ int fspace_untorn_answer_new(const struct fspace_untorn_facts *facts,
 // Writes the figures of `answer` to `*verdict`.
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `verdict_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `answer` is NULL or a live handle; `verdict` is NULL or writable for `verdict_size` bytes (`sizeof *verdict`).
@@ -1434,6 +1558,9 @@ int fspace_write_untorn(int fd,
 // limits); `-EFBIG`; `-EBADF`; `-EOPNOTSUPP` (no untorn writes here, as
 // above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 //
+// `-EINVAL` also for `layout_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `path` is NULL or a NUL-terminated string; `layout` is NULL or writable for `layout_size` bytes (`sizeof *layout`).
 int fspace_check_untorn_layout(int fd,
@@ -1467,9 +1594,14 @@ int fspace_wal_options_init(struct fspace_wal_options *options, size_t size);
 // `fspace_wal_view_open` reads them without writing); the errors of
 // `open`, `mkdir` and the preparation of the first segment.
 //
+// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_wal_options_init`
+// did not set (a `size` that is no version of it, nonzero `reserved`
+// bytes), `-E2BIG` for a field this library does not know, set (a
+// program built against a newer header); nothing is done.
+//
 // # Safety
 // `dir` is NULL or a NUL-terminated string; `options` is NULL or
-// readable; `out` is NULL or writable.
+// readable for the `size` bytes its first field names; `out` is NULL or writable.
 int fspace_wal_open(const char *dir,
                     const struct fspace_wal_options *options,
                     struct fspace_wal **out);
@@ -1566,6 +1698,9 @@ int fspace_wal_max_record(const struct fspace_wal *wal, size_t *len);
 //
 // Errors: `-EINVAL` (NULL argument).
 //
+// `-EINVAL` also for `info_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
+//
 // # Safety
 // `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 int fspace_wal_recovery(const struct fspace_wal *wal,
@@ -1581,6 +1716,9 @@ int fspace_wal_recovery(const struct fspace_wal *wal,
 //
 // Errors: `-EINVAL` (NULL `wal`); the errors of `rename`, `unlink` and
 // `fsync`.
+//
+// `-EINVAL` also for `info_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
@@ -1648,6 +1786,9 @@ int fspace_wal_view_open(const char *dir, uint32_t flags, struct fspace_wal_view
 // log is refused).
 //
 // Errors: `-EINVAL` (NULL argument).
+//
+// `-EINVAL` also for `info_size` that is no version of its struct (less
+// than its first version, or over 4096): nothing is done or written.
 //
 // # Safety
 // `view` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).

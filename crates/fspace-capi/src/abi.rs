@@ -60,6 +60,10 @@ pub(crate) unsafe trait Options: Copy {
     const FIRST: usize;
     /// The function that sets the defaults: named in errors.
     const INIT: &'static str;
+    /// The struct's `reserved` bytes (offset, length): they must be zero,
+    /// as `io_uring_params.resv` must, so that no program can come to
+    /// depend on a library ignoring them.
+    const RESERVED: &'static [(usize, usize)];
     /// The defaults (`size` is set by the caller of this).
     fn defaults() -> Self;
 }
@@ -153,8 +157,25 @@ pub(crate) unsafe fn read<T: Options>(func: &str, p: *const T) -> CResult<Option
     unsafe {
         std::ptr::copy_nonoverlapping((&raw const d).cast::<u8>(), raw.as_mut_ptr().cast(), ours);
         std::ptr::copy_nonoverlapping(p.cast::<u8>(), raw.as_mut_ptr().cast(), size.min(ours));
-        Ok(Some(raw.assume_init()))
     }
+    // SAFETY: every byte of `raw` was written above.
+    let raw = unsafe { raw.assume_init() };
+    // SAFETY: `raw` is a plain `repr(C)` value of `ours` bytes with no
+    // padding (ci/abi_padding.py checks every public struct).
+    let bytes = unsafe { std::slice::from_raw_parts((&raw const raw).cast::<u8>(), ours) };
+    for &(at, len) in T::RESERVED {
+        if bytes[at..at + len].iter().any(|b| *b != 0) {
+            return Err(Failure::invalid(
+                func,
+                format!(
+                    "options hold nonzero reserved bytes (at {at}..{}): set the struct with {}",
+                    at + len,
+                    T::INIT
+                ),
+            ));
+        }
+    }
+    Ok(Some(raw))
 }
 
 /// An output struct of `size` bytes the caller passed, written only on

@@ -41,6 +41,10 @@ pub struct fspace_extent {
     pub length: u64,
     /// `FSPACE_EXTENT_*`.
     pub state: fspace_extent_state,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 4],
 }
 
 /// Byte totals of a map. Fields that the method could not measure are
@@ -70,6 +74,10 @@ pub struct fspace_extent_summary {
     pub beyond_eof: u64,
     /// True when the map came from FIEMAP, false from `SEEK_DATA`/`SEEK_HOLE`.
     pub fiemap: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 7],
 }
 
 /// A file's extents (an opaque handle).
@@ -162,6 +170,9 @@ pub unsafe extern "C" fn fspace_extent_map_count(
 /// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`index` not below the
 /// count).
 ///
+/// `-EINVAL` also for `extent_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `map` is NULL or a live handle; `extent` is NULL or writable for `extent_size` bytes (`sizeof *extent`).
 #[no_mangle]
@@ -190,6 +201,7 @@ pub unsafe extern "C" fn fspace_extent_map_get(
             )
         })?;
         e.set(fspace_extent {
+            reserved: [0; 4],
             offset: x.offset,
             length: x.length,
             state: state_to_c(x.state),
@@ -201,6 +213,9 @@ pub unsafe extern "C" fn fspace_extent_map_get(
 /// Writes the byte totals to `*summary`.
 ///
 /// Errors: `-EINVAL` (NULL argument).
+///
+/// `-EINVAL` also for `summary_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `map` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -222,6 +237,7 @@ pub unsafe extern "C" fn fspace_extent_map_summary(
         let s = &m.map.summary;
         let unknown = |v: Option<u64>| v.unwrap_or(u64::MAX);
         o.set(fspace_extent_summary {
+            reserved: [0; 7],
             size: s.size,
             allocated: unknown(s.allocated),
             written: unknown(s.written),

@@ -146,6 +146,10 @@ pub struct fspace_fs_facts {
     pub copy_on_write: bool,
     /// Network or FUSE filesystem.
     pub network: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 5],
 }
 
 /// Describes the filesystem under `path` (a file or a directory) and
@@ -198,6 +202,9 @@ pub unsafe extern "C" fn fspace_fs_info_free(info: *mut fspace_fs_info) {
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `out_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `info` is NULL or a live handle; `out` is NULL or writable for `out_size` bytes (`sizeof *out`).
 #[no_mangle]
@@ -217,6 +224,7 @@ pub unsafe extern "C" fn fspace_fs_info_get(
         };
         let i = &h.info;
         out.set(fspace_fs_facts {
+            reserved: [0; 5],
             fs_type: h.name.as_ptr(),
             mount_point: h.mount_point.as_ptr(),
             source: h.source.as_ptr(),

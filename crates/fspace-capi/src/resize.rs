@@ -45,6 +45,10 @@ pub struct fspace_grow_options {
     /// Let `auto` follow a result saved by `fspace probe --save` (default
     /// true).
     pub use_saved: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 3],
     /// Make the space ready for untorn writes of this many bytes (a power
     /// of two, at least 512; default 0: not asked): written extents
     /// (intent `FSPACE_INTENT_LOG`'s plan, whatever `intent` says) and, on
@@ -79,9 +83,12 @@ unsafe impl abi::Options for fspace_grow_options {
     type Raw = GrowOptionsRaw;
     const FIRST: usize = 24;
     const INIT: &'static str = "fspace_grow_options_init";
+    const RESERVED: &'static [(usize, usize)] =
+        &[(std::mem::offset_of!(fspace_grow_options, reserved), 3)];
     fn defaults() -> Self {
         let d = GrowOptions::default();
         fspace_grow_options {
+            reserved: [0; 3],
             size: 0,
             strategy: FSPACE_STRATEGY_AUTO,
             intent: FSPACE_INTENT_BULK,
@@ -108,6 +115,7 @@ pub(crate) struct GrowOptionsRaw {
     create: u8,
     check_free_space: u8,
     use_saved: u8,
+    reserved: [u8; 3],
     untorn_unit: u32,
 }
 
@@ -172,6 +180,10 @@ pub struct fspace_grow_summary {
     pub requested: fspace_strategy,
     /// Strategies tried and abandoned before it.
     pub fallbacks: u32,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 4],
     /// Length before.
     pub old_len: u64,
     /// Length after.
@@ -188,6 +200,10 @@ pub struct fspace_grow_summary {
     pub synced: bool,
     /// The file was created.
     pub created: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved2: [u8; 6],
 }
 
 fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_report> {
@@ -225,9 +241,14 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
 /// for an `untorn_unit` outside the file's `statx` limits; the errors of
 /// `open`, `fallocate`, `pwritev` and `fdatasync`.
 ///
+/// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_grow_options_init`
+/// did not set (a `size` that is no version of it, nonzero `reserved`
+/// bytes), `-E2BIG` for a field this library does not know, set (a
+/// program built against a newer header); nothing is done.
+///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `options` is NULL or
-/// readable; `report` is NULL or writable.
+/// readable for the `size` bytes its first field names; `report` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow(
     path: *const c_char,
@@ -261,9 +282,14 @@ pub unsafe extern "C" fn fspace_grow(
 /// Errors: those of `fspace_grow`, and `-EBADF` (negative, closed or
 /// read-only descriptor).
 ///
+/// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_grow_options_init`
+/// did not set (a `size` that is no version of it, nonzero `reserved`
+/// bytes), `-E2BIG` for a field this library does not know, set (a
+/// program built against a newer header); nothing is done.
+///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `options` is NULL or
-/// readable; `report` is NULL or writable.
+/// readable for the `size` bytes its first field names; `report` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow_fd(
     fd: c_int,
@@ -298,6 +324,9 @@ pub unsafe extern "C" fn fspace_grow_fd(
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `summary_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
@@ -317,6 +346,8 @@ pub unsafe extern "C" fn fspace_grow_report_get(
         };
         let r = &h.report;
         s.set(fspace_grow_summary {
+            reserved: [0; 4],
+            reserved2: [0; 6],
             strategy: strategy_to_c(r.strategy),
             requested: r.requested.map_or(FSPACE_STRATEGY_AUTO, strategy_to_c),
             fallbacks: u32::try_from(r.fallbacks.len()).unwrap_or(u32::MAX),
@@ -397,6 +428,10 @@ pub struct fspace_untorn_ready {
     pub hint_note: *const c_char,
     /// Whether `layout` was read (else `layout_error` says why).
     pub layout_known: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 7],
     /// Why the layout could not be read (no `FIEMAP`: tmpfs, FUSE), or `""`.
     pub layout_error: *const c_char,
     /// The layout of the whole file, unit by unit (all zero when not
@@ -414,6 +449,9 @@ pub struct fspace_untorn_ready {
 ///
 /// Errors: `-EINVAL` (NULL argument); `-ENODATA` when the growth was not
 /// asked for an untorn unit.
+///
+/// `-EINVAL` also for `ready_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `report` is NULL or a live handle; `ready` is NULL or writable for `ready_size` bytes (`sizeof *ready`).
@@ -443,6 +481,7 @@ pub unsafe extern "C" fn fspace_grow_report_untorn(
         })?;
         let (layout, layout_known) = crate::untorn::ready_layout(r);
         o.set(fspace_untorn_ready {
+            reserved: [0; 7],
             unit: r.unit,
             state: crate::untorn::state_to_c(&r.limits),
             collapses: r.collapses,
@@ -474,6 +513,10 @@ pub struct fspace_range_summary {
     /// `FSPACE_STRATEGY_ZERO_FILL` (zero writes of holes and of the part
     /// beyond EOF, where `fallocate` is unsupported).
     pub strategy: fspace_strategy,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 4],
     /// Length before.
     pub old_len: u64,
     /// Length after.
@@ -491,6 +534,10 @@ pub struct fspace_range_summary {
     /// it usually reports everything as data): that part of the range was
     /// read and its blocks that read as zeros were written with zeros.
     pub holes_known: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved2: [u8; 7],
 }
 
 /// Makes `offset..offset + len` of the open file `fd` allocated, extending
@@ -512,6 +559,9 @@ pub struct fspace_range_summary {
 /// `-ESPIPE` (a pipe); `-ENODEV` (not a regular file); `-ENOSPC` (checked
 /// before a fill writes anything; after a failed fill the file is back at
 /// its old length).
+///
+/// `-EINVAL` also for `summary_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
@@ -539,6 +589,8 @@ pub unsafe extern "C" fn fspace_allocate_range(
         let r = fspace::allocate_range(borrowed, &path, offset, len)?;
         if let Some(s) = out {
             s.set(fspace_range_summary {
+                reserved: [0; 4],
+                reserved2: [0; 7],
                 strategy: strategy_to_c(r.strategy),
                 old_len: r.old_len,
                 new_len: r.new_len,

@@ -69,6 +69,10 @@ pub struct fspace_copy_options {
     /// the old file or the whole copy (the copy is fsynced before it
     /// replaces a file even without `sync`).
     pub sync: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 1],
 }
 
 /// Sets `*options`, a struct of `size` bytes (`sizeof options`), to the
@@ -95,9 +99,12 @@ unsafe impl abi::Options for fspace_copy_options {
     type Raw = CopyOptionsRaw;
     const FIRST: usize = 16;
     const INIT: &'static str = "fspace_copy_options_init";
+    const RESERVED: &'static [(usize, usize)] =
+        &[(std::mem::offset_of!(fspace_copy_options, reserved), 1)];
     fn defaults() -> Self {
         let d = CopyOptions::default();
         fspace_copy_options {
+            reserved: [0; 1],
             size: 0,
             sparse: FSPACE_SPARSE_AUTO,
             reflink: FSPACE_REFLINK_AUTO,
@@ -119,6 +126,7 @@ pub(crate) struct CopyOptionsRaw {
     force: u8,
     preserve: u8,
     sync: u8,
+    reserved: [u8; 1],
 }
 
 // Same layout as the public struct, field by field; the released size.
@@ -211,6 +219,10 @@ pub struct fspace_copy_summary {
     pub preserved: bool,
     /// The copy and its directory were synced.
     pub synced: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 5],
 }
 
 /// Copies the regular file `src` to `dst` without losing its holes:
@@ -230,9 +242,14 @@ pub struct fspace_copy_summary {
 /// left at `dst`); `-EOPNOTSUPP` (`FSPACE_REFLINK_ALWAYS` where blocks cannot
 /// be shared); the errors of the calls made.
 ///
+/// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_copy_options_init`
+/// did not set (a `size` that is no version of it, nonzero `reserved`
+/// bytes), `-E2BIG` for a field this library does not know, set (a
+/// program built against a newer header); nothing is done.
+///
 /// # Safety
 /// `src` and `dst` are NULL or NUL-terminated strings; `options` is NULL or
-/// readable; `report` is NULL or writable.
+/// readable for the `size` bytes its first field names; `report` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_copy(
     src: *const c_char,
@@ -261,6 +278,9 @@ pub unsafe extern "C" fn fspace_copy(
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `summary_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `report` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
@@ -280,6 +300,7 @@ pub unsafe extern "C" fn fspace_copy_report_get(
         };
         let r = &h.report;
         s.set(fspace_copy_summary {
+            reserved: [0; 5],
             method: match r.method {
                 CopyMethod::None => FSPACE_COPY_NONE,
                 CopyMethod::Clone => FSPACE_COPY_CLONE,
@@ -379,10 +400,15 @@ pub struct fspace_sparse_stats {
     pub block_size: u64,
     /// The file was empty when the writer started.
     pub fresh: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 7],
 }
 
 fn stats_to_c(s: &SparseStats) -> fspace_sparse_stats {
     fspace_sparse_stats {
+        reserved: [0; 7],
         bytes_written: s.bytes_written,
         zeros_written: s.zeros_written,
         holes: s.holes,
@@ -606,6 +632,9 @@ pub unsafe extern "C" fn fspace_sparse_writer_position(
 ///
 /// Errors: `-EINVAL` (NULL writer, already finished); the errors of
 /// `pwritev`, `fallocate` and `ftruncate`.
+///
+/// `-EINVAL` also for `stats_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `writer` is NULL or a live handle; `stats` is NULL or writable for `stats_size` bytes (`sizeof *stats`).

@@ -96,6 +96,9 @@ pub unsafe extern "C" fn fspace_untorn_answer_new(
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `verdict_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `answer` is NULL or a live handle; `verdict` is NULL or writable for `verdict_size` bytes (`sizeof *verdict`).
 #[no_mangle]
@@ -115,6 +118,8 @@ pub unsafe extern "C" fn fspace_untorn_answer_get(
         };
         let a = &h.answer;
         v.set(fspace_untorn_verdict {
+            reserved: [0; 3],
+            reserved2: [0; 6],
             page_size: a.page_size,
             io: io_to_c(a.io),
             untorn: a.untorn,

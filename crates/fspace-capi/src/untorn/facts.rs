@@ -88,6 +88,9 @@ pub unsafe extern "C" fn fspace_untorn_facts_of_fs(
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `summary_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `facts` is NULL or a live handle; `summary` is NULL or writable for `summary_size` bytes (`sizeof *summary`).
 #[no_mangle]
@@ -121,6 +124,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_get(
         };
         let g = &f.geometry;
         s.set(fspace_untorn_summary {
+            reserved: [0; 1],
             path: h.path.as_ptr(),
             filesystem: h.filesystem.as_ptr(),
             state: state_to_c(&f.limits),
@@ -148,6 +152,9 @@ pub unsafe extern "C" fn fspace_untorn_facts_get(
 ///
 /// Errors: `-EINVAL` (NULL argument); `-ERANGE` (`index` not below the
 /// count).
+///
+/// `-EINVAL` also for `trial_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `facts` is NULL or a live handle; `trial` is NULL or writable for `trial_size` bytes (`sizeof *trial`).
@@ -177,6 +184,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_trial(
             )
         })?;
         o.set(fspace_untorn_trial {
+            reserved: [0; 3],
             size: t.size,
             io: if t.direct {
                 FSPACE_IO_DIRECT

@@ -188,6 +188,10 @@ pub struct fspace_untorn_summary {
     /// True for a filesystem's facts measured on a scratch file
     /// (`fspace_untorn_facts_of_fs`), false for an existing file's.
     pub scratch: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 1],
     /// `RWF_ATOMIC` writes tried on the scratch file (0 for an existing
     /// file, which is never written); read each with
     /// `fspace_untorn_facts_trial`.
@@ -204,6 +208,10 @@ pub struct fspace_untorn_trial {
     pub io: fspace_io_path,
     /// Whether the kernel took it.
     pub ok: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 3],
     /// The errno it was refused with (0 when it was taken, or refused
     /// without one: a short write). Not named `errno`, which C's
     /// `<errno.h>` defines as a macro.
@@ -230,6 +238,10 @@ pub struct fspace_untorn_verdict {
     pub io: fspace_io_path,
     /// True when such a write that asks for it (`RWF_ATOMIC`) is untorn.
     pub untorn: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 3],
     /// The path that makes it untorn (`FSPACE_WRITE_PATH_NONE` when it is
     /// not).
     pub path: fspace_write_path,
@@ -245,6 +257,10 @@ pub struct fspace_untorn_verdict {
     /// Whether the kernel took that trial write (false when none was
     /// made).
     pub confirmed: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved2: [u8; 6],
     /// The answer in words: the rule and the figures behind it.
     pub reason: *const c_char,
 }
@@ -286,10 +302,15 @@ pub struct fspace_untorn_layout {
     pub first_bad: u64,
     /// Every unit checked passes, and there was at least one.
     pub passes: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 7],
 }
 
 fn layout_to_c(c: &LayoutCheck) -> fspace_untorn_layout {
     let mut l = fspace_untorn_layout {
+        reserved: [0; 7],
         unit: c.unit,
         start: c.start,
         end: c.end,

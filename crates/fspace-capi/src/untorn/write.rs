@@ -94,6 +94,9 @@ pub unsafe extern "C" fn fspace_write_untorn(
 /// limits); `-EFBIG`; `-EBADF`; `-EOPNOTSUPP` (no untorn writes here, as
 /// above; no `FIEMAP`), and the other errors of `FS_IOC_FIEMAP`.
 ///
+/// `-EINVAL` also for `layout_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `layout` is NULL or writable for `layout_size` bytes (`sizeof *layout`).
 #[no_mangle]

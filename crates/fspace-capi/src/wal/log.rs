@@ -22,9 +22,14 @@ use std::ffi::{c_char, c_int, c_void};
 /// `fspace_wal_view_open` reads them without writing); the errors of
 /// `open`, `mkdir` and the preparation of the first segment.
 ///
+/// Options (`options` not NULL): `-EINVAL` for a struct that `fspace_wal_options_init`
+/// did not set (a `size` that is no version of it, nonzero `reserved`
+/// bytes), `-E2BIG` for a field this library does not know, set (a
+/// program built against a newer header); nothing is done.
+///
 /// # Safety
 /// `dir` is NULL or a NUL-terminated string; `options` is NULL or
-/// readable; `out` is NULL or writable.
+/// readable for the `size` bytes its first field names; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_open(
     dir: *const c_char,
@@ -236,6 +241,9 @@ pub unsafe extern "C" fn fspace_wal_max_record(wal: *const fspace_wal, len: *mut
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `info_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 #[no_mangle]
@@ -255,6 +263,7 @@ pub unsafe extern "C" fn fspace_wal_recovery(
         };
         let r = h.wal.recovery();
         o.set(fspace_wal_recovery_info {
+            reserved: [0; 7],
             created: r.created,
             segments: r.segments as u64,
             records: r.records,
@@ -275,6 +284,9 @@ pub unsafe extern "C" fn fspace_wal_recovery(
 ///
 /// Errors: `-EINVAL` (NULL `wal`); the errors of `rename`, `unlink` and
 /// `fsync`.
+///
+/// `-EINVAL` also for `info_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
 ///
 /// # Safety
 /// `wal` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).

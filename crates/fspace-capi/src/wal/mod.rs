@@ -51,6 +51,10 @@ pub struct fspace_wal_options {
     /// How a commit is made durable: `FSPACE_SYNC_*`; default
     /// `FSPACE_SYNC_AUTO` (the policy's choice for the filesystem).
     pub sync_method: fspace_sync_method,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 2],
 }
 
 /// How a commit is made durable (`fspace_wal_options.sync_method`).
@@ -93,9 +97,12 @@ unsafe impl abi::Options for fspace_wal_options {
     type Raw = WalOptionsRaw;
     const FIRST: usize = 32;
     const INIT: &'static str = "fspace_wal_options_init";
+    const RESERVED: &'static [(usize, usize)] =
+        &[(std::mem::offset_of!(fspace_wal_options, reserved), 2)];
     fn defaults() -> Self {
         let d = WalOptions::default();
         fspace_wal_options {
+            reserved: [0; 2],
             size: 0,
             prepare_ahead: u32::try_from(d.prepare_ahead).unwrap_or(u32::MAX),
             segment_size: d.segment_size,
@@ -121,6 +128,7 @@ pub(crate) struct WalOptionsRaw {
     direct_io: i32,
     use_saved: u8,
     sync_method: u8,
+    reserved: [u8; 2],
 }
 
 // Same layout as the public struct, field by field; the released size.
@@ -196,6 +204,10 @@ pub struct fspace_wal {
 pub struct fspace_wal_recovery_info {
     /// The log was created by this open.
     pub created: bool,
+    /// Zero: bytes that would otherwise be padding, spelled out so that
+    /// every byte of the struct is a field (docs/capi.md, "Structs that
+    /// grow"). Never reused: a new field goes after the last one.
+    pub reserved: [u8; 7],
     /// Live segments found.
     pub segments: u64,
     /// Valid records found.

@@ -71,6 +71,9 @@ pub unsafe extern "C" fn fspace_wal_view_open(
 ///
 /// Errors: `-EINVAL` (NULL argument).
 ///
+/// `-EINVAL` also for `info_size` that is no version of its struct (less
+/// than its first version, or over 4096): nothing is done or written.
+///
 /// # Safety
 /// `view` is NULL or a live handle; `info` is NULL or writable for `info_size` bytes (`sizeof *info`).
 #[no_mangle]
@@ -90,6 +93,7 @@ pub unsafe extern "C" fn fspace_wal_view_recovery(
         };
         let r = h.view.recovery();
         o.set(fspace_wal_recovery_info {
+            reserved: [0; 7],
             created: r.created,
             segments: r.segments as u64,
             records: r.records,

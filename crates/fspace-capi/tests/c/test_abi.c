@@ -102,6 +102,15 @@ static void test_options(const char *work)
         CHECK(size_of_file(file) == 4096);
     }
 
+    /* Reserved bytes (where padding would be) must stay zero: refused,
+       nothing changed. */
+    big.newer = 0;
+    big.o.reserved[0] = 1;
+    CHECK_RC(fspace_grow(file, 8192, &big.o, NULL), -EINVAL);
+    CHECK(strstr(fspace_last_error(), "reserved") != NULL);
+    CHECK(size_of_file(file) == (grown() ? 8192 : 4096));
+    big.o.reserved[0] = 0;
+
     section("copy options");
     CHECK_OK(fspace_copy_options_init(&co, sizeof co));
     CHECK(co.size == sizeof co && co.sparse == FSPACE_SPARSE_AUTO && !co.force);
@@ -124,6 +133,9 @@ static void test_options(const char *work)
     CHECK_RC(rc, grown() ? 0 : -E2BIG);
     if (rc == 0)
         CHECK_OK(fspace_wal_close(wal)); /* frees the handle too */
+    wo.reserved[1] = 0x80;
+    CHECK_RC(fspace_wal_open(wal_dir, &wo, &wal), -EINVAL);
+    wo.reserved[1] = 0;
     rm_rf(wal_dir);
 }
 
@@ -151,6 +163,10 @@ static void test_outputs(const char *work)
     CHECK_OK(fspace_fs_info_get(info, &big.f, sizeof big));
     CHECK(big.f.block_size == facts.block_size);
     CHECK(big.newer == 0); /* the library's zeros, or its grown field's 0 */
+    /* Every byte is a field: the reserved ones (where padding would be)
+       are written as zeros, not left as the caller's 0xab. */
+    for (size_t i = 0; i < sizeof big.f.reserved; i++)
+        CHECK(big.f.reserved[i] == 0);
 
     section("output struct: a size that is no version of it");
     CHECK_RC(fspace_fs_info_get(info, &facts, 0), -EINVAL);
