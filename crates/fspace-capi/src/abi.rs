@@ -24,7 +24,7 @@
 //! and writes zeros there. C programs built against the header in the tree
 //! then run against it (crates/fspace-capi/tests/c_api.rs).
 
-use crate::{CResult, Failure};
+use crate::ffi::{CResult, Failure};
 use std::mem::{size_of, MaybeUninit};
 
 pub(crate) const E2BIG: i32 = 7;

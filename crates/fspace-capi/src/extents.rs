@@ -1,7 +1,7 @@
 //! The extent map: `fspace_extent_map_*`.
 
 use crate::abi;
-use crate::{arg, ffi, json_string, out, path_arg, Failure};
+use crate::ffi::{arg, ffi, json_string, out, path_arg, Failure};
 use fspace::{ExtentMap, ExtentState, MapMethod, MapOptions};
 use std::ffi::{c_char, c_int, CString};
 
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn fspace_extent_map_new(
     const F: &str = "fspace_extent_map_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (path, o) = unsafe { (path_arg(F, "path", path)?, crate::out(F, "out", out)?) };
+        let (path, o) = unsafe { (path_arg(F, "path", path)?, crate::ffi::out(F, "out", out)?) };
         if flags & !(FSPACE_MAP_SYNC | FSPACE_MAP_FORCE_SEEK) != 0 {
             return Err(Failure::invalid(F, format!("unknown flags {flags:#x}")));
         }
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn fspace_extent_map_new(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_extent_map_free(map: *mut fspace_extent_map) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(map) }
+    unsafe { crate::ffi::free_handle(map) }
 }
 
 /// Writes the number of ranges (holes included) to `*count`.
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn fspace_extent_map_json(
     const F: &str = "fspace_extent_map_json";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (m, o) = unsafe { (crate::arg_mut(F, "map", map)?, out(F, "json", json)?) };
+        let (m, o) = unsafe { (crate::ffi::arg_mut(F, "map", map)?, out(F, "json", json)?) };
         if m.json.is_none() {
             m.json = Some(json_string(F, &m.map)?);
         }

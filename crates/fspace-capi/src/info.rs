@@ -1,7 +1,7 @@
 //! Filesystem facts and capabilities: `fspace_fs_info_*`.
 
 use crate::abi;
-use crate::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
+use crate::ffi::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
 use fspace::{FsInfo, Intent, Strategy, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
 
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn fspace_fs_info_new(
     const F: &str = "fspace_fs_info_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (path, out) = unsafe { (path_arg(F, "path", path)?, crate::out(F, "out", out)?) };
+        let (path, out) = unsafe { (path_arg(F, "path", path)?, crate::ffi::out(F, "out", out)?) };
         let info = fspace::fs_info(&path)?;
         let handle = Box::new(fspace_fs_info {
             name: c_string(info.display_name()),
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn fspace_fs_info_new(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_fs_info_free(info: *mut fspace_fs_info) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(info) }
+    unsafe { crate::ffi::free_handle(info) }
 }
 
 /// Writes the facts of `info` to `*out`.
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn fspace_fs_info_json(
     const F: &str = "fspace_fs_info_json";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, json) = unsafe { (crate::arg_mut(F, "info", info)?, out(F, "json", json)?) };
+        let (h, json) = unsafe { (crate::ffi::arg_mut(F, "info", info)?, out(F, "json", json)?) };
         if h.json.is_none() {
             h.json = Some(json_string(F, &h.info)?);
         }

@@ -1,14 +1,14 @@
 //! Growing files and allocating ranges: `fspace_grow*`, `fspace_allocate_range`.
 
 use crate::abi;
+use crate::ffi::{
+    arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult, Failure,
+};
 use crate::info::{
     choice_from_c, fspace_intent, fspace_strategy, intent_from_c, strategy_to_c,
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
 };
 use crate::untorn::{fspace_untorn_layout, fspace_untorn_state};
-use crate::{
-    arg, c_string, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult, Failure,
-};
 use fspace::{GrowOptions, GrowReport, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
 
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn fspace_grow_fd(
     ffi(F, || {
         let borrowed = fd_arg(F, fd)?;
         let path = if path.is_null() {
-            crate::fd_path(fd)
+            crate::ffi::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }
@@ -502,7 +502,7 @@ pub unsafe extern "C" fn fspace_grow_report_untorn(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_grow_report_free(report: *mut fspace_grow_report) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(report) }
+    unsafe { crate::ffi::free_handle(report) }
 }
 
 /// What `fspace_allocate_range` did.
@@ -585,7 +585,7 @@ pub unsafe extern "C" fn fspace_allocate_range(
         // Checked before the allocation: a bad size changes nothing.
         // SAFETY: NULL or writable by the caller's promise.
         let out = unsafe { abi::opt_sized_out(F, "summary", summary, summary_size)? };
-        let path = crate::fd_path(fd);
+        let path = crate::ffi::fd_path(fd);
         let r = fspace::allocate_range(borrowed, &path, offset, len)?;
         if let Some(s) = out {
             s.set(fspace_range_summary {

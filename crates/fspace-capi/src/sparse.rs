@@ -2,7 +2,7 @@
 //! `fspace_sparse_writer_*`.
 
 use crate::abi;
-use crate::{
+use crate::ffi::{
     arg, arg_mut, bytes_arg, end_arg, fd_arg, ffi, json_string, offset_arg, out, path_arg, CResult,
     Failure,
 };
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn fspace_copy_report_json(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_copy_report_free(report: *mut fspace_copy_report) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(report) }
+    unsafe { crate::ffi::free_handle(report) }
 }
 
 /// Flag of `fspace_sparse_writer_new`: do not scan data for zero blocks
@@ -444,10 +444,10 @@ pub unsafe extern "C" fn fspace_sparse_writer_new(
     const F: &str = "fspace_sparse_writer_new";
     ffi(F, || {
         // SAFETY: forwarded caller promise.
-        let o = unsafe { crate::out(F, "out", out)? };
+        let o = unsafe { crate::ffi::out(F, "out", out)? };
         let borrowed = fd_arg(F, fd)?;
         let path = if path.is_null() {
-            crate::fd_path(fd)
+            crate::ffi::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }
@@ -673,7 +673,7 @@ pub unsafe extern "C" fn fspace_sparse_writer_finish(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_sparse_writer_free(writer: *mut fspace_sparse_writer) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(writer) }
+    unsafe { crate::ffi::free_handle(writer) }
 }
 
 // The output structs of this room and their sizes as released: C programs

@@ -11,7 +11,7 @@ use super::{
     FSPACE_WRITE_PATH_SOFTWARE, FSPACE_WRITE_PATH_UNKNOWN,
 };
 use crate::abi;
-use crate::{arg, c_string, ffi, json_string, offset_arg, out, CResult, Failure};
+use crate::ffi::{arg, c_string, ffi, json_string, offset_arg, out, CResult, Failure};
 use fspace::untorn::{self, IoPath, WritePath};
 use std::ffi::{c_char, c_int};
 
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn fspace_untorn_answer_new(
     const F: &str = "fspace_untorn_answer_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "facts", facts)?, crate::out(F, "out", out)?) };
+        let (h, o) = unsafe { (arg(F, "facts", facts)?, crate::ffi::out(F, "out", out)?) };
         let page_size = offset_arg(F, "page size", page_size)?;
         let io = io_from_c(F, io)?;
         let answer = untorn::answer(&h.facts, page_size, io);
@@ -165,5 +165,5 @@ pub unsafe extern "C" fn fspace_untorn_answer_json(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_untorn_answer_free(answer: *mut fspace_untorn_answer) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(answer) }
+    unsafe { crate::ffi::free_handle(answer) }
 }

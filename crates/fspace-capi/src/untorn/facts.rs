@@ -7,7 +7,7 @@ use super::{
     FSPACE_UNTORN_SOURCE_NONE, FSPACE_UNTORN_SOURCE_UNKNOWN,
 };
 use crate::abi;
-use crate::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
+use crate::ffi::{arg, c_string, ffi, json_string, out, path_arg, CResult, Failure};
 use fspace::untorn::{self, Limits, Source, UntornFacts};
 use std::ffi::{c_char, c_int};
 
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_new(
     const F: &str = "fspace_untorn_facts_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (path, out) = unsafe { (path_arg(F, "path", path)?, crate::out(F, "out", out)?) };
+        let (path, out) = unsafe { (path_arg(F, "path", path)?, crate::ffi::out(F, "out", out)?) };
         let facts = untorn::facts(&path)?;
         out.set(facts_handle(F, facts)?);
         Ok(0)
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_of_fs(
     const F: &str = "fspace_untorn_facts_of_fs";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (dir, out) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
+        let (dir, out) = unsafe { (path_arg(F, "dir", dir)?, crate::ffi::out(F, "out", out)?) };
         let facts = untorn::facts_of_fs(&dir)?;
         out.set(facts_handle(F, facts)?);
         Ok(0)
@@ -227,5 +227,5 @@ pub unsafe extern "C" fn fspace_untorn_facts_json(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_untorn_facts_free(facts: *mut fspace_untorn_facts) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(facts) }
+    unsafe { crate::ffi::free_handle(facts) }
 }

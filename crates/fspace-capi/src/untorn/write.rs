@@ -2,7 +2,7 @@
 
 use super::{fspace_untorn_layout, layout_to_c};
 use crate::abi;
-use crate::{bytes_arg, end_arg, fd_arg, ffi, offset_arg, path_arg, Failure};
+use crate::ffi::{bytes_arg, end_arg, fd_arg, ffi, offset_arg, path_arg, Failure};
 use fspace::untorn;
 use std::ffi::{c_char, c_int, c_void};
 
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn fspace_write_untorn(
     ffi(F, || {
         let borrowed = fd_arg(F, fd)?;
         let path = if path.is_null() {
-            crate::fd_path(fd)
+            crate::ffi::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn fspace_check_untorn_layout(
         // SAFETY: NULL or writable by the caller's promise.
         let o = unsafe { abi::sized_out(F, "layout", layout, layout_size)? };
         let path = if path.is_null() {
-            crate::fd_path(fd)
+            crate::ffi::fd_path(fd)
         } else {
             // SAFETY: non-NULL, NUL-terminated by the caller's promise.
             unsafe { path_arg(F, "path", path)? }

@@ -5,7 +5,7 @@ use super::{
     fspace_wal, fspace_wal_options, fspace_wal_recovery_info, fspace_wal_release_info, wal_options,
 };
 use crate::abi;
-use crate::{arg, bytes_arg, ffi, out, path_arg};
+use crate::ffi::{arg, bytes_arg, ffi, out, path_arg};
 use fspace::{Lsn, Wal};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn fspace_wal_open(
     const F: &str = "fspace_wal_open";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
+        let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::ffi::out(F, "out", out)?) };
         // SAFETY: NULL or readable.
         let opts = wal_options(F, unsafe { abi::read(F, options)? })?;
         let wal = Wal::open(&dir, opts)?;
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn fspace_wal_close(wal: *mut fspace_wal) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_free(wal: *mut fspace_wal) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(wal) }
+    unsafe { crate::ffi::free_handle(wal) }
 }
 
 /// Appends a record of `len` bytes and, when `lsn` is not NULL, writes its
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn fspace_wal_append(
         let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
         let l = h.wal.append(data)?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+        if let Some(o) = unsafe { crate::ffi::opt_out(lsn) } {
             o.set(l.0);
         }
         Ok(0)
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn fspace_wal_commit(
         let (h, data) = unsafe { (arg(F, "wal", wal)?, bytes_arg(F, "data", data.cast(), len)?) };
         let l = h.wal.commit(data)?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+        if let Some(o) = unsafe { crate::ffi::opt_out(lsn) } {
             o.set(l.0);
         }
         Ok(0)
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn fspace_wal_sync(wal: *const fspace_wal, lsn: *mut u64) 
         let h = unsafe { arg(F, "wal", wal)? };
         let l = h.wal.sync()?;
         // SAFETY: NULL or writable.
-        if let Some(o) = unsafe { crate::opt_out(lsn) } {
+        if let Some(o) = unsafe { crate::ffi::opt_out(lsn) } {
             o.set(l.0);
         }
         Ok(0)

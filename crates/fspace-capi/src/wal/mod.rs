@@ -16,8 +16,8 @@ pub(crate) mod reader;
 pub(crate) mod view;
 
 use crate::abi;
+use crate::ffi::{ffi, CResult, Failure};
 use crate::info::{choice_from_c, fspace_strategy};
-use crate::{ffi, CResult, Failure};
 use fspace::wal::{Record, WalReader, WalView};
 use fspace::{StrategyChoice, Wal, WalOptions};
 use std::ffi::{c_int, CString};

@@ -1,7 +1,7 @@
 //! Reading a log's durable records, from a writable log or a view.
 
 use super::{fspace_wal, fspace_wal_reader};
-use crate::{arg, arg_mut, ffi, out};
+use crate::ffi::{arg, arg_mut, ffi, out};
 use fspace::Lsn;
 use std::ffi::{c_int, c_void};
 
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn fspace_wal_reader_new(
     const F: &str = "fspace_wal_reader_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "wal", wal)?, crate::out(F, "out", out)?) };
+        let (h, o) = unsafe { (arg(F, "wal", wal)?, crate::ffi::out(F, "out", out)?) };
         let reader = h.wal.read_from(Lsn(from))?;
         o.set(Box::into_raw(Box::new(fspace_wal_reader {
             reader,
@@ -89,5 +89,5 @@ pub unsafe extern "C" fn fspace_wal_reader_next(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_reader_free(reader: *mut fspace_wal_reader) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(reader) }
+    unsafe { crate::ffi::free_handle(reader) }
 }

@@ -2,7 +2,7 @@
 
 use super::{fspace_wal_reader, fspace_wal_recovery_info, fspace_wal_view};
 use crate::abi;
-use crate::{arg, c_string, ffi, json_string, out, path_arg, Failure};
+use crate::ffi::{arg, c_string, ffi, json_string, out, path_arg, Failure};
 use fspace::wal::WalView;
 use fspace::Lsn;
 use std::ffi::{c_char, c_int};
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn fspace_wal_view_open(
     const F: &str = "fspace_wal_view_open";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::out(F, "out", out)?) };
+        let (dir, o) = unsafe { (path_arg(F, "dir", dir)?, crate::ffi::out(F, "out", out)?) };
         if flags & !FSPACE_WAL_VIEW_TO_DAMAGE != 0 {
             return Err(Failure::invalid(F, format!("unknown flags {flags:#x}")));
         }
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn fspace_wal_view_reader_new(
     const F: &str = "fspace_wal_view_reader_new";
     ffi(F, || {
         // SAFETY: forwarded caller promises.
-        let (h, o) = unsafe { (arg(F, "view", view)?, crate::out(F, "out", out)?) };
+        let (h, o) = unsafe { (arg(F, "view", view)?, crate::ffi::out(F, "out", out)?) };
         let reader = h.view.read_from(Lsn(from))?;
         o.set(Box::into_raw(Box::new(fspace_wal_reader {
             reader,
@@ -192,5 +192,5 @@ pub unsafe extern "C" fn fspace_wal_view_reader_new(
 #[no_mangle]
 pub unsafe extern "C" fn fspace_wal_view_free(view: *mut fspace_wal_view) {
     // SAFETY: forwarded caller promise.
-    unsafe { crate::free_handle(view) }
+    unsafe { crate::ffi::free_handle(view) }
 }
