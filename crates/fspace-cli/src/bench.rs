@@ -51,7 +51,7 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
         a.mode.into_iter().flatten().collect()
     };
     if let Err(msg) = check_suite(&modes, &o) {
-        crate::usage_error(clap::error::ErrorKind::ValueValidation, msg);
+        crate::usage::usage_error(clap::error::ErrorKind::ValueValidation, msg);
     }
     let cancel = cancel_on_signals();
     let spinner = Progress::spinner();

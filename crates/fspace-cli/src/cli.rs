@@ -345,15 +345,20 @@ fn engines() -> NamedFn<fspace::probe::Engine> {
 }
 
 fn sparse_modes() -> NamedFn<fspace::SparseMode> {
-    Named::new(str::parse, ["auto", "always", "never"])
+    Named::new(named_arg, ["auto", "always", "never"])
 }
 
 fn reflink_modes() -> NamedFn<fspace::ReflinkMode> {
-    Named::new(str::parse, ["auto", "always", "never"])
+    Named::new(named_arg, ["auto", "always", "never"])
 }
 
 fn intent_arg(s: &str) -> Result<Intent, String> {
-    s.parse()
+    named_arg(s)
+}
+
+/// A name the library parses; clap prints the error's text.
+fn named_arg<T: std::str::FromStr<Err = fspace::ParseError>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: fspace::ParseError| e.to_string())
 }
 
 /// Arguments of `fspace probe`.

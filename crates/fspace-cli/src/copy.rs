@@ -21,8 +21,8 @@ pub(crate) fn run(a: CopyArgs) -> fspace::Result<()> {
         .target_is_zero(a.target_is_zero)
         .progress(Some(&show))
         .cancel(Some(&cancel));
-    if let Err(m) = opts.validate() {
-        crate::usage_error(clap::error::ErrorKind::ArgumentConflict, m);
+    if let Err(e) = opts.validate() {
+        crate::usage::usage_error(clap::error::ErrorKind::ArgumentConflict, e.message);
     }
     let r = fspace::copy(&a.src, &a.dst, &opts)?;
     drop(bar);

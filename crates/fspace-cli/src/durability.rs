@@ -1,23 +1,23 @@
 //! Whether durable commits reached the device, as the devices' flush
 //! counters tell ([`fspace::Flushes`], [`fspace::probe::Durability`]):
-//! the probe's and `bench commit`'s text, and the probe's HTML section.
+//! the probe's and `bench commit`'s text, and the words the probe's HTML
+//! section (probe/report/durability.rs) shares with them.
 
-use crate::chart::esc;
 use crate::fmt::{format_count as commas, wrap};
-use fspace::probe::{Durability, ProbeResult};
+use fspace::probe::ProbeResult;
 use fspace::{FlushVerdict, Flushes};
 
 /// The banner that marks figures as not durable, in text and HTML.
 pub(crate) const NOT_DURABLE: &str = "NOT DURABLE";
 
 /// `flushes / syncs` in a few words: `1.00`, or `-` without syncs.
-fn per_sync(f: &Flushes) -> String {
+pub(crate) fn per_sync(f: &Flushes) -> String {
     f.per_sync.map_or("-".into(), |p| format!("{p:.2}"))
 }
 
 /// The devices counted and what their caches declare: `loop0 (write
 /// back)`.
-fn devices(f: &Flushes) -> String {
+pub(crate) fn devices(f: &Flushes) -> String {
     let list: Vec<String> = f
         .devices
         .iter()
@@ -171,68 +171,4 @@ pub(crate) fn bench_text<'a>(
     lines(&mut o, &format!("{head}{}", worst.1.reason), "  ");
     lower_lines(&mut o, worst.1);
     o
-}
-
-/// The probe report's banner at the top, where the commits were not
-/// reaching stable storage: every figure below it is of such commits.
-pub(crate) fn banner_html(d: Option<&Durability>) -> String {
-    match d.filter(|d| d.not_durable()) {
-        Some(d) => format!(
-            "<p class=bad><strong>{NOT_DURABLE}</strong>: the commits measured \
-             here are not reaching stable storage, so their figures and the \
-             advice drawn from them are not those of durable commits ({}).\
-             </p>\n",
-            esc(&d.devices.join(", "))
-        ),
-        None => String::new(),
-    }
-}
-
-/// The probe report's section.
-pub(crate) fn html(d: Option<&Durability>) -> String {
-    let mut h = String::new();
-    let Some(d) = d else {
-        return h;
-    };
-    h.push_str("<h2>Durability</h2>\n");
-    let class = if d.not_durable() { " class=bad" } else { "" };
-    let head = if d.not_durable() {
-        format!("<strong>{NOT_DURABLE}</strong>: ")
-    } else {
-        String::new()
-    };
-    out!(h, "<p{class}>{head}{}</p>", esc(&d.reason));
-    if d.methods.iter().all(|m| m.flushes.devices.is_empty()) {
-        return h;
-    }
-    out!(
-        h,
-        "<p class=sub>Cache flushes completed by {} during the commits, \
-         as the kernel counts them.</p>",
-        esc(&devices(&d.methods[0].flushes))
-    );
-    h.push_str(
-        "<table><tr><th>synced by</th><th class=n>commits</th>\
-         <th class=n>syncs</th><th class=n>flushes</th>\
-         <th class=n>per sync</th><th class=n>per commit</th>\
-         <th>verdict</th></tr>\n",
-    );
-    for m in &d.methods {
-        let f = &m.flushes;
-        out!(
-            h,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td>\
-             <td class=n>{}</td><td class=n>{}</td><td class=n>{}</td>\
-             <td>{}</td></tr>",
-            esc(&m.method),
-            commas(f.commits as f64),
-            commas(f.syncs as f64),
-            commas(f.flushes as f64),
-            per_sync(f),
-            f.per_commit.map_or("-".into(), |p| format!("{p:.2}")),
-            esc(f.verdict.name())
-        );
-    }
-    h.push_str("</table>\n");
-    h
 }

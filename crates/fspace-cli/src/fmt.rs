@@ -160,6 +160,13 @@ pub(crate) fn labelled(o: &mut String, head: &str, text: &str) {
     hanging(o, head, head.chars().count(), text);
 }
 
+/// `text` wrapped to 80 columns: two spaces in, four on later lines.
+pub(crate) fn indented(o: &mut String, text: &str) {
+    for (i, line) in wrap(text, 76).iter().enumerate() {
+        out!(o, "{}{line}", if i == 0 { "  " } else { "    " });
+    }
+}
+
 /// `text` with each path inside the directory `dir` that the user named
 /// shortened to its name within it (`fallocate(DIR/.fspace-probe-1/f, ...`
 /// becomes `fallocate(.fspace-probe-1/f, ...`): the scratch files of a

@@ -73,16 +73,34 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
         .collect();
     let examples = paragraphs.iter().find_map(|p| p.strip_prefix("Examples:"));
 
+    let mut page = page_head(cmd, &name, version, &paragraphs).render();
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        page += &section(|w| man.render_options_section(w))?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        page += &section(|w| man.render_subcommands_section(w))?;
+    }
+    // The help's citations (`docs/probe-json.md`), not the sections below.
+    let mut page = installed_docs(&page);
+
+    let mut tail = Roff::new();
+    statuses_and_environment(&mut tail, &name);
+    if let Some(lines) = examples {
+        examples_section(&mut tail, lines);
+    }
+    see_also(&mut tail, cmd, &name);
+    page += &tail.to_roff();
+    w.write_all(page.as_bytes())
+}
+
+/// The page's top: its title line, NAME, SYNOPSIS and DESCRIPTION (the
+/// help's about, its long about, and the after-help's paragraphs but those
+/// that EXAMPLES, EXIT STATUS and SEE ALSO say).
+fn page_head(cmd: &clap::Command, name: &str, version: &str, paragraphs: &[&str]) -> Roff {
     let mut head = Roff::new();
     head.control(
         "TH",
-        [
-            name.as_str(),
-            "1",
-            "",
-            &format!("fspace {version}"),
-            "fspace manual",
-        ],
+        [name, "1", "", &format!("fspace {version}"), "fspace manual"],
     );
     head.control("SH", ["NAME"]);
     let about = cmd.get_about().map(ToString::to_string).unwrap_or_default();
@@ -94,7 +112,7 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
     if let Some(long) = cmd.get_long_about() {
         paragraph(&mut head, &long.to_string());
     }
-    for p in &paragraphs {
+    for p in paragraphs {
         if !["Examples:", "Exit status:", "Manual:"]
             .iter()
             .any(|k| p.starts_with(k))
@@ -102,25 +120,20 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
             paragraph(&mut head, p);
         }
     }
-    let mut page = head.render();
-    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
-        page += &section(|w| man.render_options_section(w))?;
-    }
-    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
-        page += &section(|w| man.render_subcommands_section(w))?;
-    }
-    // The help's citations (`docs/probe-json.md`), not the sections below.
-    let mut page = installed_docs(&page);
+    head
+}
 
-    let mut tail = Roff::new();
+/// EXIT STATUS and ENVIRONMENT, and FILES where the command uses the
+/// state directory.
+fn statuses_and_environment(tail: &mut Roff, name: &str) {
     tail.control("SH", ["EXIT STATUS"]);
-    for (code, meaning) in exit_statuses(&name) {
+    for (code, meaning) in exit_statuses(name) {
         tail.control("TP", []);
         tail.text([bold(code.to_string())]);
         tail.text([roman(meaning)]);
     }
     tail.control("SH", ["ENVIRONMENT"]);
-    let state = uses_state_dir(&name);
+    let state = uses_state_dir(name);
     for (var, meaning) in environment(state) {
         tail.control("TP", []);
         tail.text([bold(var)]);
@@ -141,14 +154,21 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
              STATE_DIR is as ENVIRONMENT says.",
         )]);
     }
-    if let Some(lines) = examples {
-        tail.control("SH", ["EXAMPLES"]);
-        tail.control("nf", []);
-        for line in lines.lines().filter(|l| !l.trim().is_empty()) {
-            tail.text([roman(line.trim_start())]);
-        }
-        tail.control("fi", []);
+}
+
+/// EXAMPLES: the after-help's "Examples:" paragraph, a line each.
+fn examples_section(tail: &mut Roff, lines: &str) {
+    tail.control("SH", ["EXAMPLES"]);
+    tail.control("nf", []);
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        tail.text([roman(line.trim_start())]);
     }
+    tail.control("fi", []);
+}
+
+/// SEE ALSO: the parent command's page and the subcommands', then the
+/// documentation the package installs.
+fn see_also(tail: &mut Roff, cmd: &clap::Command, name: &str) {
     let mut see: Vec<String> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -171,7 +191,7 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
         tail.text(refs);
         tail.control("PP", []);
     }
-    let docs: Vec<String> = cited_docs(&name)
+    let docs: Vec<String> = cited_docs(name)
         .iter()
         .map(|d| format!("{DOC_DIR}/docs/{d}"))
         .collect();
@@ -180,8 +200,6 @@ fn render(cmd: &clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()
          and {DOC_DIR}/docs/; in the source tree, README.md and docs/).",
         docs.join(", ")
     ))]);
-    page += &tail.to_roff();
-    w.write_all(page.as_bytes())
 }
 
 /// One section rendered by clap_mangen, without the preamble each of its

@@ -9,7 +9,7 @@ use fspace::{GrowOptions, GrowReport, StrategyChoice};
 /// directory's saved measurements), growth with progress, the report.
 pub(crate) fn run(a: GrowArgs) -> fspace::Result<()> {
     if a.no_fallback && a.strategy.0.is_none() {
-        crate::usage_error(
+        crate::usage::usage_error(
             clap::error::ErrorKind::ArgumentConflict,
             "--no-fallback needs an explicit --strategy (auto always uses its fallback ladder)"
                 .into(),

@@ -62,32 +62,30 @@ pub(crate) fn u32_arg(obj: &Bound<'_, PyAny>, what: &str, text: bool) -> PyResul
 /// A name the library parses (`FromStr`: intents, strategies, modes, sync
 /// methods); an unknown one is a `ValueError` with the library's message,
 /// which lists the known names.
-pub(crate) fn named<T: FromStr<Err = String>>(s: &str) -> PyResult<T> {
-    T::from_str(s).map_err(PyValueError::new_err)
+pub(crate) fn named<T: FromStr<Err = fspace::ParseError>>(s: &str) -> PyResult<T> {
+    T::from_str(s).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A name that may also be `"auto"` (`None`): the library's error, with
+/// `auto` among the names accepted.
+fn named_or_auto<T: FromStr<Err = fspace::ParseError>>(s: &str) -> PyResult<Option<T>> {
+    if s == "auto" {
+        return Ok(None);
+    }
+    T::from_str(s).map(Some).map_err(|mut e| {
+        e.expected.insert(0, "auto");
+        PyValueError::new_err(e.to_string())
+    })
 }
 
 /// A strategy argument: `"auto"` (`None`) or a strategy's name.
 pub(crate) fn strategy(s: &str) -> PyResult<Option<fspace::Strategy>> {
-    if s == "auto" {
-        return Ok(None);
-    }
-    named::<fspace::Strategy>(s).map(Some).map_err(|_| {
-        PyValueError::new_err(format!(
-            "unknown strategy {s:?} (auto, sparse, reserve, allocate, write-zeroes, zero-fill)"
-        ))
-    })
+    named_or_auto(s)
 }
 
 /// A sync method argument: `"auto"` (`None`) or a method's name.
 pub(crate) fn sync_method(s: &str) -> PyResult<Option<fspace::SyncMethod>> {
-    if s == "auto" {
-        return Ok(None);
-    }
-    named::<fspace::SyncMethod>(s).map(Some).map_err(|_| {
-        PyValueError::new_err(format!(
-            "unknown sync method {s:?} (auto, fdatasync, fsync, dsync, direct-dsync)"
-        ))
-    })
+    named_or_auto(s)
 }
 
 /// The policy's choice from a strategy argument, as the CLI and the C API

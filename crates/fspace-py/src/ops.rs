@@ -236,7 +236,9 @@ pub(crate) fn copy(
             .keep_allocation(keep_allocation)
     };
     // The library's own check; a conflict is a bad argument.
-    options().validate().map_err(PyValueError::new_err)?;
+    options()
+        .validate()
+        .map_err(|e| PyValueError::new_err(e.message))?;
     let stop = Interrupt::new();
     let r = py.detach(|| {
         let show = |_: fspace::Progress| stop.poll();

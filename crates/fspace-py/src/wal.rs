@@ -93,7 +93,8 @@ impl Wal {
             None if use_saved => fspace::StrategyChoice::auto_from_state_dir(),
             None => fspace::StrategyChoice::built_in(),
         });
-        opts.validate().map_err(PyValueError::new_err)?;
+        opts.validate()
+            .map_err(|e| PyValueError::new_err(e.message))?;
         let wal = py
             .detach(|| fspace::Wal::open(&dir, opts))
             .map_err(os_error)?;

@@ -42,6 +42,7 @@ mod error;
 mod extents;
 mod fs_info;
 mod grow;
+mod invalid;
 mod note;
 mod policy;
 pub mod probe;
@@ -66,6 +67,7 @@ pub use fs_info::{
     DeviceFlushCount, FlushCounter, FlushSnapshot, FlushVerdict, Flushes, WriteCache,
 };
 pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeReport, TEMP_MARKER};
+pub use invalid::{InvalidOption, ParseError};
 pub use note::{Note, NoteKind};
 pub use policy::{plan, Plan, SavedProbe, SavedResults, StrategyChoice};
 pub use sparse::{

@@ -5,6 +5,7 @@
 //! error type (which lists fallbacks), the policy (which orders strategies)
 //! and every mechanism that uses them.
 
+use crate::invalid::ParseError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -55,16 +56,12 @@ impl fmt::Display for Strategy {
 }
 
 impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, ParseError> {
         Strategy::ALL
             .into_iter()
             .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy {s:?} (sparse, reserve, allocate, write-zeroes, zero-fill)"
-                )
-            })
+            .ok_or_else(|| ParseError::new("strategy", s, Strategy::ALL.map(Strategy::name)))
     }
 }
 
@@ -131,14 +128,12 @@ impl fmt::Display for SyncMethod {
 }
 
 impl FromStr for SyncMethod {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, ParseError> {
         SyncMethod::ALL
             .into_iter()
             .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!("unknown sync method {s:?} (fdatasync, fsync, dsync, direct-dsync)")
-            })
+            .ok_or_else(|| ParseError::new("sync method", s, SyncMethod::ALL.map(SyncMethod::name)))
     }
 }
 
@@ -167,13 +162,13 @@ impl Intent {
 }
 
 impl FromStr for Intent {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, ParseError> {
         match s {
             "bulk" => Ok(Intent::Bulk),
             "log" => Ok(Intent::Log),
             "sparse" => Ok(Intent::Sparse),
-            _ => Err(format!("unknown intent {s:?} (bulk, log, sparse)")),
+            _ => Err(ParseError::new("intent", s, ["bulk", "log", "sparse"])),
         }
     }
 }

@@ -164,7 +164,8 @@ common::per_fs! {
 fn keep_allocation_refuses_other_sparse_modes() {
     for sparse in [SparseMode::Always, SparseMode::Never] {
         let o = CopyOptions::default().sparse(sparse).keep_allocation(true);
-        let m = o.validate().unwrap_err();
-        assert!(m.contains("sparse mode auto"), "{m}");
+        let e = o.validate().unwrap_err();
+        assert_eq!(e.option, "sparse");
+        assert!(e.message.contains("sparse mode auto"), "{e}");
     }
 }

@@ -56,7 +56,9 @@ pub(super) fn sync_method_arg(s: &str) -> Result<Vec<fspace::SyncMethod>, String
     if s == "all" {
         Ok(fspace::SyncMethod::ALL.to_vec())
     } else {
-        s.parse().map(|m| vec![m])
+        s.parse()
+            .map(|m| vec![m])
+            .map_err(|e: fspace::ParseError| e.to_string())
     }
 }
 
@@ -65,7 +67,9 @@ pub(super) fn mode_arg(s: &str) -> Result<Option<fspace::bench::SpaceState>, Str
     if s == "all" {
         Ok(None)
     } else {
-        s.parse().map(Some)
+        s.parse()
+            .map(Some)
+            .map_err(|e: fspace::ParseError| e.to_string())
     }
 }
 
@@ -100,12 +104,14 @@ pub(super) fn strategy_arg(s: &str) -> Result<StrategyArg, String> {
     if s == "auto" {
         Ok(StrategyArg(None))
     } else {
-        s.parse().map(|s| StrategyArg(Some(s)))
+        s.parse()
+            .map(|s| StrategyArg(Some(s)))
+            .map_err(|e: fspace::ParseError| e.to_string())
     }
 }
 
 pub(super) fn engine_arg(s: &str) -> Result<fspace::probe::Engine, String> {
-    s.parse()
+    s.parse().map_err(|e: fspace::ParseError| e.to_string())
 }
 
 /// `--threshold PCT`: a percentage above 0 and below 100 (`20` or `20%`).

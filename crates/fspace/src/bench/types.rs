@@ -108,8 +108,8 @@ impl std::fmt::Display for SpaceState {
 }
 
 impl std::str::FromStr for SpaceState {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = crate::invalid::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, crate::invalid::ParseError> {
         let old = match s {
             "append" => Some(SpaceState::Appended),
             "allocate" => Some(SpaceState::Allocated),
@@ -121,8 +121,7 @@ impl std::str::FromStr for SpaceState {
         let known = || SpaceState::ALL.into_iter().chain(SpaceState::EXTRA);
         old.or_else(|| known().find(|m| m.name() == s))
             .ok_or_else(|| {
-                let names: Vec<&str> = known().map(|m| m.name()).collect();
-                format!("unknown mode {s:?} (one of: {})", names.join(", "))
+                crate::invalid::ParseError::new("mode", s, known().map(SpaceState::name))
             })
     }
 }

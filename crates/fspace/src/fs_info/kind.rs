@@ -100,6 +100,32 @@ impl FsKind {
         matches!(self, FsKind::Btrfs | FsKind::Zfs | FsKind::Bcachefs)
     }
 
+    /// Returns true if and only if a write that extends a file may allocate
+    /// blocks past its end (speculative preallocation, XFS), so that a hole
+    /// that is only skipped, not punched, keeps them once a later write
+    /// moves the end of file past it. Evidence: docs/design.md, "Measured
+    /// when the project started" (no run folder; xfs: nearly the whole file
+    /// allocated after a seek-only copy of half as much data). The sparse
+    /// writer punches every hole that follows written data there, as
+    /// `cp --sparse=always` does, and a copy does not set the length first:
+    /// on xfs a punch inside the file's length flushes the range, and the
+    /// 50% holes copy in bench/copy.py ran several times cp's time that way
+    /// and close to it without (bench/runs/2026-11-22-copy-vs-cp/: xfs rows
+    /// of ext4-btrfs.txt before, xfs.txt after).
+    pub(crate) fn speculative_preallocation(self) -> bool {
+        self == FsKind::Xfs
+    }
+
+    /// Returns true if and only if this process may count on `f_bfree`
+    /// (the blocks reserved for root, ext4's 5%) rather than `f_bavail`
+    /// here: only as root, and not on copy-on-write filesystems, where
+    /// `f_bfree` is raw space and `f_bavail` what data can really use
+    /// (btrfs, 512 MB: 442 vs 264 MiB; `df` and `btrfs filesystem usage`
+    /// agree with the latter).
+    pub(crate) fn reserve_usable_by_this_process(self) -> bool {
+        rustix::process::geteuid().is_root() && !self.is_copy_on_write()
+    }
+
     /// Returns true if and only if `SEEK_HOLE` here may be the kernel's
     /// generic one, which reports every byte as data (FUSE without an
     /// `lseek` handler, as sshfs; network filesystems before NFS 4.2), so

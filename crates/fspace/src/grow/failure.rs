@@ -24,15 +24,6 @@ pub(super) fn classify(err: Error) -> Failure {
     }
 }
 
-/// Returns true if and only if this process may count on `f_bfree` (the
-/// blocks reserved for root, ext4's 5%) rather than `f_bavail`: only as
-/// root, and not on copy-on-write filesystems, where `f_bfree` is raw space
-/// and `f_bavail` what data can really use (btrfs, 512 MB: 442 vs 264 MiB;
-/// `df` and `btrfs filesystem usage` agree with the latter).
-pub(crate) fn usable_by_root(magic: u64) -> bool {
-    rustix::process::geteuid().is_root() && !fs_info::FsKind::from_magic(magic).is_copy_on_write()
-}
-
 pub(super) fn check_free_space(
     fd: BorrowedFd<'_>,
     path: &Path,
@@ -53,7 +44,7 @@ pub(super) fn check_free_space_for(
     op: &'static str,
 ) -> std::result::Result<(), Failure> {
     let sf = sys::fstatfs(fd).map_err(|e| Failure::Fatal(Error::io("fstatfs", path, None, e)))?;
-    let blocks = if usable_by_root(sf.magic) {
+    let blocks = if fs_info::FsKind::from_magic(sf.magic).reserve_usable_by_this_process() {
         sf.blocks_free
     } else {
         sf.blocks_available

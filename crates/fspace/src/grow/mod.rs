@@ -17,7 +17,6 @@ use rollback::{rollback, state_before, Before};
 
 pub use crate::policy::StrategyChoice;
 pub use crate::strategy::{Fallback, Intent, Progress, Strategy};
-pub(crate) use failure::usable_by_root;
 pub use range::{allocate_range, RangeReport};
 pub use types::{GrowOptions, GrowReport};
 

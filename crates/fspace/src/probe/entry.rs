@@ -341,7 +341,7 @@ fn size_run(
     level: Level,
     notes: &mut Vec<Note>,
 ) -> Result<u64> {
-    let free = if crate::grow::usable_by_root(info.magic) {
+    let free = if info.kind.reserve_usable_by_this_process() {
         info.free_bytes_root.max(info.free_bytes)
     } else {
         info.free_bytes

@@ -28,12 +28,16 @@ impl IoPath {
 }
 
 impl std::str::FromStr for IoPath {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = crate::invalid::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, crate::invalid::ParseError> {
         match s {
             "direct" => Ok(IoPath::Direct),
             "buffered" => Ok(IoPath::Buffered),
-            _ => Err(format!("unknown I/O path {s:?} (direct, buffered)")),
+            _ => Err(crate::invalid::ParseError::new(
+                "I/O path",
+                s,
+                ["direct", "buffered"],
+            )),
         }
     }
 }

@@ -229,41 +229,57 @@ impl std::fmt::Debug for WalOptions {
 }
 
 impl WalOptions {
-    /// Checks the options; the message says which one is wrong and why
+    /// Checks the options; the error names the one that is wrong and says why
     /// ([`Wal::open`](crate::wal::Wal::open) refuses them with `EINVAL`).
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub fn validate(&self) -> std::result::Result<(), crate::invalid::InvalidOption> {
         let o = self;
         if o.segment_size < 64 << 10 || !o.segment_size.is_multiple_of(WRITE_PAGE as u64) {
-            return Err(format!(
-                "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
-                o.segment_size
+            return Err(crate::invalid::InvalidOption::new(
+                "segment_size",
+                format!(
+                    "segment size {} must be a multiple of 4 KiB and at least 64 KiB",
+                    o.segment_size
+                ),
             ));
         }
         if !(1..=MAX_WRITES_IN_FLIGHT).contains(&o.writes_in_flight) {
-            return Err(format!(
-                "writes in flight {} must be in [1, {MAX_WRITES_IN_FLIGHT}]",
-                o.writes_in_flight
+            return Err(crate::invalid::InvalidOption::new(
+                "writes_in_flight",
+                format!(
+                    "writes in flight {} must be in [1, {MAX_WRITES_IN_FLIGHT}]",
+                    o.writes_in_flight
+                ),
             ));
         }
         if !(o.prepare_duty_cycle >= MIN_DUTY_CYCLE && o.prepare_duty_cycle <= 1.0) {
-            return Err(format!(
-                "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
-                o.prepare_duty_cycle
+            return Err(crate::invalid::InvalidOption::new(
+                "prepare_duty_cycle",
+                format!(
+                    "prepare duty cycle {} must be in [{MIN_DUTY_CYCLE}, 1]",
+                    o.prepare_duty_cycle
+                ),
             ));
         }
         if o.prepare_ahead == 0 {
-            return Err("prepare_ahead must be at least 1".into());
+            return Err(crate::invalid::InvalidOption::new(
+                "prepare_ahead",
+                "prepare_ahead must be at least 1",
+            ));
         }
         if o.write_buffer < 2 * WRITE_PAGE || o.write_buffer > MAX_WRITE_BUFFER {
-            return Err(format!(
-                "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
-                o.write_buffer
+            return Err(crate::invalid::InvalidOption::new(
+                "write_buffer",
+                format!(
+                    "write buffer {} must be between 8 KiB (two pages) and 1 GiB",
+                    o.write_buffer
+                ),
             ));
         }
         if o.sync_method == Some(SyncMethod::DirectDsync) && o.direct_io == Some(false) {
-            return Err(
-                "sync method direct-dsync writes with O_DIRECT, but direct_io is off".into(),
-            );
+            return Err(crate::invalid::InvalidOption::new(
+                "direct_io",
+                "sync method direct-dsync writes with O_DIRECT, but direct_io is off",
+            ));
         }
         Ok(())
     }
@@ -271,7 +287,7 @@ impl WalOptions {
 
 pub(super) fn check_options(dir: &Path, o: &WalOptions) -> Result<()> {
     o.validate()
-        .map_err(|m| Error::refused_errno("open log", dir, Errno::INVAL, m))
+        .map_err(|e| Error::refused_errno("open log", dir, Errno::INVAL, e.message))
 }
 
 setters!(WalOptions { segment_size: u64, prepare_ahead: usize, recycle_pool: usize, prepare: StrategyChoice, prepare_duty_cycle: f64, write_buffer: usize, direct_io: Option<bool>, sync_method: Option<SyncMethod>, pad_flushes: Option<bool>, nocow: Option<bool>, writes_in_flight: usize });

@@ -99,14 +99,16 @@ impl std::fmt::Display for Engine {
 }
 
 impl std::str::FromStr for Engine {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = crate::invalid::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, crate::invalid::ParseError> {
         match s.to_ascii_lowercase().as_str() {
             "postgresql" | "postgres" => Ok(Engine::Postgresql),
             "mariadb" => Ok(Engine::Mariadb),
             "rocksdb" => Ok(Engine::Rocksdb),
-            _ => Err(format!(
-                "unknown engine {s:?} (one of: postgresql, mariadb, rocksdb)"
+            _ => Err(crate::invalid::ParseError::new(
+                "engine",
+                s,
+                ["postgresql", "mariadb", "rocksdb"],
             )),
         }
     }

@@ -10,9 +10,7 @@ use crate::error::{Error, Result};
 use crate::fs_info::FsKind;
 use crate::note::{Note, NoteKind};
 use crate::runs::DataRuns;
-use crate::sparse::writer::{
-    speculative_preallocation, SparseStats, SparseWriter, SparseWriterOptions,
-};
+use crate::sparse::writer::{SparseStats, SparseWriter, SparseWriterOptions};
 use crate::strategy::Progress;
 use crate::sys::{self, Errno};
 use rustix::fd::BorrowedFd;
@@ -402,7 +400,7 @@ impl Job<'_> {
             ..SparseWriterOptions::default()
         };
         let mut w = SparseWriter::new(self.tfd, self.dst, wopts)?;
-        if speculative_preallocation(kind) {
+        if kind.speculative_preallocation() {
             // Holes are punched as they are made (see there); setting the
             // length first would make each punch fall inside the file.
             w.expect_len(self.len);

@@ -87,7 +87,7 @@ pub fn copy(
     let start = Instant::now();
     let before = sys::counters();
     opts.validate()
-        .map_err(|m| Error::refused_errno("copy", src, Errno::INVAL, m))?;
+        .map_err(|e| Error::refused_errno("copy", src, Errno::INVAL, e.message))?;
     let (sfd, sst) = open_source(src)?;
     let stream = stream::stream_reason(sfd.as_fd(), &sst);
     let dst = resolve_destination(src, dst)?;

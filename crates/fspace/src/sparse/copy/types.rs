@@ -50,15 +50,16 @@ macro_rules! mode_names {
             }
         }
         impl FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> std::result::Result<Self, String> {
+            type Err = crate::invalid::ParseError;
+            fn from_str(s: &str) -> std::result::Result<Self, crate::invalid::ParseError> {
                 match s {
                     "auto" => Ok($t::Auto),
                     "always" => Ok($t::Always),
                     "never" => Ok($t::Never),
-                    _ => Err(format!(
-                        concat!("unknown ", $what, " mode {:?} (auto, always, never)"),
-                        s
+                    _ => Err(crate::invalid::ParseError::new(
+                        concat!($what, " mode"),
+                        s,
+                        ["auto", "always", "never"],
                     )),
                 }
             }
@@ -170,22 +171,23 @@ pub struct CopyOptions<'a> {
 }
 
 impl CopyOptions<'_> {
-    /// Checks that the options can go together; the message says why not
-    /// (the CLI prints it as a usage error, the C API returns `-EINVAL`
-    /// with it, [`copy()`](super::copy) refuses with `EINVAL`).
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    /// Checks that the options can go together; the error names the
+    /// option and says why not (the CLI prints it as a usage error, the C
+    /// API returns `-EINVAL` with it, [`copy()`](super::copy) refuses with
+    /// `EINVAL`).
+    pub fn validate(&self) -> std::result::Result<(), crate::invalid::InvalidOption> {
         if self.keep_allocation && self.sparse != SparseMode::Auto {
-            return Err(format!(
+            return Err(crate::invalid::InvalidOption::new("sparse", format!(
                 "keep allocation copies unwritten extents as unwritten, and sparse mode {} would make them {}; use sparse mode auto with it",
                 self.sparse,
                 if self.sparse == SparseMode::Always { "holes" } else { "written zeros" }
-            ));
+            )));
         }
         if self.reflink == ReflinkMode::Always && self.sparse != SparseMode::Auto {
-            return Err(format!(
+            return Err(crate::invalid::InvalidOption::new("sparse", format!(
                 "reflink always shares the source's blocks as they are, so sparse mode {} cannot apply; use one or the other",
                 self.sparse
-            ));
+            )));
         }
         Ok(())
     }

@@ -23,22 +23,6 @@ pub const SPARSE_BUFFER: usize = 1 << 20;
 /// filesystem blocks, and network filesystems report odd sizes.
 pub const BLOCK_RANGE: Range<u64> = 512..(1 << 20) + 1;
 
-/// Filesystems with speculative preallocation past end of file: a write that
-/// extends the file may allocate blocks beyond it, and a hole that is then
-/// only skipped (not punched) keeps them once a later write moves the end
-/// of file past it. Evidence: docs/design.md, "Measured when the project
-/// started" (no run folder; xfs: nearly the whole file allocated after a
-/// seek-only copy of half as much data). On these filesystems the writer
-/// punches every hole that follows written data when it is made, as
-/// `cp --sparse=always` does, and a copy does not set the length first: on
-/// xfs a punch inside the file's length flushes the range, and the 50% holes
-/// copy in bench/copy.py ran several times cp's time that way and close to
-/// it without (bench/runs/2026-11-22-copy-vs-cp/: xfs rows of ext4-btrfs.txt
-/// before, xfs.txt after).
-pub fn speculative_preallocation(kind: FsKind) -> bool {
-    kind == FsKind::Xfs
-}
-
 /// How a [`SparseWriter`] treats zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -200,7 +184,7 @@ impl<'fd> SparseWriter<'fd> {
             len_hint: 0,
             fresh,
             written: Vec::new(),
-            prealloc: speculative_preallocation(kind),
+            prealloc: kind.speculative_preallocation(),
             punch_unsupported: false,
             pending: None,
             stats: SparseStats {
@@ -232,7 +216,7 @@ impl<'fd> SparseWriter<'fd> {
 
     /// Makes `len` the least length [`finish`](Self::finish) leaves, without
     /// setting it now (for filesystems where setting it first does not pay:
-    /// see `speculative_preallocation`).
+    /// see `FsKind::speculative_preallocation`).
     pub fn expect_len(&mut self, len: u64) {
         self.len_hint = self.len_hint.max(len);
     }
@@ -552,7 +536,7 @@ impl<'fd> SparseWriter<'fd> {
         } else if self.prealloc && !self.written.is_empty() {
             // A write before this hole may have preallocated into it: punch,
             // as `cp --sparse=always` does (best effort: the range reads as
-            // zeros either way). See `speculative_preallocation`.
+            // zeros either way). See `FsKind::speculative_preallocation`.
             if sys::fallocate(self.fd, FallocMode::PunchHole, r.start, len).is_ok() {
                 self.stats.punch_calls += 1;
             }

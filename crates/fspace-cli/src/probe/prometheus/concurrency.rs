@@ -1,7 +1,7 @@
 //! The probe's concurrency curve as metrics: one sample per mode and
 //! writer count (label `writers`), and where each mode stopped scaling.
 
-use super::Metrics;
+use super::exposition::Metrics;
 use fspace::probe::ConcurrencySection;
 
 /// The curve's samples; a point that could not be measured is left out.

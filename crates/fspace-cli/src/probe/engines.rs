@@ -8,7 +8,7 @@ use fspace::probe::{AdviceKind, Engine, EngineAdvice, ProbeResult};
 use std::path::{Path, PathBuf};
 
 /// The engines' part of the probe's text.
-pub(crate) fn text(r: &ProbeResult) -> String {
+pub(super) fn text(r: &ProbeResult) -> String {
     let mut o = String::new();
     for a in &r.engines {
         o.push('\n');
@@ -22,10 +22,27 @@ pub(crate) fn text(r: &ProbeResult) -> String {
 /// room left of 80 columns.
 const FIGURES: usize = 2 + 9 + 2 + 15 + 2;
 
+/// One engine's advice: the cases measured, what the advice brings, and
+/// the advice as the engine's configuration.
 fn one(a: &EngineAdvice, dir: &Path) -> String {
     let mut o = String::new();
+    cases(&mut o, a, dir);
+    advice(&mut o, a, dir);
+    out!(o, "  {}:", a.engine.config_file());
+    for line in fragment(a, dir, 4).lines() {
+        out!(o, "    {line}");
+    }
+    if let Some(flags) = a.db_bench_flags() {
+        para(&mut o, &flags);
+    }
+    o
+}
+
+/// The heading and the table of cases: each case's figures, then its
+/// settings (or why it could not be measured here).
+fn cases(o: &mut String, a: &EngineAdvice, dir: &Path) {
     hanging(
-        &mut o,
+        o,
         "",
         2,
         &format!(
@@ -43,13 +60,13 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
         let f = &c.figures;
         if let Some(why) = &f.unsupported {
             hanging(
-                &mut o,
+                o,
                 &format!("  {:>9}  {:>15}  ", "-", "-"),
                 FIGURES,
                 &c.settings,
             );
             hanging(
-                &mut o,
+                o,
                 &blank,
                 FIGURES,
                 &format!("not here: {}", within(why, dir)),
@@ -58,7 +75,7 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
         }
         let (lo, hi) = f.range();
         hanging(
-            &mut o,
+            o,
             &format!(
                 "  {:>9}  {:>15}  ",
                 commas(f.commits_per_sec),
@@ -68,11 +85,14 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
             &c.settings,
         );
     }
-    // Later lines of a sentence under its first.
-    let para = |o: &mut String, text: &str| hanging(o, "  ", 4, text);
+}
+
+/// What the advice brings: the rate expected with it, the settings it
+/// changes from the defaults, the trade-offs it leaves out, and the notes.
+fn advice(o: &mut String, a: &EngineAdvice, dir: &Path) {
     match &a.expected {
         Some(e) => para(
-            &mut o,
+            o,
             &format!(
                 "Expected with the advice: {} commits/s ({}-{}), from {}.",
                 commas(e.commits_per_sec),
@@ -82,7 +102,7 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
             ),
         ),
         None => para(
-            &mut o,
+            o,
             "No expected rate: the case for the advice could not be measured.",
         ),
     }
@@ -94,12 +114,12 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
         .collect();
     if changed.is_empty() {
         para(
-            &mut o,
+            o,
             "Your defaults are right here: no value measured faster beyond the noise.",
         );
     } else {
         para(
-            &mut o,
+            o,
             &format!("Changed from the defaults: {}.", changed.join(", ")),
         );
     }
@@ -118,7 +138,7 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
         .collect();
     if !trade.is_empty() {
         para(
-            &mut o,
+            o,
             &format!(
                 "Trade-offs measured faster, not applied (see their cost below): {}.",
                 trade.join(", ")
@@ -126,16 +146,13 @@ fn one(a: &EngineAdvice, dir: &Path) -> String {
         );
     }
     for n in &a.notes {
-        para(&mut o, &format!("note: {}", within(&n.to_string(), dir)));
+        para(o, &format!("note: {}", within(&n.to_string(), dir)));
     }
-    out!(o, "  {}:", a.engine.config_file());
-    for line in fragment(a, dir, 4).lines() {
-        out!(o, "    {line}");
-    }
-    if let Some(flags) = a.db_bench_flags() {
-        para(&mut o, &flags);
-    }
-    o
+}
+
+/// A paragraph: the later lines of a sentence under its first.
+fn para(o: &mut String, text: &str) {
+    hanging(o, "  ", 4, text);
 }
 
 /// The engine's fragment as the text shows it, indented by `indent`
@@ -174,7 +191,7 @@ fn file_name(engine: Engine) -> &'static str {
 
 /// Refuses a `--write-config` directory that is missing or not a
 /// directory, before the measurements run.
-pub(crate) fn check_dir(dir: &Path) -> fspace::Result<()> {
+pub(super) fn check_dir(dir: &Path) -> fspace::Result<()> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(fspace::Error::refused(
@@ -194,7 +211,7 @@ pub(crate) fn check_dir(dir: &Path) -> fspace::Result<()> {
 }
 
 /// Writes each engine's fragment into `dir`; returns the files written.
-pub(crate) fn write(dir: &Path, r: &ProbeResult) -> fspace::Result<Vec<PathBuf>> {
+pub(super) fn write(dir: &Path, r: &ProbeResult) -> fspace::Result<Vec<PathBuf>> {
     let mut written = vec![];
     for a in &r.engines {
         let p = dir.join(file_name(a.engine));

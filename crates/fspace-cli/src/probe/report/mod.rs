@@ -3,8 +3,13 @@
 //! and the JSON document embedded. No scripts, fonts or images are fetched:
 //! it reads the same offline.
 
-use crate::chart::{chart, esc, Row, Scale};
+mod chart;
+mod concurrency;
+mod durability;
+mod untorn;
+
 use crate::fmt::{format_count as commas, format_human};
+use chart::{chart, esc, Row, Scale};
 use fspace::probe::{ProbeResult, SpaceState, SWEEP_RECORDS};
 use std::fmt::Write;
 
@@ -12,25 +17,24 @@ fn why(u: &str) -> String {
     format!("not supported here ({u})")
 }
 
-/// The report's style sheet (inline in the page: no external references).
-const STYLE: &str = include_str!("report.css");
+/// The report's style sheet (inline in the page: no external references);
+/// in src/, where the package's file list (Cargo.toml) names it.
+const STYLE: &str = include_str!("../../report.css");
 
 /// Returns the report page for `r`.
-pub(crate) fn html(r: &ProbeResult) -> String {
+pub(super) fn html(r: &ProbeResult) -> String {
     let mut h = head_html(r);
-    h.push_str(&crate::durability::banner_html(
-        r.commit.durability.as_ref(),
-    ));
+    h.push_str(&durability::banner_html(r.commit.durability.as_ref()));
     h.push_str(&recommendations_html(r));
     h.push_str(&filesystem_html(r));
     h.push_str(&commit_rate_html(r));
     h.push_str(&commit_latency_html(r));
     h.push_str(&commit_table_html(r));
-    h.push_str(&crate::durability::html(r.commit.durability.as_ref()));
-    h.push_str(&untorn_html(r));
+    h.push_str(&durability::html(r.commit.durability.as_ref()));
+    h.push_str(&untorn::html(r));
     h.push_str(&growth_html(r));
     h.push_str(&sweep_html(r));
-    h.push_str(&crate::report_concurrency::html(r));
+    h.push_str(&concurrency::html(r));
     h.push_str(&footer_html(r));
     h
 }
@@ -350,113 +354,6 @@ fn commit_table_html(r: &ProbeResult) -> String {
     }
     h.push_str("</table>\n");
 
-    h
-}
-
-/// Untorn page writes: the limits, the cost chart and table where they
-/// were measured (or why not), and the answers.
-fn untorn_html(r: &ProbeResult) -> String {
-    let mut h = String::new();
-    let u = &r.untorn;
-    h.push_str("<h2>Untorn page writes</h2>\n");
-    match (&u.facts, &u.error) {
-        (Some(f), _) => {
-            let _ = writeln!(
-                h,
-                "<p>Untorn-write limits (<code>statx</code>): {}.</p>",
-                esc(&f.limits.words())
-            );
-        }
-        (None, Some(e)) => {
-            let _ = writeln!(
-                h,
-                "<p>The untorn-write facts could not be read: {}.</p>",
-                esc(e)
-            );
-        }
-        (None, None) => {}
-    }
-    let measured: Vec<&fspace::probe::UntornCost> = u.cost.iter().filter(|c| c.measured).collect();
-    if let Some(c) = measured.first() {
-        let _ = writeln!(
-            h,
-            "<p><code>O_DIRECT</code> page writes made durable by <code>RWF_DSYNC</code>, into written space              ({} page-aligned offsets in a zero-filled file of {} per side), with and without <code>RWF_ATOMIC</code>,              one writer; {} alternating round{} of up to {:.2} s per side. The bar is the median; the line and dots              over it are every run.</p>",
-            c.offsets,
-            format_human(c.file_size),
-            c.ratios.len(),
-            if c.ratios.len() == 1 { "" } else { "s" },
-            c.seconds_per_run
-        );
-        let mut rows = vec![];
-        for c in &measured {
-            let group = format!(
-                "{} pages{}",
-                format_human(c.page_size),
-                c.path
-                    .map_or(String::new(), |p| format!(" ({} path)", p.name()))
-            );
-            for (label, w, class) in [("plain", &c.plain, "base"), ("RWF_ATOMIC", &c.untorn, "")] {
-                rows.push(Row {
-                    group: Some(group.clone()),
-                    label: label.into(),
-                    value: Some(w.writes_per_sec),
-                    runs: w.runs.clone(),
-                    text: format!("{} /s", commas(w.writes_per_sec)),
-                    class,
-                });
-            }
-        }
-        h.push_str(&chart(
-            "untorn-cost",
-            "Durable O_DIRECT page writes per second, plain and untorn (higher is better)",
-            "writes/s",
-            Scale::Linear,
-            &rows,
-        ));
-    }
-    h.push_str(
-        "<table><tr><th>page</th><th>path</th><th class=n>plain/s</th><th class=n>untorn/s</th>\
-         <th class=n>untorn ÷ plain</th><th class=n>rounds: range</th><th>finding</th></tr>\n",
-    );
-    for c in &u.cost {
-        let page = format_human(c.page_size);
-        match (c.measured, c.ratio, c.ratio_min, c.ratio_max) {
-            (true, Some(ratio), Some(lo), Some(hi)) => {
-                let _ = writeln!(
-                    h,
-                    "<tr><td>{page}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{ratio:.2}x</td>\
-                     <td class=n>{}: {lo:.2}–{hi:.2}x</td><td>{}</td></tr>",
-                    c.path.map_or("-", |p| p.name()),
-                    commas(c.plain.writes_per_sec),
-                    commas(c.untorn.writes_per_sec),
-                    c.ratios.len(),
-                    esc(&c.text)
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    h,
-                    "<tr><td>{page}</td><td>-</td><td class=n>-</td><td class=n>-</td><td class=n>-</td><td class=n>-</td><td>not measured: {}</td></tr>",
-                    esc(c.not_measured.as_deref().unwrap_or(&c.text))
-                );
-            }
-        }
-    }
-    h.push_str("</table>\n");
-    if !u.answers.is_empty() {
-        h.push_str("<dl class=\"recs\">\n");
-        for a in &u.answers {
-            let _ = writeln!(
-                h,
-                "<dt>{} pages, {}: <span class=\"what\">{}</span></dt><dd>{}</dd>",
-                format_human(a.page_size),
-                a.io.name(),
-                esc(&a.short()),
-                esc(&a.reason)
-            );
-        }
-        h.push_str("</dl>\n");
-    }
     h
 }
 

@@ -2,7 +2,7 @@
 //! grouped by writer count, and a table per mode with its ratio to one
 //! writer, p50, p99 and where it stopped scaling.
 
-use crate::chart::{chart, esc, Row, Scale};
+use super::chart::{chart, esc, Row, Scale};
 use crate::fmt::format_count as commas;
 use fspace::probe::{ProbeResult, SpaceState};
 use std::fmt::Write;
@@ -16,7 +16,7 @@ fn label(s: SpaceState) -> &'static str {
 }
 
 /// The section (`data-group="concurrency"`).
-pub(crate) fn html(r: &ProbeResult) -> String {
+pub(super) fn html(r: &ProbeResult) -> String {
     let c = &r.concurrency;
     let mut h = String::new();
     let mut rows = vec![];

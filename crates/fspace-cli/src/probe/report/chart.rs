@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 /// `s` escaped for HTML text and attributes.
-pub(crate) fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -22,7 +22,7 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-pub(crate) enum Scale {
+pub(super) enum Scale {
     Linear,
     Log,
 }
@@ -31,13 +31,13 @@ pub(crate) enum Scale {
 /// `runs`, when there are two or more, are drawn over the bar: a line from
 /// the slowest to the fastest and a dot per run.
 #[derive(Default)]
-pub(crate) struct Row {
-    pub(crate) group: Option<String>,
-    pub(crate) label: String,
-    pub(crate) value: Option<f64>,
-    pub(crate) runs: Vec<f64>,
-    pub(crate) text: String,
-    pub(crate) class: &'static str,
+pub(super) struct Row {
+    pub(super) group: Option<String>,
+    pub(super) label: String,
+    pub(super) value: Option<f64>,
+    pub(super) runs: Vec<f64>,
+    pub(super) text: String,
+    pub(super) class: &'static str,
 }
 
 const LABEL_W: f64 = 190.0;
@@ -133,7 +133,7 @@ impl Axis {
 
 /// A horizontal bar chart as inline SVG. `id` names the measured group
 /// (`data-group`), so a reader (or a test) can match charts to the JSON.
-pub(crate) fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> String {
+pub(super) fn chart(id: &str, title: &str, unit: &str, scale: Scale, rows: &[Row]) -> String {
     let groups = rows
         .iter()
         .enumerate()
