@@ -8,6 +8,13 @@
 //! module-relative paths, re-exports and globs followed to the file that
 //! defines what they name; see `layering/imports.rs`) has no circle. A
 //! circle fails here, naming its files and the imports that tie them.
+//!
+//! The same circle check runs over the other crates (the CLI, the C API,
+//! its preload, the Python crate), and in every crate no file imports the
+//! crate root above it (`lib.rs`, `main.rs`: a root that is facade and
+//! helpers at once); in the library no file imports a folder's `mod.rs`
+//! above it either (`pub(in path)` visibilities and unit-test modules are
+//! not imports).
 
 #[path = "layering/imports.rs"]
 mod imports;
@@ -213,13 +220,17 @@ fn the_checker_sees_uses() {
 
 /// The sources under `src/` as a tree for the import reader.
 fn source_tree() -> Tree {
-    let src = root().join("src");
+    tree_of(&root().join("src"))
+}
+
+/// The sources under `src` as a tree for the import reader.
+fn tree_of(src: &Path) -> Tree {
     let mut files = vec![];
-    sources(&src, &mut files);
+    sources(src, &mut files);
     files
         .iter()
         .map(|f| {
-            let rel = f.strip_prefix(&src).expect("under src");
+            let rel = f.strip_prefix(src).expect("under src");
             let text = std::fs::read_to_string(f).expect("read source");
             (rel.to_string_lossy().replace('\\', "/"), text)
         })
@@ -363,4 +374,90 @@ fn the_circle_check_sees_globs_facades_and_inline_modules() {
         "{}",
         report[1]
     );
+}
+
+/// Whether `to` is a module file that contains `from`: the crate root, or
+/// (with `folders`) the `mod.rs` (or `name.rs`) of a folder `from` lies in.
+fn is_above(to: &str, from: &str, folders: bool) -> bool {
+    // A unit-test module is its parent's child by Rust's rules (`use
+    // super::*` is how it sees what it tests).
+    let base = from.rsplit('/').next().unwrap_or(from);
+    if to == from || base == "tests.rs" || base.ends_with("_tests.rs") {
+        return false;
+    }
+    if to == "lib.rs" || to == "main.rs" {
+        return true;
+    }
+    if !folders {
+        return false;
+    }
+    let folder = match to.strip_suffix("/mod.rs") {
+        Some(dir) => format!("{dir}/"),
+        None => format!("{}/", to.trim_end_matches(".rs")),
+    };
+    from.starts_with(&folder)
+}
+
+/// The imports of `tree` that go from a file up to the crate root (a room
+/// importing the facade it sits under: the root is then facade and helpers
+/// at once), and with `folders` up to any module file containing it.
+fn arrows_back_up(tree: &Tree, folders: bool) -> Vec<String> {
+    Crate::read(tree)
+        .edges()
+        .into_iter()
+        .filter(|e| is_above(&e.to, &e.from, folders))
+        .map(|e| format!("  {}:{} -> {}: {}", e.from, e.line, e.to, e.path))
+        .collect()
+}
+
+/// Every crate of the workspace: no import circle, and no file importing
+/// the crate root it sits under (the CLI, the C API, its preload and the
+/// Python crate). In the library, whose folders' `mod.rs` files only
+/// declare and re-export (docs/design.md), no file imports any module file
+/// above it either; the C API's folders keep their C types in `mod.rs`
+/// (the ABI baseline names them by that path), which their files use.
+#[test]
+fn every_crate_has_no_circle_and_no_arrow_back_up() {
+    let crates = root().join("..");
+    let mut bad = vec![];
+    for name in [
+        "fspace",
+        "fspace-cli",
+        "fspace-capi",
+        "fspace-capi/preload",
+        "fspace-py",
+    ] {
+        let tree = tree_of(&crates.join(name).join("src"));
+        assert!(!tree.is_empty(), "no sources in crates/{name}/src");
+        for c in circle_report(&tree, &[]) {
+            bad.push(format!("crates/{name}: {c}"));
+        }
+        let up = arrows_back_up(&tree, name == "fspace");
+        if !up.is_empty() {
+            bad.push(format!(
+                "crates/{name}: imports back up:\n{}",
+                up.join("\n")
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_back_up_check_sees_a_room_importing_its_facade() {
+    let t = tree(&[
+        ("lib.rs", "mod a;\npub(crate) fn helper() {}\n"),
+        ("a/mod.rs", "mod b;\npub(crate) fn f() {}\n"),
+        ("a/b.rs", "use super::f;\nuse crate::helper;\n"),
+    ]);
+    let up = arrows_back_up(&t, true);
+    assert_eq!(up.len(), 2, "{up:?}");
+    assert!(
+        up[0].contains("a/b.rs") && up[0].contains("-> a/mod.rs"),
+        "{up:?}"
+    );
+    assert!(up[1].contains("-> lib.rs"), "{up:?}");
+    let up = arrows_back_up(&t, false);
+    assert_eq!(up.len(), 1, "{up:?}");
+    assert!(up[0].contains("-> lib.rs"), "{up:?}");
 }

@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The files of a source tree: path relative to the tree's root (with `/`)
-/// to its text. The crate root is `lib.rs`.
+/// to its text. The crate root is `lib.rs` (`main.rs` for a binary).
 pub type Tree = BTreeMap<String, String>;
 
 /// One import: the line of `from` where it is, and the path as written.
@@ -238,10 +238,16 @@ fn child_file(tree: &Tree, file: &str, name: &str, attr_path: Option<&str>) -> O
 }
 
 impl Crate {
-    /// Reads the modules of `tree` from `lib.rs` down.
+    /// Reads the modules of `tree` from its root (`lib.rs`, or `main.rs`
+    /// for a binary) down.
     pub fn read(tree: &Tree) -> Crate {
         let mut c = Crate::default();
-        let mut todo = vec![(vec![], "lib.rs".to_string())];
+        let root = if tree.contains_key("lib.rs") {
+            "lib.rs"
+        } else {
+            "main.rs"
+        };
+        let mut todo = vec![(vec![], root.to_string())];
         while let Some((path, file)) = todo.pop() {
             let Some(src) = tree.get(&file) else {
                 continue;
@@ -332,6 +338,19 @@ impl Crate {
                             _ => {}
                         }
                     }
+                }
+                // `pub(in crate::a::b)` names a module for visibility: not an
+                // import of it.
+                Tok::Ident(w)
+                    if w == "in"
+                        && i >= 2
+                        && toks[i - 1].0 == Tok::Punct('(')
+                        && toks[i - 2].0 == Tok::Ident("pub".into()) =>
+                {
+                    i = (i..toks.len())
+                        .find(|&k| toks[k].0 == Tok::Punct(')'))
+                        .unwrap_or(toks.len());
+                    continue;
                 }
                 Tok::Ident(w) if w == "use" && !prev_sep => {
                     let end = (i..toks.len())
