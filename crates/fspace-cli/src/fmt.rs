@@ -1,6 +1,7 @@
-//! How the CLI prints numbers. Byte counts go through the library's
-//! [`fspace::Size`] (the same units it parses); counts and durations are
-//! presentation and belong here.
+//! How the CLI prints numbers: byte counts, counts and durations through
+//! the library's [`fspace::Size`], [`fspace::Count`] and
+//! [`fspace::Seconds`], so that the CLI and the library's own sentences
+//! print them alike; and how it wraps text.
 
 /// Formats a byte count for people: `1.5 GiB`, `512 B`.
 pub(crate) fn format_human(n: u64) -> String {
@@ -8,26 +9,15 @@ pub(crate) fn format_human(n: u64) -> String {
 }
 
 /// Formats a count rounded to a whole number with thousands separators:
-/// `7,034`.
+/// `7,034` (the library's [`fspace::Count`]).
 pub(crate) fn format_count(x: f64) -> String {
-    let digits = (x.round().max(0.0) as u64).to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    fspace::Count(x).to_string()
 }
 
-/// Formats a duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`.
+/// Formats a duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`
+/// (the library's [`fspace::Seconds`]).
 pub(crate) fn format_seconds(secs: f64) -> String {
-    match secs {
-        s if s < 1e-3 => format!("{:.0} µs", s * 1e6),
-        s if s < 1.0 => format!("{:.1} ms", s * 1e3),
-        s => format!("{s:.2} s"),
-    }
+    fspace::Seconds(secs).to_string()
 }
 
 /// The head of the probe's line on fspace's log against plain appending

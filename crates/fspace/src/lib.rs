@@ -75,7 +75,7 @@ pub use sparse::{
     ReflinkMode, SparseMode, SparseStats, SparseWriter, SparseWriterOptions,
 };
 pub use strategy::{Fallback, Intent, Progress, Strategy, SyncMethod};
-pub use units::{Size, SizeError};
+pub use units::{Count, Seconds, Size, SizeError};
 pub use wal::{Lsn, Wal, WalOptions};
 
 /// Internals that fspace's own benchmark programs (`bench/`) and tests

@@ -212,29 +212,59 @@ pub fn format_human(n: u64) -> String {
     }
 }
 
-/// Formats a count rounded to a whole number with thousands separators:
-/// `7,034`.
-pub fn format_count(x: f64) -> String {
-    let s = (x.round().max(0.0) as u64).to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
+/// A count for people: rounded to a whole number, with thousands
+/// separators (`7,034`). The one formatting of counts the library's
+/// reports and the CLI print (as [`Size`] is of bytes).
+///
+/// ```
+/// assert_eq!(fspace::Count(7034.4).to_string(), "7,034");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Count(pub f64);
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = (self.0.round().max(0.0) as u64).to_string();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
+                f.write_str(",")?;
+            }
+            write!(f, "{c}")?;
         }
-        out.push(c);
+        Ok(())
     }
-    out
 }
 
-/// Formats a duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`.
-pub fn format_seconds(secs: f64) -> String {
-    if secs < 1e-3 {
-        format!("{:.0} µs", secs * 1e6)
-    } else if secs < 1.0 {
-        format!("{:.1} ms", secs * 1e3)
-    } else {
-        format!("{secs:.2} s")
+/// A duration in seconds for people: `725 µs`, `1.4 ms`, `2.50 s`. The one
+/// formatting of durations the library's reports and the CLI print.
+///
+/// ```
+/// assert_eq!(fspace::Seconds(0.0014).to_string(), "1.4 ms");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Seconds(pub f64);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.0;
+        if secs < 1e-3 {
+            write!(f, "{:.0} µs", secs * 1e6)
+        } else if secs < 1.0 {
+            write!(f, "{:.1} ms", secs * 1e3)
+        } else {
+            write!(f, "{secs:.2} s")
+        }
     }
+}
+
+/// [`Count`] as a `String`.
+pub fn format_count(x: f64) -> String {
+    Count(x).to_string()
+}
+
+/// [`Seconds`] as a `String`.
+pub fn format_seconds(secs: f64) -> String {
+    Seconds(secs).to_string()
 }
 
 /// Returns the errno's words at the end of an error message
