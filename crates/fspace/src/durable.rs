@@ -228,6 +228,37 @@ impl Drop for TempFile {
     }
 }
 
+/// Replaces (or creates) the file at `path` with `contents`, atomically and
+/// durably: written under a temporary name in the same directory
+/// (`.NAME.fspace-tmp-...`, removed on error, and by a later call when the
+/// process that made it died), fsynced, renamed over `path`, the directory
+/// fsynced. A reader sees the old file or the new one, whole, at any
+/// moment; after a power cut the same holds (a cut before the directory
+/// fsync may bring the old one back). `mode` is a new file's mode before
+/// the umask (`0o644`). On an error `path` is as it was, unless the error
+/// is the directory's fsync: the new file is then in place, and the error
+/// says its name may not survive a crash.
+///
+/// For files other programs read while they change: a Prometheus textfile,
+/// a configuration fragment, a saved policy.
+///
+/// ```no_run
+/// fspace::replace_file("/var/lib/node_exporter/fspace.prom", b"fspace_up 1\n", 0o644)?;
+/// # Ok::<(), fspace::Error>(())
+/// ```
+pub fn replace_file(path: impl AsRef<Path>, contents: &[u8], mode: u32) -> Result<()> {
+    let path = path.as_ref();
+    let mut tmp = TempFile::create("replace", path, mode)?;
+    sys::pwrite_all(&tmp.fd, contents, 0)
+        .map_err(|(e, at)| Error::io("write", &tmp.tmp, Some(at..contents.len() as u64), e))?;
+    tmp.publish(Steps {
+        replace: true,
+        fsync_after: false,
+        ..Steps::DURABLE
+    })?;
+    Ok(())
+}
+
 /// Returns the directory holding `path` (`.` for a bare name).
 pub fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {

@@ -56,6 +56,7 @@ pub mod untorn;
 pub mod wal;
 mod zeros;
 
+pub use durable::replace_file;
 pub use error::{errno_of, Error, ErrorKind, Result};
 pub use extents::{
     map_file, space_use, Extent, ExtentMap, ExtentState, MapMethod, MapOptions, SpaceUse, Summary,

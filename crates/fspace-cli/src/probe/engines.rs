@@ -210,13 +210,15 @@ pub(super) fn check_dir(dir: &Path) -> fspace::Result<()> {
     }
 }
 
-/// Writes each engine's fragment into `dir`; returns the files written.
+/// Writes each engine's fragment into `dir`, each replacing any earlier
+/// one whole (a server that reads its configuration meanwhile, or after a
+/// power cut, finds the old fragment or the new one: [`fspace::replace_file`]);
+/// returns the files written.
 pub(super) fn write(dir: &Path, r: &ProbeResult) -> fspace::Result<Vec<PathBuf>> {
     let mut written = vec![];
     for a in &r.engines {
         let p = dir.join(file_name(a.engine));
-        std::fs::write(&p, a.fragment())
-            .map_err(|e| fspace::Error::from_io("write", &p, None, e))?;
+        fspace::replace_file(&p, a.fragment().as_bytes(), 0o644)?;
         written.push(p);
     }
     Ok(written)

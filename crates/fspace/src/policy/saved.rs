@@ -9,11 +9,11 @@
 
 use super::plan::Plan;
 use super::rules;
-use crate::durable::{self, Steps, TempFile};
+use crate::durable;
 use crate::error::{Error, Result};
 use crate::fs_info::FsInfo;
 use crate::strategy::{Intent, Strategy, SyncMethod};
-use crate::sys::{self, Errno};
+use crate::sys::Errno;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -522,14 +522,7 @@ impl SavedResults {
         let text = serde_json::to_string_pretty(policy)
             .map_err(|e| Error::refused_errno("save probe", &path, Errno::INVAL, e.to_string()))?
             + "\n";
-        let mut tmp = TempFile::create("save probe", &path, 0o666)?;
-        sys::pwrite_all(&tmp.fd, text.as_bytes(), 0)
-            .map_err(|(e, at)| Error::io("write", &tmp.tmp, Some(at..text.len() as u64), e))?;
-        tmp.publish(Steps {
-            replace: true,
-            fsync_after: false,
-            ..Steps::DURABLE
-        })?;
+        durable::replace_file(&path, text.as_bytes(), 0o666)?;
         Ok(path)
     }
 }
