@@ -387,7 +387,7 @@ fn wal_lines(name: &str, x: &CommitResult, w: &fspace::bench::WalFigures) -> Str
             "segments prepared during the run: {} created{}, {} recycled",
             w.prepared_created,
             w.prepare_strategy
-                .as_deref()
+                .as_ref()
                 .map(|s| format!(" ({s})"))
                 .unwrap_or_default(),
             w.prepared_recycled

@@ -172,12 +172,7 @@ fn from_wal(dir: &Path, n: &str) -> (String, bool, bool) {
     let all = segments.iter().all(|p| has_nocow(p));
     let none = !segments.iter().any(|p| has_nocow(p));
     assert!(all || none, "some segments NOCOW, some not: {segments:?}");
-    let strategy = what
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    (strategy, stats.io.nocow, all)
+    (what.strategy.name().to_string(), stats.io.nocow, all)
 }
 
 /// A saved strategy that differs from `built_in` and works everywhere.

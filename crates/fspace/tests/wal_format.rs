@@ -255,8 +255,8 @@ common::per_fs! {
         wal.wait_prepared().unwrap();
         let st = wal.stats();
         assert!(st.padding_bytes > 0, "{st:?}");
-        let how = st.last_prepare.clone().unwrap_or_default();
-        assert!(how.starts_with("sparse"), "{how}");
+        let how = st.last_prepare.clone().expect("a segment was prepared");
+        assert_eq!(how.strategy, fspace::Strategy::Sparse, "{how}");
         let why = st.last_prepare_reason.clone().unwrap_or_default();
         assert!(why.contains("NOCOW attribute was refused"), "{why}");
         for s in wal.segments() {

@@ -237,8 +237,8 @@ pub struct WalFigures {
     pub prepared_created: u64,
     /// Segments recycled during the run.
     pub prepared_recycled: u64,
-    /// How the preparer grew new segments.
-    pub prepare_strategy: Option<String>,
+    /// How the preparer grew new segments (the last one it created).
+    pub prepare_strategy: Option<crate::wal::SegmentGrowth>,
     /// Why the policy prepares the log's segments that way here.
     #[serde(default)]
     pub prepare_reason: Option<String>,

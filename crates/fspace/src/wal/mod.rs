@@ -75,7 +75,7 @@ pub use options::{
 pub use reader::{Record, WalReader};
 pub use recovery_report::{RecoveryReport, TailReport};
 pub use types::{
-    max_record, DirectIoChoice, GroupStats, IoFallback, IoRefusal, Lsn, ReleaseReport, SegmentInfo,
-    SyncChoice, WalIo, WalStats,
+    max_record, DirectIoChoice, GroupStats, IoFallback, IoRefusal, Lsn, ReleaseReport,
+    SegmentGrowth, SegmentInfo, SyncChoice, WalIo, WalStats,
 };
 pub use view::{WalFollower, WalView};

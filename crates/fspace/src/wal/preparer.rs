@@ -12,6 +12,7 @@ use super::format::segment_name;
 use super::options::{WalOptions, PREPARE_STEP};
 use super::site::Site;
 use super::storage::{durable_rename, Grown, OpenMode, Storage};
+use super::types::SegmentGrowth;
 use super::writer::{Prepared, Shared};
 use crate::durable::TEMP_MARKER;
 use crate::error::{Error, Result};
@@ -163,7 +164,7 @@ pub(super) fn recycle_into(
 /// `last_prepare` and `last_prepare_reason`.
 #[derive(Default)]
 pub(super) struct Grew {
-    how: Option<String>,
+    how: Option<SegmentGrowth>,
     why: Option<String>,
 }
 
@@ -229,7 +230,7 @@ pub(super) fn create_segment(
         while len < opts.segment_size {
             let target = (len + PREPARE_STEP).min(opts.segment_size);
             let t0 = Instant::now();
-            grew.how = Some(describe(&fd.grow(&path, &tmp, target, &gopts)?));
+            grew.how = Some(growth(&fd.grow(&path, &tmp, target, &gopts)?));
             len = target;
             if len < opts.segment_size {
                 pause(t0.elapsed(), opts.prepare_duty_cycle, stop, urgent);
@@ -260,14 +261,13 @@ pub(super) fn create_segment(
     }
 }
 
-/// The strategy that grew a segment, with the fallbacks tried before it,
-/// as [`WalStats::last_prepare`](super::types::WalStats::last_prepare) says it.
-fn describe(g: &Grown) -> String {
-    let mut what = g.strategy.name().to_string();
-    for f in &g.fallbacks {
-        what.push_str(&format!(" (after {}: {})", f.strategy, f.error));
+/// The strategy that grew a segment, with the fallbacks tried before it:
+/// [`WalStats::last_prepare`](super::types::WalStats::last_prepare).
+fn growth(g: &Grown) -> SegmentGrowth {
+    SegmentGrowth {
+        strategy: g.strategy,
+        fallbacks: g.fallbacks.clone(),
     }
-    what
 }
 
 /// Sleeps so that work that took `worked` uses `duty` of the time; wakes

@@ -4,7 +4,7 @@
 
 use super::format::{MAX_PAYLOAD, RECORD_ALIGN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
 use super::options::DIRECT_IO_ON_LOCAL_FS;
-use crate::strategy::SyncMethod;
+use crate::strategy::{Fallback, Strategy, SyncMethod};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,6 +38,28 @@ pub struct SegmentInfo {
     pub format: u32,
 }
 
+/// How the preparer grew a segment it created: the strategy that did it,
+/// and the ones tried before it with why each was abandoned. `Display`
+/// says it in words (`zero-fill (after write-zeroes: ...)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SegmentGrowth {
+    /// The strategy that grew the segment.
+    pub strategy: Strategy,
+    /// The strategies tried before it, in order.
+    pub fallbacks: Vec<Fallback>,
+}
+
+impl fmt::Display for SegmentGrowth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.strategy.name())?;
+        for b in &self.fallbacks {
+            write!(f, " (after {}: {})", b.strategy, b.error)?;
+        }
+        Ok(())
+    }
+}
+
 /// Counters of what a [`Wal`](crate::wal::Wal) has done since it was
 /// opened, and how its records go out ([`WalStats::io`]).
 #[derive(Debug, Clone, Serialize)]
@@ -69,8 +91,9 @@ pub struct WalStats {
     pub released_to_pool: u64,
     /// Released segments deleted (pool full).
     pub released_deleted: u64,
-    /// Strategy used for the last segment created, with its fallbacks.
-    pub last_prepare: Option<String>,
+    /// How the last segment created was grown: the strategy, with the
+    /// fallbacks tried before it.
+    pub last_prepare: Option<SegmentGrowth>,
     /// Why the policy prepares segments that way here (its reason).
     pub last_prepare_reason: Option<String>,
     /// Last preparation failure, if any.

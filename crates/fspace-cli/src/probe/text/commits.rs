@@ -84,7 +84,9 @@ pub(super) fn commits_text(r: &ProbeResult) -> String {
             if w.switches == 1 { "" } else { "es" },
             w.switch_waits,
             if w.switch_waits == 1 { "" } else { "s" },
-            w.prepare_strategy.as_deref().unwrap_or("none during the run")
+            w.prepare_strategy
+                .as_ref()
+                .map_or_else(|| "none during the run".to_string(), ToString::to_string)
         );
         indented(&mut o, &text);
     }
