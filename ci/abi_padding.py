@@ -9,13 +9,20 @@ library could not see that a newer program set it; and padding bytes of an
 output would carry whatever the library's memory held. Padding is spelled
 out as `reserved` fields instead, which stay zero.
 
-Reads an abidw XML file (ci/abi.sh writes one of the library it checks).
-Usage: ci/abi_padding.py FILE.abi"""
+Reads an abidw XML file (ci/abi.sh writes one of the library it checks)
+and checks the structs the C header defines (`typedef struct NAME {`), not
+the opaque handles, whose insides are Rust's and private.
+Usage: ci/abi_padding.py FILE.abi HEADER.h"""
+import re
 import sys
 import xml.etree.ElementTree as ET
 
 
-def main(path):
+def main(path, header):
+    public = set(re.findall(r"^typedef struct (\w+) \{", open(header).read(), re.M))
+    if not public:
+        print(f"abi: no struct defined in {header}", file=sys.stderr)
+        return 1
     root = ET.parse(path).getroot()
     sizes, targets, structs = {}, {}, []
     for el in root.iter():
@@ -30,7 +37,7 @@ def main(path):
             under = el.find("underlying-type")
             if under is not None:
                 targets[tid] = under.get("type-id")
-        if el.tag == "class-decl" and (el.get("name") or "").startswith("fspace_") \
+        if el.tag == "class-decl" and el.get("name") in public \
                 and el.get("is-declaration-only") != "yes":
             structs.append(el)
 
@@ -62,6 +69,9 @@ def main(path):
             at = off + size
         if at != total and s.findall("data-member"):
             bad.append(f"{name}: {(total - at) // 8} bytes of padding at its end (sizeof {total // 8})")
+    missing = public - checked
+    if missing:
+        bad.append(f"structs of the header not in the library's description: {sorted(missing)}")
     if bad:
         print("abi: structs with padding (spell it out as a reserved field):", file=sys.stderr)
         for b in bad:
@@ -72,4 +82,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2]))

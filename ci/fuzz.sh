@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 # --debug: it builds in half the time and only drives the build.
-command -v cargo-fuzz >/dev/null || cargo install --locked --quiet --debug cargo-fuzz
+command -v cargo-fuzz >/dev/null || cargo install --locked --quiet --debug cargo-fuzz --version 0.13.2
 targets=$(sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -v '^fspace-fuzz$')
 log=$(mktemp)
 (cd fuzz && cargo +nightly fuzz build > "$log" 2>&1) || { cat "$log" >&2; echo "fuzz: build failed" >&2; exit 1; }

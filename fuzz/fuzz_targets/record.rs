@@ -33,8 +33,15 @@ fn decode_checked(b: &[u8], room: usize, expect: u64, version: u32) {
             assert_eq!(lsn, expect);
             assert!(span <= room && span >= RECORD_HEADER_LEN + payload.len());
             assert!(RECORD_HEADER_LEN + payload.len() <= b.len());
+            // The payload is the bytes after the header, as long as the
+            // length word says.
+            let word = le32(&b[0..4]) as usize;
+            assert_eq!(payload, &b[RECORD_HEADER_LEN..RECORD_HEADER_LEN + word]);
         }
-        Decoded::Padding { span } => assert!(span <= room && span >= RECORD_HEADER_LEN),
+        Decoded::Padding { span } => {
+            assert!(span <= room && span >= RECORD_HEADER_LEN);
+            assert_ne!(version, FORMAT_V1, "format 1 has no padding records");
+        }
         Decoded::NeedMore(n) => assert!(n > b.len() && n <= room, "{n} {} {room}", b.len()),
         Decoded::End(_) => {}
     }

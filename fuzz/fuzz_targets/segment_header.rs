@@ -3,12 +3,20 @@
 //! A header that decodes must encode back to the same 64 bytes.
 #![no_main]
 
-use fspace::internals::{SegmentHeader, SEGMENT_HEADER_LEN};
+use fspace::internals::{SegmentHeader, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN};
 use libfuzzer_sys::fuzz_target;
 
 fn check(bytes: &[u8]) {
     if let Ok(h) = SegmentHeader::decode(bytes) {
         assert_eq!(&h.encode()[..], &bytes[..SEGMENT_HEADER_LEN], "{h:?}");
+        // What recovery's `+ 1` arithmetic and reads rely on.
+        const MAX_NUMBER: u64 = 1 << 62;
+        assert!((1..=MAX_NUMBER).contains(&h.first_lsn), "{h:?}");
+        assert!(h.seq <= MAX_NUMBER, "{h:?}");
+        assert!(
+            h.size >= (SEGMENT_HEADER_LEN + RECORD_HEADER_LEN) as u64,
+            "{h:?}"
+        );
     }
 }
 
@@ -22,6 +30,8 @@ fuzz_target!(|data: &[u8]| {
         b[0..8].copy_from_slice(b"FSPACWAL");
         let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) % 3;
         b[8..12].copy_from_slice(&version.to_le_bytes());
+        // The header's own length, right, so that the field checks run.
+        b[12..16].copy_from_slice(&(SEGMENT_HEADER_LEN as u32).to_le_bytes());
         let crc = fspace::internals::crc32c_append(0, &b[0..60]);
         b[60..64].copy_from_slice(&crc.to_le_bytes());
         check(&b);

@@ -158,11 +158,9 @@ pub(crate) unsafe fn read<T: Options>(func: &str, p: *const T) -> CResult<Option
         std::ptr::copy_nonoverlapping((&raw const d).cast::<u8>(), raw.as_mut_ptr().cast(), ours);
         std::ptr::copy_nonoverlapping(p.cast::<u8>(), raw.as_mut_ptr().cast(), size.min(ours));
     }
-    // SAFETY: every byte of `raw` was written above.
-    let raw = unsafe { raw.assume_init() };
-    // SAFETY: `raw` is a plain `repr(C)` value of `ours` bytes with no
-    // padding (ci/abi_padding.py checks every public struct).
-    let bytes = unsafe { std::slice::from_raw_parts((&raw const raw).cast::<u8>(), ours) };
+    // SAFETY: all `ours` bytes of `raw` were written by the untyped copies
+    // above (padding or not), so they may be read as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<u8>(), ours) };
     for &(at, len) in T::RESERVED {
         if bytes[at..at + len].iter().any(|b| *b != 0) {
             return Err(Failure::invalid(
@@ -175,6 +173,9 @@ pub(crate) unsafe fn read<T: Options>(func: &str, p: *const T) -> CResult<Option
             ));
         }
     }
+    // SAFETY: every byte is written (above) and any bytes are a valid `Raw`
+    // (integers only, the trait's promise).
+    let raw = unsafe { raw.assume_init() };
     Ok(Some(raw))
 }
 

@@ -83,8 +83,12 @@ unsafe impl abi::Options for fspace_grow_options {
     type Raw = GrowOptionsRaw;
     const FIRST: usize = 24;
     const INIT: &'static str = "fspace_grow_options_init";
-    const RESERVED: &'static [(usize, usize)] =
-        &[(std::mem::offset_of!(fspace_grow_options, reserved), 3)];
+    // From the layout, not typed in: the bytes from `reserved` to the
+    // next field (or the struct's end).
+    const RESERVED: &'static [(usize, usize)] = &[(
+        std::mem::offset_of!(fspace_grow_options, reserved),
+        std::mem::offset_of!(fspace_grow_options, untorn_unit) - std::mem::offset_of!(fspace_grow_options, reserved),
+    )];
     fn defaults() -> Self {
         let d = GrowOptions::default();
         fspace_grow_options {
@@ -141,6 +145,8 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_grow_options, use_saved)
         && std::mem::offset_of!(GrowOptionsRaw, untorn_unit)
             == std::mem::offset_of!(fspace_grow_options, untorn_unit)
+        && std::mem::offset_of!(GrowOptionsRaw, reserved)
+            == std::mem::offset_of!(fspace_grow_options, reserved)
         && size_of::<fspace_grow_options>() == <fspace_grow_options as abi::Options>::FIRST
 );
 

@@ -99,8 +99,12 @@ unsafe impl abi::Options for fspace_copy_options {
     type Raw = CopyOptionsRaw;
     const FIRST: usize = 16;
     const INIT: &'static str = "fspace_copy_options_init";
-    const RESERVED: &'static [(usize, usize)] =
-        &[(std::mem::offset_of!(fspace_copy_options, reserved), 1)];
+    // From the layout, not typed in: the bytes from `reserved` to the
+    // next field (or the struct's end).
+    const RESERVED: &'static [(usize, usize)] = &[(
+        std::mem::offset_of!(fspace_copy_options, reserved),
+        size_of::<fspace_copy_options>() - std::mem::offset_of!(fspace_copy_options, reserved),
+    )];
     fn defaults() -> Self {
         let d = CopyOptions::default();
         fspace_copy_options {
@@ -145,6 +149,8 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_copy_options, preserve)
         && std::mem::offset_of!(CopyOptionsRaw, sync)
             == std::mem::offset_of!(fspace_copy_options, sync)
+        && std::mem::offset_of!(CopyOptionsRaw, reserved)
+            == std::mem::offset_of!(fspace_copy_options, reserved)
         && size_of::<fspace_copy_options>() == <fspace_copy_options as abi::Options>::FIRST
 );
 

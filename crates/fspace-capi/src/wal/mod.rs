@@ -97,8 +97,12 @@ unsafe impl abi::Options for fspace_wal_options {
     type Raw = WalOptionsRaw;
     const FIRST: usize = 32;
     const INIT: &'static str = "fspace_wal_options_init";
-    const RESERVED: &'static [(usize, usize)] =
-        &[(std::mem::offset_of!(fspace_wal_options, reserved), 2)];
+    // From the layout, not typed in: the bytes from `reserved` to the
+    // next field (or the struct's end).
+    const RESERVED: &'static [(usize, usize)] = &[(
+        std::mem::offset_of!(fspace_wal_options, reserved),
+        size_of::<fspace_wal_options>() - std::mem::offset_of!(fspace_wal_options, reserved),
+    )];
     fn defaults() -> Self {
         let d = WalOptions::default();
         fspace_wal_options {
@@ -151,6 +155,8 @@ const _: () = assert!(
             == std::mem::offset_of!(fspace_wal_options, use_saved)
         && std::mem::offset_of!(WalOptionsRaw, sync_method)
             == std::mem::offset_of!(fspace_wal_options, sync_method)
+        && std::mem::offset_of!(WalOptionsRaw, reserved)
+            == std::mem::offset_of!(fspace_wal_options, reserved)
         && size_of::<fspace_wal_options>() == <fspace_wal_options as abi::Options>::FIRST
 );
 
