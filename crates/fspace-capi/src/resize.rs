@@ -87,7 +87,8 @@ unsafe impl abi::Options for fspace_grow_options {
     // next field (or the struct's end).
     const RESERVED: &'static [(usize, usize)] = &[(
         std::mem::offset_of!(fspace_grow_options, reserved),
-        std::mem::offset_of!(fspace_grow_options, untorn_unit) - std::mem::offset_of!(fspace_grow_options, reserved),
+        std::mem::offset_of!(fspace_grow_options, untorn_unit)
+            - std::mem::offset_of!(fspace_grow_options, reserved),
     )];
     fn defaults() -> Self {
         let d = GrowOptions::default();
