@@ -160,12 +160,29 @@ fn fspace(args: &[&str], dir: &Path, state: &Path) -> Output {
         .expect("run fspace probe")
 }
 
-/// The temporary files a writer of `name` could have left in `dir`.
+/// The temporary files a writer of `name` could have left in `dir`
+/// (`fspace::replace_file`'s `.NAME.fspace-tmp-...`, and the older
+/// `.NAME.tmp-PID`).
 fn temporaries(dir: &Path, name: &str) -> Vec<String> {
     listing(dir)
         .into_iter()
-        .filter(|n| n.starts_with(&format!(".{name}.tmp")))
+        .filter(|n| {
+            n.starts_with(&format!(".{name}."))
+                && (n.contains(fspace::TEMP_MARKER) || n.starts_with(&format!(".{name}.tmp")))
+        })
         .collect()
+}
+
+#[test]
+fn the_temporary_filter_sees_the_writers_names() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join(format!(".x.prom{}1", fspace::TEMP_MARKER)),
+        "",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("x.prom"), "").unwrap();
+    assert_eq!(temporaries(d.path(), "x.prom").len(), 1);
 }
 
 common::per_fs! {
