@@ -3,7 +3,7 @@
 # the dependency graph (deny.toml) and every fuzz target for a fixed time
 # (ci/fuzz.sh). Apart from ci/test.sh so that the suite's time stays its
 # own; both install what they need from crates.io when it is missing
-# (cargo-deny, cargo-fuzz; debug builds, about 3 minutes once).
+# (cargo-deny, cargo-fuzz; debug builds, about a minute once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
