@@ -3,6 +3,8 @@
 
 use super::super::schema::{GrowthResult, StateResult};
 use crate::bench::SpaceState;
+use crate::policy::Recommendation;
+use crate::strategy::Intent;
 use crate::strategy::Strategy;
 use crate::units::format_count as commas;
 
@@ -33,4 +35,30 @@ pub(super) fn grown(growth: &[GrowthResult], s: Strategy) -> Option<&GrowthResul
     growth
         .iter()
         .find(|g| g.strategy == s && g.unsupported.is_none() && g.bytes > 0)
+}
+
+/// A recommendation nothing measured: `strategy` for `intent`, with the
+/// summary and the reason in words, no figure.
+pub(super) fn not_measured(
+    intent: Intent,
+    strategy: Strategy,
+    summary: String,
+    reason: String,
+) -> Recommendation {
+    Recommendation {
+        intent,
+        strategy,
+        recycle: None,
+        summary,
+        reason,
+        figure: 0.0,
+        baseline: None,
+        baseline_label: None,
+        measured: false,
+        too_noisy: false,
+        sync_method: None,
+        sync_reason: None,
+        sync_too_noisy: false,
+        log_vs_append: None,
+    }
 }

@@ -6,7 +6,7 @@
 use super::super::schema::{GrowthResult, StateResult};
 use super::super::stats::{range, ALPHA};
 use super::super::verdict::{verdict_of, Verdict, TIE_MARGIN};
-use super::figures::{grown, rate, ratio};
+use super::figures::{grown, not_measured, rate, ratio};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{is_remote, BULK_PREFERENCE, REMOTE_EXCLUDES_FALLOCATE};
@@ -93,25 +93,15 @@ pub(super) fn bulk(
 fn bulk_not_measured(info: &FsInfo) -> Recommendation {
     let plan = crate::policy::built_in(info, Intent::Bulk);
     let strategy = plan.ladder.first().copied().unwrap_or(Strategy::ZeroFill);
-    Recommendation {
-        intent: Intent::Bulk,
+    not_measured(
+        Intent::Bulk,
         strategy,
-        recycle: None,
-        summary: format!("{strategy} (not measured)"),
-        reason: format!(
+        format!("{strategy} (not measured)"),
+        format!(
             "no growth could be measured; the built-in policy's choice: {}",
             plan.reason
         ),
-        figure: 0.0,
-        baseline: None,
-        baseline_label: None,
-        measured: false,
-        too_noisy: false,
-        sync_method: None,
-        sync_reason: None,
-        sync_too_noisy: false,
-        log_vs_append: None,
-    }
+    )
 }
 
 /// A challenger of the standing choice with its rank test's p-value.
@@ -284,22 +274,12 @@ fn bulk_why(info: &FsInfo, growth: &[GrowthResult], g: &GrowthResult) -> String 
 pub(super) fn sparse(info: &FsInfo, growth: &[GrowthResult]) -> Recommendation {
     let caps = info.caps();
     let Some(g) = grown(growth, Strategy::Sparse) else {
-        return Recommendation {
-            intent: Intent::Sparse,
-            strategy: Strategy::Sparse,
-            recycle: None,
-            summary: "sparse (not measured)".into(),
-            reason: "ftruncate could not be measured here".into(),
-            figure: 0.0,
-            baseline: None,
-            baseline_label: None,
-            measured: false,
-            too_noisy: false,
-            sync_method: None,
-            sync_reason: None,
-            sync_too_noisy: false,
-            log_vs_append: None,
-        };
+        return not_measured(
+            Intent::Sparse,
+            Strategy::Sparse,
+            "sparse (not measured)".into(),
+            "ftruncate could not be measured here".into(),
+        );
     };
     let mut reason = format!(
         "{} in {}, {} allocated",

@@ -5,7 +5,7 @@
 
 use super::super::schema::StateResult;
 use super::super::verdict::{spread, verdict, verdict_words, Verdict, TIE_MARGIN};
-use super::figures::{rate, ratio};
+use super::figures::{not_measured, rate, ratio};
 use crate::bench::SpaceState;
 use crate::fs_info::FsInfo;
 use crate::policy::rules::{log_candidates, log_excluded};
@@ -166,24 +166,18 @@ fn log_not_measured(info: &FsInfo, append: Option<f64>) -> Recommendation {
     let plan = crate::policy::built_in(info, Intent::Log);
     let strategy = plan.first();
     Recommendation {
-        intent: Intent::Log,
-        strategy,
-        recycle: None,
-        summary: format!("{strategy} segments (not measured)"),
-        reason: format!(
-            "no preparation could be measured on {}; the built-in policy's choice: {}",
-            info.display_name(),
-            plan.reason
-        ),
-        figure: 0.0,
         baseline: append,
         baseline_label: Some("appending".into()),
-        measured: false,
-        too_noisy: false,
-        sync_method: None,
-        sync_reason: None,
-        sync_too_noisy: false,
-        log_vs_append: None,
+        ..not_measured(
+            Intent::Log,
+            strategy,
+            format!("{strategy} segments (not measured)"),
+            format!(
+                "no preparation could be measured on {}; the built-in policy's choice: {}",
+                info.display_name(),
+                plan.reason
+            ),
+        )
     }
 }
 
