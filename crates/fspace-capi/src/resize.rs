@@ -218,10 +218,16 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
     let ready = report.untorn.as_ref();
     Ok(Box::into_raw(Box::new(fspace_grow_report {
         reason: c_string(report.reason.clone()),
-        untorn_hint_note: c_string(ready.and_then(|r| r.hint_note.clone()).unwrap_or_default()),
+        untorn_hint_note: c_string(
+            ready
+                .and_then(|r| r.hint_note.as_ref())
+                .map(|n| n.text.clone())
+                .unwrap_or_default(),
+        ),
         untorn_layout_error: c_string(
             ready
-                .and_then(|r| r.layout.as_ref().err().cloned())
+                .and_then(|r| r.layout.as_ref().err())
+                .map(|e| e.text.clone())
                 .unwrap_or_default(),
         ),
         report,

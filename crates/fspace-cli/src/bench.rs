@@ -50,8 +50,8 @@ pub(crate) fn run(a: CommitArgs) -> fspace::Result<()> {
     } else {
         a.mode.into_iter().flatten().collect()
     };
-    if let Err(msg) = check_suite(&modes, &o) {
-        crate::usage::usage_error(clap::error::ErrorKind::ValueValidation, msg);
+    if let Err(e) = check_suite(&modes, &o) {
+        crate::usage::usage_error(clap::error::ErrorKind::ValueValidation, e.message);
     }
     let cancel = cancel_on_signals();
     let spinner = Progress::spinner();
@@ -272,7 +272,7 @@ fn rows(r: &SuiteReport, dir: &Path) -> String {
                 &mut o,
                 &format!("{:<w$}{} ", name(x), wr(Some(x))),
                 w + 1,
-                &format!("unsupported here: {}", in_dir(why, r, dir)),
+                &format!("unsupported here: {}", in_dir(&why.text, r, dir)),
             );
             continue;
         }

@@ -387,7 +387,7 @@ pub(crate) struct ProbeArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print JSON (schema fspace-probe/3, docs/probe-json.md).
+    /// Print JSON (schema fspace-probe/4, docs/probe-json.md).
     #[arg(long)]
     pub json: bool,
     /// Also advise an engine's settings, measured its way: postgresql,

@@ -107,7 +107,7 @@ fn text(r: &GrowReport) -> String {
     out!(o, "synced:        {}", yes_no(r.synced));
     if let Some(u) = &r.untorn {
         let hint = match (u.extent_size_hint, &u.hint_note) {
-            (_, Some(note)) => note.clone(),
+            (_, Some(note)) => note.text.clone(),
             (Some(0), None) => "none (set on XFS only)".into(),
             (Some(h), None) => format_human(u64::from(h)),
             (None, None) => "not supported here".into(),

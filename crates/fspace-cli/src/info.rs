@@ -123,7 +123,7 @@ fn facts(info: &FsInfo) -> String {
                 device_lines(&mut o, d, 0, "");
             }
         }
-        Err(why) => labelled(&mut o, "device:        ", why),
+        Err(why) => labelled(&mut o, "device:        ", &why.text),
     }
     out!(
         o,
@@ -240,7 +240,11 @@ pub(crate) fn device_lines(o: &mut String, d: &fspace::BlockDevice, depth: usize
         );
     }
     if let Some(why) = &d.lower_note {
-        labelled(o, &format!("{indent}{:<15}{pad}  under it: ", ""), why);
+        labelled(
+            o,
+            &format!("{indent}{:<15}{pad}  under it: ", ""),
+            &why.text,
+        );
     }
     for l in &d.lower {
         device_lines(o, l, depth + 1, indent);
@@ -433,7 +437,7 @@ fn facts_lines(o: &mut String, f: &fspace::untorn::UntornFacts) {
     };
     labelled(o, "  tried direct  ", &tried(true));
     labelled(o, "  tried cached  ", &tried(false));
-    if let Some(e) = f.tried.iter().find_map(|t| t.error.as_deref()) {
+    if let Some(e) = f.tried.iter().find_map(|t| t.error.as_ref()) {
         labelled(o, "                ", &format!("(refused: {e})"));
     }
 }

@@ -82,7 +82,7 @@ fn map_json(
                 path: &'a Path,
                 method: fspace::MapMethod,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                note: Option<&'a str>,
+                note: Option<&'a fspace::Note>,
                 summary: &'a fspace::Summary,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 untorn: Option<&'a fspace::untorn::LayoutCheck>,
@@ -90,7 +90,7 @@ fn map_json(
             return print_json(&Summary {
                 path: file,
                 method: m.method,
-                note: m.note,
+                note: m.note.as_ref(),
                 summary: &m.summary,
                 untorn,
             });
@@ -165,8 +165,8 @@ fn text(m: &fspace::ExtentMap, summary_only: bool) -> String {
             "seek"
         }
     );
-    if let Some(n) = m.note {
-        crate::fmt::labelled(&mut o, "note:       ", n);
+    if let Some(n) = &m.note {
+        crate::fmt::labelled(&mut o, "note:       ", &n.text);
     }
     o
 }

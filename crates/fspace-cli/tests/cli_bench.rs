@@ -150,11 +150,14 @@ common::per_fs! {
             // btrfs's alignment is its 4 KiB sector; tmpfs and FUSE may
             // refuse O_DIRECT altogether.
             assert!(!fs.is(&["ext4", "xfs"]), "{}: {r}", fs.name);
-            assert!(r["unsupported"].as_str().unwrap().contains("O_DIRECT"), "{}: {r}", fs.name);
+            assert!(r["unsupported"]["text"].as_str().unwrap().contains("O_DIRECT"), "{}: {r}", fs.name);
         }
         let r = run("1000");
         if !fs.is(&["tmpfs", "sshfs"]) {
-            let why = r["unsupported"].as_str().unwrap_or_default();
+            // A rule of the run, not a failed call: its kind, no errno.
+            assert_eq!(r["unsupported"]["kind"], "invalid-input", "{}: {r}", fs.name);
+            assert!(r["unsupported"]["errno"].is_null(), "{}: {r}", fs.name);
+            let why = r["unsupported"]["text"].as_str().unwrap_or_default();
             assert!(why.contains("multiples of") && why.contains("1000 bytes"), "{}: {r}", fs.name);
         }
     }

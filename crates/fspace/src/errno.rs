@@ -104,6 +104,9 @@ pub enum ErrorKind {
     Corrupt,
     /// The device failed (EIO, and anything else).
     Io,
+    /// Never an [`Error`](crate::Error)'s: a [`Reason`](crate::Reason)
+    /// for a fact that was not measured (only the cache was consulted).
+    NotMeasured,
 }
 
 impl ErrorKind {
@@ -148,6 +151,7 @@ impl ErrorKind {
             ErrorKind::Poisoned => "poisoned",
             ErrorKind::Corrupt => "corrupt",
             ErrorKind::Io => "io",
+            ErrorKind::NotMeasured => "not-measured",
         }
     }
 }

@@ -351,11 +351,10 @@ mod tests {
             e.to_string(),
             "fallocate(f, 4KiB..8KiB, KEEP_SIZE): Operation not supported (os error 95)"
         );
-        let tried = vec![crate::strategy::Fallback {
-            strategy: crate::strategy::Strategy::Allocate,
-            error: e.to_string(),
-            errno: 95,
-        }];
+        let tried = vec![crate::strategy::Fallback::of(
+            crate::strategy::Strategy::Allocate,
+            &e,
+        )];
         let e = Error::AfterFallbacks {
             source: Box::new(Error::io(
                 "pwritev",

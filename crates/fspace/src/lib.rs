@@ -46,6 +46,7 @@ mod invalid;
 mod note;
 mod policy;
 pub mod probe;
+mod reason;
 mod runs;
 mod sparse;
 mod stale;
@@ -71,6 +72,7 @@ pub use grow::{allocate_range, grow, grow_fd, GrowOptions, GrowReport, RangeRepo
 pub use invalid::{InvalidOption, ParseError};
 pub use note::{Note, NoteKind};
 pub use policy::{plan, Plan, SavedProbe, SavedResults, StrategyChoice};
+pub use reason::Reason;
 pub use sparse::{
     copy, dig, CopyFallback, CopyMethod, CopyOptions, CopyReport, DigOptions, DigReport,
     ReflinkMode, SparseMode, SparseStats, SparseWriter, SparseWriterOptions,

@@ -120,6 +120,29 @@ pub enum NoteKind {
     /// The filesystem is reached over a network (or FUSE): every sync is
     /// a round trip to its server.
     NetworkFilesystem,
+
+    // A fact about a file, a filesystem or a device.
+    /// The filesystem's `st_blocks` does not measure allocation (network
+    /// and FUSE filesystems), so the fact cannot be known here.
+    NotMeasurable,
+    /// The fact was not measured: only the cache was consulted.
+    NotMeasured,
+    /// Reading the fact failed (the call and its error in the text).
+    ReadFailed,
+    /// No block device is under it (a file on tmpfs, a FUSE or network
+    /// filesystem).
+    NoBlockDevice,
+    /// No `FIEMAP` here: the map comes from `SEEK_DATA`/`SEEK_HOLE`, which
+    /// cannot tell written from unwritten blocks.
+    MapWithoutFiemap,
+
+    // Untorn-write preparation (`GrowOptions::untorn_unit`).
+    /// The alignment of the units on the device stopped before every unit
+    /// was placed: the filesystem refused a collapse.
+    AlignmentStopped,
+    /// The extent-size hint is not the unit: the file already had extents,
+    /// or the filesystem refused it.
+    HintNotSet,
 }
 
 impl NoteKind {
@@ -160,6 +183,13 @@ impl NoteKind {
             NoteKind::CombinationNotMeasured => "combination-not-measured",
             NoteKind::EngineOverrides => "engine-overrides",
             NoteKind::NetworkFilesystem => "network-filesystem",
+            NoteKind::NotMeasurable => "not-measurable",
+            NoteKind::NotMeasured => "not-measured",
+            NoteKind::ReadFailed => "read-failed",
+            NoteKind::NoBlockDevice => "no-block-device",
+            NoteKind::MapWithoutFiemap => "map-without-fiemap",
+            NoteKind::AlignmentStopped => "alignment-stopped",
+            NoteKind::HintNotSet => "hint-not-set",
         }
     }
 }
@@ -246,6 +276,13 @@ mod tests {
             NoteKind::CombinationNotMeasured,
             NoteKind::EngineOverrides,
             NoteKind::NetworkFilesystem,
+            NoteKind::NotMeasurable,
+            NoteKind::NotMeasured,
+            NoteKind::ReadFailed,
+            NoteKind::NoBlockDevice,
+            NoteKind::MapWithoutFiemap,
+            NoteKind::AlignmentStopped,
+            NoteKind::HintNotSet,
         ] {
             let json = serde_json::to_string(&k).expect("serialize");
             assert_eq!(json, format!("\"{}\"", k.name()));

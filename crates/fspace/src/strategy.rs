@@ -179,10 +179,23 @@ impl FromStr for Intent {
 pub struct Fallback {
     /// The strategy tried.
     pub strategy: Strategy,
-    /// Why it was abandoned (the failed call and its error).
-    pub error: String,
-    /// Its errno.
-    pub errno: i32,
+    /// Why it was abandoned: the failed call, its errno and kind.
+    pub error: crate::Reason,
+}
+
+impl Fallback {
+    /// `strategy`, abandoned because of `error`.
+    pub(crate) fn of(strategy: Strategy, error: &crate::Error) -> Fallback {
+        Fallback {
+            strategy,
+            error: crate::Reason::from(error),
+        }
+    }
+
+    /// The errno it was abandoned with (0 where the error had none).
+    pub fn errno(&self) -> i32 {
+        self.error.errno.unwrap_or(0)
+    }
 }
 
 /// Progress of a long operation (a zero-fill, a copy, a dig), in bytes.

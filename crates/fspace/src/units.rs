@@ -267,14 +267,6 @@ pub fn format_seconds(secs: f64) -> String {
     Seconds(secs).to_string()
 }
 
-/// Returns the errno's words at the end of an error message
-/// (`fallocate(f, 0..1MiB): Operation not supported (os error 95)` ->
-/// `Operation not supported`).
-pub fn errno_text(msg: &str) -> &str {
-    let tail = msg.rsplit(": ").next().unwrap_or(msg);
-    tail.split(" (os error").next().unwrap_or(tail)
-}
-
 /// Formats a range as `start..end` in the largest binary unit that
 /// divides both ends (`0..16MiB`, `4KiB..8KiB`, `4097..8192`).
 pub fn format_range(r: &Range<u64>) -> String {
@@ -326,11 +318,6 @@ mod tests {
         assert_eq!(format_seconds(0.000_725), "725 µs");
         assert_eq!(format_seconds(0.0014), "1.4 ms");
         assert_eq!(format_seconds(2.5), "2.50 s");
-        assert_eq!(
-            errno_text("fallocate(f, 0..1MiB): Operation not supported (os error 95)"),
-            "Operation not supported"
-        );
-        assert_eq!(errno_text("plain"), "plain");
     }
 
     #[test]

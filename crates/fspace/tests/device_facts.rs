@@ -110,7 +110,10 @@ common::per_fs! {
         let devs = block_devices(&fs.root);
         if fs.is(&["tmpfs", "sshfs"]) {
             let why = devs.expect_err(&label);
-            assert!(why.starts_with("no block device"), "{label}: {why}");
+            // Not a failed call: a fact of the filesystem's kind.
+            assert_eq!(why.kind, fspace::ErrorKind::NotRegular, "{label}: {why:?}");
+            assert_eq!(why.errno, None, "{label}: {why:?}");
+            assert!(why.text.starts_with("no block device"), "{label}: {why}");
             return;
         }
         let source = mount_source(&fs.root);

@@ -379,9 +379,10 @@ common::per_fs! {
         assert_eq!(r.strategy, Strategy::ZeroFill);
         assert_eq!(r.fallbacks.len(), 1);
         assert_eq!(r.fallbacks[0].strategy, Strategy::Allocate);
-        assert_eq!(r.fallbacks[0].errno, 95);
+        assert_eq!(r.fallbacks[0].errno(), 95);
+        assert_eq!(r.fallbacks[0].error.kind, fspace::ErrorKind::Unsupported);
         assert!(
-            r.fallbacks[0].error.starts_with("fallocate("),
+            r.fallbacks[0].error.text.starts_with("fallocate("),
             "{}",
             r.fallbacks[0].error
         );

@@ -113,3 +113,70 @@ fn no_dependency_type_is_part_of_the_surface() {
         );
     }
 }
+
+/// Whether a public item of the inventory is a "could not" answer or a
+/// note held as text: a field named `error`, `unsupported`,
+/// `not_measured`, `unmeasured`, `note` or `*_error` / `*_note` whose type
+/// holds a `String`, or any field or function with a `Result<_, String>`
+/// (docs/api.md, "And 'could not' answers"). `Error`'s own variants are
+/// the error itself (their text is its message), and `fspace::internals`
+/// is the tests' and fuzzers' door, not a promise.
+fn text_where_a_type_belongs(line: &str) -> bool {
+    const STRING: &str = "alloc::string::String";
+    if line.starts_with("pub fspace::Error::") || line.contains("fspace::internals::") {
+        return false;
+    }
+    if line.contains("core::result::Result<") && line.contains(&format!(", {STRING}>")) {
+        return true;
+    }
+    let Some(field) = line.strip_prefix("pub fspace::") else {
+        return false;
+    };
+    let Some((path, ty)) = field.split_once(": ") else {
+        return false;
+    };
+    let name = path.rsplit("::").next().unwrap_or(path);
+    let named = matches!(
+        name,
+        "error" | "unsupported" | "not_measured" | "unmeasured" | "note"
+    ) || name.ends_with("_error")
+        || name.ends_with("_note");
+    named && ty.contains(STRING)
+}
+
+#[test]
+fn reasons_and_notes_are_typed() {
+    let now = public_items();
+    let hits: Vec<&str> = now
+        .lines()
+        .filter(|l| text_where_a_type_belongs(l))
+        .collect();
+    assert!(
+        hits.is_empty(),
+        "text where a Reason or a Note belongs (docs/api.md, \"And 'could not' answers\"):\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_text_rule_sees_what_it_should() {
+    // The shapes the inventory prints, before and after the change.
+    for bad in [
+        "pub fspace::Fallback::error: alloc::string::String",
+        "pub fspace::FsInfo::allocation_unit_note: core::option::Option<alloc::string::String>",
+        "pub fspace::FsInfo::capabilities: core::result::Result<alloc::sync::Arc<fspace::Capabilities>, alloc::string::String>",
+        "pub fspace::bench::CommitResult::unsupported: core::option::Option<alloc::string::String>",
+        "pub fn fspace::untorn::x() -> core::result::Result<u8, alloc::string::String>",
+    ] {
+        assert!(text_where_a_type_belongs(bad), "{bad}");
+    }
+    for good in [
+        "pub fspace::Fallback::error: fspace::Reason",
+        "pub fspace::FsInfo::allocation_unit_note: core::option::Option<fspace::Note>",
+        "pub fspace::Error::Context::note: alloc::string::String",
+        "pub fspace::Plan::reason: alloc::string::String",
+        "pub fn fspace::internals::parse_saved(text: &str) -> core::result::Result<fspace::probe::SavedPolicy, alloc::string::String>",
+    ] {
+        assert!(!text_where_a_type_belongs(good), "{good}");
+    }
+}

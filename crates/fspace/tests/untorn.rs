@@ -81,7 +81,9 @@ common::per_fs! {
             let allowed = t.direct && f.path_for(u64::from(t.size)).is_some();
             assert_eq!(t.ok, allowed, "{}: {t:?} under {:?}", fs.name, f.limits);
             if !t.ok && !t.direct {
-                assert_eq!(t.errno, Some(libc_eopnotsupp()), "{}: {t:?}", fs.name);
+                let why = t.error.as_ref().expect("a refused trial says why");
+                assert_eq!(why.errno, Some(libc_eopnotsupp()), "{}: {t:?}", fs.name);
+                assert_eq!(why.kind, fspace::ErrorKind::Unsupported, "{}: {t:?}", fs.name);
             }
         }
         assert_eq!(f.tried.len(), 6, "{}", fs.name);
@@ -342,7 +344,9 @@ common::per_fs! {
         let opts = GrowOptions::default().sync(true).untorn_unit(Some(16384));
         let r = grow(&path, 4 << 20, &opts).unwrap();
         let ready = r.untorn.unwrap();
-        assert!(ready.hint_note.as_deref().unwrap_or("").contains("already has"), "{ready:?}");
+        let note = ready.hint_note.as_ref().expect("the hint was not set");
+        assert_eq!(note.kind, fspace::NoteKind::HintNotSet, "{ready:?}");
+        assert!(note.text.contains("already has"), "{ready:?}");
         let data = std::fs::read(&path).unwrap();
         assert_eq!(data.len(), 4 << 20);
         assert_eq!(&data[..old.len()], &old[..]);

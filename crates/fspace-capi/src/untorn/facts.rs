@@ -192,7 +192,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_trial(
                 FSPACE_IO_BUFFERED
             },
             ok: t.ok,
-            error: t.errno.unwrap_or(0),
+            error: t.error.as_ref().and_then(|r| r.errno).unwrap_or(0),
         });
         Ok(0)
     })

@@ -69,7 +69,7 @@ fn cases(o: &mut String, a: &EngineAdvice, dir: &Path) {
                 o,
                 &blank,
                 FIGURES,
-                &format!("not here: {}", within(why, dir)),
+                &format!("not here: {}", within(&why.text, dir)),
             );
             continue;
         }

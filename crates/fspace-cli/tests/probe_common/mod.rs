@@ -80,7 +80,7 @@ pub fn names<'a>(a: &'a Value, field: &str) -> Vec<&'a str> {
 /// Checks one probe document against the rules; returns a summary
 /// line for the log.
 pub fn check_document(fs: &str, v: &Value) -> String {
-    assert_eq!(v["schema"], "fspace-probe/3", "{fs}");
+    assert_eq!(v["schema"], "fspace-probe/4", "{fs}");
     let states = names(&v["commit"]["states"], "state");
     assert_eq!(
         states,

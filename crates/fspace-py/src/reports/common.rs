@@ -1,6 +1,7 @@
 //! What every report shares: the `report!` macro that makes its class, and
 //! the conversions of paths, durations and notes.
 
+use pyo3::prelude::*;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::Path;
@@ -69,6 +70,78 @@ pub(super) fn secs(d: std::time::Duration) -> f64 {
     d.as_secs_f64()
 }
 
-pub(super) fn notes(n: &[fspace::Note]) -> Vec<String> {
-    n.iter().map(|n| n.to_string()).collect()
+/// Something a report says that qualifies its figures or its outcome:
+/// `kind` to match on (`"few-commits"`, the names of docs/api.md), `text`
+/// for people; `str(note)` is the text.
+#[pyclass(frozen, module = "fspace")]
+#[derive(Clone, Debug)]
+pub(crate) struct Note {
+    /// What it is about, as in JSON (`"one-pass"`).
+    #[pyo3(get)]
+    pub(crate) kind: String,
+    /// The sentence, in words (it may be reworded; the kind is kept).
+    #[pyo3(get)]
+    pub(crate) text: String,
+}
+
+#[pymethods]
+impl Note {
+    fn __repr__(&self) -> String {
+        format!("Note(kind={:?}, text={:?})", self.kind, self.text)
+    }
+
+    fn __str__(&self) -> String {
+        self.text.clone()
+    }
+}
+
+/// Why something could not be done or measured: `kind` (`"unsupported"`,
+/// `"no-space"`, ...), `errno` when a system call said so, `text` for
+/// people; `str(reason)` is the text.
+#[pyclass(frozen, module = "fspace")]
+#[derive(Clone, Debug)]
+pub(crate) struct Reason {
+    /// The class a program acts on, as in JSON (`"unsupported"`).
+    #[pyo3(get)]
+    pub(crate) kind: String,
+    /// The errno, when a system call said so.
+    #[pyo3(get)]
+    pub(crate) errno: Option<i32>,
+    /// The whole story for people: the call, the path, the OS's words.
+    #[pyo3(get)]
+    pub(crate) text: String,
+}
+
+#[pymethods]
+impl Reason {
+    fn __repr__(&self) -> String {
+        let errno = self.errno.map_or("None".to_string(), |e| e.to_string());
+        format!(
+            "Reason(kind={:?}, errno={errno}, text={:?})",
+            self.kind, self.text
+        )
+    }
+
+    fn __str__(&self) -> String {
+        self.text.clone()
+    }
+}
+
+pub(super) fn note(n: &fspace::Note) -> Note {
+    Note {
+        kind: n.kind.name().to_string(),
+        text: n.text.clone(),
+    }
+}
+
+pub(super) fn notes(n: &[fspace::Note]) -> Vec<Note> {
+    n.iter().map(note).collect()
+}
+
+pub(super) fn reason(r: &fspace::Reason) -> Reason {
+    Reason {
+        kind: r.kind.name().to_string(),
+        errno: r.errno,
+        text: r.text.clone(),
+    }
 }

@@ -53,7 +53,7 @@ report! {
         /// `"fiemap"` (every state known) or `"seek"` (holes and data only).
         method: String,
         /// What the method cannot tell, if anything.
-        note: Option<String>,
+        note: Option<super::common::Note>,
         /// Ranges covering the file in order, holes included.
         extents: Vec<Extent>,
         /// Totals.
@@ -90,7 +90,7 @@ impl ExtentMap {
                 fspace::MapMethod::Fiemap => "fiemap".into(),
                 fspace::MapMethod::Seek => "seek".into(),
             },
-            note: m.note.map(str::to_string),
+            note: m.note.as_ref().map(super::common::note),
             extents: m
                 .extents
                 .iter()

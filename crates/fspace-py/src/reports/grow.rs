@@ -11,8 +11,8 @@ report! {
     Fallback {
         /// The strategy tried (`"allocate"`, ...).
         strategy: String,
-        /// Why it was abandoned: the failed call and its error.
-        error: String,
+        /// Why it was abandoned: the failed call, its errno and kind.
+        error: super::common::Reason,
         /// Its errno.
         errno: i32,
     }
@@ -22,8 +22,8 @@ fn fallbacks(f: &[fspace::Fallback]) -> Vec<Fallback> {
     f.iter()
         .map(|f| Fallback {
             strategy: f.strategy.name().into(),
-            error: f.error.clone(),
-            errno: f.errno,
+            error: super::common::reason(&f.error),
+            errno: f.errno(),
         })
         .collect()
 }
@@ -48,7 +48,7 @@ report! {
         /// Strategies tried before it, with their errors.
         fallbacks: Vec<Fallback>,
         /// Other things worth knowing, in words.
-        notes: Vec<String>,
+        notes: Vec<super::common::Note>,
         /// Length before.
         old_len: u64,
         /// Length after (unchanged by `reserve`).

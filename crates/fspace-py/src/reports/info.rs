@@ -1,6 +1,6 @@
 //! What fspace knows about a filesystem (`fspace.info`).
 
-use super::common::{notes, os, report};
+use super::common::{os, report};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -83,7 +83,7 @@ report! {
         /// not be measured (`capabilities_error` says why).
         capabilities: BTreeMap<String, Capability>,
         /// Why the capabilities could not be measured, if so.
-        capabilities_error: Option<String>,
+        capabilities_error: Option<super::common::Reason>,
         /// The policy's answer per intent (bulk, log, sparse).
         policy: Vec<Plan>,
     }
@@ -99,7 +99,7 @@ fn plan_reason(p: &fspace::Plan) -> String {
     if p.notes.is_empty() {
         p.reason.clone()
     } else {
-        let n: Vec<String> = notes(&p.notes);
+        let n: Vec<String> = p.notes.iter().map(|n| n.text.clone()).collect();
         format!("{} ({})", p.reason, n.join("; "))
     }
 }
@@ -142,7 +142,7 @@ impl FsInfo {
                     .collect(),
                 None,
             ),
-            Err(why) => (BTreeMap::new(), Some(why.clone())),
+            Err(why) => (BTreeMap::new(), Some(super::common::reason(why))),
         };
         // The document of `fspace info --json`: the facts, then the policy.
         let mut doc = serde_json::to_value(i).unwrap_or_default();

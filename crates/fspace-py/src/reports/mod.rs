@@ -34,6 +34,8 @@ use untorn::{BadUnit, UntornDevice, UntornReady, UntornTrial};
 
 /// Adds the report classes to the module (for `isinstance` and stubs).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<common::Note>()?;
+    m.add_class::<common::Reason>()?;
     m.add_class::<Fallback>()?;
     m.add_class::<Capability>()?;
     m.add_class::<Plan>()?;

@@ -42,7 +42,7 @@ report! {
         /// One recommendation per intent.
         recommendations: Vec<Recommendation>,
         /// What qualifies the run, in words.
-        notes: Vec<String>,
+        notes: Vec<super::common::Note>,
     }
 }
 

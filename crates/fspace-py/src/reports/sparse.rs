@@ -66,7 +66,7 @@ report! {
         /// Whether the copy was made durable.
         synced: bool,
         /// Other things worth knowing, in words.
-        notes: Vec<String>,
+        notes: Vec<super::common::Note>,
         /// Wall time in seconds.
         elapsed: f64,
     }

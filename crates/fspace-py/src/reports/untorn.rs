@@ -19,8 +19,8 @@ report! {
         ok: bool,
         /// The errno it was refused with.
         errno: Option<i32>,
-        /// The refusal in words.
-        error: Option<String>,
+        /// Why it was refused: the errno and its kind, or a short write.
+        error: Option<super::common::Reason>,
     }
 }
 
@@ -67,8 +67,8 @@ report! {
         /// writes), `"not-reported"` (btrfs, tmpfs, FUSE; kernels before
         /// 6.11) or `"unknown"` (statx failed: `error` says why).
         state: String,
-        /// Why the state is unknown.
-        error: Option<String>,
+        /// Why the state is unknown (statx's errno and kind).
+        error: Option<super::common::Reason>,
         /// `stx_atomic_write_unit_min`; `None` unless supported.
         unit_min: Option<u32>,
         /// `stx_atomic_write_unit_max`; `None` unless supported.
@@ -87,7 +87,7 @@ report! {
         /// The devices under the filesystem (empty when `devices_error`).
         devices: Vec<UntornDevice>,
         /// Why the devices are not known, if so.
-        devices_error: Option<String>,
+        devices_error: Option<super::common::Reason>,
         /// `stx_blksize`.
         block_size: u32,
         /// The allocation unit (the bigalloc cluster on ext4), when known.
@@ -129,7 +129,14 @@ impl UntornFacts {
             _ => (None, None, None, None),
         };
         let error = match &f.limits {
-            Limits::Unknown { reason, .. } => Some(reason.clone()),
+            Limits::Unknown { reason, errno } => Some(super::common::Reason {
+                kind: errno
+                    .map_or(fspace::ErrorKind::Io, fspace::ErrorKind::from_raw_os_error)
+                    .name()
+                    .to_string(),
+                errno: *errno,
+                text: reason.clone(),
+            }),
             _ => None,
         };
         let (devices, devices_error) = match &f.devices {
@@ -145,7 +152,7 @@ impl UntornFacts {
                     .collect(),
                 None,
             ),
-            Err(why) => (Vec::new(), Some(why.clone())),
+            Err(why) => (Vec::new(), Some(super::common::reason(why))),
         };
         let g = &f.geometry;
         UntornFacts {
@@ -174,8 +181,8 @@ impl UntornFacts {
                     size: t.size,
                     direct: t.direct,
                     ok: t.ok,
-                    errno: t.errno,
-                    error: t.error.clone(),
+                    errno: t.error.as_ref().and_then(|r| r.errno),
+                    error: t.error.as_ref().map(super::common::reason),
                 })
                 .collect(),
             json: json_of(&f),
@@ -311,12 +318,12 @@ report! {
         /// the filesystem has hints (XFS).
         extent_size_hint: Option<u32>,
         /// Why the hint is not the unit when it should be.
-        hint_note: Option<String>,
+        hint_note: Option<super::common::Note>,
         /// The layout of the whole file, unit by unit; `None` when it
         /// could not be read (`layout_error`).
         layout: Option<UntornLayout>,
         /// Why the layout could not be read (no FIEMAP: tmpfs, FUSE).
-        layout_error: Option<String>,
+        layout_error: Option<super::common::Reason>,
     }
 }
 
@@ -324,14 +331,14 @@ impl UntornReady {
     pub(crate) fn from(r: &fspace::untorn::Ready) -> Self {
         let (layout, layout_error) = match &r.layout {
             Ok(c) => (Some(UntornLayout::from(c)), None),
-            Err(why) => (None, Some(why.clone())),
+            Err(why) => (None, Some(super::common::reason(why))),
         };
         UntornReady {
             unit: r.unit,
             state: r.limits.state().into(),
             collapses: r.collapses,
             extent_size_hint: r.extent_size_hint,
-            hint_note: r.hint_note.clone(),
+            hint_note: r.hint_note.as_ref().map(super::common::note),
             layout,
             layout_error,
         }

@@ -11,6 +11,7 @@ use super::curve::{writer_curves, WriterCurve, MAX_WRITERS};
 use super::engine::peak_rss_kib;
 use super::types::{CommitBenchOptions, CommitResult, SpaceState};
 use crate::error::{Error, Result};
+use crate::invalid::InvalidOption;
 use crate::strategy::SyncMethod;
 use crate::sys::Errno;
 use crate::units::format_human;
@@ -86,29 +87,33 @@ pub struct SuiteReport {
     /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
     pub peak_rss_kib: Option<u64>,
     /// Set when the run stopped early; `results` holds the modes finished.
-    pub error: Option<String>,
+    pub error: Option<crate::Reason>,
 }
 
-/// Checks that `o` can run `modes`; the message names the option (the CLI
-/// prints it as a usage error).
+/// Checks that `o` can run `modes`: the error names the field at fault,
+/// and its message the CLI's option (printed as a usage error).
 pub fn check_suite(
     modes: &[SpaceState],
     o: &CommitBenchOptions,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), InvalidOption> {
     if let Some(w) = writer_counts(o)
         .into_iter()
         .find(|w| *w == 0 || *w > MAX_WRITERS)
     {
-        return Err(format!(
-            "--writers {w}: each writer count must be from 1 to {MAX_WRITERS}"
+        return Err(InvalidOption::new(
+            "writers",
+            format!("--writers {w}: each writer count must be from 1 to {MAX_WRITERS}"),
         ));
     }
     let files = modes.iter().any(|m| *m != SpaceState::Wal);
     if files && o.record_size as u64 > o.file_size {
-        return Err(format!(
-            "--record {} is larger than --file-size {}; raise --file-size",
-            format_human(o.record_size as u64),
-            format_human(o.file_size)
+        return Err(InvalidOption::new(
+            "file_size",
+            format!(
+                "--record {} is larger than --file-size {}; raise --file-size",
+                format_human(o.record_size as u64),
+                format_human(o.file_size)
+            ),
         ));
     }
     if modes.contains(&SpaceState::Wal) {
@@ -117,17 +122,20 @@ pub fn check_suite(
             ..Default::default()
         };
         if let Err(m) = wal.validate() {
-            return Err(format!(
-                "--segment-size {}: {m}",
-                format_human(o.segment_size)
+            return Err(InvalidOption::new(
+                "segment_size",
+                format!("--segment-size {}: {m}", format_human(o.segment_size)),
             ));
         }
         let max = crate::wal::max_record(o.segment_size);
         if o.record_size > max {
-            return Err(format!(
-                "--record {} does not fit a {} segment (at most {max} bytes); raise --segment-size or leave out --mode wal",
-                format_human(o.record_size as u64),
-                format_human(o.segment_size)
+            return Err(InvalidOption::new(
+                "record_size",
+                format!(
+                    "--record {} does not fit a {} segment (at most {max} bytes); raise --segment-size or leave out --mode wal",
+                    format_human(o.record_size as u64),
+                    format_human(o.segment_size)
+                ),
             ));
         }
     }
@@ -273,7 +281,7 @@ pub fn run_suite(
             vec![]
         },
         peak_rss_kib: peak_rss_kib(),
-        error: failure.as_ref().map(|e| e.to_string()),
+        error: failure.as_ref().map(crate::Reason::from),
     };
     Ok((report, failure))
 }

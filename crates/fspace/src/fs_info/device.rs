@@ -8,6 +8,8 @@
 //! and whether `FALLOC_FL_WRITE_ZEROES` can unmap instead of writing.
 
 use super::mountinfo::find_mount;
+use crate::note::{Note, NoteKind};
+use crate::reason::Reason;
 use crate::sys;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -67,13 +69,13 @@ pub struct BlockDevice {
     pub lower: Vec<BlockDevice>,
     /// Why a loop device's backing file has no device listed under it
     /// (a file on tmpfs, a deleted file).
-    pub lower_note: Option<String>,
+    pub lower_note: Option<crate::Note>,
 }
 
 /// The block devices the filesystem holding `path` is on (several for a
 /// multi-device btrfs seen through its mount source: only the mounted one),
 /// or why there are none (tmpfs, FUSE, network filesystems).
-pub fn block_devices(path: &Path) -> std::result::Result<Vec<BlockDevice>, String> {
+pub fn block_devices(path: &Path) -> std::result::Result<Vec<BlockDevice>, Reason> {
     let dev = devices_of(path)?;
     let mut seen = Vec::new();
     dev.into_iter()
@@ -84,23 +86,25 @@ pub fn block_devices(path: &Path) -> std::result::Result<Vec<BlockDevice>, Strin
 /// The device number(s) of the filesystem holding `path`: `st_dev` where
 /// sysfs knows it as a block device, else the mount source's (btrfs
 /// reports an anonymous `st_dev` per subvolume).
-fn devices_of(path: &Path) -> std::result::Result<Vec<u64>, String> {
-    let st = sys::stat(path).map_err(|e| format!("stat {}: {e}", path.display()))?;
+fn devices_of(path: &Path) -> std::result::Result<Vec<u64>, Reason> {
+    let st = sys::stat(path).map_err(|e| errno_reason(e, format!("stat {}", path.display())))?;
     if Path::new(&format!("/sys/dev/block/{}", majmin(st.dev))).exists() {
         return Ok(vec![st.dev]);
     }
     let Some(mount) = find_mount(path, st.dev) else {
-        return Err("no block device (the mount was not found in /proc/self/mountinfo)".into());
+        return Err(no_device(
+            "no block device (the mount was not found in /proc/self/mountinfo)".into(),
+        ));
     };
     // tmpfs, FUSE (`host:/dir`), NFS, CIFS (`//server/share`): no device.
-    let none = || format!("no block device under {}", mount.fs_type);
+    let none = || no_device(format!("no block device under {}", mount.fs_type));
     if !mount.source.starts_with("/dev/") {
         return Err(none());
     }
     match sys::stat(Path::new(&mount.source)) {
         Ok(s) if s.is_block_device() => Ok(vec![s.rdev]),
         Ok(_) => Err(none()),
-        Err(e) => Err(format!("{}: {e}", mount.source)),
+        Err(e) => Err(errno_reason(e, mount.source.clone())),
     }
 }
 
@@ -109,9 +113,31 @@ fn majmin(dev: u64) -> String {
 }
 
 /// The sysfs directory of device `dev`.
-fn sysfs_dir(dev: u64) -> std::result::Result<PathBuf, String> {
+fn sysfs_dir(dev: u64) -> std::result::Result<PathBuf, Reason> {
     let link = format!("/sys/dev/block/{}", majmin(dev));
-    std::fs::canonicalize(&link).map_err(|e| format!("{link}: {e}"))
+    std::fs::canonicalize(&link).map_err(|e| Reason::of_io(&link, &e))
+}
+
+/// `what: <the errno's words>`, with the errno.
+fn errno_reason(e: sys::Errno, what: String) -> Reason {
+    Reason::of_io(&what, &std::io::Error::from_raw_os_error(e.raw_os_error()))
+}
+
+/// No block device under a filesystem: not a failed call but a fact of
+/// its kind (tmpfs, FUSE, NFS), so no errno.
+fn no_device(text: String) -> Reason {
+    Reason::new(crate::ErrorKind::NotRegular, text)
+}
+
+/// The note a loop device carries when what is under its backing file
+/// cannot be listed.
+fn lower_note(why: Reason) -> Note {
+    let kind = if why.errno.is_some() {
+        NoteKind::ReadFailed
+    } else {
+        NoteKind::NoBlockDevice
+    };
+    Note::new(kind, why.text)
 }
 
 /// Reads one sysfs attribute, trimmed.
@@ -135,11 +161,16 @@ fn describe(
     dir: &Path,
     depth: usize,
     seen: &mut Vec<PathBuf>,
-) -> std::result::Result<BlockDevice, String> {
+) -> std::result::Result<BlockDevice, Reason> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("{}: not a device directory", dir.display()))?;
+        .ok_or_else(|| {
+            Reason::new(
+                crate::ErrorKind::NotFound,
+                format!("{}: not a device directory", dir.display()),
+            )
+        })?;
     seen.push(dir.to_path_buf());
     // A partition has no queue of its own: its disk's is the one I/O meets.
     let (disk, qdir) = if dir.join("partition").exists() {
@@ -152,7 +183,7 @@ fn describe(
     let whole = qdir.parent().unwrap_or(dir).to_path_buf();
     let backing_file = attr(&whole, "loop/backing_file").map(PathBuf::from);
     let mut lower = Vec::new();
-    let mut lower_note = None;
+    let mut note = None;
     if depth < MAX_DEPTH {
         if let Some(file) = &backing_file {
             // A loop device: what its backing file is on (a file on a
@@ -160,7 +191,7 @@ fn describe(
             let devs = match sys::stat(file) {
                 Ok(s) if s.is_block_device() => Ok(vec![s.rdev]),
                 Ok(_) => devices_of(file),
-                Err(e) => Err(format!("stat {}: {e}", file.display())),
+                Err(e) => Err(errno_reason(e, format!("stat {}", file.display()))),
             };
             match devs {
                 Ok(devs) => {
@@ -170,11 +201,11 @@ fn describe(
                                 lower.push(describe(&sub, depth + 1, seen)?);
                             }
                             Ok(_) => {}
-                            Err(e) => lower_note = Some(e),
+                            Err(e) => note = Some(lower_note(e)),
                         }
                     }
                 }
-                Err(e) => lower_note = Some(e),
+                Err(e) => note = Some(lower_note(e)),
             }
         }
         // device-mapper and md: one entry per device underneath.
@@ -209,7 +240,7 @@ fn describe(
         atomic_write_boundary_bytes: number(&qdir, "atomic_write_boundary_bytes"),
         backing_file,
         lower,
-        lower_note,
+        lower_note: note,
     })
 }
 

@@ -23,6 +23,8 @@
 //! are an upper bound of the run's own.
 
 use super::device::BlockDevice;
+use crate::error::ErrorKind;
+use crate::reason::Reason;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -174,7 +176,7 @@ pub struct Flushes {
     /// for the record: their counts include everything else on them.
     pub lower: Vec<DeviceFlushCount>,
     /// Why nothing was counted (no block device, unreadable counters).
-    pub unmeasured: Option<String>,
+    pub unmeasured: Option<Reason>,
     /// What the counts say.
     pub verdict: FlushVerdict,
     /// The verdict in words, with the likely cause where commits are not
@@ -201,7 +203,7 @@ struct Counted {
 pub struct FlushCounter {
     top: Vec<Counted>,
     lower: Vec<Counted>,
-    none: Option<String>,
+    none: Option<Reason>,
     nobarrier: bool,
 }
 
@@ -242,9 +244,12 @@ impl FlushCounter {
         for d in devs {
             counted(d, class, &mut top, &mut lower);
         }
-        let none = top
-            .is_empty()
-            .then(|| "no block device with a flush counter".to_string());
+        let none = top.is_empty().then(|| {
+            Reason::new(
+                ErrorKind::NotRegular,
+                "no block device with a flush counter",
+            )
+        });
         FlushCounter {
             top,
             lower,
@@ -342,9 +347,12 @@ impl FlushSnapshot {
         let lower = diff(&c.lower, &self.lower).unwrap_or_default();
         let unmeasured = match (&c.none, &top) {
             (Some(why), _) => Some(why.clone()),
-            (None, None) => Some(format!(
-                "the flush counter (field {FLUSH_FIELD} of /sys/block/DEV/stat) \
-                 could not be read"
+            (None, None) => Some(Reason::new(
+                ErrorKind::Io,
+                format!(
+                    "the flush counter (field {FLUSH_FIELD} of /sys/block/DEV/stat) \
+                     could not be read"
+                ),
             )),
             _ => None,
         };
@@ -361,11 +369,14 @@ impl FlushSnapshot {
                 .map(|d| d.counted_on.as_str())
                 .collect();
             (devices.iter().all(|d| d.flushes == 0) && !uncounted.is_empty()).then(|| {
-                format!(
-                    "{} is bio-based (no request queue, as a native NVMe multipath \
-                     head): it may pass flushes on without counting them, so none \
-                     counted proves nothing",
-                    uncounted.join(", ")
+                Reason::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "{} is bio-based (no request queue, as a native NVMe multipath \
+                         head): it may pass flushes on without counting them, so none \
+                         counted proves nothing",
+                        uncounted.join(", ")
+                    ),
                 )
             })
         });
@@ -434,7 +445,9 @@ impl Flushes {
 
     fn judge(&self) -> (FlushVerdict, String) {
         if let Some(why) = &self.unmeasured {
-            if self.devices.is_empty() && why.starts_with("no block device") {
+            // No device at all (tmpfs, FUSE, NFS), as opposed to counters
+            // that could not be read or cannot be trusted.
+            if self.devices.is_empty() && why.kind == ErrorKind::NotRegular {
                 return (
                     FlushVerdict::NoDevice,
                     format!(
@@ -443,7 +456,7 @@ impl Flushes {
                     ),
                 );
             }
-            return (FlushVerdict::NotMeasured, why.clone());
+            return (FlushVerdict::NotMeasured, why.text.clone());
         }
         let names = self
             .devices

@@ -28,6 +28,7 @@ use scratch::{scratch, Scratch};
 use crate::durable::parent_dir;
 use crate::errno::{unsupported, Call};
 use crate::error::{Error, Result};
+use crate::note::{Note, NoteKind};
 use crate::sys::{self, Errno, FallocMode};
 use mountinfo::find_mount;
 use rustix::fd::OwnedFd;
@@ -187,16 +188,16 @@ pub struct FsInfo {
     pub allocation_unit: Option<AllocUnit>,
     /// Why the allocation unit is unknown, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allocation_unit_note: Option<String>,
+    pub allocation_unit_note: Option<crate::Note>,
     /// The block devices under the filesystem (`block_devices`), or why
     /// there are none; looked up only by [`FsInfo::with_block_devices`]
     /// (`fspace info` and the probe): a walk of sysfs, and a `stat` of a
     /// loop device's backing file, have no place in every growth.
     #[serde(serialize_with = "ser_devices")]
-    pub block_devices: std::result::Result<Vec<BlockDevice>, String>,
+    pub block_devices: std::result::Result<Vec<BlockDevice>, crate::Reason>,
     /// Measured capabilities, or why they could not be measured.
     #[serde(serialize_with = "ser_caps")]
-    pub capabilities: std::result::Result<Arc<Capabilities>, String>,
+    pub capabilities: std::result::Result<Arc<Capabilities>, crate::Reason>,
 }
 
 fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -204,8 +205,8 @@ fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S:
 }
 
 /// Serializes `Ok(v)` as `v` and `Err(why)` as `{key: why}`.
-pub(crate) fn ser_result<T: Serialize, S: serde::Serializer>(
-    v: &std::result::Result<T, String>,
+pub(crate) fn ser_result<T: Serialize, E: Serialize, S: serde::Serializer>(
+    v: &std::result::Result<T, E>,
     s: S,
     key: &'static str,
 ) -> std::result::Result<S::Ok, S::Error> {
@@ -221,21 +222,17 @@ pub(crate) fn ser_result<T: Serialize, S: serde::Serializer>(
 }
 
 fn ser_devices<S: serde::Serializer>(
-    v: &std::result::Result<Vec<BlockDevice>, String>,
+    v: &std::result::Result<Vec<BlockDevice>, crate::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     ser_result(v, s, "none")
 }
 
 fn ser_caps<S: serde::Serializer>(
-    v: &std::result::Result<Arc<Capabilities>, String>,
+    v: &std::result::Result<Arc<Capabilities>, crate::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    ser_result(
-        &v.as_ref().map(Arc::as_ref).map_err(String::clone),
-        s,
-        "error",
-    )
+    ser_result(&v.as_ref().map(Arc::as_ref), s, "error")
 }
 
 impl FsInfo {
@@ -324,7 +321,10 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let (allocation_unit, allocation_unit_note) =
         unit_of(&fd, path, &dir, probe != Probe::CachedOnly && !read_only);
     let capabilities = if read_only {
-        Err("read-only filesystem: capabilities cannot be measured".to_string())
+        Err(crate::Reason::new(
+            crate::ErrorKind::ReadOnly,
+            "read-only filesystem: capabilities cannot be measured",
+        ))
     } else {
         capabilities_of(&dir, st.dev, probe)
     };
@@ -350,7 +350,10 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         st_blocks_measures_allocation: kind.st_blocks_measures_allocation(),
         allocation_unit,
         allocation_unit_note,
-        block_devices: Err("not looked up".into()),
+        block_devices: Err(crate::Reason::new(
+            crate::ErrorKind::NotMeasured,
+            "not looked up",
+        )),
         capabilities,
     })
 }
@@ -361,7 +364,7 @@ fn unit_of(
     path: &Path,
     dir: &Path,
     measure: bool,
-) -> (Option<AllocUnit>, Option<String>) {
+) -> (Option<AllocUnit>, Option<crate::Note>) {
     use rustix::fd::AsFd;
     match allocation_unit(fd.as_fd(), path, dir, measure) {
         Ok(Some(u)) => (Some(u), None),
@@ -371,11 +374,14 @@ fn unit_of(
         {
             (
                 None,
-                Some("st_blocks does not measure allocation on this filesystem".into()),
+                Some(Note::new(
+                    NoteKind::NotMeasurable,
+                    "st_blocks does not measure allocation on this filesystem",
+                )),
             )
         }
-        Ok(None) => (None, Some("not measured".into())),
-        Err(e) => (None, Some(e.to_string())),
+        Ok(None) => (None, Some(Note::new(NoteKind::NotMeasured, "not measured"))),
+        Err(e) => (None, Some(Note::new(NoteKind::ReadFailed, e.to_string()))),
     }
 }
 
@@ -408,7 +414,7 @@ fn capabilities_of(
     dir: &Path,
     dev: u64,
     probe: Probe,
-) -> std::result::Result<Arc<Capabilities>, String> {
+) -> std::result::Result<Arc<Capabilities>, crate::Reason> {
     let cached = if probe == Probe::Fresh {
         None
     } else {
@@ -416,7 +422,10 @@ fn capabilities_of(
     };
     match cached {
         Some(c) => Ok(c),
-        None if probe == Probe::CachedOnly => Err("not measured".to_string()),
+        None if probe == Probe::CachedOnly => Err(crate::Reason::new(
+            crate::ErrorKind::NotMeasured,
+            "not measured",
+        )),
         None => match probe_capabilities(dir) {
             Ok(c) => {
                 let c = Arc::new(c);
@@ -425,7 +434,7 @@ fn capabilities_of(
                 }
                 Ok(c)
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(crate::Reason::from(&e)),
         },
     }
 }

@@ -370,11 +370,7 @@ fn climb(
         match run(fd, path, strategy, range.start, range.end, opts) {
             Ok(written) => return Ok((strategy, written, fallbacks)),
             Err(Failure::Unsupported(err)) => {
-                fallbacks.push(Fallback {
-                    strategy,
-                    errno: err.raw_os_error().unwrap_or(0),
-                    error: err.to_string(),
-                });
+                fallbacks.push(Fallback::of(strategy, &err));
                 last_err = Some(err);
             }
             Err(Failure::Fatal(err)) => {

@@ -114,11 +114,9 @@ pub fn allocate_range<Fd: AsFd>(
         Ok(()) => report.new_len = old.size.max(range.end),
         Err(e) if unsupported(Call::FallocateEmulable, e) => {
             let err = Error::io("fallocate", path, Some(range.clone()), e);
-            report.fallbacks.push(Fallback {
-                strategy: Strategy::Allocate,
-                error: err.to_string(),
-                errno: e.raw_os_error(),
-            });
+            report
+                .fallbacks
+                .push(Fallback::of(Strategy::Allocate, &err));
             // The length read before fallocate still holds: it failed, so
             // nothing changed (glibc reads it after, with the same race
             // against writers).

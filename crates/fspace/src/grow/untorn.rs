@@ -28,6 +28,7 @@
 use super::rollback::{reserve_again, rollback, Before};
 use crate::error::{Error, Result};
 use crate::fs_info::{FsInfo, FsKind};
+use crate::note::{Note, NoteKind};
 use crate::strategy::Strategy;
 use crate::sys::{self, Errno, FallocMode};
 use crate::untorn::{layout_of, merge_extents, Limits, Ready};
@@ -74,7 +75,7 @@ pub(super) fn prepare(
     range: Range<u64>,
     unit: u32,
     prior: &Before,
-) -> Result<(Option<String>, Option<Aligned>)> {
+) -> Result<(Option<Note>, Option<Aligned>)> {
     let hint_note = set_hint(fd, info.kind, info.block_size, unit);
     if !aligns_units(fd, info, unit) {
         return Ok((hint_note, None));
@@ -112,7 +113,7 @@ fn validate_unit(op: &'static str, path: &Path, unit: u32) -> Result<()> {
 
 /// Sets the extent-size hint of the file to `unit` on XFS when it has no
 /// extents yet; returns the note when it is not set and should be.
-fn set_hint(fd: BorrowedFd<'_>, kind: FsKind, block_size: u64, unit: u32) -> Option<String> {
+fn set_hint(fd: BorrowedFd<'_>, kind: FsKind, block_size: u64, unit: u32) -> Option<Note> {
     if kind != FsKind::Xfs {
         return None;
     }
@@ -120,7 +121,7 @@ fn set_hint(fd: BorrowedFd<'_>, kind: FsKind, block_size: u64, unit: u32) -> Opt
         // Every allocation is whole blocks already.
         return None;
     }
-    match sys::extent_size_hint(fd) {
+    let note = match sys::extent_size_hint(fd) {
         Ok((hint, _)) if hint == unit => None,
         Ok((_, extents)) if extents > 0 => Some(format!(
             "the extent-size hint was not set: the file already has {extents} extent{} and XFS changes the hint only of a file with none",
@@ -136,7 +137,8 @@ fn set_hint(fd: BorrowedFd<'_>, kind: FsKind, block_size: u64, unit: u32) -> Opt
             "the extent-size hint could not be read: {}",
             std::io::Error::from_raw_os_error(e.raw_os_error())
         )),
-    }
+    };
+    note.map(|text| Note::new(NoteKind::HintNotSet, text))
 }
 
 /// The report once the file has grown to `len`.
@@ -146,7 +148,7 @@ pub(super) fn report(
     len: u64,
     unit: u32,
     aligned: Option<Aligned>,
-    hint_note: Option<String>,
+    hint_note: Option<Note>,
 ) -> Ready {
     let (collapses, alignment_note) = aligned.map_or((0, None), |a| (a.collapses, a.stopped));
     Ready {
@@ -156,7 +158,7 @@ pub(super) fn report(
         alignment_note,
         extent_size_hint: sys::extent_size_hint(fd).ok().map(|(h, _)| h),
         hint_note,
-        layout: layout_of(fd, path, 0..len, u64::from(unit)).map_err(|e| e.to_string()),
+        layout: layout_of(fd, path, 0..len, u64::from(unit)).map_err(|e| crate::Reason::from(&e)),
     }
 }
 
@@ -171,7 +173,7 @@ pub(super) struct Aligned {
     collapses: u32,
     /// Why it stopped before every unit was placed, when the filesystem
     /// refused a collapse (a realtime or zoned XFS).
-    stopped: Option<String>,
+    stopped: Option<Note>,
 }
 
 /// Allocates `[start, target)` of the file (which holds no data past
@@ -227,7 +229,7 @@ fn align(fd: BorrowedFd<'_>, path: &Path, start: u64, target: u64, unit: u64) ->
         match falloc(FallocMode::CollapseRange, cut.0, cut.1) {
             Ok(()) => done.collapses += 1,
             Err((e, err)) if e == Errno::OPNOTSUPP || e == Errno::INVAL => {
-                done.stopped = Some(err.to_string());
+                done.stopped = Some(Note::new(NoteKind::AlignmentStopped, err.to_string()));
                 break;
             }
             Err((_, err)) => return Err(err),

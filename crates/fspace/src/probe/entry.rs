@@ -427,9 +427,9 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     // is one to measure.
     let (untorn_facts, untorn_error) = match crate::untorn::facts_of_fs_with(run.dir, &info) {
         Ok(f) => (Some(f), None),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(crate::Reason::from(&e))),
     };
-    let untorn_sizes = untorn::sizes(untorn_facts.as_ref(), untorn_error.as_deref());
+    let untorn_sizes = untorn::sizes(untorn_facts.as_ref(), untorn_error.as_ref());
     run.steps += untorn::steps(b.rounds, &untorn_sizes);
     let devices: Vec<String> = match &info.block_devices {
         Ok(d) => d.iter().map(|d| d.name.clone()).collect(),

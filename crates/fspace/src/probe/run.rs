@@ -169,8 +169,7 @@ impl Run<'_> {
             {
                 return Ok(GrowthResult {
                     strategy: s,
-                    errno: e.raw_os_error(),
-                    unsupported: Some(e.to_string()),
+                    unsupported: Some(crate::Reason::from(&e)),
                     bytes: 0,
                     seconds: 0.0,
                     bytes_per_sec: 0.0,
@@ -185,7 +184,6 @@ impl Run<'_> {
         Ok(GrowthResult {
             strategy: s,
             unsupported: None,
-            errno: None,
             bytes,
             seconds: secs,
             bytes_per_sec: rate,

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// The JSON schema of [`ProbeResult`](super::ProbeResult) (and of saved measurements): a name
 /// and a major version, bumped when a field changes meaning or goes away
 /// (fields may be added within a version).
-pub const SCHEMA: &str = "fspace-probe/3";
+pub const SCHEMA: &str = "fspace-probe/4";
 
 /// How thorough a probe is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -62,7 +62,7 @@ pub struct StateResult {
     /// The state.
     pub state: SpaceState,
     /// Why it could not be measured here (e.g. no `fallocate`), if so.
-    pub unsupported: Option<String>,
+    pub unsupported: Option<crate::Reason>,
     /// Median commits per second over the rounds.
     pub commits_per_sec: f64,
     /// Commits per second of each run, in order: one per round (and per
@@ -202,9 +202,7 @@ pub struct GrowthResult {
     /// The strategy.
     pub strategy: Strategy,
     /// Why it does not work here, if so.
-    pub unsupported: Option<String>,
-    /// Its errno, if unsupported.
-    pub errno: Option<i32>,
+    pub unsupported: Option<crate::Reason>,
     /// Bytes grown (less than the target when the time cap stopped a
     /// zero-fill; `reserve` reserves them past the length).
     pub bytes: u64,
@@ -244,7 +242,7 @@ pub struct SweepPoint {
     /// The state.
     pub state: SpaceState,
     /// Why it could not be measured, if so.
-    pub unsupported: Option<String>,
+    pub unsupported: Option<crate::Reason>,
     /// Commits per second.
     pub commits_per_sec: f64,
     /// Payload throughput, MiB/s.

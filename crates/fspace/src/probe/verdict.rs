@@ -5,7 +5,7 @@ use super::schema::{LogCheck, StateResult, SyncMethodResult};
 use super::stats;
 use crate::fs_info::FsInfo;
 use crate::strategy::SyncMethod;
-use crate::units::{errno_text as short_err, format_count as commas};
+use crate::units::format_count as commas;
 
 /// Figures within this fraction of the best count as a tie: 10%. Evidence:
 /// repeated `fspace bench commit` runs on this project's test machine put
@@ -192,7 +192,7 @@ pub(crate) fn sync_choice(
         .iter()
         .filter(|x| x.method != method)
         .map(|x| match &x.figures.unsupported {
-            Some(u) => format!("{} not measured ({})", x.method, short_err(u)),
+            Some(u) => format!("{} not measured ({})", x.method, u.short()),
             None => format!("{} {}", x.method, commas(x.figures.commits_per_sec)),
         })
         .collect();

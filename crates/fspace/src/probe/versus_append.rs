@@ -13,7 +13,7 @@ use super::stats::{p_greater, smallest_p, ALPHA};
 use super::verdict::{spread, verdict, Verdict, TIE_MARGIN};
 use crate::bench::SpaceState;
 use crate::policy::{LogVsAppend, Recommendation, VsAppend};
-use crate::units::{errno_text as short_err, format_count as commas};
+use crate::units::format_count as commas;
 
 /// What plain appending is, in words.
 const APPENDING: &str = "plain appending (an O_APPEND write + fdatasync per commit)";
@@ -146,10 +146,7 @@ fn not_measured(
         match s {
             None => Some(format!("{what} was not measured")),
             Some(s) => match &s.unsupported {
-                Some(u) => Some(format!(
-                    "{what} could not be measured here ({})",
-                    short_err(u)
-                )),
+                Some(u) => Some(format!("{what} could not be measured here ({})", u.short())),
                 None if s.commits == 0
                     || s.commits_per_sec <= 0.0
                     || s.runs.is_empty()

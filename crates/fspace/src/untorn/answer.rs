@@ -170,7 +170,7 @@ pub fn answer(facts: &UntornFacts, page_size: u64, io: IoPath) -> Answer {
             a.reason = format!(
                 "statx reports {} untorn writes of {h}, but the kernel refused one on a scratch file here ({})",
                 facts.limits.words(),
-                t.error.as_deref().unwrap_or("no error")
+                t.error.as_ref().map_or("no error", |r| r.text.as_str())
             );
         }
         (Ok(()), _) => {
@@ -204,7 +204,7 @@ pub fn answer(facts: &UntornFacts, page_size: u64, io: IoPath) -> Answer {
                     match trial {
                         Some(t) => format!(
                             " (a buffered {h} RWF_ATOMIC write on a scratch file here was refused: {})",
-                            t.error.as_deref().unwrap_or("refused")
+                            t.error.as_ref().map_or("refused", |r| r.text.as_str())
                         ),
                         None => String::new(),
                     },

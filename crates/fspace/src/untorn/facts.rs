@@ -241,12 +241,9 @@ pub struct Trial {
     pub direct: bool,
     /// Whether the kernel took it.
     pub ok: bool,
-    /// The errno it was refused with.
+    /// Why it was refused: the errno, or a short write without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub errno: Option<i32>,
-    /// The refusal in words.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<crate::Reason>,
 }
 
 /// What fspace knows about untorn writes on a file or a filesystem.
@@ -270,7 +267,7 @@ pub struct UntornFacts {
     pub hardware_max: u32,
     /// The devices the filesystem is mounted on, or why there are none.
     #[serde(serialize_with = "ser_devices")]
-    pub devices: std::result::Result<Vec<DeviceAtomic>, String>,
+    pub devices: std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
     /// The geometry that decides it.
     pub geometry: Geometry,
     /// `RWF_ATOMIC` writes tried on the scratch file (empty for an
@@ -281,7 +278,7 @@ pub struct UntornFacts {
 }
 
 fn ser_devices<S: serde::Serializer>(
-    v: &std::result::Result<Vec<DeviceAtomic>, String>,
+    v: &std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     fs_info::ser_result(v, s, "none")
@@ -408,15 +405,16 @@ fn trial(fd: &rustix::fd::OwnedFd, size: u32, direct: bool, buf: &[u8]) -> Trial
             size,
             direct,
             ok: true,
-            errno: None,
             error: None,
         },
         Ok(n) => Trial {
             size,
             direct,
             ok: false,
-            errno: None,
-            error: Some(format!("short untorn write: {n} of {size} bytes")),
+            error: Some(crate::Reason::new(
+                crate::ErrorKind::Io,
+                format!("short untorn write: {n} of {size} bytes"),
+            )),
         },
         Err(e) => refused(size, direct, e, ""),
     }
@@ -427,10 +425,12 @@ fn refused(size: u32, direct: bool, e: Errno, prefix: &str) -> Trial {
         size,
         direct,
         ok: false,
-        errno: Some(e.raw_os_error()),
-        error: Some(format!(
-            "{prefix}{}",
-            std::io::Error::from_raw_os_error(e.raw_os_error())
+        error: Some(crate::Reason::errno(
+            e.raw_os_error(),
+            format!(
+                "{prefix}{}",
+                std::io::Error::from_raw_os_error(e.raw_os_error())
+            ),
         )),
     }
 }
@@ -481,7 +481,7 @@ fn decide_source(
     kind: FsKind,
     limits: &Limits,
     block_size: u32,
-    devices: &std::result::Result<Vec<DeviceAtomic>, String>,
+    devices: &std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
 ) -> (u32, Source) {
     let Limits::Supported {
         unit_max,
@@ -620,7 +620,7 @@ mod tests {
     #[test]
     fn xfs_paths_follow_max_opt_and_the_device() {
         let sup = Limits::from_statx(Ok(statx(true, true, 4096, 1 << 20, 0)));
-        let none: std::result::Result<Vec<DeviceAtomic>, String> = Ok(vec![DeviceAtomic {
+        let none: std::result::Result<Vec<DeviceAtomic>, crate::Reason> = Ok(vec![DeviceAtomic {
             name: "loop0".into(),
             unit_min_bytes: Some(0),
             unit_max_bytes: Some(0),
@@ -636,13 +636,14 @@ mod tests {
             decide_source(FsKind::Xfs, &opt, 4096, &none),
             (65536, Source::DeviceAndFilesystem)
         );
-        let one_block: std::result::Result<Vec<DeviceAtomic>, String> = Ok(vec![DeviceAtomic {
-            name: "nvme0n1".into(),
-            unit_min_bytes: Some(512),
-            unit_max_bytes: Some(4096),
-            max_bytes: Some(4096),
-            boundary_bytes: Some(0),
-        }]);
+        let one_block: std::result::Result<Vec<DeviceAtomic>, crate::Reason> =
+            Ok(vec![DeviceAtomic {
+                name: "nvme0n1".into(),
+                unit_min_bytes: Some(512),
+                unit_max_bytes: Some(4096),
+                max_bytes: Some(4096),
+                boundary_bytes: Some(0),
+            }]);
         assert_eq!(
             decide_source(FsKind::Xfs, &sup, 4096, &one_block),
             (4096, Source::DeviceAndFilesystem)
@@ -656,7 +657,10 @@ mod tests {
             (0, Source::None)
         );
         // Devices unknown: one block by the device, or all by software.
-        let unknown = Err("no block device found".to_string());
+        let unknown = Err(crate::Reason::new(
+            crate::ErrorKind::NotRegular,
+            "no block device found",
+        ));
         assert_eq!(
             decide_source(FsKind::Xfs, &sup, 4096, &unknown),
             (0, Source::Unknown)

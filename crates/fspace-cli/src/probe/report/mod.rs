@@ -200,7 +200,7 @@ fn commit_rate_html(r: &ProbeResult) -> String {
             value: s.unsupported.is_none().then_some(s.commits_per_sec),
             runs: s.runs.clone(),
             text: match &s.unsupported {
-                Some(u) => why(u),
+                Some(u) => why(&u.text),
                 None => format!(
                     "{} /s{}",
                     commas(s.commits_per_sec),
@@ -241,7 +241,7 @@ fn commit_rate_html(r: &ProbeResult) -> String {
                 .then_some(m.figures.commits_per_sec),
             runs: m.figures.runs.clone(),
             text: match &m.figures.unsupported {
-                Some(u) => why(u),
+                Some(u) => why(&u.text),
                 None => format!("{} /s", commas(m.figures.commits_per_sec)),
             },
             class: if r
@@ -287,7 +287,7 @@ fn commit_latency_html(r: &ProbeResult) -> String {
                 group: g,
                 label: "p50 / p99".into(),
                 value: None,
-                text: why(u),
+                text: why(&u.text),
                 class: "",
             });
             continue;
@@ -342,8 +342,8 @@ fn commit_table_html(r: &ProbeResult) -> String {
             if s.unsupported.is_some() { "-".into() } else { commas(s.p99_us) },
             esc(&s
                 .unsupported
-                .as_deref()
-                .map(why)
+                .as_ref()
+                .map(|u| why(&u.text))
                 .unwrap_or_else(|| s
                     .notes
                     .iter()
@@ -379,7 +379,7 @@ fn growth_html(r: &ProbeResult) -> String {
             label: x.strategy.name().into(),
             value: x.unsupported.is_none().then_some(x.seconds),
             text: match &x.unsupported {
-                Some(u) => why(u),
+                Some(u) => why(&u.text),
                 // Only zero-fill moves data: a rate for the others would
                 // only restate the time.
                 None if x.strategy == fspace::Strategy::ZeroFill => format!(
@@ -431,7 +431,7 @@ fn sweep_html(r: &ProbeResult) -> String {
                         label: st.label().into(),
                         value: p.unsupported.is_none().then_some(p.mib_per_sec),
                         text: match &p.unsupported {
-                            Some(u) => why(u),
+                            Some(u) => why(&u.text),
                             None => format!(
                                 "{:.1} MiB/s, {} commits/s",
                                 p.mib_per_sec,

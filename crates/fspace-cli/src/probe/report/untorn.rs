@@ -34,7 +34,7 @@ fn limits(h: &mut String, u: &UntornSection) {
             let _ = writeln!(
                 h,
                 "<p>The untorn-write facts could not be read: {}.</p>",
-                esc(e)
+                esc(&e.text)
             );
         }
         (None, None) => {}
@@ -109,7 +109,7 @@ fn cost_table(h: &mut String, u: &UntornSection) {
                 let _ = writeln!(
                     h,
                     "<tr><td>{page}</td><td>-</td><td class=n>-</td><td class=n>-</td><td class=n>-</td><td class=n>-</td><td>not measured: {}</td></tr>",
-                    esc(c.not_measured.as_deref().unwrap_or(&c.text))
+                    esc(c.not_measured.as_ref().map_or(&c.text, |r| &r.text))
                 );
             }
         }

@@ -23,7 +23,7 @@ pub(super) fn runs_range(s: &fspace::probe::StateResult) -> String {
 /// the probed directory `dir`.
 fn commit_row(o: &mut String, label: &str, s: &fspace::probe::StateResult, dir: &Path) {
     if let Some(u) = &s.unsupported {
-        let why = format!("not supported here: {}", within(u, dir));
+        let why = format!("not supported here: {}", within(&u.text, dir));
         hanging(o, &format!("  {label:<25} "), 28, &why);
         return;
     }

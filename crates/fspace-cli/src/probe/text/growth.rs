@@ -34,7 +34,7 @@ pub(super) fn growth_text(r: &ProbeResult) -> String {
                 &mut o,
                 &format!("  {:<13} ", x.strategy.name()),
                 16,
-                &format!("not supported here: {}", within(u, &r.directory)),
+                &format!("not supported here: {}", within(&u.text, &r.directory)),
             );
             continue;
         }

@@ -82,7 +82,7 @@ fn head(r: &ProbeResult) -> String {
                 crate::info::device_lines(&mut o, d, 0, "  ");
             }
         }
-        Err(why) => labelled(&mut o, "  device:        ", why),
+        Err(why) => labelled(&mut o, "  device:        ", &why.text),
     }
     o
 }

@@ -82,7 +82,10 @@ pub(super) fn untorn_text(r: &ProbeResult) -> String {
                 format!("{lo:.2}-{hi:.2}")
             ),
             _ => {
-                let why = within(c.not_measured.as_deref().unwrap_or(&c.text), &r.directory);
+                let why = within(
+                    c.not_measured.as_ref().map_or(&c.text, |r| &r.text),
+                    &r.directory,
+                );
                 for (i, line) in wrap(&format!("not measured: {why}"), 69).iter().enumerate() {
                     out!(o, "  {:<6} {line}", if i == 0 { page.as_str() } else { "" });
                 }

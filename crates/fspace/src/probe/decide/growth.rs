@@ -12,9 +12,7 @@ use crate::fs_info::FsInfo;
 use crate::policy::rules::{is_remote, BULK_PREFERENCE, REMOTE_EXCLUDES_FALLOCATE};
 use crate::policy::Recommendation;
 use crate::strategy::{Intent, Strategy};
-use crate::units::{
-    errno_text as short_err, format_count as commas, format_human, format_seconds as duration,
-};
+use crate::units::{format_count as commas, format_human, format_seconds as duration};
 
 /// The bulk recommendation: among the strategies that reserve space (and,
 /// on network and FUSE filesystems, do not need `fallocate`), the built-in
@@ -233,8 +231,8 @@ fn bulk_why(info: &FsInfo, growth: &[GrowthResult], g: &GrowthResult) -> String 
             let why = growth
                 .iter()
                 .find(|x| x.strategy == Strategy::Allocate)
-                .and_then(|x| x.unsupported.as_deref())
-                .map(|u| format!("fallocate is not supported here ({})", short_err(u)))
+                .and_then(|x| x.unsupported.as_ref())
+                .map(|u| format!("fallocate is not supported here ({})", u.short()))
                 .unwrap_or_else(|| {
                     if is_remote(info) {
                         "on a network/FUSE filesystem fallocate is missing or emulated by the server".into()

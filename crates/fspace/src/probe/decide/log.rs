@@ -11,7 +11,7 @@ use crate::fs_info::FsInfo;
 use crate::policy::rules::{log_candidates, log_excluded};
 use crate::policy::Recommendation;
 use crate::strategy::{Intent, Strategy};
-use crate::units::{errno_text as short_err, format_count as commas};
+use crate::units::format_count as commas;
 
 /// Returns the preparation (sparse, allocate, write-zeroes, zero-fill) whose
 /// commits measured fastest, ruled out here or not, with its rate.
@@ -266,7 +266,7 @@ impl LogDecision<'_> {
             states
                 .iter()
                 .find(|x| x.state == st)
-                .and_then(|x| x.unsupported.as_deref())
+                .and_then(|x| x.unsupported.as_ref())
         };
         let mut why = vec![];
         if log_excluded(self.info, Strategy::ZeroFill).is_some()
@@ -290,7 +290,7 @@ impl LogDecision<'_> {
                 Some(_) => {}
                 None => {
                     if let Some(u) = unsupported(SpaceState::Allocated) {
-                        why.push(format!("fallocate is not supported here ({})", short_err(u)));
+                        why.push(format!("fallocate is not supported here ({})", u.short()));
                     }
                 }
             }
@@ -299,7 +299,7 @@ impl LogDecision<'_> {
             if let Some(u) = unsupported(SpaceState::WriteZeroed) {
                 why.push(format!(
                     "FALLOC_FL_WRITE_ZEROES is not supported here ({})",
-                    short_err(u)
+                    u.short()
                 ));
             }
         }

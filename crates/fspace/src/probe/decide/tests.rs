@@ -17,7 +17,9 @@ fn with_runs(state: SpaceState, runs: &[f64]) -> StateResult {
     let median = super::super::stats::median(&mut runs.clone());
     StateResult {
         state,
-        unsupported: bad.then(|| "fallocate(x): Operation not supported (os error 95)".into()),
+        unsupported: bad.then(|| {
+            crate::Reason::errno(95, "fallocate(x): Operation not supported (os error 95)")
+        }),
         commits_per_sec: median,
         runs_p50_us: runs.iter().map(|r| 1e6 / r).collect(),
         runs,
@@ -351,7 +353,6 @@ fn grew(s: Strategy, secs: &[f64]) -> GrowthResult {
     GrowthResult {
         strategy: s,
         unsupported: None,
-        errno: None,
         bytes,
         seconds: bytes as f64 / rate,
         bytes_per_sec: rate,
@@ -366,7 +367,10 @@ fn bulk_of(kind: crate::fs_info::FsKind, growth: &[GrowthResult]) -> Recommendat
     // measured and a local filesystem give the built-in ladder allocate,
     // then zero-fill.
     let mut i = info(kind);
-    i.capabilities = Err("not measured in this test".into());
+    i.capabilities = Err(crate::Reason::new(
+        crate::ErrorKind::NotMeasured,
+        "not measured in this test",
+    ));
     i.network = false;
     assert_eq!(
         crate::policy::built_in(&i, Intent::Bulk).ladder,

@@ -17,8 +17,8 @@ pub(crate) fn beats(challenger: &StateResult, default: &StateResult) -> (bool, S
     if !challenger.measured() {
         let why = challenger
             .unsupported
-            .as_deref()
-            .unwrap_or("no commit completed");
+            .as_ref()
+            .map_or("no commit completed", |r| r.text.as_str());
         return (false, format!("it could not be measured here ({why})"));
     }
     if !default.measured() {

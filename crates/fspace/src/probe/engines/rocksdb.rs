@@ -71,7 +71,11 @@ pub(super) fn decide(_info: &FsInfo, a: &mut EngineAdvice) {
             "true",
             format!(
                 "fallocate does not work here ({}), so RocksDB already appends without reserving space",
-                default.figures.unsupported.as_deref().unwrap_or("no commit completed")
+                default
+                    .figures
+                    .unsupported
+                    .as_ref()
+                    .map_or("no commit completed", |r| r.text.as_str())
             ),
         ));
         plain.clone()

@@ -9,6 +9,7 @@
 
 use super::super::stats::{median, p_greater, range};
 use super::super::verdict::{verdict_of, Verdict, TIE_MARGIN};
+use crate::reason::Reason;
 use crate::units::{format_count as commas, format_human};
 use crate::untorn::{answer, Answer, Cost, IoPath, UntornFacts, WritePath};
 use serde::Serialize;
@@ -30,7 +31,7 @@ pub struct UntornSection {
     /// when they could not be read ([`error`](Self::error) says why).
     pub facts: Option<UntornFacts>,
     /// Why the facts could not be read.
-    pub error: Option<String>,
+    pub error: Option<Reason>,
     /// The answer for each page size of [`UNTORN_PAGES`], through
     /// `O_DIRECT` and through the page cache, in that order; a direct
     /// answer whose cost was measured carries it
@@ -125,7 +126,7 @@ pub struct UntornCost {
     /// Why not, when not: no untorn writes of this size here (the
     /// answer's words), the facts could not be read, or a write failed
     /// (its call, path and errno).
-    pub not_measured: Option<String>,
+    pub not_measured: Option<Reason>,
     /// Bytes of each side's file.
     pub file_size: u64,
     /// How each write's offset is chosen: `random` (a multiple of the
@@ -172,35 +173,39 @@ impl UntornCost {
 /// writes of it are possible here, else why not.
 pub(super) fn measurable(
     facts: Option<&UntornFacts>,
-    error: Option<&str>,
+    error: Option<&Reason>,
     page: u64,
-) -> std::result::Result<Option<WritePath>, String> {
+) -> std::result::Result<Option<WritePath>, Reason> {
     let Some(f) = facts else {
-        return Err(format!(
-            "the untorn-write facts could not be read here: {}",
-            error.unwrap_or("no reason given")
-        ));
+        let what = "the untorn-write facts could not be read here";
+        return Err(match error {
+            Some(e) => e.clone().context(what),
+            None => Reason::new(crate::ErrorKind::Io, format!("{what}: no reason given")),
+        });
     };
     let a = answer(f, page, IoPath::Direct);
     if a.untorn {
         Ok(a.path)
     } else {
-        Err(format!(
-            "no untorn {} writes here, {}: {}",
-            format_human(page),
-            a.short(),
-            a.reason
+        Err(Reason::new(
+            crate::ErrorKind::Unsupported,
+            format!(
+                "no untorn {} writes here, {}: {}",
+                format_human(page),
+                a.short(),
+                a.reason
+            ),
         ))
     }
 }
 
 /// A page size that was not measured, and why.
-pub(super) fn not_measured(page: u64, path: Option<WritePath>, why: String) -> UntornCost {
+pub(super) fn not_measured(page: u64, path: Option<WritePath>, why: Reason) -> UntornCost {
     UntornCost {
         page_size: page,
         path,
         measured: false,
-        text: format!("not measured: {why}"),
+        text: format!("not measured: {}", why.text),
         not_measured: Some(why),
         file_size: 0,
         offsets: OFFSETS,
@@ -235,7 +240,10 @@ pub(super) fn cost_of(
         return not_measured(
             page,
             path,
-            "a round made no writes on one side, so the rounds cannot be compared".into(),
+            Reason::new(
+                crate::ErrorKind::NotMeasured,
+                "a round made no writes on one side, so the rounds cannot be compared",
+            ),
         );
     }
     let ratios: Vec<f64> = pairs.iter().map(|(p, u)| u / p).collect();
@@ -435,16 +443,22 @@ mod tests {
     fn unsupported_sizes_say_the_answers_words() {
         let zero = facts_with(FsKind::Ext4, Limits::Zero);
         let why = measurable(Some(&zero), None, 16384).unwrap_err();
+        assert_eq!(why.kind, crate::ErrorKind::Unsupported);
         assert!(
-            why.starts_with("no untorn 16 KiB writes here, no (not-supported): 16 KiB pages: untorn writes are not supported here"),
+            why.text.starts_with("no untorn 16 KiB writes here, no (not-supported): 16 KiB pages: untorn writes are not supported here"),
             "{why}"
         );
         let none = facts_with(FsKind::Btrfs, Limits::NotReported);
         let why = measurable(Some(&none), None, 8192).unwrap_err();
-        assert!(why.contains("does not report STATX_WRITE_ATOMIC"), "{why}");
-        let why = measurable(None, Some("statx failed"), 8192).unwrap_err();
         assert!(
-            why.ends_with("could not be read here: statx failed"),
+            why.text.contains("does not report STATX_WRITE_ATOMIC"),
+            "{why}"
+        );
+        let failed = Reason::errno(5, "statx failed");
+        let why = measurable(None, Some(&failed), 8192).unwrap_err();
+        assert_eq!((why.kind, why.errno), (crate::ErrorKind::Io, Some(5)));
+        assert!(
+            why.text.ends_with("could not be read here: statx failed"),
             "{why}"
         );
         assert_eq!(
@@ -465,7 +479,11 @@ mod tests {
             0.2,
         );
         let cost = vec![
-            not_measured(8192, Some(WritePath::Software), "no time".into()),
+            not_measured(
+                8192,
+                Some(WritePath::Software),
+                Reason::new(crate::ErrorKind::NotMeasured, "no time"),
+            ),
             measured,
         ];
         let a = answers(Some(&f), &cost);

@@ -23,6 +23,7 @@ use super::cost::{
 use crate::error::{Error, Result};
 use crate::grow::{grow, GrowOptions, Intent, Strategy};
 use crate::policy::StrategyChoice;
+use crate::reason::Reason;
 use crate::sys::{self, Errno};
 use crate::units::format_human;
 use crate::untorn::{AlignedBuf, UntornFacts, WritePath};
@@ -57,10 +58,10 @@ fn per_side(level: Level) -> Duration {
 
 /// The page sizes measured here (those with untorn writes), with their
 /// path; the others with why not.
-pub(crate) type Sizes = Vec<(u64, std::result::Result<Option<WritePath>, String>)>;
+pub(crate) type Sizes = Vec<(u64, std::result::Result<Option<WritePath>, Reason>)>;
 
 /// Which page sizes of [`UNTORN_PAGES`] can be measured with `facts`.
-pub(crate) fn sizes(facts: Option<&UntornFacts>, error: Option<&str>) -> Sizes {
+pub(crate) fn sizes(facts: Option<&UntornFacts>, error: Option<&Reason>) -> Sizes {
     UNTORN_PAGES
         .iter()
         .map(|&p| (p, measurable(facts, error, p)))
@@ -95,7 +96,7 @@ pub(crate) fn reserve(level: Level, rounds: usize, sizes: &Sizes, fill_rate: f64
 pub(crate) fn measure(
     run: &mut Run<'_>,
     facts: Option<UntornFacts>,
-    error: Option<String>,
+    error: Option<Reason>,
     sizes: Sizes,
 ) -> Result<UntornSection> {
     let rounds = run.budget.rounds.max(1);
@@ -129,7 +130,7 @@ pub(crate) fn measure(
                     cost[*i] = Some(not_measured(
                         *page,
                         *path,
-                        format!("the files to write into could not be prepared: {e}"),
+                        Reason::from(&e).context("the files to write into could not be prepared"),
                     ));
                 }
             }
@@ -203,7 +204,7 @@ fn rounds_of(
     let mut buf = AlignedBuf::new(largest);
     let mut plain: Vec<Vec<RunFigures>> = vec![vec![]; n];
     let mut untorn: Vec<Vec<RunFigures>> = vec![vec![]; n];
-    let mut failed: Vec<Option<String>> = vec![None; n];
+    let mut failed: Vec<Option<Reason>> = vec![None; n];
     let mut longest = Duration::ZERO;
     let mut left_steps = rounds * n;
     for round in 0..rounds {
@@ -239,7 +240,7 @@ fn rounds_of(
                     Ok(f) if untorn_side => untorn[i].push(f),
                     Ok(f) => plain[i].push(f),
                     Err(e) => {
-                        failed[i] = Some(e.to_string());
+                        failed[i] = Some(Reason::from(&e));
                         break;
                     }
                 }
@@ -250,7 +251,7 @@ fn rounds_of(
         .iter()
         .enumerate()
         .map(|(i, &(_, page, path))| match failed[i].take() {
-            Some(e) => not_measured(page, path, format!("a write failed: {e}")),
+            Some(e) => not_measured(page, path, e.context("a write failed")),
             None => cost_of(
                 page,
                 path,
@@ -362,7 +363,8 @@ mod tests {
 
     #[test]
     fn nothing_is_reserved_where_nothing_is_measured() {
-        let none: Sizes = vec![(8192, Err("no".into())), (16384, Err("no".into()))];
+        let no = || Err(Reason::new(crate::ErrorKind::Unsupported, "no"));
+        let none: Sizes = vec![(8192, no()), (16384, no())];
         assert_eq!(reserve(Level::Quick, 3, &none, 1e8), Duration::ZERO);
         assert_eq!(steps(3, &none), 0);
         let both: Sizes = vec![(8192, Ok(None)), (16384, Ok(None))];
