@@ -20,4 +20,6 @@ mod kit;
 #[cfg(feature = "kit")]
 pub mod loop_fs;
 #[cfg(feature = "kit")]
+mod run_time;
+#[cfg(feature = "kit")]
 pub use kit::*;
