@@ -168,13 +168,14 @@ pub fn fs(name: &str) -> Fs {
 /// script to mark it ignored (the library's own unit tests: a build script
 /// there would be built by every crate that depends on `fspace`). When it
 /// is missing, a failure under `FSPACE_REQUIRE_MATRIX=1`; otherwise the
-/// skip is recorded ([`skipped`], `why`) and `None` returned, which libtest
-/// counts as a pass: where a build script can be had, use [`crate::per_fs!`].
+/// skip is recorded (as [`skipped`] does, `why`; shown even though the test
+/// passes) and `None` returned, which libtest counts as a pass: where a
+/// build script can be had, use [`crate::per_fs!`].
 pub fn fs_or_skip(test: &str, name: &str, why: &str) -> Option<Fs> {
     let found = find(name);
     if found.is_none() {
         fail_if_required(name);
-        skipped(test, name, why);
+        skipped_past_capture(test, name, why);
     }
     found
 }
@@ -218,6 +219,22 @@ fn fail_if_required(name: &str) {
 pub fn skipped(test: &str, fs: &str, why: &str) {
     let line = format!("SKIPPED {test} on {fs}: {why}");
     eprintln!("{line}");
+    log_skip(&line);
+}
+
+/// [`skipped`], for a skip libtest will count as a pass: the line is
+/// written to the process's stderr directly, past libtest's capture
+/// (which keeps a passing test's output to itself), so that `cargo test`
+/// shows it.
+pub(crate) fn skipped_past_capture(test: &str, fs: &str, why: &str) {
+    use std::io::Write;
+    let line = format!("SKIPPED {test} on {fs}: {why}");
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    log_skip(&line);
+}
+
+/// Appends a skip's line to `$FSPACE_SKIP_LOG`, if set.
+fn log_skip(line: &str) {
     if let Ok(p) = std::env::var("FSPACE_SKIP_LOG") {
         use std::io::Write;
         if let Ok(mut f) = std::fs::OpenOptions::new()
