@@ -95,9 +95,11 @@ export FSPACE_STATE_DIR
 echo "== cargo test"
 status=0
 # A test of a filesystem that is not mounted is marked ignored when it is
-# built (crates/test-kit/src/build.rs): libtest prints it as
-# "test NAME ... ignored, REASON" and counts it. Skips decided inside a test
-# (no root, no strace, ...) go to $FSPACE_SKIP_LOG. Both are listed below.
+# built (crates/test-kit/src/build.rs, the build script of fspace-tests and
+# the CLI): libtest prints it as "test NAME ... ignored, REASON" and counts
+# it. Skips decided inside a test (no root, no strace, ...; the library's
+# unit tests on the matrix, whose package has no build script) go to
+# $FSPACE_SKIP_LOG. Both are listed below.
 TEST_LOG=$(mktemp)
 cargo test --workspace --no-fail-fast 2>&1 | tee "$TEST_LOG" || status=$?
 sed -n 's/^test \(.*\) \.\.\. ignored, \(.*\)$/IGNORED \1: \2/p' "$TEST_LOG" >>"$FSPACE_SKIP_LOG"

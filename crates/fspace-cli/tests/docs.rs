@@ -3,7 +3,7 @@
 //!
 //! - ```` ```rust ````: compiled as a doctest (`crates/fspace/src/lib.rs`
 //!   includes every Markdown file; checked here) and run by
-//!   `crates/fspace/tests/readme_examples.rs`; `ignore` is not accepted;
+//!   `crates/fspace-tests/tests/readme_examples.rs`; `ignore` is not accepted;
 //! - ```` ```sh ```` (every line a command) and ```` ```console ```` (`$ `
 //!   lines are commands, the rest is their output as recorded, not compared):
 //!   each `fspace` command runs, in document order, in a scratch directory per

@@ -50,9 +50,11 @@ fn packages_hold_sources_and_no_test_data() {
     let crates = publishable();
     let mut names: Vec<&str> = crates.iter().map(|(n, _)| n.as_str()).collect();
     names.sort_unstable();
-    // The library, the command, and the build-time half of the test kit
-    // that their build scripts use; nothing else (the C API, the preload
-    // library and the benchmarks are built from the repository).
+    // The library, the command, and the test kit, whose build-time half the
+    // command's build script uses and which the library's unit tests take
+    // as a dev-dependency; nothing else (the C API, the preload library, the
+    // benchmarks and the library's integration tests, crates/fspace-tests,
+    // are built from the repository).
     assert_eq!(
         names,
         ["fspace", "fspace-cli", "fspace-test-kit"],
@@ -82,6 +84,37 @@ fn packages_hold_sources_and_no_test_data() {
         }
         assert!(bytes < 2 << 20, "{name}: {bytes} bytes of sources");
     }
+}
+
+/// A crate that depends on the library builds nothing of its tests: the
+/// library has no build script and no build-dependency (its tests that
+/// need one, for `per_fs!` and the docs' examples, are in
+/// crates/fspace-tests).
+#[test]
+fn the_library_builds_nothing_for_its_tests() {
+    let meta: serde_json::Value =
+        serde_json::from_str(&cargo(&["metadata", "--no-deps", "--format-version", "1"]))
+            .expect("cargo metadata is JSON");
+    let lib = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|p| p["name"] == "fspace")
+        .expect("the fspace package");
+    let kinds = |list: &serde_json::Value, key: &str| -> Vec<String> {
+        let all = list.as_array().expect("a list");
+        all.iter().map(|x| x[key].to_string()).collect()
+    };
+    let targets = kinds(&lib["targets"], "kind");
+    assert!(
+        !targets.iter().any(|k| k.contains("custom-build")),
+        "crates/fspace has a build script: {targets:?}"
+    );
+    let deps = kinds(&lib["dependencies"], "kind");
+    assert!(
+        !deps.iter().any(|k| k == "\"build\""),
+        "crates/fspace has build-dependencies: {deps:?}"
+    );
 }
 
 #[test]

@@ -380,7 +380,7 @@ common::per_fs! {
     }
 }
 
-/// A log written in format 1 (`crates/fspace/tests/data/wal-v1`, by the
+/// A log written in format 1 (`crates/fspace-tests/tests/data/wal-v1`, by the
 /// last format-1 build): `wal stat` names the format of its segments,
 /// `verify --strict` accepts it, `dump` prints its records (LSN 15 to 60);
 /// after a writable open, the new segment is format 2 and stat says so.
@@ -391,7 +391,7 @@ fn wal_commands_on_a_format_1_log() {
     let dir = fs.tempdir();
     let d = dir.path().join("wal");
     std::fs::create_dir(&d).unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fspace/tests/data/wal-v1");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fspace-tests/tests/data/wal-v1");
     for e in std::fs::read_dir(&fixture).unwrap() {
         let e = e.unwrap();
         std::fs::copy(e.path(), d.join(e.file_name())).unwrap();

@@ -116,6 +116,12 @@ pub fn check_built_for_this_matrix() {
 /// Returns the configured filesystems (or `cwd`).
 pub fn all() -> Vec<Fs> {
     check_built_for_this_matrix();
+    mounted()
+}
+
+/// [`all`], without the check that the binary was built for this matrix:
+/// for tests that decide at run time ([`fs_or_skip`]).
+fn mounted() -> Vec<Fs> {
     match std::env::var("FSPACE_TEST_MOUNTS") {
         Ok(v) if !v.trim().is_empty() => v
             .split(',')
@@ -148,8 +154,35 @@ pub fn all() -> Vec<Fs> {
 /// fails: `per_fs!` has marked it ignored at build time unless
 /// `FSPACE_REQUIRE_MATRIX=1` (or it was run with `--ignored`).
 pub fn fs(name: &str) -> Fs {
-    let found = if name == "ext4-bigalloc" {
-        check_built_for_this_matrix();
+    check_built_for_this_matrix();
+    find(name).unwrap_or_else(|| {
+        fail_if_required(name);
+        panic!(
+            "filesystem {name} is missing from {} (this test is ignored unless run with --ignored)",
+            var_of(name)
+        );
+    })
+}
+
+/// Filesystem `name` of the matrix, for a test whose package has no build
+/// script to mark it ignored (the library's own unit tests: a build script
+/// there would be built by every crate that depends on `fspace`). When it
+/// is missing, a failure under `FSPACE_REQUIRE_MATRIX=1`; otherwise the
+/// skip is recorded (as [`skipped`] does, `why`; shown even though the test
+/// passes) and `None` returned, which libtest counts as a pass: where a
+/// build script can be had, use [`crate::per_fs!`].
+pub fn fs_or_skip(test: &str, name: &str, why: &str) -> Option<Fs> {
+    let found = find(name);
+    if found.is_none() {
+        fail_if_required(name);
+        skipped_past_capture(test, name, why);
+    }
+    found
+}
+
+/// Filesystem `name` of the matrix, if mounted.
+fn find(name: &str) -> Option<Fs> {
+    if name == "ext4-bigalloc" {
         std::env::var("FSPACE_TEST_BIGALLOC")
             .ok()
             .filter(|p| !p.trim().is_empty())
@@ -158,19 +191,27 @@ pub fn fs(name: &str) -> Fs {
                 root: PathBuf::from(p),
             })
     } else {
-        all().into_iter().find(|f| f.name == name)
-    };
-    found.unwrap_or_else(|| {
-        let var = if name == "ext4-bigalloc" {
-            "FSPACE_TEST_BIGALLOC"
-        } else {
-            "FSPACE_TEST_MOUNTS"
-        };
-        if require_matrix() {
-            panic!("filesystem {name} is missing from {var} and FSPACE_REQUIRE_MATRIX=1");
-        }
-        panic!("filesystem {name} is missing from {var} (this test is ignored unless run with --ignored)");
-    })
+        mounted().into_iter().find(|f| f.name == name)
+    }
+}
+
+/// The variable that names filesystem `name` of the matrix.
+fn var_of(name: &str) -> &'static str {
+    if name == "ext4-bigalloc" {
+        "FSPACE_TEST_BIGALLOC"
+    } else {
+        "FSPACE_TEST_MOUNTS"
+    }
+}
+
+/// Fails the calling test for the missing filesystem `name` under
+/// `FSPACE_REQUIRE_MATRIX=1`.
+fn fail_if_required(name: &str) {
+    assert!(
+        !require_matrix(),
+        "filesystem {name} is missing from {} and FSPACE_REQUIRE_MATRIX=1",
+        var_of(name)
+    );
 }
 
 /// Records a skip: printed, and appended to `$FSPACE_SKIP_LOG` if set so
@@ -178,6 +219,22 @@ pub fn fs(name: &str) -> Fs {
 pub fn skipped(test: &str, fs: &str, why: &str) {
     let line = format!("SKIPPED {test} on {fs}: {why}");
     eprintln!("{line}");
+    log_skip(&line);
+}
+
+/// [`skipped`], for a skip libtest will count as a pass: the line is
+/// written to the process's stderr directly, past libtest's capture
+/// (which keeps a passing test's output to itself), so that `cargo test`
+/// shows it.
+pub(crate) fn skipped_past_capture(test: &str, fs: &str, why: &str) {
+    use std::io::Write;
+    let line = format!("SKIPPED {test} on {fs}: {why}");
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    log_skip(&line);
+}
+
+/// Appends a skip's line to `$FSPACE_SKIP_LOG`, if set.
+fn log_skip(line: &str) {
     if let Ok(p) = std::env::var("FSPACE_SKIP_LOG") {
         use std::io::Write;
         if let Ok(mut f) = std::fs::OpenOptions::new()

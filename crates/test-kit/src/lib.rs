@@ -5,7 +5,9 @@
 //! filesystem only, under the name `cwd`. [`per_fs!`] makes one `#[test]`
 //! per case and filesystem; a filesystem that is not mounted makes its test
 //! ignored, with the reason, in libtest's own count; under
-//! `FSPACE_REQUIRE_MATRIX=1` it makes the test fail instead.
+//! `FSPACE_REQUIRE_MATRIX=1` it makes the test fail instead. That takes a
+//! build script in the test's package (`build`); the library's own unit
+//! tests, whose package has none, use [`per_fs_at_run_time!`].
 //!
 //! [`build`] is what the test-bearing packages' build scripts call (with
 //! this crate's default features off, it has no dependencies); the rest is
@@ -19,5 +21,7 @@ pub mod engines;
 mod kit;
 #[cfg(feature = "kit")]
 pub mod loop_fs;
+#[cfg(feature = "kit")]
+mod run_time;
 #[cfg(feature = "kit")]
 pub use kit::*;

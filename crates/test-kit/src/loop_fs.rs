@@ -10,7 +10,8 @@
 //! build script (`build::emit`) sets that cfg where the machine can, so
 //! elsewhere the test counts as ignored, not as passed; under
 //! `FSPACE_REQUIRE_MATRIX=1` it always runs, and [`LoopFs::new`] fails on
-//! what is missing.
+//! what is missing. The library's own unit tests, whose package has no
+//! build script, ask [`available_or_skip`] when they run instead.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,6 +92,24 @@ impl Scratch {
         run("losetup", &["-d", dev]);
         self.loops.retain(|l| l != dev);
     }
+}
+
+/// Whether `test` can make a loop image of `fs` here, asked when it runs by
+/// a test whose package has no build script to mark it ignored (the
+/// library's own unit tests). When it cannot: a failure under
+/// `FSPACE_REQUIRE_MATRIX=1`, naming what is missing; otherwise the skip is
+/// recorded (as [`crate::skipped`] does; shown even though the test
+/// passes) and `false` returned, which libtest counts as a pass.
+pub fn available_or_skip(test: &str, fs: &str) -> bool {
+    let Some(why) = crate::build::loop_missing(fs) else {
+        return true;
+    };
+    assert!(
+        !crate::require_matrix(),
+        "{test} on {fs}: {why} and FSPACE_REQUIRE_MATRIX=1"
+    );
+    crate::kit::skipped_past_capture(test, fs, &why);
+    false
 }
 
 /// A private filesystem of type `fs` (ext4, xfs or btrfs), mounted, and

@@ -1,7 +1,7 @@
 # Port of GNU coreutils tests/cp/sparse-extents-2.sh: files of 1 to 100
 # data runs of 1-21 KiB, each after a hole of its own size, copy without
 # data loss with --sparse=always. Adapted: the filefrag extent comparison,
-# which coreutils only warns about, is left out (crates/fspace/tests/
+# which coreutils only warns about, is left out (crates/fspace-tests/tests/
 # copy_keep_allocation.rs compares extent maps).
 . "$(dirname "$0")/lib.sh"
 

@@ -4,7 +4,7 @@
 //! filesystem had submitted to the device; the copy is then mounted, its
 //! journal replays, and checked). The log's power cut after a killed rename
 //! needs a fault injected through its storage seam, so it lives with the
-//! log's own tests (`src/wal/tests/killed_rename.rs`).
+//! log's own tests (`crates/fspace/src/wal/tests/killed_rename.rs`).
 //!
 //! **`copy --force` without `--sync`** (`copy_force_*`): a durable old file
 //! is replaced by a copy; another program then `fsync`s an unrelated file

@@ -1,11 +1,14 @@
 //! Turns every ```rust example of the repository's README.md and docs/*.md
 //! into code the test `tests/readme_examples.rs` compiles and runs: each
 //! block goes into a module of its own, with a `run()` that calls the
-//! block's `fn NAME() -> fspace::Result<()>`. Outside the repository (a
-//! packaged crate) there is nothing to read and the list is empty.
+//! block's `fn NAME() -> fspace::Result<()>`.
 //!
 //! It also marks the integration tests of filesystems that are not mounted
 //! as ignored (`fspace_test_kit::build`).
+//!
+//! Both live here, in a test crate that is never published, and not in
+//! `crates/fspace`: there every crate depending on the library would build
+//! the test kit and run a script reading files outside the crate.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,11 +26,8 @@ fn main() {
         docs.sort();
         files.extend(docs);
     }
-    // Watched only where they exist: cargo reruns a build script every time
-    // for a missing path (a packaged crate has neither).
-    if root.join("docs").is_dir() {
-        println!("cargo:rerun-if-changed={}", root.join("docs").display());
-    }
+    // The folder too, not only its files: a new docs/*.md reruns this.
+    println!("cargo:rerun-if-changed={}", root.join("docs").display());
     println!("cargo:rerun-if-changed=build.rs");
     let mut code = String::new();
     let mut list = String::new();
