@@ -1,7 +1,7 @@
 //! README.md and docs/*.md keep their code honest. Every fenced block names
 //! what it is, and each kind is checked:
 //!
-//! - ```` ```rust ````: compiled as a doctest (`crates/fspace/src/lib.rs`
+//! - ```` ```rust ````: compiled as a doctest (`crates/fspace-tests/src/lib.rs`
 //!   includes every Markdown file; checked here) and run by
 //!   `crates/fspace-tests/tests/readme_examples.rs`; `ignore` is not accepted;
 //! - ```` ```sh ```` (every line a command) and ```` ```console ```` (`$ `
@@ -306,14 +306,14 @@ fn every_block_says_what_it_is() {
 /// ```rust block compiles.
 #[test]
 fn every_markdown_file_is_a_doctest() {
-    let lib = read("crates/fspace/src/lib.rs");
+    let lib = read("crates/fspace-tests/src/lib.rs");
     let missing: Vec<String> = markdown_files()
         .into_iter()
         .filter(|f| !lib.contains(&format!("\"../../../{f}\")")))
         .collect();
     assert!(
         missing.is_empty(),
-        "crates/fspace/src/lib.rs does not include these as doctests: {missing:?}"
+        "crates/fspace-tests/src/lib.rs does not include these as doctests: {missing:?}"
     );
 }
 

@@ -103,35 +103,3 @@ pub mod internals {
     };
     pub use crate::zeros::is_zero;
 }
-
-/// The ```rust blocks of README.md and docs/*.md, compiled as doctests
-/// (`crates/fspace-cli/tests/docs.rs` checks that every file is listed).
-#[cfg(doctest)]
-pub mod markdown_doctests {
-    macro_rules! doctest {
-        ($name:ident, $file:literal) => {
-            #[doc = include_str!($file)]
-            pub struct $name;
-        };
-    }
-    doctest!(Readme, "../../../README.md");
-    doctest!(DocsIndex, "../../../docs/README.md");
-    doctest!(Cli, "../../../docs/cli.md");
-    doctest!(Library, "../../../docs/library.md");
-    doctest!(Api, "../../../docs/api.md");
-    doctest!(Capi, "../../../docs/capi.md");
-    doctest!(Copy, "../../../docs/copy.md");
-    doctest!(Design, "../../../docs/design.md");
-    doctest!(Engines, "../../../docs/engines.md");
-    doctest!(Filesystems, "../../../docs/filesystems.md");
-    doctest!(Install, "../../../docs/install.md");
-    doctest!(Measurements, "../../../docs/measurements.md");
-    doctest!(Monitoring, "../../../docs/monitoring.md");
-    doctest!(Probe, "../../../docs/probe.md");
-    doctest!(ProbeJson, "../../../docs/probe-json.md");
-    doctest!(Python, "../../../docs/python.md");
-    doctest!(Testing, "../../../docs/testing.md");
-    doctest!(Wal, "../../../docs/wal.md");
-    doctest!(WalFormat, "../../../docs/wal-format.md");
-    doctest!(Untorn, "../../../docs/untorn.md");
-}
