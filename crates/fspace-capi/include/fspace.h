@@ -170,6 +170,44 @@ typedef struct fspace_extent_summary {
 // A growth strategy (`FSPACE_STRATEGY_*`).
 typedef uint32_t fspace_strategy;
 
+// The class of a failure or of a reason something could not be done
+// (`FSPACE_ERROR_*`), as the library's `ErrorKind`.
+typedef uint32_t fspace_error_kind;
+
+// Why something could not be done or measured. `text` belongs to the
+// handle it was read from.
+typedef struct fspace_reason {
+  // `FSPACE_ERROR_*`.
+  fspace_error_kind kind;
+  // The errno, when a system call said so; 0 when none did (a rule of
+  // the operation, a fact of the filesystem). Not named `errno`, which
+  // C's `<errno.h>` defines as a macro.
+  int32_t errnum;
+  // The whole story for people: the call, the path, the OS's words.
+  const char *text;
+} fspace_reason;
+
+// What a note is about (`FSPACE_NOTE_*`), as the library's `NoteKind`;
+// the names are those of docs/probe-json.md, "Notes".
+typedef uint32_t fspace_note_kind;
+
+// Something a report says that qualifies its figures or its outcome.
+// `text` belongs to the handle it was read from.
+typedef struct fspace_note {
+  // `FSPACE_NOTE_*`.
+  fspace_note_kind kind;
+  // Zero: bytes that would otherwise be padding, spelled out so that
+  // every byte of the struct is a field (docs/capi.md, "Structs that
+  // grow"). Never reused: a new field goes after the last one.
+  uint8_t reserved[4];
+  // The sentence, in words (it may be reworded; the kind is kept).
+  const char *text;
+} fspace_note;
+
+// Which untorn-write note `fspace_grow_report_untorn_note` reads
+// (`FSPACE_UNTORN_NOTE_*`).
+typedef uint32_t fspace_untorn_note;
+
 // The facts of an `fspace_fs_info`. The strings belong to the handle and
 // stay valid until `fspace_fs_info_free`.
 typedef struct fspace_fs_facts {
@@ -718,6 +756,14 @@ typedef struct fspace_wal_release_info {
 // Encoded or otherwise unusual data.
 #define FSPACE_EXTENT_OTHER 7
 
+// Why the extent-size hint is not the unit when it should be (the file
+// already had extents, XFS refused it).
+#define FSPACE_UNTORN_NOTE_HINT 0
+
+// Why the alignment of the units on the device stopped before every unit
+// was placed (the filesystem refused a collapse).
+#define FSPACE_UNTORN_NOTE_ALIGNMENT 1
+
 // `fallocate` mode 0.
 #define FSPACE_CAP_FALLOCATE 0
 
@@ -768,6 +814,177 @@ typedef struct fspace_wal_release_info {
 
 // May stay empty: only the length changes.
 #define FSPACE_INTENT_SPARSE 2
+
+// No reason (the field holds none), or a kind newer than this header.
+#define FSPACE_ERROR_NONE 0
+
+// `no-space` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_NO_SPACE 1
+
+// `read-only` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_READ_ONLY 2
+
+// `permission` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_PERMISSION 3
+
+// `not-found` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_NOT_FOUND 4
+
+// `exists` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_EXISTS 5
+
+// `not-regular` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_NOT_REGULAR 6
+
+// `unsupported` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_UNSUPPORTED 7
+
+// `interrupted` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_INTERRUPTED 8
+
+// `busy` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_BUSY 9
+
+// `invalid-input` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_INVALID_INPUT 10
+
+// `poisoned` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_POISONED 11
+
+// `corrupt` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_CORRUPT 12
+
+// `io` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_IO 13
+
+// `not-measured` (docs/cli.md, "Errors").
+#define FSPACE_ERROR_NOT_MEASURED 14
+
+// A kind newer than this header.
+#define FSPACE_NOTE_OTHER 0
+
+// `memory-filesystem`.
+#define FSPACE_NOTE_MEMORY_FILESYSTEM 1
+
+// `scaled-down`.
+#define FSPACE_NOTE_SCALED_DOWN 2
+
+// `small-copy-on-write`.
+#define FSPACE_NOTE_SMALL_COPY_ON_WRITE 3
+
+// `slow-writes`.
+#define FSPACE_NOTE_SLOW_WRITES 4
+
+// `busy-machine`.
+#define FSPACE_NOTE_BUSY_MACHINE 5
+
+// `over-budget`.
+#define FSPACE_NOTE_OVER_BUDGET 6
+
+// `not-durable`.
+#define FSPACE_NOTE_NOT_DURABLE 7
+
+// `rough-figures`.
+#define FSPACE_NOTE_ROUGH_FIGURES 8
+
+// `measured-once`.
+#define FSPACE_NOTE_MEASURED_ONCE 9
+
+// `too-close-to-call`.
+#define FSPACE_NOTE_TOO_CLOSE_TO_CALL 10
+
+// `sweep-cut`.
+#define FSPACE_NOTE_SWEEP_CUT 11
+
+// `space-not-reserved`.
+#define FSPACE_NOTE_SPACE_NOT_RESERVED 12
+
+// `speculative-preallocation`.
+#define FSPACE_NOTE_SPECULATIVE_PREALLOCATION 13
+
+// `one-pass`.
+#define FSPACE_NOTE_ONE_PASS 14
+
+// `wrapped-around`.
+#define FSPACE_NOTE_WRAPPED_AROUND 15
+
+// `truncated`.
+#define FSPACE_NOTE_TRUNCATED 16
+
+// `few-commits`.
+#define FSPACE_NOTE_FEW_COMMITS 17
+
+// `space-not-measured`.
+#define FSPACE_NOTE_SPACE_NOT_MEASURED 18
+
+// `allocation-not-kept`.
+#define FSPACE_NOTE_ALLOCATION_NOT_KEPT 19
+
+// `holes-as-zeros`.
+#define FSPACE_NOTE_HOLES_AS_ZEROS 20
+
+// `holes-unseen`.
+#define FSPACE_NOTE_HOLES_UNSEEN 21
+
+// `read-to-end`.
+#define FSPACE_NOTE_READ_TO_END 22
+
+// `source-grew`.
+#define FSPACE_NOTE_SOURCE_GREW 23
+
+// `not-preserved`.
+#define FSPACE_NOTE_NOT_PRESERVED 24
+
+// `owner-not-preserved`.
+#define FSPACE_NOTE_OWNER_NOT_PRESERVED 25
+
+// `not-synced`.
+#define FSPACE_NOTE_NOT_SYNCED 26
+
+// `directory-not-synced`.
+#define FSPACE_NOTE_DIRECTORY_NOT_SYNCED 27
+
+// `zero-ranges-skipped`.
+#define FSPACE_NOTE_ZERO_RANGES_SKIPPED 28
+
+// `checked-rename`.
+#define FSPACE_NOTE_CHECKED_RENAME 29
+
+// `saved-unreadable`.
+#define FSPACE_NOTE_SAVED_UNREADABLE 30
+
+// `trade-off-not-faster`.
+#define FSPACE_NOTE_TRADE_OFF_NOT_FASTER 31
+
+// `combination-not-measured`.
+#define FSPACE_NOTE_COMBINATION_NOT_MEASURED 32
+
+// `engine-overrides`.
+#define FSPACE_NOTE_ENGINE_OVERRIDES 33
+
+// `network-filesystem`.
+#define FSPACE_NOTE_NETWORK_FILESYSTEM 34
+
+// `not-measurable`.
+#define FSPACE_NOTE_NOT_MEASURABLE 35
+
+// `not-measured`.
+#define FSPACE_NOTE_NOT_MEASURED 36
+
+// `read-failed`.
+#define FSPACE_NOTE_READ_FAILED 37
+
+// `no-block-device`.
+#define FSPACE_NOTE_NO_BLOCK_DEVICE 38
+
+// `map-without-fiemap`.
+#define FSPACE_NOTE_MAP_WITHOUT_FIEMAP 39
+
+// `alignment-stopped`.
+#define FSPACE_NOTE_ALIGNMENT_STOPPED 40
+
+// `hint-not-set`.
+#define FSPACE_NOTE_HINT_NOT_SET 41
 
 // Keep the source's holes; copy its data as it is.
 #define FSPACE_SPARSE_AUTO 0
@@ -989,6 +1206,72 @@ int fspace_extent_map_summary(const struct fspace_extent_map *map,
 // `map` is NULL or a live handle not used by another thread now; `json`
 // is NULL or writable.
 int fspace_extent_map_json(struct fspace_extent_map *map, const char **json);
+
+// Writes to `*reason` why the growth abandoned the strategy it tried at
+// position `index` (0: the first; `fspace_grow_summary.fallbacks` counts
+// them), and that strategy to `*strategy` (NULL: not wanted). The kind is
+// `FSPACE_ERROR_UNSUPPORTED` (or `FSPACE_ERROR_INVALID_INPUT` for a
+// kernel that refuses a mode flag with `EINVAL`), `errnum` the call's
+// errno; the text belongs to the report.
+//
+// Errors: `-EINVAL` (NULL `report` or `reason`, or `reason_size` that is
+// no version of its struct); `-ERANGE` when `index` is not below the
+// count. Nothing is written on failure.
+//
+// # Safety
+// `report` is NULL or a live handle; `strategy` is NULL or writable;
+// `reason` is NULL or writable for `reason_size` bytes (`sizeof *reason`).
+int fspace_grow_report_fallback(const struct fspace_grow_report *report,
+                                uint32_t index,
+                                fspace_strategy *strategy,
+                                struct fspace_reason *reason,
+                                size_t reason_size);
+
+// Writes to `*note` the report's note at position `index` (0: the first):
+// its kind (`FSPACE_NOTE_*`) and its sentence, which belongs to the
+// report. Read from 0 up until `-ERANGE`.
+//
+// Errors: `-EINVAL` (NULL `report` or `note`, or `note_size` that is no
+// version of its struct); `-ERANGE` when there is no note at `index`.
+//
+// # Safety
+// `report` is NULL or a live handle; `note` is NULL or writable for
+// `note_size` bytes (`sizeof *note`).
+int fspace_grow_report_note(const struct fspace_grow_report *report,
+                            uint32_t index,
+                            struct fspace_note *note,
+                            size_t note_size);
+
+// Writes to `*note` the untorn-write note `which` (`FSPACE_UNTORN_NOTE_*`)
+// of a growth with `untorn_unit`: its kind (`FSPACE_NOTE_HINT_NOT_SET`,
+// `FSPACE_NOTE_ALIGNMENT_STOPPED`) and its sentence (the report's).
+//
+// Errors: `-EINVAL` (NULL argument, an unknown `which`, or `note_size`
+// that is no version of its struct); `-ENODATA` when the growth was not
+// asked for an untorn unit or has no such note.
+//
+// # Safety
+// `report` is NULL or a live handle; `note` is NULL or writable for
+// `note_size` bytes (`sizeof *note`).
+int fspace_grow_report_untorn_note(const struct fspace_grow_report *report,
+                                   fspace_untorn_note which,
+                                   struct fspace_note *note,
+                                   size_t note_size);
+
+// Writes to `*reason` why the layout of a growth with `untorn_unit` could
+// not be read (no `FIEMAP`: tmpfs, FUSE): its kind, errno and text (the
+// report's), as `fspace_untorn_ready.layout_error` says in words.
+//
+// Errors: `-EINVAL` (NULL argument, or `reason_size` that is no version
+// of its struct); `-ENODATA` when the growth was not asked for an untorn
+// unit or its layout was read.
+//
+// # Safety
+// `report` is NULL or a live handle; `reason` is NULL or writable for
+// `reason_size` bytes (`sizeof *reason`).
+int fspace_grow_report_untorn_layout_error(const struct fspace_grow_report *report,
+                                           struct fspace_reason *reason,
+                                           size_t reason_size);
 
 // Returns the name of a strategy (`"zero-fill"`, ...; `"auto"` for
 // `FSPACE_STRATEGY_AUTO`), or NULL for an unknown value. Static storage.

@@ -42,15 +42,19 @@ mod ffi;
 mod library;
 
 mod extents;
+mod grow_notes;
 mod info;
+mod reasons;
 mod resize;
 mod sparse;
 mod untorn;
 mod wal;
 
 pub use extents::*;
+pub use grow_notes::*;
 pub use info::*;
 pub use library::*;
+pub use reasons::*;
 pub use resize::*;
 pub use sparse::*;
 pub use untorn::*;

@@ -8,6 +8,7 @@ use crate::info::{
     choice_from_c, fspace_intent, fspace_strategy, intent_from_c, strategy_to_c,
     FSPACE_INTENT_BULK, FSPACE_STRATEGY_AUTO,
 };
+use crate::reasons::{HeldNote, HeldReason};
 use crate::untorn::{fspace_untorn_layout, fspace_untorn_state};
 use fspace::{GrowOptions, GrowReport, StrategyChoice};
 use std::ffi::{c_char, c_int, CString};
@@ -175,6 +176,39 @@ pub struct fspace_grow_report {
     /// `fspace_grow_report_untorn` (empty when none).
     untorn_hint_note: CString,
     untorn_layout_error: CString,
+    /// The fallbacks, notes and untorn notes as C values
+    /// (`fspace_grow_report_fallback`, `_note`, `_untorn_note`).
+    pub(crate) held: Held,
+}
+
+/// What a report hands out as C values, with the texts they point to.
+pub(crate) struct Held {
+    pub(crate) fallbacks: Vec<(fspace_strategy, HeldReason)>,
+    pub(crate) notes: Vec<HeldNote>,
+    pub(crate) hint: Option<HeldNote>,
+    pub(crate) alignment: Option<HeldNote>,
+    pub(crate) layout: Option<HeldReason>,
+}
+
+impl Held {
+    pub(crate) fn of(r: &fspace::GrowReport) -> Held {
+        let ready = r.untorn.as_ref();
+        Held {
+            fallbacks: r
+                .fallbacks
+                .iter()
+                .map(|f| (strategy_to_c(f.strategy), HeldReason::of(&f.error)))
+                .collect(),
+            notes: r.notes.iter().map(HeldNote::of).collect(),
+            hint: ready.and_then(|u| u.hint_note.as_ref()).map(HeldNote::of),
+            alignment: ready
+                .and_then(|u| u.alignment_note.as_ref())
+                .map(HeldNote::of),
+            layout: ready
+                .and_then(|u| u.layout.as_ref().err())
+                .map(HeldReason::of),
+        }
+    }
 }
 
 /// The figures of an `fspace_grow_report`.
@@ -230,6 +264,7 @@ fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_rep
                 .map(|e| e.text.clone())
                 .unwrap_or_default(),
         ),
+        held: Held::of(&report),
         report,
         json,
     })))

@@ -104,7 +104,7 @@ pub enum ErrorKind {
     Corrupt,
     /// The device failed (EIO, and anything else).
     Io,
-    /// Never an [`Error`](crate::Error)'s: a [`Reason`](crate::Reason)
+    /// Never an [`Error`](crate::Error)'s: a [`Reason`](crate::reason::Reason)
     /// for a fact that was not measured (only the cache was consulted).
     NotMeasured,
 }

@@ -3,6 +3,7 @@
 //! `fallocate(wal/000000000003.seg, 0..16MiB): No space left on device (os error 28)`.
 
 pub use crate::errno::ErrorKind;
+use crate::reason::Reason;
 use crate::units::format_range;
 use std::fmt;
 use std::io;
@@ -92,6 +93,24 @@ pub enum Error {
         /// What is known, in words.
         note: String,
     },
+}
+
+/// A [`Reason`] keeps the error's kind, errno and message: what a report
+/// says when this error stopped something it goes on without.
+impl From<&Error> for Reason {
+    fn from(e: &Error) -> Reason {
+        Reason {
+            kind: e.kind(),
+            errno: e.raw_os_error(),
+            text: e.to_string(),
+        }
+    }
+}
+
+impl From<Error> for Reason {
+    fn from(e: Error) -> Reason {
+        Reason::from(&e)
+    }
 }
 
 struct RangeSuffix<'a>(&'a Option<Range<u64>>);
@@ -319,6 +338,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_reason_keeps_the_errors_errno_kind_and_message() {
+        let e = Error::refused("grow", "/x/f", 95, "no fallocate here");
+        let r = Reason::from(&e);
+        assert_eq!(r.errno, Some(95));
+        assert_eq!(r.kind, ErrorKind::Unsupported);
+        assert_eq!(r.text, e.to_string());
+        assert_eq!(r.short(), "Operation not supported");
+    }
+
+    #[test]
     fn display_names_op_path_range_and_errno() {
         let e = Error::io(
             "fallocate",
@@ -351,9 +380,9 @@ mod tests {
             e.to_string(),
             "fallocate(f, 4KiB..8KiB, KEEP_SIZE): Operation not supported (os error 95)"
         );
-        let tried = vec![crate::strategy::Fallback::of(
+        let tried = vec![crate::strategy::Fallback::new(
             crate::strategy::Strategy::Allocate,
-            &e,
+            (&e).into(),
         )];
         let e = Error::AfterFallbacks {
             source: Box::new(Error::io(

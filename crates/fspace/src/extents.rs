@@ -129,7 +129,7 @@ pub struct ExtentMap {
     pub method: MapMethod,
     /// What the method cannot tell, if anything.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<crate::Note>,
+    pub note: Option<crate::note::Note>,
     /// Ranges covering `0..size` in order, holes included.
     pub extents: Vec<Extent>,
     /// Totals.
@@ -342,8 +342,8 @@ fn from_seek(fd: rustix::fd::BorrowedFd<'_>, path: &Path, size: u64) -> Result<E
         .count() as u64;
     Ok(ExtentMap {
         method: MapMethod::Seek,
-        note: Some(crate::Note::new(
-            crate::NoteKind::MapWithoutFiemap,
+        note: Some(crate::note::Note::new(
+            crate::note::NoteKind::MapWithoutFiemap,
             SEEK_NOTE,
         )),
         extents,

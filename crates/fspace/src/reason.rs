@@ -4,14 +4,14 @@
 //! kind and errno instead of parsing a sentence (docs/api.md, "Typed
 //! reports").
 
-use crate::error::{Error, ErrorKind};
+use crate::errno::ErrorKind;
 use serde::Serialize;
 use std::fmt;
 use std::io;
 
 /// Why something could not be done or measured.
 ///
-/// Built from the [`Error`] that stopped it ([`Reason::from`]), which keeps
+/// Built from the [`Error`](crate::Error) that stopped it ([`Reason::from`]), which keeps
 /// its errno, or for a cause with no system call behind it (no commit
 /// completed in the time) with [`Reason::new`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,22 +78,6 @@ impl Reason {
     }
 }
 
-impl From<&Error> for Reason {
-    fn from(e: &Error) -> Reason {
-        Reason {
-            kind: e.kind(),
-            errno: e.raw_os_error(),
-            text: e.to_string(),
-        }
-    }
-}
-
-impl From<Error> for Reason {
-    fn from(e: Error) -> Reason {
-        Reason::from(&e)
-    }
-}
-
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -103,15 +87,13 @@ impl fmt::Display for Reason {
 #[cfg(test)]
 mod tests {
     use super::Reason;
-    use crate::error::{Error, ErrorKind};
+    use crate::errno::ErrorKind;
 
     #[test]
-    fn an_error_keeps_its_errno_and_kind() {
-        let e = Error::refused("grow", "/x/f", 95, "no fallocate here");
-        let r = Reason::from(&e);
+    fn an_errno_gives_its_kind_and_words() {
+        let r = Reason::errno(95, "fallocate(f): Operation not supported (os error 95)");
         assert_eq!(r.errno, Some(95));
         assert_eq!(r.kind, ErrorKind::Unsupported);
-        assert_eq!(r.text, e.to_string());
         assert_eq!(r.short(), "Operation not supported");
     }
 

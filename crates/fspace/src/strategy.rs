@@ -180,16 +180,14 @@ pub struct Fallback {
     /// The strategy tried.
     pub strategy: Strategy,
     /// Why it was abandoned: the failed call, its errno and kind.
-    pub error: crate::Reason,
+    pub error: crate::reason::Reason,
 }
 
 impl Fallback {
-    /// `strategy`, abandoned because of `error`.
-    pub(crate) fn of(strategy: Strategy, error: &crate::Error) -> Fallback {
-        Fallback {
-            strategy,
-            error: crate::Reason::from(error),
-        }
+    /// `strategy`, abandoned because of `error` (made from the
+    /// [`Error`](crate::Error) that ended it).
+    pub(crate) fn new(strategy: Strategy, error: crate::reason::Reason) -> Fallback {
+        Fallback { strategy, error }
     }
 
     /// The errno it was abandoned with (0 where the error had none).

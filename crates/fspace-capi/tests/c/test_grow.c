@@ -1,8 +1,9 @@
 /*
  * test_grow.c: fspace_grow_options_init, fspace_grow (create, each
  * strategy with and without fallback, never shrinking, report NULL),
- * fspace_grow_report_get/_reason/_json/_free, fspace_grow_fd (with and
- * without a path) and fspace_allocate_range (data, holes and beyond EOF).
+ * fspace_grow_report_get/_reason/_json/_fallback/_note/_free,
+ * fspace_grow_fd (with and without a path) and fspace_allocate_range
+ * (data, holes and beyond EOF).
  *
  * Usage: test_grow DIR. Works in DIR/test_grow.PID, removed at the end.
  * Exit: 0 all checks passed, 1 a check failed, 77 not applicable here.
@@ -77,6 +78,43 @@ static void check_no_temp(void)
 }
 
 /* The checks every report passes. */
+/* Each fallback by index, as values: the strategy abandoned, a kind that
+ * says "not possible here", the errno behind it, the sentence; -ERANGE
+ * past the last. The notes likewise, each with a kind this header names. */
+static void check_fallbacks_and_notes(fspace_grow_report *r, const fspace_grow_summary *s)
+{
+    uint32_t i;
+    fspace_reason why;
+    fspace_note n;
+    fspace_strategy tried = 0;
+    for (i = 0; i < s->fallbacks; i++) {
+        memset(&why, 0xab, sizeof why);
+        if (CHECK_OK(fspace_grow_report_fallback(r, i, &tried, &why, sizeof why)) != 0)
+            continue;
+        CHECK(known_strategy(tried) && tried != s->strategy);
+        CHECK(why.kind == FSPACE_ERROR_UNSUPPORTED || why.kind == FSPACE_ERROR_INVALID_INPUT);
+        CHECK(why.errnum == EOPNOTSUPP || why.errnum == ENOSYS || why.errnum == EINVAL);
+        CHECK(why.text != NULL && why.text[0] != '\0');
+        note("  fell back from %s: kind %u, errno %d: %s", sname(tried), (unsigned)why.kind,
+             why.errnum, why.text ? why.text : "?");
+    }
+    CHECK_RC(fspace_grow_report_fallback(r, s->fallbacks, &tried, &why, sizeof why), -ERANGE);
+    CHECK_RC(fspace_grow_report_fallback(r, 0, NULL, NULL, sizeof why), -EINVAL);
+    CHECK_RC(fspace_grow_report_fallback(r, 0, NULL, &why, sizeof why - 1), -EINVAL);
+    for (i = 0; i < 64; i++) {
+        int rc = fspace_grow_report_note(r, i, &n, sizeof n);
+        if (rc == -ERANGE)
+            break;
+        if (CHECK_OK(rc) != 0)
+            break;
+        CHECK(n.kind != FSPACE_NOTE_OTHER);
+        CHECK(n.reserved[0] == 0 && n.reserved[3] == 0);
+        CHECK(n.text != NULL && n.text[0] != '\0');
+    }
+    CHECK(i < 64);
+    CHECK_RC(fspace_grow_report_note(r, 0, NULL, sizeof n), -EINVAL);
+}
+
 static void check_report(fspace_grow_report *r, fspace_grow_summary *s)
 {
     const char *reason = NULL, *json = NULL;
@@ -101,6 +139,7 @@ static void check_report(fspace_grow_report *r, fspace_grow_summary *s)
         CHECK_OK(fspace_grow_report_json(r, &again));
         CHECK(again == json);
     }
+    check_fallbacks_and_notes(r, s);
 }
 
 static void test_options_init(void)

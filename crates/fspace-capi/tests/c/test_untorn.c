@@ -2,7 +2,8 @@
  * test_untorn.c: untorn (atomic) writes: fspace_untorn_facts_* (a
  * filesystem's, measured on a scratch file, and an existing file's),
  * fspace_untorn_answer_*, fspace_write_untorn, fspace_check_untorn_layout,
- * and growth with an untorn unit (fspace_grow_report_untorn).
+ * and growth with an untorn unit (fspace_grow_report_untorn, _untorn_note,
+ * _untorn_layout_error).
  *
  * What the matrix's filesystems do on Linux 6.18 (docs/untorn.md): XFS
  * with reflink reports untorn writes supported and makes them by its
@@ -382,6 +383,32 @@ static void test_grow_and_write(const char *work, const fspace_untorn_summary *f
         }
         if (!fs_is("xfs"))
             CHECK(u.collapses == 0);
+        {
+            /* The same answers as values: a kind, an errno, the text. */
+            fspace_reason why;
+            fspace_note n;
+            int rc = fspace_grow_report_untorn_layout_error(r, &why, sizeof why);
+            if (u.layout_known) {
+                CHECK_RC(rc, -ENODATA);
+            } else if (CHECK_OK(rc) == 0) {
+                CHECK(why.kind != FSPACE_ERROR_NONE);
+                CHECK(why.text != NULL && strcmp(why.text, u.layout_error) == 0);
+                note("layout error: kind %u, errno %d", (unsigned)why.kind, why.errnum);
+            }
+            rc = fspace_grow_report_untorn_note(r, FSPACE_UNTORN_NOTE_HINT, &n, sizeof n);
+            if (u.hint_note[0] == '\0') {
+                CHECK_RC(rc, -ENODATA);
+            } else if (CHECK_OK(rc) == 0) {
+                CHECK(n.kind == FSPACE_NOTE_HINT_NOT_SET);
+                CHECK(strcmp(n.text, u.hint_note) == 0);
+            }
+            rc = fspace_grow_report_untorn_note(r, FSPACE_UNTORN_NOTE_ALIGNMENT, &n, sizeof n);
+            if (rc == 0)
+                CHECK(n.kind == FSPACE_NOTE_ALIGNMENT_STOPPED);
+            else
+                CHECK_RC(rc, -ENODATA);
+            CHECK_RC(fspace_grow_report_untorn_note(r, 7, &n, sizeof n), -EINVAL);
+        }
         if (strstr(g_fs, "sshfs") != NULL)
             CHECK(u.extent_size_hint == UINT32_MAX);
         else if (!fs_is("xfs"))

@@ -27,7 +27,7 @@ pub struct CurvePoint {
     /// Threads committing at once.
     pub writers: usize,
     /// Why the mode could not run here, if so (the figures are then zero).
-    pub unsupported: Option<crate::Reason>,
+    pub unsupported: Option<crate::reason::Reason>,
     /// Commits per second.
     pub commits_per_sec: f64,
     /// Median commit latency, µs.
@@ -222,7 +222,10 @@ mod tests {
     #[test]
     fn unsupported_points_are_skipped() {
         let mut bad = point(2, 0.0);
-        bad.unsupported = Some(crate::Reason::new(crate::ErrorKind::Unsupported, "no"));
+        bad.unsupported = Some(crate::reason::Reason::new(
+            crate::errno::ErrorKind::Unsupported,
+            "no",
+        ));
         let c = WriterCurve::new(
             SpaceState::Allocated,
             None,

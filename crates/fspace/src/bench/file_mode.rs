@@ -55,7 +55,7 @@ fn open_committer<'a>(
     mode: SpaceState,
     method: SyncMethod,
     opts: &CommitBenchOptions,
-) -> std::result::Result<Committer<'a>, std::result::Result<crate::Reason, Error>> {
+) -> std::result::Result<Committer<'a>, std::result::Result<crate::reason::Reason, Error>> {
     let record_size = opts.record_size;
     let direct = method.direct() || opts.direct_io == Some(true);
     let mut flags = if mode.appends() {
@@ -69,7 +69,7 @@ fn open_committer<'a>(
     let fd = match sys::open(p, flags, 0o644) {
         Ok(fd) => fd,
         Err(e) if direct && e == Errno::INVAL => {
-            return Err(Ok(crate::Reason::errno(
+            return Err(Ok(crate::reason::Reason::errno(
                 e.raw_os_error(),
                 format!(
                     "{method} with O_DIRECT: the filesystem refused O_DIRECT ({})",
@@ -86,8 +86,8 @@ fn open_committer<'a>(
         // writes 512-byte log blocks), else a whole page.
         let (align, from) = match sys::dio_offset_align(&fd) {
             Ok(Some(0)) => {
-                return Err(Ok(crate::Reason::new(
-                    crate::ErrorKind::Unsupported,
+                return Err(Ok(crate::reason::Reason::new(
+                    crate::errno::ErrorKind::Unsupported,
                     format!("{method} with O_DIRECT: statx reports that this file does not support O_DIRECT"),
                 )))
             }
@@ -99,8 +99,8 @@ fn open_committer<'a>(
             Err(e) => return Err(Err(file_io_err("statx", p, e))),
         };
         if !record_size.is_multiple_of(align) {
-            return Err(Ok(crate::Reason::new(
-                crate::ErrorKind::InvalidInput,
+            return Err(Ok(crate::reason::Reason::new(
+                crate::errno::ErrorKind::InvalidInput,
                 format!("{method} with O_DIRECT needs records in multiples of {align} bytes, {from}: records of {record_size} bytes are not"),
             )));
         }
@@ -120,7 +120,11 @@ fn open_committer<'a>(
 
 /// A result that says why the mode could not run here; the figures are
 /// zero.
-fn unsupported(mode: SpaceState, opts: &CommitBenchOptions, why: crate::Reason) -> CommitResult {
+fn unsupported(
+    mode: SpaceState,
+    opts: &CommitBenchOptions,
+    why: crate::reason::Reason,
+) -> CommitResult {
     let mut r = result(mode, opts, &[], 0.0, 0.0, vec![]);
     r.seconds = 0.0;
     r.commits_per_sec = 0.0;
@@ -148,7 +152,7 @@ pub(super) fn run_file(
         {
             // The space state this mode needs cannot be made here (no
             // fallocate on ext3 or sshfs): say so instead of failing the run.
-            return Ok(unsupported(mode, opts, crate::Reason::from(&e)));
+            return Ok(unsupported(mode, opts, crate::reason::Reason::from(&e)));
         }
         Err(e) => return Err(e),
     };

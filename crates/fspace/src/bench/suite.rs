@@ -87,7 +87,7 @@ pub struct SuiteReport {
     /// Peak resident memory of the whole run (Linux `VmHWM`), KiB.
     pub peak_rss_kib: Option<u64>,
     /// Set when the run stopped early; `results` holds the modes finished.
-    pub error: Option<crate::Reason>,
+    pub error: Option<crate::reason::Reason>,
 }
 
 /// Checks that `o` can run `modes`: the error names the field at fault,
@@ -281,7 +281,7 @@ pub fn run_suite(
             vec![]
         },
         peak_rss_kib: peak_rss_kib(),
-        error: failure.as_ref().map(crate::Reason::from),
+        error: failure.as_ref().map(crate::reason::Reason::from),
     };
     Ok((report, failure))
 }

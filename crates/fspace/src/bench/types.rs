@@ -284,7 +284,7 @@ pub struct CommitResult {
     pub notes: Vec<Note>,
     /// Why the mode could not run here (e.g. no `fallocate` on this
     /// filesystem), if so; the figures are then zero.
-    pub unsupported: Option<crate::Reason>,
+    pub unsupported: Option<crate::reason::Reason>,
     /// Where the run's file or log directory was kept
     /// ([`CommitBenchOptions::keep`]); `None` when it was removed.
     #[serde(serialize_with = "ser_opt_path")]

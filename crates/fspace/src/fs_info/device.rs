@@ -69,7 +69,7 @@ pub struct BlockDevice {
     pub lower: Vec<BlockDevice>,
     /// Why a loop device's backing file has no device listed under it
     /// (a file on tmpfs, a deleted file).
-    pub lower_note: Option<crate::Note>,
+    pub lower_note: Option<crate::note::Note>,
 }
 
 /// The block devices the filesystem holding `path` is on (several for a
@@ -126,7 +126,7 @@ fn errno_reason(e: sys::Errno, what: String) -> Reason {
 /// No block device under a filesystem: not a failed call but a fact of
 /// its kind (tmpfs, FUSE, NFS), so no errno.
 fn no_device(text: String) -> Reason {
-    Reason::new(crate::ErrorKind::NotRegular, text)
+    Reason::new(crate::errno::ErrorKind::NotRegular, text)
 }
 
 /// The note a loop device carries when what is under its backing file
@@ -167,7 +167,7 @@ fn describe(
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| {
             Reason::new(
-                crate::ErrorKind::NotFound,
+                crate::errno::ErrorKind::NotFound,
                 format!("{}: not a device directory", dir.display()),
             )
         })?;

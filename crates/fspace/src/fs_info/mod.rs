@@ -188,16 +188,16 @@ pub struct FsInfo {
     pub allocation_unit: Option<AllocUnit>,
     /// Why the allocation unit is unknown, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allocation_unit_note: Option<crate::Note>,
+    pub allocation_unit_note: Option<crate::note::Note>,
     /// The block devices under the filesystem (`block_devices`), or why
     /// there are none; looked up only by [`FsInfo::with_block_devices`]
     /// (`fspace info` and the probe): a walk of sysfs, and a `stat` of a
     /// loop device's backing file, have no place in every growth.
     #[serde(serialize_with = "ser_devices")]
-    pub block_devices: std::result::Result<Vec<BlockDevice>, crate::Reason>,
+    pub block_devices: std::result::Result<Vec<BlockDevice>, crate::reason::Reason>,
     /// Measured capabilities, or why they could not be measured.
     #[serde(serialize_with = "ser_caps")]
-    pub capabilities: std::result::Result<Arc<Capabilities>, crate::Reason>,
+    pub capabilities: std::result::Result<Arc<Capabilities>, crate::reason::Reason>,
 }
 
 fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -222,14 +222,14 @@ pub(crate) fn ser_result<T: Serialize, E: Serialize, S: serde::Serializer>(
 }
 
 fn ser_devices<S: serde::Serializer>(
-    v: &std::result::Result<Vec<BlockDevice>, crate::Reason>,
+    v: &std::result::Result<Vec<BlockDevice>, crate::reason::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     ser_result(v, s, "none")
 }
 
 fn ser_caps<S: serde::Serializer>(
-    v: &std::result::Result<Arc<Capabilities>, crate::Reason>,
+    v: &std::result::Result<Arc<Capabilities>, crate::reason::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     ser_result(&v.as_ref().map(Arc::as_ref), s, "error")
@@ -321,8 +321,8 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
     let (allocation_unit, allocation_unit_note) =
         unit_of(&fd, path, &dir, probe != Probe::CachedOnly && !read_only);
     let capabilities = if read_only {
-        Err(crate::Reason::new(
-            crate::ErrorKind::ReadOnly,
+        Err(crate::reason::Reason::new(
+            crate::errno::ErrorKind::ReadOnly,
             "read-only filesystem: capabilities cannot be measured",
         ))
     } else {
@@ -350,8 +350,8 @@ fn fs_info_impl(path: &Path, probe: Probe) -> Result<FsInfo> {
         st_blocks_measures_allocation: kind.st_blocks_measures_allocation(),
         allocation_unit,
         allocation_unit_note,
-        block_devices: Err(crate::Reason::new(
-            crate::ErrorKind::NotMeasured,
+        block_devices: Err(crate::reason::Reason::new(
+            crate::errno::ErrorKind::NotMeasured,
             "not looked up",
         )),
         capabilities,
@@ -364,7 +364,7 @@ fn unit_of(
     path: &Path,
     dir: &Path,
     measure: bool,
-) -> (Option<AllocUnit>, Option<crate::Note>) {
+) -> (Option<AllocUnit>, Option<crate::note::Note>) {
     use rustix::fd::AsFd;
     match allocation_unit(fd.as_fd(), path, dir, measure) {
         Ok(Some(u)) => (Some(u), None),
@@ -414,7 +414,7 @@ fn capabilities_of(
     dir: &Path,
     dev: u64,
     probe: Probe,
-) -> std::result::Result<Arc<Capabilities>, crate::Reason> {
+) -> std::result::Result<Arc<Capabilities>, crate::reason::Reason> {
     let cached = if probe == Probe::Fresh {
         None
     } else {
@@ -422,8 +422,8 @@ fn capabilities_of(
     };
     match cached {
         Some(c) => Ok(c),
-        None if probe == Probe::CachedOnly => Err(crate::Reason::new(
-            crate::ErrorKind::NotMeasured,
+        None if probe == Probe::CachedOnly => Err(crate::reason::Reason::new(
+            crate::errno::ErrorKind::NotMeasured,
             "not measured",
         )),
         None => match probe_capabilities(dir) {
@@ -434,7 +434,7 @@ fn capabilities_of(
                 }
                 Ok(c)
             }
-            Err(e) => Err(crate::Reason::from(&e)),
+            Err(e) => Err(crate::reason::Reason::from(&e)),
         },
     }
 }

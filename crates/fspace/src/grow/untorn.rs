@@ -158,7 +158,8 @@ pub(super) fn report(
         alignment_note,
         extent_size_hint: sys::extent_size_hint(fd).ok().map(|(h, _)| h),
         hint_note,
-        layout: layout_of(fd, path, 0..len, u64::from(unit)).map_err(|e| crate::Reason::from(&e)),
+        layout: layout_of(fd, path, 0..len, u64::from(unit))
+            .map_err(|e| crate::reason::Reason::from(&e)),
     }
 }
 

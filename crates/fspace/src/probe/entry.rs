@@ -427,7 +427,7 @@ fn measure(run: &mut Run<'_>, growth_size: u64, notes: &mut Vec<Note>) -> Result
     // is one to measure.
     let (untorn_facts, untorn_error) = match crate::untorn::facts_of_fs_with(run.dir, &info) {
         Ok(f) => (Some(f), None),
-        Err(e) => (None, Some(crate::Reason::from(&e))),
+        Err(e) => (None, Some(crate::reason::Reason::from(&e))),
     };
     let untorn_sizes = untorn::sizes(untorn_facts.as_ref(), untorn_error.as_ref());
     run.steps += untorn::steps(b.rounds, &untorn_sizes);

@@ -282,7 +282,7 @@ pub(super) struct CommitPlan {
     /// Per case (in [`Case::all`] order): why it cannot be made here, when
     /// its preparation failed in the growth step (no fallocate, no
     /// WRITE_ZEROES): the same classification for both steps.
-    pub(super) unsupported: Vec<Option<crate::Reason>>,
+    pub(super) unsupported: Vec<Option<crate::reason::Reason>>,
     /// Time kept back for the measurements after the main rounds: the
     /// untorn writes' cost (where there are untorn writes) and the sweep
     /// (each point with its preparation).

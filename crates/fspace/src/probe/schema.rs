@@ -62,7 +62,7 @@ pub struct StateResult {
     /// The state.
     pub state: SpaceState,
     /// Why it could not be measured here (e.g. no `fallocate`), if so.
-    pub unsupported: Option<crate::Reason>,
+    pub unsupported: Option<crate::reason::Reason>,
     /// Median commits per second over the rounds.
     pub commits_per_sec: f64,
     /// Commits per second of each run, in order: one per round (and per
@@ -202,7 +202,7 @@ pub struct GrowthResult {
     /// The strategy.
     pub strategy: Strategy,
     /// Why it does not work here, if so.
-    pub unsupported: Option<crate::Reason>,
+    pub unsupported: Option<crate::reason::Reason>,
     /// Bytes grown (less than the target when the time cap stopped a
     /// zero-fill; `reserve` reserves them past the length).
     pub bytes: u64,
@@ -242,7 +242,7 @@ pub struct SweepPoint {
     /// The state.
     pub state: SpaceState,
     /// Why it could not be measured, if so.
-    pub unsupported: Option<crate::Reason>,
+    pub unsupported: Option<crate::reason::Reason>,
     /// Commits per second.
     pub commits_per_sec: f64,
     /// Payload throughput, MiB/s.

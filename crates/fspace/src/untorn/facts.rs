@@ -243,7 +243,7 @@ pub struct Trial {
     pub ok: bool,
     /// Why it was refused: the errno, or a short write without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<crate::Reason>,
+    pub error: Option<crate::reason::Reason>,
 }
 
 /// What fspace knows about untorn writes on a file or a filesystem.
@@ -267,7 +267,7 @@ pub struct UntornFacts {
     pub hardware_max: u32,
     /// The devices the filesystem is mounted on, or why there are none.
     #[serde(serialize_with = "ser_devices")]
-    pub devices: std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
+    pub devices: std::result::Result<Vec<DeviceAtomic>, crate::reason::Reason>,
     /// The geometry that decides it.
     pub geometry: Geometry,
     /// `RWF_ATOMIC` writes tried on the scratch file (empty for an
@@ -278,7 +278,7 @@ pub struct UntornFacts {
 }
 
 fn ser_devices<S: serde::Serializer>(
-    v: &std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
+    v: &std::result::Result<Vec<DeviceAtomic>, crate::reason::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     fs_info::ser_result(v, s, "none")
@@ -411,8 +411,8 @@ fn trial(fd: &rustix::fd::OwnedFd, size: u32, direct: bool, buf: &[u8]) -> Trial
             size,
             direct,
             ok: false,
-            error: Some(crate::Reason::new(
-                crate::ErrorKind::Io,
+            error: Some(crate::reason::Reason::new(
+                crate::errno::ErrorKind::Io,
                 format!("short untorn write: {n} of {size} bytes"),
             )),
         },
@@ -425,7 +425,7 @@ fn refused(size: u32, direct: bool, e: Errno, prefix: &str) -> Trial {
         size,
         direct,
         ok: false,
-        error: Some(crate::Reason::errno(
+        error: Some(crate::reason::Reason::errno(
             e.raw_os_error(),
             format!(
                 "{prefix}{}",
@@ -481,7 +481,7 @@ fn decide_source(
     kind: FsKind,
     limits: &Limits,
     block_size: u32,
-    devices: &std::result::Result<Vec<DeviceAtomic>, crate::Reason>,
+    devices: &std::result::Result<Vec<DeviceAtomic>, crate::reason::Reason>,
 ) -> (u32, Source) {
     let Limits::Supported {
         unit_max,
@@ -620,13 +620,14 @@ mod tests {
     #[test]
     fn xfs_paths_follow_max_opt_and_the_device() {
         let sup = Limits::from_statx(Ok(statx(true, true, 4096, 1 << 20, 0)));
-        let none: std::result::Result<Vec<DeviceAtomic>, crate::Reason> = Ok(vec![DeviceAtomic {
-            name: "loop0".into(),
-            unit_min_bytes: Some(0),
-            unit_max_bytes: Some(0),
-            max_bytes: Some(0),
-            boundary_bytes: Some(0),
-        }]);
+        let none: std::result::Result<Vec<DeviceAtomic>, crate::reason::Reason> =
+            Ok(vec![DeviceAtomic {
+                name: "loop0".into(),
+                unit_min_bytes: Some(0),
+                unit_max_bytes: Some(0),
+                max_bytes: Some(0),
+                boundary_bytes: Some(0),
+            }]);
         assert_eq!(
             decide_source(FsKind::Xfs, &sup, 4096, &none),
             (0, Source::Filesystem)
@@ -636,7 +637,7 @@ mod tests {
             decide_source(FsKind::Xfs, &opt, 4096, &none),
             (65536, Source::DeviceAndFilesystem)
         );
-        let one_block: std::result::Result<Vec<DeviceAtomic>, crate::Reason> =
+        let one_block: std::result::Result<Vec<DeviceAtomic>, crate::reason::Reason> =
             Ok(vec![DeviceAtomic {
                 name: "nvme0n1".into(),
                 unit_min_bytes: Some(512),
@@ -657,8 +658,8 @@ mod tests {
             (0, Source::None)
         );
         // Devices unknown: one block by the device, or all by software.
-        let unknown = Err(crate::Reason::new(
-            crate::ErrorKind::NotRegular,
+        let unknown = Err(crate::reason::Reason::new(
+            crate::errno::ErrorKind::NotRegular,
             "no block device found",
         ));
         assert_eq!(

@@ -25,18 +25,18 @@ pub struct Ready {
     /// Why the alignment stopped before every unit was placed (the
     /// filesystem refused a collapse), when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub alignment_note: Option<crate::Note>,
+    pub alignment_note: Option<crate::note::Note>,
     /// Why the hint is not the unit, when it is not and should be.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint_note: Option<crate::Note>,
+    pub hint_note: Option<crate::note::Note>,
     /// The layout of the whole file, unit by unit, or why it could not be
     /// read.
     #[serde(serialize_with = "ser_layout")]
-    pub layout: std::result::Result<LayoutCheck, crate::Reason>,
+    pub layout: std::result::Result<LayoutCheck, crate::reason::Reason>,
 }
 
 fn ser_layout<S: serde::Serializer>(
-    v: &std::result::Result<LayoutCheck, crate::Reason>,
+    v: &std::result::Result<LayoutCheck, crate::reason::Reason>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     crate::fs_info::ser_result(v, s, "error")

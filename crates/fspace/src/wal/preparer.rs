@@ -61,7 +61,7 @@ pub(super) fn run(sh: &Shared) {
                     }
                 }
                 let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
-                st.stats.last_prepare_error = Some(crate::Reason::from(&e));
+                st.stats.last_prepare_error = Some(crate::reason::Reason::from(&e));
                 st.prep_error = Some((e.to_string(), errno, e.path().to_path_buf()));
                 st.prep_failures += 1;
                 // Wait to be asked again (a commit that needs a segment,

@@ -97,7 +97,7 @@ pub struct WalStats {
     /// Why the policy prepares segments that way here (its reason).
     pub last_prepare_reason: Option<String>,
     /// Last preparation failure, if any.
-    pub last_prepare_error: Option<crate::Reason>,
+    pub last_prepare_error: Option<crate::reason::Reason>,
     /// How records are written and made durable now, why, and what the
     /// filesystem refused on the way.
     pub io: WalIo,

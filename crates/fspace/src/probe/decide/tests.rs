@@ -18,7 +18,7 @@ fn with_runs(state: SpaceState, runs: &[f64]) -> StateResult {
     StateResult {
         state,
         unsupported: bad.then(|| {
-            crate::Reason::errno(95, "fallocate(x): Operation not supported (os error 95)")
+            crate::reason::Reason::errno(95, "fallocate(x): Operation not supported (os error 95)")
         }),
         commits_per_sec: median,
         runs_p50_us: runs.iter().map(|r| 1e6 / r).collect(),
@@ -367,8 +367,8 @@ fn bulk_of(kind: crate::fs_info::FsKind, growth: &[GrowthResult]) -> Recommendat
     // measured and a local filesystem give the built-in ladder allocate,
     // then zero-fill.
     let mut i = info(kind);
-    i.capabilities = Err(crate::Reason::new(
-        crate::ErrorKind::NotMeasured,
+    i.capabilities = Err(crate::reason::Reason::new(
+        crate::errno::ErrorKind::NotMeasured,
         "not measured in this test",
     ));
     i.network = false;

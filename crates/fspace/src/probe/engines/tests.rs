@@ -56,7 +56,7 @@ fn figures(state: SpaceState, rate: f64) -> StateResult {
     StateResult {
         state,
         unsupported: bad.then(|| {
-            crate::Reason::errno(95, "fallocate(x): Operation not supported (os error 95)")
+            crate::reason::Reason::errno(95, "fallocate(x): Operation not supported (os error 95)")
         }),
         commits_per_sec: if bad { 0.0 } else { rate },
         runs_p50_us: runs.iter().map(|r| 1e6 / r).collect(),

@@ -180,7 +180,10 @@ pub(super) fn measurable(
         let what = "the untorn-write facts could not be read here";
         return Err(match error {
             Some(e) => e.clone().context(what),
-            None => Reason::new(crate::ErrorKind::Io, format!("{what}: no reason given")),
+            None => Reason::new(
+                crate::errno::ErrorKind::Io,
+                format!("{what}: no reason given"),
+            ),
         });
     };
     let a = answer(f, page, IoPath::Direct);
@@ -188,7 +191,7 @@ pub(super) fn measurable(
         Ok(a.path)
     } else {
         Err(Reason::new(
-            crate::ErrorKind::Unsupported,
+            crate::errno::ErrorKind::Unsupported,
             format!(
                 "no untorn {} writes here, {}: {}",
                 format_human(page),
@@ -241,7 +244,7 @@ pub(super) fn cost_of(
             page,
             path,
             Reason::new(
-                crate::ErrorKind::NotMeasured,
+                crate::errno::ErrorKind::NotMeasured,
                 "a round made no writes on one side, so the rounds cannot be compared",
             ),
         );
@@ -443,7 +446,7 @@ mod tests {
     fn unsupported_sizes_say_the_answers_words() {
         let zero = facts_with(FsKind::Ext4, Limits::Zero);
         let why = measurable(Some(&zero), None, 16384).unwrap_err();
-        assert_eq!(why.kind, crate::ErrorKind::Unsupported);
+        assert_eq!(why.kind, crate::errno::ErrorKind::Unsupported);
         assert!(
             why.text.starts_with("no untorn 16 KiB writes here, no (not-supported): 16 KiB pages: untorn writes are not supported here"),
             "{why}"
@@ -456,7 +459,10 @@ mod tests {
         );
         let failed = Reason::errno(5, "statx failed");
         let why = measurable(None, Some(&failed), 8192).unwrap_err();
-        assert_eq!((why.kind, why.errno), (crate::ErrorKind::Io, Some(5)));
+        assert_eq!(
+            (why.kind, why.errno),
+            (crate::errno::ErrorKind::Io, Some(5))
+        );
         assert!(
             why.text.ends_with("could not be read here: statx failed"),
             "{why}"
@@ -482,7 +488,7 @@ mod tests {
             not_measured(
                 8192,
                 Some(WritePath::Software),
-                Reason::new(crate::ErrorKind::NotMeasured, "no time"),
+                Reason::new(crate::errno::ErrorKind::NotMeasured, "no time"),
             ),
             measured,
         ];

@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn nothing_is_reserved_where_nothing_is_measured() {
-        let no = || Err(Reason::new(crate::ErrorKind::Unsupported, "no"));
+        let no = || Err(Reason::new(crate::errno::ErrorKind::Unsupported, "no"));
         let none: Sizes = vec![(8192, no()), (16384, no())];
         assert_eq!(reserve(Level::Quick, 3, &none, 1e8), Duration::ZERO);
         assert_eq!(steps(3, &none), 0);
