@@ -2,7 +2,9 @@
 //! every public item, as rustdoc sees it, and fails when the list differs
 //! from `docs/public-api.txt`. A change to the surface is made on purpose:
 //! regenerate the file with `FSPACE_BLESS=1 cargo test -p fspace --test
-//! public_api`, and say in CHANGELOG.md what broke for callers.
+//! public_api`, and say in CHANGELOG.md what broke for callers; the
+//! baseline test below holds that: a break since the last release's
+//! surface (`docs/public-api-baseline.txt`) must be named in the changelog.
 //!
 //! The list comes from rustdoc's JSON output read by the `public-api`
 //! crate (the library behind `cargo public-api`). rustdoc's JSON output is
@@ -179,4 +181,82 @@ fn the_text_rule_sees_what_it_should() {
     ] {
         assert!(!text_where_a_type_belongs(good), "{good}");
     }
+}
+
+/// The item a line of the inventory is about, by its last two path
+/// segments (`CommitResult::unsupported`, `bench::check_suite`): how
+/// CHANGELOG.md names what changed.
+fn item_key(line: &str) -> Option<String> {
+    let start = line.find("fspace::")? + "fspace::".len();
+    let rest = &line[start..];
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(rest.len());
+    let path = rest[..end].trim_end_matches(':');
+    let segments: Vec<&str> = path.split("::").collect();
+    let n = segments.len();
+    Some(segments[n.saturating_sub(2)..].join("::"))
+}
+
+/// The text of CHANGELOG.md's "Unreleased" section.
+fn unreleased() -> String {
+    let text = std::fs::read_to_string(workspace().join("CHANGELOG.md")).expect("CHANGELOG.md");
+    let start = text.find("## Unreleased").expect("an Unreleased section");
+    let rest = &text[start + 3..];
+    let end = rest.find("\n## ").map_or(rest.len(), |i| i + 1);
+    rest[..end].to_string()
+}
+
+/// An addition is free; a break is written down. `docs/public-api-baseline.txt`
+/// is the surface as of the last release (recorded again when one is cut:
+/// `FSPACE_BLESS_BASELINE=1`); every item in it that is gone or changed
+/// (a line of it missing now) must be named in CHANGELOG.md's "Unreleased"
+/// section, by its last two path segments (`Fallback::errno`), so that no
+/// break reaches callers unannounced. What is only added needs nothing.
+#[test]
+fn every_break_since_the_baseline_is_in_the_changelog() {
+    let file = workspace().join("docs/public-api-baseline.txt");
+    let now = public_items();
+    if std::env::var("FSPACE_BLESS_BASELINE").is_ok_and(|v| v == "1") {
+        std::fs::write(&file, &now).expect("write docs/public-api-baseline.txt");
+        return;
+    }
+    let baseline = std::fs::read_to_string(&file).expect("docs/public-api-baseline.txt");
+    let current: std::collections::BTreeSet<&str> = now.lines().collect();
+    let log = unreleased();
+    let mut unannounced: Vec<String> = baseline
+        .lines()
+        .filter(|l| !current.contains(l))
+        .filter_map(item_key)
+        .filter(|k| !log.contains(k.as_str()))
+        .collect();
+    unannounced.sort();
+    unannounced.dedup();
+    assert!(
+        unannounced.is_empty(),
+        "these items of the baseline's public API are gone or changed, and CHANGELOG.md's \
+         Unreleased section does not name them (as `Type::item`): say what callers must do\n  {}",
+        unannounced.join("\n  ")
+    );
+}
+
+#[test]
+fn item_keys_name_types_members_and_functions() {
+    assert_eq!(
+        item_key("pub fspace::Fallback::errno: i32").as_deref(),
+        Some("Fallback::errno")
+    );
+    assert_eq!(
+        item_key("pub fn fspace::bench::check_suite(modes: &[fspace::bench::SpaceState]) -> u8")
+            .as_deref(),
+        Some("bench::check_suite")
+    );
+    assert_eq!(
+        item_key("pub struct fspace::Reason").as_deref(),
+        Some("Reason")
+    );
+    assert_eq!(
+        item_key("pub fspace::probe::GrowthResult::errno: core::option::Option<i32>").as_deref(),
+        Some("GrowthResult::errno")
+    );
 }
