@@ -818,46 +818,46 @@ typedef struct fspace_wal_release_info {
 // No reason (the field holds none), or a kind newer than this header.
 #define FSPACE_ERROR_NONE 0
 
-// `no-space` (docs/cli.md, "Errors").
+// `no-space` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_NO_SPACE 1
 
-// `read-only` (docs/cli.md, "Errors").
+// `read-only` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_READ_ONLY 2
 
-// `permission` (docs/cli.md, "Errors").
+// `permission` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_PERMISSION 3
 
-// `not-found` (docs/cli.md, "Errors").
+// `not-found` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_NOT_FOUND 4
 
-// `exists` (docs/cli.md, "Errors").
+// `exists` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_EXISTS 5
 
-// `not-regular` (docs/cli.md, "Errors").
+// `not-regular` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_NOT_REGULAR 6
 
-// `unsupported` (docs/cli.md, "Errors").
+// `unsupported` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_UNSUPPORTED 7
 
-// `interrupted` (docs/cli.md, "Errors").
+// `interrupted` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_INTERRUPTED 8
 
-// `busy` (docs/cli.md, "Errors").
+// `busy` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_BUSY 9
 
-// `invalid-input` (docs/cli.md, "Errors").
+// `invalid-input` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_INVALID_INPUT 10
 
-// `poisoned` (docs/cli.md, "Errors").
+// `poisoned` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_POISONED 11
 
-// `corrupt` (docs/cli.md, "Errors").
+// `corrupt` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_CORRUPT 12
 
-// `io` (docs/cli.md, "Errors").
+// `io` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_IO 13
 
-// `not-measured` (docs/cli.md, "Errors").
+// `not-measured` (docs/cli.md, "Errors and reasons").
 #define FSPACE_ERROR_NOT_MEASURED 14
 
 // A kind newer than this header.
@@ -1210,9 +1210,9 @@ int fspace_extent_map_json(struct fspace_extent_map *map, const char **json);
 // Writes to `*reason` why the growth abandoned the strategy it tried at
 // position `index` (0: the first; `fspace_grow_summary.fallbacks` counts
 // them), and that strategy to `*strategy` (NULL: not wanted). The kind is
-// `FSPACE_ERROR_UNSUPPORTED` (or `FSPACE_ERROR_INVALID_INPUT` for a
-// kernel that refuses a mode flag with `EINVAL`), `errnum` the call's
-// errno; the text belongs to the report.
+// `FSPACE_ERROR_UNSUPPORTED` ("not possible here"), `errnum` the call's
+// errno (`EOPNOTSUPP`, `ENOSYS`, or `EINVAL` from a kernel that does not
+// know a mode flag); the text belongs to the report.
 //
 // Errors: `-EINVAL` (NULL `report` or `reason`, or `reason_size` that is
 // no version of its struct); `-ERANGE` when `index` is not below the

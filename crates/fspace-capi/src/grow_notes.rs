@@ -32,9 +32,9 @@ fn none(func: &str, what: &str) -> Failure {
 /// Writes to `*reason` why the growth abandoned the strategy it tried at
 /// position `index` (0: the first; `fspace_grow_summary.fallbacks` counts
 /// them), and that strategy to `*strategy` (NULL: not wanted). The kind is
-/// `FSPACE_ERROR_UNSUPPORTED` (or `FSPACE_ERROR_INVALID_INPUT` for a
-/// kernel that refuses a mode flag with `EINVAL`), `errnum` the call's
-/// errno; the text belongs to the report.
+/// `FSPACE_ERROR_UNSUPPORTED` ("not possible here"), `errnum` the call's
+/// errno (`EOPNOTSUPP`, `ENOSYS`, or `EINVAL` from a kernel that does not
+/// know a mode flag); the text belongs to the report.
 ///
 /// Errors: `-EINVAL` (NULL `report` or `reason`, or `reason_size` that is
 /// no version of its struct); `-ERANGE` when `index` is not below the

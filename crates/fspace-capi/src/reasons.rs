@@ -13,33 +13,33 @@ pub type fspace_error_kind = u32;
 
 /// No reason (the field holds none), or a kind newer than this header.
 pub const FSPACE_ERROR_NONE: fspace_error_kind = 0;
-/// `no-space` (docs/cli.md, "Errors").
+/// `no-space` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_NO_SPACE: fspace_error_kind = 1;
-/// `read-only` (docs/cli.md, "Errors").
+/// `read-only` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_READ_ONLY: fspace_error_kind = 2;
-/// `permission` (docs/cli.md, "Errors").
+/// `permission` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_PERMISSION: fspace_error_kind = 3;
-/// `not-found` (docs/cli.md, "Errors").
+/// `not-found` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_NOT_FOUND: fspace_error_kind = 4;
-/// `exists` (docs/cli.md, "Errors").
+/// `exists` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_EXISTS: fspace_error_kind = 5;
-/// `not-regular` (docs/cli.md, "Errors").
+/// `not-regular` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_NOT_REGULAR: fspace_error_kind = 6;
-/// `unsupported` (docs/cli.md, "Errors").
+/// `unsupported` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_UNSUPPORTED: fspace_error_kind = 7;
-/// `interrupted` (docs/cli.md, "Errors").
+/// `interrupted` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_INTERRUPTED: fspace_error_kind = 8;
-/// `busy` (docs/cli.md, "Errors").
+/// `busy` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_BUSY: fspace_error_kind = 9;
-/// `invalid-input` (docs/cli.md, "Errors").
+/// `invalid-input` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_INVALID_INPUT: fspace_error_kind = 10;
-/// `poisoned` (docs/cli.md, "Errors").
+/// `poisoned` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_POISONED: fspace_error_kind = 11;
-/// `corrupt` (docs/cli.md, "Errors").
+/// `corrupt` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_CORRUPT: fspace_error_kind = 12;
-/// `io` (docs/cli.md, "Errors").
+/// `io` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_IO: fspace_error_kind = 13;
-/// `not-measured` (docs/cli.md, "Errors").
+/// `not-measured` (docs/cli.md, "Errors and reasons").
 pub const FSPACE_ERROR_NOT_MEASURED: fspace_error_kind = 14;
 
 /// What a note is about (`FSPACE_NOTE_*`), as the library's `NoteKind`;

@@ -113,6 +113,16 @@ impl From<Error> for Reason {
     }
 }
 
+impl Error {
+    /// The reason this error gives where the errno table said "not
+    /// possible here" and the caller moved on ([`Reason::unsupported`]):
+    /// EINVAL from a kernel that does not know a mode flag is then
+    /// `unsupported`, not `invalid-input`.
+    pub(crate) fn unsupported_reason(&self) -> Reason {
+        Reason::unsupported(self.raw_os_error(), self.to_string())
+    }
+}
+
 struct RangeSuffix<'a>(&'a Option<Range<u64>>);
 
 impl fmt::Display for RangeSuffix<'_> {

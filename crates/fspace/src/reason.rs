@@ -45,6 +45,18 @@ impl Reason {
         }
     }
 
+    /// "Not possible here": a call the caller moved on from (a growth's
+    /// fallback, a state the benchmark could not make), kind
+    /// [`ErrorKind::Unsupported`] whatever the errno was (a kernel that
+    /// does not know a mode flag says EINVAL), the errno kept.
+    pub fn unsupported(errno: Option<i32>, text: impl Into<String>) -> Reason {
+        Reason {
+            kind: ErrorKind::Unsupported,
+            errno,
+            text: text.into(),
+        }
+    }
+
     /// The reason an I/O error gives about `what` (`what: error`), with its
     /// errno when it has one.
     pub fn of_io(what: &str, e: &io::Error) -> Reason {

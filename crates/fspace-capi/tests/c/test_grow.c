@@ -92,7 +92,7 @@ static void check_fallbacks_and_notes(fspace_grow_report *r, const fspace_grow_s
         if (CHECK_OK(fspace_grow_report_fallback(r, i, &tried, &why, sizeof why)) != 0)
             continue;
         CHECK(known_strategy(tried) && tried != s->strategy);
-        CHECK(why.kind == FSPACE_ERROR_UNSUPPORTED || why.kind == FSPACE_ERROR_INVALID_INPUT);
+        CHECK(why.kind == FSPACE_ERROR_UNSUPPORTED);
         CHECK(why.errnum == EOPNOTSUPP || why.errnum == ENOSYS || why.errnum == EINVAL);
         CHECK(why.text != NULL && why.text[0] != '\0');
         note("  fell back from %s: kind %u, errno %d: %s", sname(tried), (unsigned)why.kind,

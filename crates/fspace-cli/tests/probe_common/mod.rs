@@ -494,7 +494,10 @@ pub fn check_untorn(fs: &str, v: &Value) -> String {
             .unwrap();
         if state != "supported" {
             assert_eq!(c["measured"], false, "{fs}: {c}");
-            let why = c["not_measured"]
+            // A reason: no untorn writes here is "unsupported", no errno.
+            assert_eq!(c["not_measured"]["kind"], "unsupported", "{fs}: {c}");
+            assert!(c["not_measured"]["errno"].is_null(), "{fs}: {c}");
+            let why = c["not_measured"]["text"]
                 .as_str()
                 .unwrap_or_else(|| panic!("{fs}: {c}"));
             assert!(

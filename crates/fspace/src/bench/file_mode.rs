@@ -69,8 +69,8 @@ fn open_committer<'a>(
     let fd = match sys::open(p, flags, 0o644) {
         Ok(fd) => fd,
         Err(e) if direct && e == Errno::INVAL => {
-            return Err(Ok(crate::reason::Reason::errno(
-                e.raw_os_error(),
+            return Err(Ok(crate::reason::Reason::unsupported(
+                Some(e.raw_os_error()),
                 format!(
                     "{method} with O_DIRECT: the filesystem refused O_DIRECT ({})",
                     std::io::Error::from_raw_os_error(e.raw_os_error())
@@ -152,7 +152,7 @@ pub(super) fn run_file(
         {
             // The space state this mode needs cannot be made here (no
             // fallocate on ext3 or sshfs): say so instead of failing the run.
-            return Ok(unsupported(mode, opts, crate::reason::Reason::from(&e)));
+            return Ok(unsupported(mode, opts, e.unsupported_reason()));
         }
         Err(e) => return Err(e),
     };

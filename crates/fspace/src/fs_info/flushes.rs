@@ -348,7 +348,7 @@ impl FlushSnapshot {
         let unmeasured = match (&c.none, &top) {
             (Some(why), _) => Some(why.clone()),
             (None, None) => Some(Reason::new(
-                ErrorKind::Io,
+                ErrorKind::NotMeasured,
                 format!(
                     "the flush counter (field {FLUSH_FIELD} of /sys/block/DEV/stat) \
                      could not be read"
@@ -370,7 +370,7 @@ impl FlushSnapshot {
                 .collect();
             (devices.iter().all(|d| d.flushes == 0) && !uncounted.is_empty()).then(|| {
                 Reason::new(
-                    ErrorKind::Unsupported,
+                    ErrorKind::NotMeasured,
                     format!(
                         "{} is bio-based (no request queue, as a native NVMe multipath \
                          head): it may pass flushes on without counting them, so none \
@@ -447,7 +447,7 @@ impl Flushes {
         if let Some(why) = &self.unmeasured {
             // No device at all (tmpfs, FUSE, NFS), as opposed to counters
             // that could not be read or cannot be trusted.
-            if self.devices.is_empty() && why.kind == ErrorKind::NotRegular {
+            if self.devices.is_empty() && why.kind == ErrorKind::NotRegular && why.errno.is_none() {
                 return (
                     FlushVerdict::NoDevice,
                     format!(

@@ -370,7 +370,7 @@ fn climb(
         match run(fd, path, strategy, range.start, range.end, opts) {
             Ok(written) => return Ok((strategy, written, fallbacks)),
             Err(Failure::Unsupported(err)) => {
-                fallbacks.push(Fallback::new(strategy, (&err).into()));
+                fallbacks.push(Fallback::new(strategy, err.unsupported_reason()));
                 last_err = Some(err);
             }
             Err(Failure::Fatal(err)) => {

@@ -116,7 +116,7 @@ pub fn allocate_range<Fd: AsFd>(
             let err = Error::io("fallocate", path, Some(range.clone()), e);
             report
                 .fallbacks
-                .push(Fallback::new(Strategy::Allocate, (&err).into()));
+                .push(Fallback::new(Strategy::Allocate, err.unsupported_reason()));
             // The length read before fallocate still holds: it failed, so
             // nothing changed (glibc reads it after, with the same race
             // against writers).

@@ -169,7 +169,7 @@ impl Run<'_> {
             {
                 return Ok(GrowthResult {
                     strategy: s,
-                    unsupported: Some(crate::reason::Reason::from(&e)),
+                    unsupported: Some(e.unsupported_reason()),
                     bytes: 0,
                     seconds: 0.0,
                     bytes_per_sec: 0.0,

@@ -411,8 +411,10 @@ fn trial(fd: &rustix::fd::OwnedFd, size: u32, direct: bool, buf: &[u8]) -> Trial
             size,
             direct,
             ok: false,
+            // The kernel did not write it whole: not untorn here, not a
+            // device failure.
             error: Some(crate::reason::Reason::new(
-                crate::errno::ErrorKind::Io,
+                crate::errno::ErrorKind::Unsupported,
                 format!("short untorn write: {n} of {size} bytes"),
             )),
         },

@@ -181,7 +181,7 @@ pub(super) fn measurable(
         return Err(match error {
             Some(e) => e.clone().context(what),
             None => Reason::new(
-                crate::errno::ErrorKind::Io,
+                crate::errno::ErrorKind::NotMeasured,
                 format!("{what}: no reason given"),
             ),
         });
