@@ -250,6 +250,11 @@ impl HeldReason {
         }
     }
 
+    /// Its text, living as long as `self`.
+    pub(crate) fn text(&self) -> *const c_char {
+        self.text.as_ptr()
+    }
+
     /// The C value; its text lives as long as `self`.
     pub(crate) fn to_c(&self) -> fspace_reason {
         fspace_reason {
@@ -272,6 +277,11 @@ impl HeldNote {
             kind: note_kind_to_c(n.kind),
             text: crate::ffi::c_string(n.text.clone()),
         }
+    }
+
+    /// Its text, living as long as `self`.
+    pub(crate) fn text(&self) -> *const c_char {
+        self.text.as_ptr()
     }
 
     /// The C value; its text lives as long as `self`.

@@ -172,12 +172,9 @@ pub struct fspace_grow_report {
     report: GrowReport,
     reason: CString,
     json: CString,
-    /// `untorn.hint_note` and the layout's error, for
-    /// `fspace_grow_report_untorn` (empty when none).
-    untorn_hint_note: CString,
-    untorn_layout_error: CString,
     /// The fallbacks, notes and untorn notes as C values
-    /// (`fspace_grow_report_fallback`, `_note`, `_untorn_note`).
+    /// (`fspace_grow_report_fallback`, `_note`, `_untorn_note`), whose
+    /// texts `fspace_grow_report_untorn` hands out too.
     pub(crate) held: Held,
 }
 
@@ -249,21 +246,8 @@ pub struct fspace_grow_summary {
 
 fn report_handle(func: &str, report: GrowReport) -> CResult<*mut fspace_grow_report> {
     let json = json_string(func, &report)?;
-    let ready = report.untorn.as_ref();
     Ok(Box::into_raw(Box::new(fspace_grow_report {
         reason: c_string(report.reason.clone()),
-        untorn_hint_note: c_string(
-            ready
-                .and_then(|r| r.hint_note.as_ref())
-                .map(|n| n.text.clone())
-                .unwrap_or_default(),
-        ),
-        untorn_layout_error: c_string(
-            ready
-                .and_then(|r| r.layout.as_ref().err())
-                .map(|e| e.text.clone())
-                .unwrap_or_default(),
-        ),
         held: Held::of(&report),
         report,
         json,
@@ -534,10 +518,14 @@ pub unsafe extern "C" fn fspace_grow_report_untorn(
             state: crate::untorn::state_to_c(&r.limits),
             collapses: r.collapses,
             extent_size_hint: r.extent_size_hint.unwrap_or(u32::MAX),
-            hint_note: h.untorn_hint_note.as_ptr(),
+            hint_note: h.held.hint.as_ref().map_or(c"".as_ptr(), HeldNote::text),
             layout_known,
             layout,
-            layout_error: h.untorn_layout_error.as_ptr(),
+            layout_error: h
+                .held
+                .layout
+                .as_ref()
+                .map_or(c"".as_ptr(), HeldReason::text),
         });
         Ok(0)
     })
