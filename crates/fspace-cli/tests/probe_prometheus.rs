@@ -543,6 +543,7 @@ common::per_fs! {
         let twice = |x: &Value| Value::from(x.as_f64().unwrap() * 2.0);
         let mut real = fresh.max(baseline["commits_per_sec"].as_f64().unwrap());
         let mut tries = vec![];
+        let mut busy_tries = 0;
         let t = loop {
             let mut doctored = doc.clone();
             doctored["expected"]["baseline"]["commits_per_sec"] = Value::from(2.0 * real);
@@ -565,17 +566,39 @@ common::per_fs! {
             assert!(matches!(o.status.code(), Some(0 | 4)), "{}: {t}", fs.name);
             let cs = parse(&std::fs::read_to_string(&cmp).unwrap());
             real = real.max(value(&cs, "fspace_probe_compare_fresh_commits_per_second", &[]).unwrap());
+            if o.status.code() == Some(4) {
+                // "Could not tell" is only allowed for a busy machine, and
+                // it must still have seen the slowdown it declined to call.
+                assert!(t.contains("COULD NOT TELL") && t.contains("busy"), "{}: {t}", fs.name);
+                assert_eq!(value(&cs, "fspace_probe_compare_machine_busy", &[]), Some(1.0), "{t}");
+                assert!(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap() < 0.8, "{t}");
+                busy_tries += 1;
+            }
             tries.push(t);
+            if tries.len() == 3 && busy_tries == 3 {
+                // A machine busy through all three attempts (CI's
+                // neighbours: 29% stolen once) is exactly where the tool
+                // must not call a regression; the REGRESSED wording is
+                // then not seen here (the verdict's rule has unit tests).
+                common::skipped(
+                    "probe_prometheus_and_compare_saved/regressed",
+                    &fs.name,
+                    "the machine was busy in all 3 attempts: could not tell, as it must",
+                );
+                break String::new();
+            }
             assert!(tries.len() < 3, "{}: no regression against twice the rate 3 times: {tries:?}", fs.name);
         };
-        eprintln!("{}: twice the rate: regressed after {} attempt(s) within the threshold", fs.name, tries.len());
-        for w in ["REGRESSED", "saved:", "fresh:", "again:", "commits/s", "runs ", "20%", "median", "two batches"] {
-            assert!(t.contains(w), "{}: no {w:?} in {t}", fs.name);
+        if !t.is_empty() {
+            eprintln!("{}: twice the rate: regressed after {} attempt(s) within the threshold", fs.name, tries.len());
+            for w in ["REGRESSED", "saved:", "fresh:", "again:", "commits/s", "runs ", "20%", "median", "two batches"] {
+                assert!(t.contains(w), "{}: no {w:?} in {t}", fs.name);
+            }
+            let cs = parse(&std::fs::read_to_string(&cmp).unwrap());
+            assert_eq!(value(&cs, "fspace_probe_compare_regressed", &[]), Some(1.0), "{t}");
+            assert_eq!(value(&cs, "fspace_probe_compare_batches", &[]), Some(2.0), "{t}");
+            assert!(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap() < 0.8, "{t}");
         }
-        let cs = parse(&std::fs::read_to_string(&cmp).unwrap());
-        assert_eq!(value(&cs, "fspace_probe_compare_regressed", &[]), Some(1.0), "{t}");
-        assert_eq!(value(&cs, "fspace_probe_compare_batches", &[]), Some(2.0), "{t}");
-        assert!(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap() < 0.8, "{t}");
 
         // Nothing saved: exit 3, said so, nothing measured or written.
         let empty = tempfile::tempdir().unwrap();
