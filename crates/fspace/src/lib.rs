@@ -36,6 +36,7 @@
 mod setters;
 
 pub mod bench;
+pub mod crashtest;
 mod durable;
 mod errno;
 mod error;

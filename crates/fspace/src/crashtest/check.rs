@@ -1,0 +1,508 @@
+//! Runs a checker on every distinct crash state and reports the failures,
+//! the smallest story first.
+
+use super::effects::{effects, Effect};
+use super::image::Image;
+use super::model::Model;
+use super::states::{durability, points, states_at, Bounds, CrashPoint, State};
+use super::trace::{show, Op, OpKind, Trace};
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How `check` explores and runs.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The models to build states under (all four by default).
+    pub models: Vec<Model>,
+    /// At most this many states per crash point and model (64).
+    pub per_point: usize,
+    /// Crash points sampled between two durability points or
+    /// acknowledgements (1).
+    pub between: usize,
+    /// Checkers run at once (the number of CPUs).
+    pub jobs: usize,
+    /// A checker still running after this long has failed (60 s).
+    pub timeout: Duration,
+    /// Leave the failing states' directories for a debugger.
+    pub keep: bool,
+    /// Where the states are written (a new directory in the system's
+    /// temporary directory by default).
+    pub work_dir: Option<PathBuf>,
+    /// At most this many distinct failures are described (20).
+    pub max_failures: usize,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            models: Model::ALL.to_vec(),
+            per_point: 64,
+            between: 1,
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            timeout: Duration::from_secs(60),
+            keep: false,
+            work_dir: None,
+            max_failures: 20,
+        }
+    }
+}
+
+/// How a checker ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "ended", rename_all = "kebab-case")]
+pub enum CheckerExit {
+    /// It exited with this status.
+    Code {
+        /// The status.
+        code: i32,
+    },
+    /// A signal ended it.
+    Signal {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// It ran past the timeout and was killed.
+    TimedOut,
+}
+
+impl CheckerExit {
+    fn passed(self) -> bool {
+        self == CheckerExit::Code { code: 0 }
+    }
+}
+
+/// A write that persisted only in part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TornWrite {
+    /// The write's operation number.
+    pub op: usize,
+    /// The bytes of the file that got the new data.
+    pub persisted: std::ops::Range<u64>,
+    /// The write's whole range.
+    pub range: std::ops::Range<u64>,
+    /// The file's size grew to the write's end without its data (zeros).
+    pub size_without_data: bool,
+}
+
+/// A crash state the checker rejected, as a story: the point, what
+/// persisted of what was pending there, and what the checker said.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    /// The model it was built under (the first of them, when several
+    /// models allow the same state).
+    pub model: Model,
+    /// Every model that allows it.
+    pub models: Vec<Model>,
+    /// Where the power failed.
+    pub point: CrashPoint,
+    /// Operations not yet durable there that persisted.
+    pub persisted: Vec<usize>,
+    /// Operations not yet durable there that did not persist.
+    pub lost: Vec<usize>,
+    /// A write that persisted in part.
+    pub torn: Option<TornWrite>,
+    /// How the checker ended.
+    pub exit: CheckerExit,
+    /// What it printed (stdout then stderr, at most 4 KiB).
+    pub output: String,
+    /// States (over all models and points) with the same contents and
+    /// acknowledgements.
+    pub same_states: usize,
+    /// The state's directory, when kept.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// What `check` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    /// The models explored.
+    pub models: Vec<Model>,
+    /// Operations in the trace.
+    pub ops: usize,
+    /// Crash points.
+    pub points: usize,
+    /// Crash states built (over all models and points).
+    pub states: usize,
+    /// Distinct states (contents and acknowledgements): the checker runs.
+    pub distinct: usize,
+    /// States the checker rejected.
+    pub failed_states: usize,
+    /// Distinct states the checker rejected.
+    pub failed_distinct: usize,
+    /// The first `max_failures` of them, the smallest story first.
+    pub failures: Vec<Failure>,
+    /// Wall time of the whole check, seconds.
+    pub seconds: f64,
+    /// Mean wall time per checker run (building the state included),
+    /// milliseconds.
+    pub ms_per_state: f64,
+    /// What the recorder could not see: operation numbers of its limits.
+    pub limits: Vec<usize>,
+    /// Where the states were written, when kept.
+    pub work_dir: Option<PathBuf>,
+}
+
+impl CheckReport {
+    /// No state failed.
+    pub fn passed(&self) -> bool {
+        self.failed_states == 0
+    }
+}
+
+struct Prepared<'a> {
+    trace: &'a Trace,
+    effects: Vec<Effect>,
+    initial: Image,
+}
+
+impl Prepared<'_> {
+    fn image(&self, s: &State) -> Image {
+        let mut img = self.initial.clone();
+        let mut keep = vec![false; self.effects.len()];
+        for &e in s.durable.iter().chain(s.kept.iter()) {
+            keep[e] = true;
+        }
+        for (i, e) in self.effects.iter().enumerate() {
+            if keep[i] {
+                let tear = s.tear.as_ref().filter(|t| t.effect == i);
+                img.apply(self.trace, e, tear);
+            }
+        }
+        img
+    }
+}
+
+/// Builds the crash states of `trace` and runs `checker` (a program and
+/// its arguments) on each distinct one, `progress(done, total)` after
+/// each run. An error means the check could not run (the trace could not
+/// be read, a state could not be written, the checker could not start).
+pub fn check(
+    trace: &Trace,
+    checker: &[OsString],
+    opts: &CheckOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<CheckReport> {
+    let started = Instant::now();
+    let Some(program) = checker.first() else {
+        return Err(Error::refused("crashtest check", &trace.dir, 22, "no checker program given"));
+    };
+    let prepared = Prepared {
+        trace,
+        effects: effects(trace),
+        initial: Image::initial(trace)?,
+    };
+    let pts = points(trace, opts.between);
+    let bounds = Bounds {
+        per_point: opts.per_point.max(2),
+    };
+    let mut states: Vec<State> = Vec::new();
+    for &model in &opts.models {
+        let durable_at = durability(trace, &prepared.effects, model);
+        for &p in &pts {
+            states.extend(states_at(trace, &prepared.effects, &durable_at, model, p, bounds));
+        }
+    }
+    // Distinct states: same contents and same acknowledgements.
+    let acks_len: Vec<usize> = (0..=trace.ops.len()).map(|n| trace.stdout_before(n).len()).collect();
+    let keys: Vec<(u64, usize)> = parallel_map(states.len(), opts.jobs, |i| {
+        (prepared.image(&states[i]).fingerprint(), acks_len[states[i].point.after])
+    });
+    let mut groups: HashMap<(u64, usize), Vec<usize>> = HashMap::new();
+    let mut order: Vec<(u64, usize)> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let g = groups.entry(*k).or_default();
+        if g.is_empty() {
+            order.push(*k);
+        }
+        g.push(i);
+    }
+    // The representative of a group: its smallest story.
+    let size = |s: &State| s.lost.len() + usize::from(s.tear.is_some());
+    let reps: Vec<usize> = order
+        .iter()
+        .map(|k| *groups[k].iter().min_by_key(|&&i| (size(&states[i]), states[i].point.after)).unwrap_or(&groups[k][0]))
+        .collect();
+    let work = match &opts.work_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::from_io("crashtest check", d, None, e))?;
+            d.clone()
+        }
+        None => {
+            let d = std::env::temp_dir().join(format!(
+                "fspace-crashtest-{}-{}",
+                std::process::id(),
+                started.elapsed().as_nanos() ^ (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()))
+            ));
+            std::fs::create_dir(&d).map_err(|e| Error::from_io("crashtest check", &d, None, e))?;
+            d
+        }
+    };
+    let done = AtomicUsize::new(0);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let total = reps.len();
+    let results: Vec<Option<(CheckerExit, String)>> = parallel_map(total, opts.jobs, |j| {
+        if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
+            return None;
+        }
+        let s = &states[reps[j]];
+        let r = run_one(&prepared, s, j, &work, checker, program, opts.timeout);
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(n, total);
+        match r {
+            Ok(x) => Some(x),
+            Err(e) => {
+                if let Ok(mut f) = first_error.lock() {
+                    f.get_or_insert(e);
+                }
+                None
+            }
+        }
+    });
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        let _ = std::fs::remove_dir_all(&work);
+        return Err(e);
+    }
+    let mut failures = Vec::new();
+    let mut failed_states = 0;
+    for (j, r) in results.iter().enumerate() {
+        let Some((exit, output)) = r else { continue };
+        let dir = work.join(format!("state-{j}"));
+        if exit.passed() {
+            let _ = std::fs::remove_dir_all(&dir);
+            continue;
+        }
+        let group = &groups[&order[j]];
+        failed_states += group.len();
+        let s = &states[reps[j]];
+        let mut models: Vec<Model> = group.iter().map(|&i| states[i].model).collect();
+        models.sort();
+        models.dedup();
+        failures.push(failure(&prepared, s, models, *exit, output.clone(), group.len(), dir));
+    }
+    let failed_distinct = failures.len();
+    failures.sort_by_key(|f| (f.lost.len() + usize::from(f.torn.is_some()), f.point.after));
+    for (k, f) in failures.iter_mut().enumerate() {
+        let Some(dir) = f.state_dir.take() else { continue };
+        if opts.keep && k < opts.max_failures {
+            f.state_dir = Some(dir);
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    failures.truncate(opts.max_failures);
+    let kept_any = failures.iter().any(|f| f.state_dir.is_some());
+    if !kept_any && opts.work_dir.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(CheckReport {
+        models: opts.models.clone(),
+        ops: trace.ops.len(),
+        points: pts.len(),
+        states: states.len(),
+        distinct: total,
+        failed_states,
+        failed_distinct,
+        failures,
+        seconds,
+        ms_per_state: if total > 0 {
+            seconds * 1000.0 * opts.jobs.max(1) as f64 / total as f64
+        } else {
+            0.0
+        },
+        limits: trace.limits().iter().map(|o| o.number).collect(),
+        work_dir: kept_any.then_some(work),
+    })
+}
+
+fn failure(p: &Prepared, s: &State, models: Vec<Model>, exit: CheckerExit, output: String, same: usize, dir: PathBuf) -> Failure {
+    let numbers = |v: &[usize]| {
+        let mut n: Vec<usize> = v.iter().map(|&e| p.trace.ops[p.effects[e].op].number).collect();
+        n.dedup();
+        n
+    };
+    let torn = s.tear.as_ref().and_then(|t| {
+        let e = &p.effects[t.effect];
+        let super::effects::Change::Write { offset, len } = e.change else { return None };
+        Some(TornWrite {
+            op: p.trace.ops[e.op].number,
+            persisted: offset + t.keep.start..offset + t.keep.end,
+            range: offset..offset + len,
+            size_without_data: t.size_anyway,
+        })
+    });
+    let kept: Vec<usize> = s.kept.iter().copied().filter(|&e| s.tear.as_ref().is_none_or(|t| t.effect != e)).collect();
+    Failure {
+        model: s.model,
+        models,
+        point: s.point,
+        persisted: numbers(&kept),
+        lost: numbers(&s.lost),
+        torn,
+        exit,
+        output,
+        same_states: same,
+        state_dir: Some(dir),
+    }
+}
+
+fn run_one(
+    p: &Prepared,
+    s: &State,
+    j: usize,
+    work: &Path,
+    checker: &[OsString],
+    program: &OsString,
+    timeout: Duration,
+) -> Result<(CheckerExit, String)> {
+    let dir = work.join(format!("state-{j}"));
+    let acks = work.join(format!("acks-{j}"));
+    std::fs::create_dir(&dir).map_err(|e| Error::from_io("crashtest check", &dir, None, e))?;
+    p.image(s).write_to(&dir)?;
+    std::fs::write(&acks, p.trace.stdout_before(s.point.after)).map_err(|e| Error::from_io("crashtest check", &acks, None, e))?;
+    let out_path = work.join(format!("output-{j}"));
+    let out = std::fs::File::create(&out_path).map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
+    let err = out.try_clone().map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
+    let mut child = Command::new(program)
+        .args(&checker[1..])
+        .current_dir(&dir)
+        .env("FSPACE_CRASH_STATE", &dir)
+        .env("FSPACE_CRASH_ACKS", &acks)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| Error::from_io("crashtest check: start the checker", Path::new(program), None, e))?;
+    let started = Instant::now();
+    let exit = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => {
+                use std::os::unix::process::ExitStatusExt;
+                break match (st.code(), st.signal()) {
+                    (Some(code), _) => CheckerExit::Code { code },
+                    (None, Some(signal)) => CheckerExit::Signal { signal },
+                    _ => CheckerExit::Code { code: -1 },
+                };
+            }
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break CheckerExit::TimedOut;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(Error::from_io("crashtest check: wait for the checker", Path::new(program), None, e)),
+        }
+    };
+    let mut output = std::fs::read(&out_path).unwrap_or_default();
+    output.truncate(4096);
+    let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&acks);
+    Ok((exit, String::from_utf8_lossy(&output).into_owned()))
+}
+
+/// `f(0..n)` on `jobs` threads, results in order.
+fn parallel_map<T: Send, F: Fn(usize) -> T + Sync>(n: usize, jobs: usize, f: F) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.max(1).min(n.max(1)) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let v = f(i);
+                if let Ok(mut s) = slots[i].lock() {
+                    *s = Some(v);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().ok().flatten())
+        .collect()
+}
+
+/// The name of each inode the trace mentions: its last known path.
+pub fn inode_names(trace: &Trace) -> HashMap<u64, String> {
+    let mut names: HashMap<u64, String> = HashMap::new();
+    for e in &trace.manifest.initial {
+        names.insert(e.ino, show(&e.path));
+    }
+    for op in &trace.ops {
+        match &op.kind {
+            OpKind::Open { path, ino, .. } | OpKind::Mkdir { path, ino } => {
+                names.entry(*ino).or_insert_with(|| show(path));
+            }
+            OpKind::Link { to, ino, .. } => {
+                names.entry(*ino).or_insert_with(|| show(to));
+            }
+            OpKind::Rename { from: Some(from), ino, .. } => {
+                names.entry(*ino).or_insert_with(|| show(from));
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+impl Failure {
+    /// The failure as a story for people: one line per fact.
+    pub fn story(&self, trace: &Trace) -> Vec<String> {
+        let names = inode_names(trace);
+        let name = |ino: u64| names.get(&ino).cloned().unwrap_or_else(|| format!("inode {ino}"));
+        let describe = |n: usize| -> String {
+            trace.ops.get(n.wrapping_sub(1)).map_or_else(|| format!("#{n}"), |o: &Op| o.describe(&name))
+        };
+        let mut lines = Vec::new();
+        let at = match self.point.after {
+            0 => "before the first operation".to_string(),
+            n => format!("after {}", describe(n)),
+        };
+        lines.push(format!(
+            "power cut {at} ({}), under {}",
+            match self.point.kind {
+                super::states::PointKind::BeforeSync => "just before a durability call",
+                super::states::PointKind::AfterAck => "just after an acknowledgement",
+                super::states::PointKind::Between => "between durability points",
+                super::states::PointKind::End => "at the end of the run",
+            },
+            self.models.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+        ));
+        for &n in &self.persisted {
+            lines.push(format!("  persisted:     {}", describe(n)));
+        }
+        for &n in &self.lost {
+            lines.push(format!("  NOT persisted: {}", describe(n)));
+        }
+        if let Some(t) = &self.torn {
+            lines.push(format!(
+                "  TORN:          {}: only bytes {}..{} of {}..{} reached the disk{}",
+                describe(t.op),
+                t.persisted.start,
+                t.persisted.end,
+                t.range.start,
+                t.range.end,
+                if t.size_without_data { " (the size grew, the data did not: zeros)" } else { "" }
+            ));
+        }
+        let exit = match self.exit {
+            CheckerExit::Code { code } => format!("exit status {code}"),
+            CheckerExit::Signal { signal } => format!("killed by signal {signal}"),
+            CheckerExit::TimedOut => "timed out".to_string(),
+        };
+        lines.push(format!("  checker: {exit}"));
+        for l in self.output.lines().take(12) {
+            lines.push(format!("    | {l}"));
+        }
+        lines
+    }
+}

@@ -1,0 +1,286 @@
+//! From operations to effects: the units a crash can keep or lose. An
+//! operation changes file data, a file's size, or directory entries; the
+//! names it used are resolved here, once, against the namespace as the
+//! program saw it.
+
+use super::trace::{EntryKind, OpKind, Trace};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub(crate) type Ino = u64;
+
+const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
+const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
+const FALLOC_FL_COLLAPSE_RANGE: u32 = 0x08;
+const FALLOC_FL_ZERO_RANGE: u32 = 0x10;
+const FALLOC_FL_INSERT_RANGE: u32 = 0x20;
+const RENAME_EXCHANGE: u32 = 0x2;
+
+/// What an effect changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// The bytes of operation `op` at `offset`.
+    Write { offset: u64, len: u64 },
+    /// The size set (truncate, or allocation past the end).
+    SetSize(u64),
+    /// A range reads as zeros (punch hole, zero range).
+    Zero { offset: u64, len: u64 },
+    /// Bytes removed (collapse range) or inserted as zeros (insert range).
+    Collapse { offset: u64, len: u64 },
+    Insert { offset: u64, len: u64 },
+    /// A new name for a new inode.
+    Create { path: PathBuf, dir: bool },
+    /// A new name for an existing inode.
+    Link { path: PathBuf },
+    Unlink { path: PathBuf },
+    Rename { from: PathBuf, to: PathBuf, exchange: bool },
+    /// ext4's close after a truncate to zero: carries the data written
+    /// since (`ties`); changes nothing itself.
+    CloseAfterTruncate,
+}
+
+/// One effect of one operation.
+#[derive(Clone, Debug)]
+pub(crate) struct Effect {
+    /// Index into `Trace::ops`.
+    pub op: usize,
+    /// The file whose data or size changes, or the inode a name is made
+    /// or removed for.
+    pub ino: Ino,
+    /// Directories whose entries change.
+    pub dirs: Vec<Ino>,
+    pub change: Change,
+    /// A journalled metadata change (names, explicit size changes,
+    /// allocation), as opposed to file data.
+    pub metadata: bool,
+    /// A write past the old end of the file.
+    pub grows: bool,
+    /// Durable when the call returned (`O_DSYNC`, `RWF_DSYNC`).
+    pub sync: bool,
+    /// Effects that persist with this one (ext4's replace heuristics).
+    pub ties: Vec<usize>,
+}
+
+impl Effect {
+    pub(crate) fn is_entry(&self) -> bool {
+        matches!(
+            self.change,
+            Change::Create { .. } | Change::Link { .. } | Change::Unlink { .. } | Change::Rename { .. }
+        )
+    }
+}
+
+fn parent(p: &Path) -> PathBuf {
+    p.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// The effects of a trace, in the order of its operations.
+pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
+    let mut names: HashMap<PathBuf, Ino> = HashMap::new();
+    let mut sizes: HashMap<Ino, u64> = HashMap::new();
+    for e in &trace.manifest.initial {
+        names.insert(e.path.clone(), e.ino);
+        if e.kind == EntryKind::File {
+            sizes.insert(e.ino, e.size);
+        }
+    }
+    let root_ino = names.get(Path::new("")).copied().unwrap_or(0);
+    let dir_of = |names: &HashMap<PathBuf, Ino>, p: &Path| names.get(&parent(p)).copied().unwrap_or(root_ino);
+    // Writes on each inode since its last truncate to zero (ext4's
+    // replace-via-truncate), and all its writes (replace-via-rename).
+    let mut writes: HashMap<Ino, Vec<usize>> = HashMap::new();
+    let mut since_trunc0: HashMap<Ino, Vec<usize>> = HashMap::new();
+    let mut out: Vec<Effect> = Vec::new();
+    for (i, op) in trace.ops.iter().enumerate() {
+        if op.errno.is_some() {
+            continue;
+        }
+        let push = |out: &mut Vec<Effect>, ino: Ino, dirs: Vec<Ino>, change: Change, metadata: bool| {
+            out.push(Effect {
+                op: i,
+                ino,
+                dirs,
+                change,
+                metadata,
+                grows: false,
+                sync: false,
+                ties: vec![],
+            });
+            out.len() - 1
+        };
+        match &op.kind {
+            OpKind::Open {
+                path,
+                ino,
+                flags,
+                created,
+                tmpfile,
+                ..
+            } => {
+                if *tmpfile {
+                    sizes.insert(*ino, 0);
+                    continue;
+                }
+                if *created {
+                    let d = dir_of(&names, path);
+                    let dir = *flags & 0o200000 != 0;
+                    push(&mut out, *ino, vec![d], Change::Create { path: path.clone(), dir }, true);
+                    names.insert(path.clone(), *ino);
+                    sizes.insert(*ino, 0);
+                } else if *flags & 0o1000 != 0 && sizes.get(ino).copied().unwrap_or(0) > 0 {
+                    // O_TRUNC on a file with bytes.
+                    push(&mut out, *ino, vec![], Change::SetSize(0), true);
+                    sizes.insert(*ino, 0);
+                    since_trunc0.insert(*ino, vec![]);
+                }
+            }
+            OpKind::Close { ino, .. } => {
+                if let Some(t) = since_trunc0.remove(ino) {
+                    if !t.is_empty() {
+                        let e = push(&mut out, *ino, vec![], Change::CloseAfterTruncate, true);
+                        out[e].ties = t;
+                    }
+                }
+            }
+            OpKind::Write {
+                ino, offset, len, flags, ..
+            } => {
+                let old = sizes.get(ino).copied().unwrap_or(0);
+                let end = offset + len;
+                let e = push(&mut out, *ino, vec![], Change::Write { offset: *offset, len: *len }, false);
+                out[e].grows = end > old;
+                out[e].sync = flags.sync;
+                sizes.insert(*ino, old.max(end));
+                writes.entry(*ino).or_default().push(e);
+                if let Some(t) = since_trunc0.get_mut(ino) {
+                    t.push(e);
+                }
+            }
+            OpKind::Truncate { ino, len } => {
+                push(&mut out, *ino, vec![], Change::SetSize(*len), true);
+                sizes.insert(*ino, *len);
+                if *len == 0 {
+                    since_trunc0.insert(*ino, vec![]);
+                }
+            }
+            OpKind::Fallocate {
+                ino,
+                mode,
+                offset,
+                len,
+            } => {
+                let old = sizes.get(ino).copied().unwrap_or(0);
+                let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
+                if mode & FALLOC_FL_COLLAPSE_RANGE != 0 {
+                    push(&mut out, *ino, vec![], Change::Collapse { offset: *offset, len: *len }, true);
+                    sizes.insert(*ino, old.saturating_sub(*len));
+                } else if mode & FALLOC_FL_INSERT_RANGE != 0 {
+                    push(&mut out, *ino, vec![], Change::Insert { offset: *offset, len: *len }, true);
+                    sizes.insert(*ino, old + len);
+                } else {
+                    if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0 {
+                        push(&mut out, *ino, vec![], Change::Zero { offset: *offset, len: *len }, true);
+                    }
+                    if !keep && offset + len > old {
+                        push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
+                        sizes.insert(*ino, offset + len);
+                    }
+                }
+            }
+            OpKind::PosixFallocate { ino, offset, len, .. } => {
+                let old = sizes.get(ino).copied().unwrap_or(0);
+                if offset + len > old {
+                    push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
+                    sizes.insert(*ino, offset + len);
+                }
+            }
+            OpKind::Rename {
+                from,
+                to,
+                ino,
+                replaced,
+                flags,
+            } => match (from, to) {
+                (Some(from), Some(to)) => {
+                    let dirs = vec![dir_of(&names, from), dir_of(&names, to)];
+                    let exchange = flags & RENAME_EXCHANGE != 0;
+                    let e = push(
+                        &mut out,
+                        *ino,
+                        dirs,
+                        Change::Rename {
+                            from: from.clone(),
+                            to: to.clone(),
+                            exchange,
+                        },
+                        true,
+                    );
+                    if replaced.is_some() {
+                        out[e].ties = writes.get(ino).cloned().unwrap_or_default();
+                    }
+                    rename_names(&mut names, from, to, exchange);
+                }
+                (Some(from), None) => {
+                    let d = dir_of(&names, from);
+                    push(&mut out, *ino, vec![d], Change::Unlink { path: from.clone() }, true);
+                    names.remove(from);
+                }
+                (None, Some(to)) => {
+                    // Arrived from outside: its bytes were not recorded; it
+                    // is modelled as an empty file (a limit the trace names).
+                    let d = dir_of(&names, to);
+                    push(&mut out, *ino, vec![d], Change::Create { path: to.clone(), dir: false }, true);
+                    names.insert(to.clone(), *ino);
+                }
+                (None, None) => {}
+            },
+            OpKind::Link { to, ino, .. } => {
+                let d = dir_of(&names, to);
+                push(&mut out, *ino, vec![d], Change::Link { path: to.clone() }, true);
+                names.insert(to.clone(), *ino);
+            }
+            OpKind::Unlink { path, ino } | OpKind::Rmdir { path, ino } => {
+                let d = dir_of(&names, path);
+                push(&mut out, *ino, vec![d], Change::Unlink { path: path.clone() }, true);
+                names.remove(path);
+            }
+            OpKind::Mkdir { path, ino } => {
+                let d = dir_of(&names, path);
+                push(&mut out, *ino, vec![d], Change::Create { path: path.clone(), dir: true }, true);
+                names.insert(path.clone(), *ino);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Moves `from` (and, for a directory, everything below it) to `to`.
+pub(crate) fn rename_names<V: Clone>(names: &mut HashMap<PathBuf, V>, from: &Path, to: &Path, exchange: bool) {
+    let moved: Vec<(PathBuf, V)> = names
+        .iter()
+        .filter(|(p, _)| p.starts_with(from))
+        .map(|(p, v)| (p.clone(), v.clone()))
+        .collect();
+    let swapped: Vec<(PathBuf, V)> = if exchange {
+        names
+            .iter()
+            .filter(|(p, _)| p.starts_with(to))
+            .map(|(p, v)| (p.clone(), v.clone()))
+            .collect()
+    } else {
+        names.retain(|p, _| !p.starts_with(to));
+        vec![]
+    };
+    for (p, _) in moved.iter().chain(swapped.iter()) {
+        names.remove(p);
+    }
+    for (p, v) in moved {
+        let rest = p.strip_prefix(from).unwrap_or(Path::new(""));
+        names.insert(if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) }, v);
+    }
+    for (p, v) in swapped {
+        let rest = p.strip_prefix(to).unwrap_or(Path::new(""));
+        names.insert(if rest.as_os_str().is_empty() { from.to_path_buf() } else { from.join(rest) }, v);
+    }
+}

@@ -1,0 +1,37 @@
+//! Crash testing for storage programs: a recorded run of a program
+//! ([`Trace`]), the crash states a filesystem may leave after a power cut
+//! during it ([`Model`]), a checker run on each ([`check()`]), and static
+//! rules one trace can break ([`lint()`]). docs/crashtest.md is the guide.
+//!
+//! ```no_run
+//! use fspace::crashtest::{check, CheckOptions, Trace};
+//! # fn main() -> fspace::Result<()> {
+//! let trace = Trace::load("kv.trace")?;
+//! let checker = ["python3".into(), "check_kv.py".into()];
+//! let report = check(&trace, &checker, &CheckOptions::default(), &|_, _| {})?;
+//! for f in &report.failures {
+//!     println!("{}", f.story(&trace).join("\n"));
+//! }
+//! # Ok(()) }
+//! ```
+
+mod check;
+mod effects;
+mod image;
+mod lint;
+mod model;
+mod raw;
+mod record;
+mod states;
+mod trace;
+
+pub use check::{check, inode_names, CheckOptions, CheckReport, CheckerExit, Failure, TornWrite};
+pub use lint::{lint, Finding, Rule};
+pub use model::{Model, UnknownModel};
+pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};
+pub use record::{begin, Recording};
+pub use states::{CrashPoint, PointKind};
+pub use trace::{AckChannel, EntryKind, InitialEntry, Manifest, Op, OpKind, Trace, WriteFlags, TRACE_FORMAT};
+
+#[cfg(test)]
+mod tests;
