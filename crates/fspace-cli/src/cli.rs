@@ -8,7 +8,7 @@ use std::path::PathBuf;
 mod values;
 
 use values::{
-    engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg, sync_method_arg,
+    between_arg, count_arg, engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg, sync_method_arg,
     unit_arg, whole_arg,
 };
 pub(crate) use values::{threshold_arg, writers_arg, StrategyArg};
@@ -141,6 +141,24 @@ pub(crate) enum Command {
         fspace wal dump --from 1000 --limit 10 db/wal\n  fspace wal dump --json db/wal | jq .len"
     )]
     Wal(WalArgs),
+    /// Record a storage program's file operations, then check every crash state they allow.
+    #[command(
+        after_help = "record runs PROGRAM with a recording preload (LD_PRELOAD) and writes to TRACE \
+        the initial state of DIR and every file operation under it, with what the program wrote to \
+        stdout, pipes and sockets (its acknowledgements). No root, FUSE or device mapper is needed.\n\n\
+        check builds the states a power cut may leave (after each durability call and \
+        acknowledgement, under the posix, ext4, xfs and btrfs models) and runs CHECKER in each: \
+        its working directory is the state ($FSPACE_CRASH_STATE), $FSPACE_CRASH_ACKS names a file \
+        holding what the program had written to stdout by then, and exit status 0 accepts the state.\n\n\
+        lint checks one trace against static rules (a new name without a directory fsync, a rename \
+        of unsynced data, an acknowledgement before its fsync, ...), no states needed.\n\n\
+        Exit status of check and lint: 0 nothing found, 1 found, 2 could not run. record exits \
+        with the program's status (2 when it could not record).\n\n\
+        Examples:\n  fspace crashtest record --root db --trace kv.trace -- python3 kv.py put k v\n  \
+        fspace crashtest lint kv.trace\n  fspace crashtest check kv.trace -- python3 check_kv.py\n  \
+        fspace crashtest check --model ext4 --keep --json kv.trace -- ./check.sh"
+    )]
+    Crashtest(CrashtestArgs),
     /// Write the man pages or a shell's completion script (for packagers).
     #[command(
         after_help = "Both are made from the same definition the command line is parsed \
@@ -173,6 +191,102 @@ pub(crate) enum GenerateCommand {
         /// The shell: bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// Arguments of `fspace crashtest`.
+#[derive(Args)]
+pub(crate) struct CrashtestArgs {
+    #[command(subcommand)]
+    pub command: CrashtestCommand,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum CrashtestCommand {
+    /// Run PROGRAM and record its file operations under DIR into TRACE.
+    Record(CrashtestRecordArgs),
+    /// Run CHECKER on every crash state TRACE allows; exit 1 if one fails.
+    Check(CrashtestCheckArgs),
+    /// Check TRACE against static durability rules; exit 1 on a finding.
+    Lint(CrashtestLintArgs),
+    /// List the operations of TRACE.
+    Show(CrashtestShowArgs),
+}
+
+/// Arguments of `fspace crashtest record`.
+#[derive(Args)]
+pub(crate) struct CrashtestRecordArgs {
+    /// The directory whose operations are recorded (the program's data).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// The trace directory to write (new, or empty; not inside DIR).
+    #[arg(long, value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Print no summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub program: Vec<std::ffi::OsString>,
+}
+
+/// Arguments of `fspace crashtest check`.
+#[derive(Args)]
+pub(crate) struct CrashtestCheckArgs {
+    /// The trace directory.
+    pub trace: PathBuf,
+    /// A persistence model (posix, ext4, xfs, btrfs); repeat for several. Default: all four.
+    #[arg(long, value_name = "MODEL", value_parser = crate::crashtest::model_arg)]
+    pub model: Vec<fspace::crashtest::Model>,
+    /// At most this many states per crash point and model (default 64).
+    #[arg(long, value_name = "N", value_parser = count_arg)]
+    pub states_per_point: Option<usize>,
+    /// Crash points sampled between two durability points or acknowledgements (default 1).
+    #[arg(long, value_name = "N", value_parser = between_arg)]
+    pub between: Option<usize>,
+    /// Checkers run at once (default: the number of CPUs).
+    #[arg(long, short, value_name = "N", value_parser = count_arg)]
+    pub jobs: Option<usize>,
+    /// Seconds after which a running checker has failed (default 60).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_arg)]
+    pub timeout: Option<f64>,
+    /// Leave the failing states' directories (the first 20) for a debugger.
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the states here instead of a new directory in $TMPDIR.
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The checker and its arguments.
+    #[arg(last = true, required = true, value_name = "CHECKER")]
+    pub checker: Vec<std::ffi::OsString>,
+}
+
+/// Arguments of `fspace crashtest lint`.
+#[derive(Args)]
+pub(crate) struct CrashtestLintArgs {
+    /// The trace directory.
+    pub trace: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fspace crashtest show`.
+#[derive(Args)]
+pub(crate) struct CrashtestShowArgs {
+    /// The trace directory.
+    pub trace: PathBuf,
+    /// Also list opens of existing files and closes.
+    #[arg(long)]
+    pub all: bool,
+    /// Print the manifest and the operations as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `fspace wal`.

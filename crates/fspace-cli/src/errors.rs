@@ -85,6 +85,7 @@ pub(crate) enum Cmd {
     Bench,
     Wal,
     Generate,
+    Crashtest,
 }
 
 /// Returns advice for errors whose message alone leaves the user guessing.

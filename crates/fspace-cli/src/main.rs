@@ -22,6 +22,7 @@ macro_rules! out {
 mod bench;
 mod cli;
 mod copy;
+mod crashtest;
 mod curves;
 mod dig;
 mod durability;
@@ -58,6 +59,15 @@ fn main() -> ExitCode {
             what: BenchCommand::Commit(a),
         } => (Cmd::Bench, a.json),
         Command::Generate { .. } => (Cmd::Generate, false),
+        Command::Crashtest(a) => (
+            Cmd::Crashtest,
+            match &a.command {
+                cli::CrashtestCommand::Check(x) => x.json,
+                cli::CrashtestCommand::Lint(x) => x.json,
+                cli::CrashtestCommand::Show(x) => x.json,
+                cli::CrashtestCommand::Record(_) => false,
+            },
+        ),
     };
     let result = match cli.command {
         Command::Info(a) => info::run(a),
@@ -71,6 +81,7 @@ fn main() -> ExitCode {
             what: BenchCommand::Commit(a),
         } => bench::run(a),
         Command::Generate { what } => generate::run(what),
+        Command::Crashtest(a) => crashtest::run(a),
     };
     match result {
         Ok(()) => errors::success_status(),

@@ -129,3 +129,17 @@ pub(crate) fn threshold_arg(s: &str) -> Result<f64, String> {
     }
     Ok(pct)
 }
+
+/// A count of at least 1 (`crashtest check --states-per-point`, `--jobs`).
+pub(super) fn count_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// `crashtest check --between`: a whole number, 0 allowed.
+pub(super) fn between_arg(s: &str) -> Result<usize, String> {
+    s.trim().parse::<usize>().map_err(|_| format!("{s:?} is not a whole number"))
+}

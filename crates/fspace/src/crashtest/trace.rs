@@ -279,6 +279,9 @@ pub struct Trace {
     pub manifest: Manifest,
     /// The operations, in the order they returned.
     pub ops: Vec<Op>,
+    /// The processes the preload started in (their pids), in order: none
+    /// means the program was not recorded at all.
+    pub processes: Vec<u32>,
 }
 
 /// The kinds of raw records (the spec's table).
@@ -337,11 +340,13 @@ impl Trace {
         let opath = dir.join("ops.bin");
         let bytes = std::fs::read(&opath).map_err(|e| Error::from_io("read crashtest trace", &opath, None, e))?;
         let records = raw::decode(&bytes, &opath)?;
+        let processes = records.iter().filter(|r| r.kind == kind::START).map(|r| r.pid).collect();
         let ops = convert(&manifest, records);
         Ok(Trace {
             dir: dir.to_path_buf(),
             manifest,
             ops,
+            processes,
         })
     }
 

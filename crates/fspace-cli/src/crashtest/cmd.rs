@@ -1,0 +1,362 @@
+//! `fspace crashtest record|check|lint|show`: glue over
+//! [`fspace::crashtest`]; the preload that records is [`super::preload`].
+
+use crate::cli::{CrashtestArgs, CrashtestCheckArgs, CrashtestCommand, CrashtestLintArgs, CrashtestRecordArgs, CrashtestShowArgs};
+use crate::errors::set_exit_status;
+use crate::output::{emit, print_json, Progress};
+use fspace::crashtest::{self, CheckOptions, CheckReport, Finding, Model, OpKind, Trace};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// `check` and `lint` exit 2 when they could not run, 1 when they found
+/// something, 0 when they did not.
+const EXIT_COULD_NOT_RUN: u8 = 2;
+const EXIT_FOUND: u8 = 1;
+
+/// `fspace crashtest ...`.
+pub(crate) fn run(a: CrashtestArgs) -> fspace::Result<()> {
+    // Any error from here on means "could not run".
+    set_exit_status(EXIT_COULD_NOT_RUN);
+    match a.command {
+        CrashtestCommand::Record(a) => record(a),
+        CrashtestCommand::Check(a) => check(a),
+        CrashtestCommand::Lint(a) => lint(a),
+        CrashtestCommand::Show(a) => show(a),
+    }
+}
+
+/// What keeps LD_PRELOAD from recording a program: none, or why.
+fn unrecordable(program: &Path) -> Option<String> {
+    let bytes = std::fs::read(program).ok()?;
+    if bytes.starts_with(b"#!") || !bytes.starts_with(b"\x7fELF") {
+        return None; // a script: its interpreter is what runs
+    }
+    if bytes.windows(14).any(|w| w == b"\xff Go buildinf:") {
+        return Some("it is a Go program: Go makes its system calls itself, past the C library, so LD_PRELOAD sees none of them".into());
+    }
+    // 64-bit little-endian ELF: look for PT_INTERP among the program headers.
+    if bytes.len() < 64 || bytes[4] != 2 || bytes[5] != 1 {
+        return None;
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let mut off = [0u8; 8];
+    off.copy_from_slice(&bytes[32..40]);
+    let phoff = u64::from_le_bytes(off) as usize;
+    let (phentsize, phnum) = (u16_at(54), u16_at(56));
+    let has_interp = (0..phnum).any(|i| {
+        let o = phoff + i * phentsize;
+        o + 4 <= bytes.len() && u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) == 3
+    });
+    (!has_interp).then(|| "it is statically linked: no dynamic loader runs, so LD_PRELOAD loads nothing into it".into())
+}
+
+fn find_in_path(program: &OsString) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.components().count() > 1 {
+        return Some(p.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(p))
+            .find(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file()))
+    })
+}
+
+fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
+    const OP: &str = "crashtest record";
+    let Some(program) = a.program.first() else {
+        return Err(fspace::Error::refused(OP, &a.root, 22, "no program given after --"));
+    };
+    let Some(path) = find_in_path(program) else {
+        return Err(fspace::Error::refused(OP, Path::new(program), 2, "no such program (not found in PATH)"));
+    };
+    if let Some(why) = unrecordable(&path) {
+        return Err(fspace::Error::refused(
+            OP,
+            &path,
+            95,
+            format!("cannot record {}: {why}; nothing was recorded (docs/crashtest.md \"What it cannot record\")", path.display()),
+        ));
+    }
+    let info = fspace::fs_info(&a.root)?.with_block_devices();
+    let volatile = info.block_devices.as_ref().ok().and_then(|devs| {
+        let caches: Vec<&str> = devs.iter().filter_map(|d| d.write_cache.as_deref()).collect();
+        if caches.is_empty() {
+            None
+        } else {
+            Some(caches.iter().any(|c| c.contains("back")))
+        }
+    });
+    let rec = crashtest::begin(
+        &a.root,
+        &a.trace,
+        a.program.iter().map(|s| s.to_string_lossy().into_owned()).collect(),
+        info.display_name(),
+        volatile,
+    )?;
+    let preload_dir = rec.dir.join(".preload");
+    std::fs::create_dir_all(&preload_dir).map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+    let so = super::preload::write_preload(&preload_dir).map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+    let mut ld = OsString::from(&so);
+    if let Some(old) = std::env::var_os("LD_PRELOAD") {
+        ld.push(" ");
+        ld.push(old);
+    }
+    let status = std::process::Command::new(program)
+        .args(&a.program[1..])
+        .env("LD_PRELOAD", ld)
+        .env("FSPACE_CRASHTEST_ROOT", &rec.manifest.root)
+        .env("FSPACE_CRASHTEST_OPS", &rec.ops)
+        .status()
+        .map_err(|e| fspace::Error::from_io("crashtest record: start the program", Path::new(program), None, e));
+    let _ = std::fs::remove_dir_all(&preload_dir);
+    let status = status?;
+    use std::os::unix::process::ExitStatusExt;
+    let trace_dir = rec.dir.clone();
+    rec.finish(status.code(), status.signal())?;
+    let trace = Trace::load(&trace_dir)?;
+    if trace.processes.is_empty() {
+        return Err(fspace::Error::refused(
+            OP,
+            &path,
+            95,
+            "the recording preload never started in the program (a setuid program, or one that clears LD_PRELOAD?): nothing was recorded",
+        ));
+    }
+    if !a.quiet {
+        let mut o = String::new();
+        out!(
+            o,
+            "fspace crashtest record: {} operations under {} by {} process{}, in {}",
+            trace.ops.len(),
+            trace.manifest.root.display(),
+            trace.processes.len(),
+            if trace.processes.len() == 1 { "" } else { "es" },
+            trace_dir.display()
+        );
+        out!(
+            o,
+            "  the program {}",
+            match (status.code(), status.signal()) {
+                (Some(c), _) => format!("exited with status {c}"),
+                (_, Some(s)) => format!("was killed by signal {s}"),
+                _ => "ended".into(),
+            }
+        );
+        limits_text(&mut o, &trace);
+        eprint!("{o}");
+    }
+    // The program's own status, as `time` and `strace` pass it on.
+    set_exit_status(match (status.code(), status.signal()) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (_, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        _ => 1,
+    });
+    Ok(())
+}
+
+fn limits_text(o: &mut String, trace: &Trace) {
+    let limits = trace.limits();
+    if limits.is_empty() {
+        return;
+    }
+    out!(o, "  LIMITS: {} things the recorder could not follow (their effects are not in any state):", limits.len());
+    let names = crashtest::inode_names(trace);
+    let name = |i: u64| names.get(&i).cloned().unwrap_or_else(|| format!("inode {i}"));
+    for op in limits.iter().take(5) {
+        out!(o, "    {}", op.describe(&name));
+    }
+    if limits.len() > 5 {
+        out!(o, "    ... and {} more (fspace crashtest show)", limits.len() - 5);
+    }
+}
+
+fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
+    let trace = Trace::load(&a.trace)?;
+    let mut opts = CheckOptions::default();
+    if !a.model.is_empty() {
+        opts.models = a.model.clone();
+        opts.models.sort();
+        opts.models.dedup();
+    }
+    if let Some(n) = a.states_per_point {
+        opts.per_point = n;
+    }
+    if let Some(n) = a.between {
+        opts.between = n;
+    }
+    if let Some(n) = a.jobs {
+        opts.jobs = n.max(1);
+    }
+    if let Some(t) = a.timeout {
+        opts.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    opts.keep = a.keep;
+    opts.work_dir = a.work_dir.clone();
+    let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));
+    let report = crashtest::check(&trace, &a.checker, &opts, &|done, total| {
+        if let Ok(p) = progress.lock() {
+            p.step(done + 1, total, "");
+        }
+    })?;
+    if let Ok(p) = progress.lock() {
+        p.clear();
+    }
+    set_exit_status(if report.passed() { 0 } else { EXIT_FOUND });
+    if a.json {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            format: &'static str,
+            trace: &'a Path,
+            program: &'a [String],
+            verdict: &'static str,
+            #[serde(flatten)]
+            report: &'a CheckReport,
+            stories: Vec<Vec<String>>,
+        }
+        return print_json(&Json {
+            format: "fspace-crashtest-check/1",
+            trace: &a.trace,
+            program: &trace.manifest.program,
+            verdict: if report.passed() { "not-found" } else { "found" },
+            report: &report,
+            stories: report.failures.iter().map(|f| f.story(&trace)).collect(),
+        });
+    }
+    let mut o = String::new();
+    out!(
+        o,
+        "fspace crashtest check: {} ({}; {} operations)",
+        a.trace.display(),
+        trace.manifest.program.join(" "),
+        trace.ops.len()
+    );
+    out!(
+        o,
+        "  models {}: {} crash points, {} states built, {} distinct, checked in {:.1} s ({:.0} ms per state, {} at a time)",
+        report.models.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
+        report.points,
+        report.states,
+        report.distinct,
+        report.seconds,
+        report.ms_per_state,
+        opts.jobs
+    );
+    limits_text(&mut o, &trace);
+    if report.passed() {
+        out!(o, "NOT FOUND: the checker accepted every one of the {} distinct crash states.", report.distinct);
+    } else {
+        out!(
+            o,
+            "FOUND: {} of {} states fail the checker ({} distinct). The smallest story:",
+            report.failed_states,
+            report.states,
+            report.failed_distinct
+        );
+        for l in report.failures[0].story(&trace) {
+            out!(o, "  {l}");
+        }
+        if let Some(d) = &report.failures[0].state_dir {
+            out!(o, "  the state: {}", d.display());
+        }
+        if report.failed_distinct > 1 {
+            out!(
+                o,
+                "  ({} more distinct failures: --json lists {} of them{})",
+                report.failed_distinct - 1,
+                report.failures.len() - 1,
+                if a.keep { "" } else { "; --keep leaves their states" }
+            );
+        }
+    }
+    emit(&o)
+}
+
+fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
+    let trace = Trace::load(&a.trace)?;
+    let findings = crashtest::lint(&trace);
+    set_exit_status(if findings.is_empty() { 0 } else { EXIT_FOUND });
+    if a.json {
+        #[derive(Serialize)]
+        struct J<'a> {
+            rule: &'static str,
+            source: &'static str,
+            #[serde(flatten)]
+            finding: &'a Finding,
+        }
+        #[derive(Serialize)]
+        struct Json<'a> {
+            format: &'static str,
+            trace: &'a Path,
+            findings: Vec<J<'a>>,
+            limits: Vec<usize>,
+        }
+        return print_json(&Json {
+            format: "fspace-crashtest-lint/1",
+            trace: &a.trace,
+            findings: findings
+                .iter()
+                .map(|f| J {
+                    rule: f.rule.name(),
+                    source: f.rule.source(),
+                    finding: f,
+                })
+                .collect(),
+            limits: trace.limits().iter().map(|o| o.number).collect(),
+        });
+    }
+    let mut o = String::new();
+    out!(o, "fspace crashtest lint: {} ({} operations)", a.trace.display(), trace.ops.len());
+    limits_text(&mut o, &trace);
+    if findings.is_empty() {
+        out!(o, "no rule broken (lint sees one run; `fspace crashtest check` tries the crash states)");
+    }
+    for f in &findings {
+        out!(o, "{} (ops {}):", f.rule.name(), f.ops.iter().map(|n| format!("#{n}")).collect::<Vec<_>>().join(", "));
+        crate::fmt::labelled(&mut o, "  ", &f.text);
+        crate::fmt::labelled(&mut o, "  source: ", f.rule.source());
+    }
+    emit(&o)
+}
+
+fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
+    let trace = Trace::load(&a.trace)?;
+    set_exit_status(0);
+    if a.json {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            manifest: &'a crashtest::Manifest,
+            ops: &'a [crashtest::Op],
+        }
+        return print_json(&Json {
+            manifest: &trace.manifest,
+            ops: &trace.ops,
+        });
+    }
+    let names = crashtest::inode_names(&trace);
+    let name = |i: u64| names.get(&i).cloned().unwrap_or_else(|| format!("inode {i}"));
+    let mut o = String::new();
+    out!(
+        o,
+        "{}: {} under {} ({}), {} entries at the start, {} operations",
+        a.trace.display(),
+        trace.manifest.program.join(" "),
+        trace.manifest.root.display(),
+        trace.manifest.filesystem,
+        trace.manifest.initial.len(),
+        trace.ops.len()
+    );
+    for op in &trace.ops {
+        if !a.all && matches!(op.kind, OpKind::Close { .. } | OpKind::Open { created: false, .. }) {
+            continue;
+        }
+        out!(o, "  {}", op.describe(&name));
+    }
+    emit(&o)
+}
+
+/// Parses `--model`.
+pub(crate) fn model_arg(s: &str) -> Result<Model, String> {
+    s.parse::<Model>().map_err(|e| e.to_string())
+}
