@@ -22,6 +22,7 @@ macro_rules! out {
 mod bench;
 mod cli;
 mod copy;
+mod crashtest;
 mod curves;
 mod dig;
 mod durability;
