@@ -1,0 +1,1816 @@
+/*
+ * libfspace-record.so: the recording preload of `fspace crashtest record`.
+ *
+ * Loaded with LD_PRELOAD into an unmodified program, it appends one binary
+ * record per file operation under $FSPACE_CRASHTEST_ROOT to the file
+ * $FSPACE_CRASHTEST_OPS. The format (version 1) and what is recorded are
+ * specified in the crashtest raw-format document; the Rust decoder reads the
+ * same format. Choices where that document leaves room:
+ *  - ACK: b = the bytes the call wrote (its return value; 0 when it
+ *    failed); data is their first 65536. Failed ACK writes are recorded.
+ *  - Path-based calls (rename, link, unlink, mkdir, rmdir, truncate) have
+ *    fd = -1 (their paths are made absolute); dev is the st_dev of the
+ *    file when known.
+ *  - DUP that fails: fd = the requested number (dup2/dup3) or -1.
+ *  - raw-syscall and copy-range LIMITs are written only when the call
+ *    concerns the root (its descriptor is recorded or a path is under it);
+ *    io_uring and sync always.
+ *  - msync LIMIT: for a range that overlaps a mapping that got an
+ *    mmap-shared-writable LIMIT in this process.
+ *  - close_range/closefrom are not recorded (no kind); they only make the
+ *    preload forget the descriptors they close.
+ * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
+ * internal write, which no preload sees), writes from signal handlers that
+ * interrupt the preload itself (the descriptor cache takes a mutex).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#undef _FORTIFY_SOURCE
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the record format is little-endian; this writer copies host structs"
+#endif
+
+#ifndef O_TMPFILE
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+#ifndef RWF_APPEND
+#define RWF_APPEND 0x10
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+
+/* Not in glibc's headers unless fortified. */
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+/* liburing's; declared here so the preload needs no liburing headers. */
+int io_uring_setup(unsigned entries, void *params);
+int io_uring_queue_init(unsigned entries, void *ring, unsigned flags);
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum {
+    K_OPEN = 1, K_CLOSE, K_WRITE, K_TRUNCATE, K_FALLOCATE, K_POSIX_FALLOCATE,
+    K_RENAME, K_LINK, K_UNLINK, K_MKDIR, K_RMDIR, K_FSYNC, K_FDATASYNC,
+    K_SYNC_FILE_RANGE, K_SYNCFS, K_SYNC, K_ACK, K_LIMIT, K_START,
+    K_INHERITED, K_DUP
+};
+
+struct rec {
+    uint32_t len;
+    uint16_t kind;
+    uint16_t version;
+    uint32_t pid;
+    uint32_t tid;
+    uint64_t t_ns;
+    int64_t ret;
+    int32_t err;
+    int32_t fd;
+    uint64_t ino;
+    uint64_t ino2;
+    uint64_t a, b, c, d;
+    uint64_t dev;
+    uint32_t path1_len;
+    uint32_t path2_len;
+    uint32_t data_len;
+    uint32_t reserved;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct rec) == 112, "record header is 112 bytes");
+_Static_assert(offsetof(struct rec, t_ns) == 16, "t_ns at 16");
+_Static_assert(offsetof(struct rec, ino) == 40, "ino at 40");
+_Static_assert(offsetof(struct rec, dev) == 88, "dev at 88");
+_Static_assert(offsetof(struct rec, path1_len) == 96, "path1_len at 96");
+
+#define ACK_MAX 65536
+#define LOG_FD_MIN 900
+/* Room for a cwd of PATH_MAX joined with a relative path of PATH_MAX. */
+#define PBUF (2 * PATH_MAX)
+
+/* ---- the real functions ---------------------------------------------- */
+
+/* One atomic slot per symbol: no lock, so a wrapper called from inside
+ * dlsym or before the constructor cannot deadlock. */
+static void *resolve(void **slot, const char *name)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!p) {
+        p = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    }
+    return p;
+}
+#define REAL(name)                                                       \
+    ({                                                                   \
+        static void *slot_;                                              \
+        (__typeof__(&name))resolve(&slot_, #name);                       \
+    })
+/* Calls the real function, or fails with ENOSYS when there is none. */
+#define CALL(name, fail, ...)                                            \
+    ({                                                                   \
+        __typeof__(&name) f_ = REAL(name);                               \
+        f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (fail));                 \
+    })
+
+/* ---- state --------------------------------------------------------- */
+
+enum { FD_UNKNOWN = 0, FD_RECORDED, FD_ACK, FD_IGNORED };
+
+struct fdent {
+    uint64_t dev, ino;
+    int32_t flags;    /* status flags, FD_RECORDED only */
+    uint8_t state;
+    uint8_t chan;     /* ACK channel */
+};
+
+/* Indexed by descriptor; bss, so untouched pages cost nothing. Higher
+ * descriptors are classified afresh on every call. */
+#define NCACHE 65536
+static struct fdent g_cache[NCACHE];
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define NMAPS 64
+static struct { uintptr_t start, len; uint64_t ino, dev; } g_maps[NMAPS];
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_active;
+static char g_root[PATH_MAX];
+static size_t g_root_len;
+static uint64_t g_root_dev;
+static const char *g_ops;
+static int g_logfd = -1;
+static int g_disabled;
+static int g_reported;
+
+static __thread int t_busy __attribute__((tls_model("initial-exec")));
+
+static void report(const char *what, int err)
+{
+    if (__atomic_exchange_n(&g_reported, 1, __ATOMIC_ACQ_REL))
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "fspace-record: %s failed: %s\n",
+                     what, strerror(err));
+    if (n > (int)sizeof line - 1)
+        n = sizeof line - 1;
+    if (n > 0) {
+        ssize_t (*w)(int, const void *, size_t) = REAL(write);
+        if (w && w(2, line, (size_t)n) < 0) {
+            /* nothing left to tell anyone */
+        }
+    }
+}
+
+static void atfork_child(void)
+{
+    /* Another thread may have held it at fork; the child has only us. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_mu = fresh;
+}
+
+static void init_env(void)
+{
+    const char *ops = getenv("FSPACE_CRASHTEST_OPS");
+    if (!ops || !*ops)
+        return;
+    const char *root = getenv("FSPACE_CRASHTEST_ROOT");
+    size_t n = root ? strlen(root) : 0;
+    if (n == 0 || n >= sizeof g_root || root[0] != '/') {
+        report("reading FSPACE_CRASHTEST_ROOT", EINVAL);
+        return;
+    }
+    memcpy(g_root, root, n + 1);
+    while (n > 1 && g_root[n - 1] == '/')
+        g_root[--n] = '\0';
+    g_root_len = n;
+    struct stat st;
+    if (stat(g_root, &st) == 0)
+        g_root_dev = st.st_dev;
+    g_ops = ops;
+    pthread_atfork(NULL, NULL, atfork_child);
+    g_active = 1;
+}
+
+static inline int active(void)
+{
+    pthread_once(&g_once, init_env);
+    return g_active && !t_busy;
+}
+
+/* ---- the record file ------------------------------------------------- */
+
+static int log_open_locked(void)
+{
+    int (*ro)(int, const char *, int, ...) = REAL(openat);
+    int (*rf)(int, int, ...) = REAL(fcntl);
+    int (*rc)(int) = REAL(close);
+    if (!ro || !rf || !rc) {
+        report("finding the real openat/fcntl/close", ENOSYS);
+        g_disabled = 1;
+        return -1;
+    }
+    int fd = ro(AT_FDCWD, g_ops, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        report("opening FSPACE_CRASHTEST_OPS", errno);
+        g_disabled = 1;
+        return -1;
+    }
+    if (fd < LOG_FD_MIN) {
+        int hi = rf(fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+        /* Below RLIMIT_NOFILE of 900 keep the low one: better than none. */
+        if (hi >= 0) {
+            rc(fd);
+            fd = hi;
+        }
+    }
+    __atomic_store_n(&g_logfd, fd, __ATOMIC_RELEASE);
+    return fd;
+}
+
+static int log_fd(void)
+{
+    int fd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
+    if (fd >= 0 || g_disabled)
+        return fd;
+    pthread_mutex_lock(&g_mu);
+    fd = g_logfd;
+    if (fd < 0 && !g_disabled)
+        fd = log_open_locked();
+    pthread_mutex_unlock(&g_mu);
+    return fd;
+}
+
+/* The program closed or replaced our descriptor: forget it. */
+static void log_forget(int fd)
+{
+    int cur = fd;
+    __atomic_compare_exchange_n(&g_logfd, &cur, -1, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void rec_init(struct rec *r, int kind, int64_t ret, int err, int fd)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = (uint16_t)kind;
+    r->version = 1;
+    r->pid = (uint32_t)getpid();
+    r->tid = (uint32_t)gettid();
+    r->t_ns = now_ns();
+    r->ret = ret;
+    r->err = ret < 0 ? err : 0;
+    r->fd = fd;
+}
+
+/* Appends the record with ONE writev (O_APPEND makes it atomic against
+ * other writers); data is the first dlen bytes of the iovecs. */
+static void emit(struct rec *r, const char *p1, const char *p2,
+                 const struct iovec *data, int dcnt, size_t dlen)
+{
+    size_t l1 = p1 ? strlen(p1) : 0, l2 = p2 ? strlen(p2) : 0;
+    struct iovec stackv[64];
+    struct iovec *v = stackv;
+    int nv = 0;
+    if (dcnt + 3 > (int)(sizeof stackv / sizeof stackv[0])) {
+        v = malloc(sizeof(*v) * ((size_t)dcnt + 3));
+        if (!v) {
+            /* Too many pieces to gather and no memory: flatten is impossible
+             * too, so record without data rather than not at all. */
+            v = stackv;
+            dlen = 0;
+        }
+    }
+    r->path1_len = (uint32_t)l1;
+    r->path2_len = (uint32_t)l2;
+    r->data_len = (uint32_t)dlen;
+    r->len = (uint32_t)(sizeof *r + l1 + l2 + dlen);
+    v[nv++] = (struct iovec){r, sizeof *r};
+    if (l1)
+        v[nv++] = (struct iovec){(void *)p1, l1};
+    if (l2)
+        v[nv++] = (struct iovec){(void *)p2, l2};
+    size_t left = dlen;
+    for (int i = 0; i < dcnt && left > 0; i++) {
+        size_t n = data[i].iov_len < left ? data[i].iov_len : left;
+        if (n)
+            v[nv++] = (struct iovec){data[i].iov_base, n};
+        left -= n;
+    }
+    ssize_t (*wv)(int, const struct iovec *, int) = REAL(writev);
+    for (int tries = 0; wv && tries < 2; tries++) {
+        int fd = log_fd();
+        if (fd < 0)
+            break;
+        ssize_t w;
+        do
+            w = wv(fd, v, nv);
+        while (w < 0 && errno == EINTR);
+        if (w == (ssize_t)r->len)
+            break;
+        if (w < 0 && errno == EBADF) {
+            log_forget(fd);
+            continue;
+        }
+        report("writing a record to FSPACE_CRASHTEST_OPS", w < 0 ? errno : EIO);
+        break;
+    }
+    if (v != stackv)
+        free(v);
+}
+
+static void emit_simple(struct rec *r, const char *p1, const char *p2)
+{
+    emit(r, p1, p2, NULL, 0, 0);
+}
+
+/* ---- paths ----------------------------------------------------------- */
+
+static int fd_path(int fd, char *out, size_t cap)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, out, cap - 1);
+    if (n < 0 || (size_t)n >= cap - 1)
+        return -1;
+    out[n] = '\0';
+    return 0;
+}
+
+/* Removes "." and ".." and repeated slashes of an absolute path in place. */
+static void normalize(char *p)
+{
+    size_t n = strlen(p), i = 0, o = 0;
+    while (i < n) {
+        while (i < n && p[i] == '/')
+            i++;
+        size_t st = i;
+        while (i < n && p[i] != '/')
+            i++;
+        size_t len = i - st;
+        if (len == 0 || (len == 1 && p[st] == '.'))
+            continue;
+        if (len == 2 && p[st] == '.' && p[st + 1] == '.') {
+            while (o > 0 && p[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+            continue;
+        }
+        p[o++] = '/';
+        memmove(p + o, p + st, len);
+        o += len;
+    }
+    if (o == 0)
+        p[o++] = '/';
+    p[o] = '\0';
+}
+
+static int abs_path(int dirfd, const char *path, char *out, size_t cap)
+{
+    if (!path)
+        return -1;
+    size_t pl = strlen(path);
+    if (path[0] == '/') {
+        if (pl >= cap)
+            return -1;
+        memcpy(out, path, pl + 1);
+    } else {
+        if (dirfd == AT_FDCWD) {
+            if (!getcwd(out, cap))
+                return -1;
+        } else if (fd_path(dirfd, out, cap) < 0) {
+            return -1;
+        }
+        size_t bl = strlen(out);
+        if (out[0] != '/' || bl + 1 + pl >= cap)
+            return -1;
+        if (pl) {
+            out[bl] = '/';
+            memcpy(out + bl + 1, path, pl + 1);
+        }
+    }
+    normalize(out);
+    return 0;
+}
+
+static int under_root(const char *p)
+{
+    if (g_root_len == 1)
+        return p[0] == '/';
+    return strncmp(p, g_root, g_root_len) == 0 &&
+           (p[g_root_len] == '\0' || p[g_root_len] == '/');
+}
+
+/* ---- descriptors ----------------------------------------------------- */
+
+static void cache_put(int fd, const struct fdent *e)
+{
+    if (fd < 0 || fd >= NCACHE)
+        return;
+    pthread_mutex_lock(&g_mu);
+    g_cache[fd] = *e;
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void cache_forget(int fd)
+{
+    if (fd < 0 || fd >= NCACHE)
+        return;
+    pthread_mutex_lock(&g_mu);
+    g_cache[fd].state = FD_UNKNOWN;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Forgets every descriptor of this file: their status flags may differ now. */
+static void cache_forget_file(uint64_t dev, uint64_t ino)
+{
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < NCACHE; i++)
+        if (g_cache[i].state && g_cache[i].dev == dev && g_cache[i].ino == ino)
+            g_cache[i].state = FD_UNKNOWN;
+    pthread_mutex_unlock(&g_mu);
+}
+
+static int get_fl(int fd)
+{
+    int (*rf)(int, int, ...) = REAL(fcntl);
+    return rf ? rf(fd, F_GETFL) : 0;
+}
+
+/* What fd is now: the cache entry if fstat's dev/ino still match it, else
+ * classified afresh (readlink) and cached. st gets fstat's answer. Returns
+ * FD_UNKNOWN when fd is not open. */
+static int classify(int fd, struct fdent *e, struct stat *st)
+{
+    if (fd < 0 || fstat(fd, st) < 0)
+        return FD_UNKNOWN;
+    if (fd < NCACHE) {
+        pthread_mutex_lock(&g_mu);
+        *e = g_cache[fd];
+        pthread_mutex_unlock(&g_mu);
+        if (e->state && e->dev == (uint64_t)st->st_dev &&
+            e->ino == (uint64_t)st->st_ino)
+            return e->state;
+    }
+    memset(e, 0, sizeof *e);
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->state = FD_IGNORED;
+    if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) {
+        char p[PATH_MAX + 16];
+        if (fd_path(fd, p, sizeof p) == 0 && under_root(p)) {
+            e->state = FD_RECORDED;
+            e->flags = get_fl(fd);
+        }
+    }
+    if (e->state != FD_RECORDED) {
+        e->chan = fd == 1 ? 1
+                  : fd == 2 ? 2
+                  : S_ISFIFO(st->st_mode) ? 3
+                  : S_ISSOCK(st->st_mode) ? 4
+                  : S_ISCHR(st->st_mode) ? 5 : 0;
+        if (e->chan)
+            e->state = FD_ACK;
+    }
+    cache_put(fd, e);
+    return e->state;
+}
+
+static void fill_file(struct rec *r, const struct stat *st)
+{
+    r->ino = st->st_ino;
+    r->dev = st->st_dev;
+}
+
+/* ---- shared wrapper bodies ------------------------------------------- */
+
+/* Save errno at entry of the recording part, restore at its end. */
+#define BEGIN_REC(e) int e = errno; t_busy = 1
+#define END_REC(e) t_busy = 0; errno = e
+
+static size_t iov_sum(const struct iovec *iov, int cnt)
+{
+    size_t s = 0;
+    if (!iov || cnt < 0 || cnt > IOV_MAX)
+        return 0;
+    for (int i = 0; i < cnt; i++)
+        s += iov[i].iov_len;
+    return s;
+}
+
+static void emit_ack(int fd, const struct fdent *e, ssize_t ret, int err,
+                     const struct iovec *iov, int cnt)
+{
+    struct rec r;
+    rec_init(&r, K_ACK, ret, err, fd);
+    r.a = e->chan;
+    r.b = ret > 0 ? (uint64_t)ret : 0;
+    size_t dl = ret > 0 ? (size_t)ret : 0;
+    if (dl > ACK_MAX)
+        dl = ACK_MAX;
+    emit(&r, NULL, NULL, iov, cnt, dl);
+}
+
+enum { OFF_POS, OFF_GIVEN };
+
+/* After any write-family call: WRITE for a recorded descriptor, ACK for an
+ * ACK one. off is the offset argument for OFF_GIVEN. */
+static void after_write(int fd, const struct iovec *iov, int cnt, int mode,
+                        int64_t off, int rwf, ssize_t ret, int err)
+{
+    struct fdent e;
+    struct stat st;
+    int state = classify(fd, &e, &st);
+    int iov_ok = ret >= 0 || (err != EFAULT && err != EINVAL);
+    if (state == FD_ACK) {
+        emit_ack(fd, &e, ret, err, iov_ok ? iov : NULL, iov_ok ? cnt : 0);
+        return;
+    }
+    if (state != FD_RECORDED)
+        return;
+    struct rec r;
+    rec_init(&r, K_WRITE, ret, err, fd);
+    fill_file(&r, &st);
+    size_t done = ret > 0 ? (size_t)ret : 0;
+    int append = (e.flags & O_APPEND) || (rwf & RWF_APPEND);
+    if (mode == OFF_GIVEN && off != -1 && append) {
+        /* Linux appends and leaves the position alone. */
+        r.a = (uint64_t)st.st_size - done;
+    } else if (mode == OFF_GIVEN && off != -1) {
+        r.a = (uint64_t)off;
+    } else {
+        off_t pos = lseek(fd, 0, SEEK_CUR);
+        r.a = pos >= 0 ? (uint64_t)pos - done : 0;
+    }
+    r.b = iov_ok ? iov_sum(iov, cnt) : 0;
+    r.c = (uint64_t)(unsigned)rwf;
+    r.d = (uint64_t)(unsigned)e.flags;
+    emit(&r, NULL, NULL, iov, iov_ok ? cnt : 0, done);
+}
+
+static int needs_mode(int flags)
+{
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+struct open_ctx {
+    char path[PBUF];
+    int rec;
+    int existed;
+};
+
+static void open_pre(struct open_ctx *c, int dirfd, const char *path, int flags)
+{
+    c->rec = abs_path(dirfd, path, c->path, sizeof c->path) == 0 &&
+             under_root(c->path);
+    c->existed = 1;
+    if (c->rec && (flags & O_CREAT)) {
+        struct stat st;
+        c->existed = !(fstatat(dirfd, path, &st, 0) < 0 && errno == ENOENT);
+    }
+}
+
+static void open_post(struct open_ctx *c, int fd, int err, int flags, mode_t mode)
+{
+    if (!c->rec) {
+        cache_forget(fd);
+        return;
+    }
+    struct rec r;
+    rec_init(&r, K_OPEN, fd, err, fd);
+    r.a = (uint64_t)(unsigned)flags;
+    r.b = mode;
+    if ((flags & O_TMPFILE) == O_TMPFILE)
+        r.c = 2;
+    else if (fd >= 0 && (flags & O_CREAT) && (!c->existed || (flags & O_EXCL)))
+        r.c = 1;
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0) {
+            fill_file(&r, &st);
+            struct fdent e = {.dev = st.st_dev, .ino = st.st_ino,
+                              .flags = get_fl(fd), .state = FD_RECORDED};
+            cache_put(fd, &e);
+        } else {
+            cache_forget(fd);
+        }
+    }
+    emit_simple(&r, c->path, NULL);
+}
+
+#define OPEN_BODY(call, dirfd, path, flags, mode)                        \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        struct open_ctx c_;                                              \
+        t_busy = 1;                                                      \
+        int e0_ = errno;                                                 \
+        open_pre(&c_, dirfd, path, flags);                               \
+        errno = e0_;                                                     \
+        t_busy = 0;                                                      \
+        int fd_ = call;                                                  \
+        BEGIN_REC(e_);                                                   \
+        open_post(&c_, fd_, e_, flags, mode);                            \
+        END_REC(e_);                                                     \
+        return fd_;                                                      \
+    } while (0)
+
+#define READ_MODE(last, flags)                                           \
+    mode_t mode = 0;                                                     \
+    if (needs_mode(flags)) {                                             \
+        va_list ap;                                                      \
+        va_start(ap, last);                                              \
+        mode = va_arg(ap, mode_t);                                       \
+        va_end(ap);                                                      \
+    }
+
+/* ---- open ------------------------------------------------------------ */
+
+EXPORT int open(const char *path, int flags, ...)
+{
+    READ_MODE(flags, flags);
+    OPEN_BODY(CALL(open, -1, path, flags, mode), AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+    READ_MODE(flags, flags);
+    OPEN_BODY(CALL(open64, -1, path, flags, mode), AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+    READ_MODE(flags, flags);
+    OPEN_BODY(CALL(openat, -1, dirfd, path, flags, mode), dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+    READ_MODE(flags, flags);
+    OPEN_BODY(CALL(openat64, -1, dirfd, path, flags, mode), dirfd, path, flags, mode);
+}
+
+EXPORT int creat(const char *path, mode_t mode)
+{
+    OPEN_BODY(CALL(creat, -1, path, mode), AT_FDCWD, path,
+              O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+EXPORT int creat64(const char *path, mode_t mode)
+{
+    OPEN_BODY(CALL(creat64, -1, path, mode), AT_FDCWD, path,
+              O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+EXPORT int __open_2(const char *path, int flags)
+{
+    OPEN_BODY(CALL(__open_2, -1, path, flags), AT_FDCWD, path, flags, 0);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+    OPEN_BODY(CALL(__open64_2, -1, path, flags), AT_FDCWD, path, flags, 0);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+    OPEN_BODY(CALL(__openat_2, -1, dirfd, path, flags), dirfd, path, flags, 0);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+    OPEN_BODY(CALL(__openat64_2, -1, dirfd, path, flags), dirfd, path, flags, 0);
+}
+
+/* ---- close, dup ------------------------------------------------------ */
+
+EXPORT int close(int fd)
+{
+    if (!active())
+        return CALL(close, -1, fd);
+    struct fdent e;
+    struct stat st;
+    BEGIN_REC(e0);
+    int state = classify(fd, &e, &st);
+    END_REC(e0);
+    int ret = CALL(close, -1, fd);
+    BEGIN_REC(err);
+    cache_forget(fd);
+    if (ret == 0 || err != EBADF)
+        log_forget(fd);
+    if (state == FD_RECORDED) {
+        struct rec r;
+        rec_init(&r, K_CLOSE, ret, err, fd);
+        fill_file(&r, &st);
+        emit_simple(&r, NULL, NULL);
+    }
+    END_REC(err);
+    return ret;
+}
+
+static void after_dup(int oldfd, int newfd, int ret, int err)
+{
+    struct fdent e;
+    struct stat st;
+    int target = ret >= 0 ? ret : newfd;
+    if (ret >= 0) {
+        cache_forget(ret);
+        log_forget(ret);
+    }
+    if (classify(oldfd, &e, &st) != FD_RECORDED)
+        return;
+    if (ret >= 0)
+        cache_put(ret, &e);
+    struct rec r;
+    rec_init(&r, K_DUP, ret, err, target);
+    r.a = (uint64_t)(int64_t)oldfd;
+    fill_file(&r, &st);
+    emit_simple(&r, NULL, NULL);
+}
+
+EXPORT int dup(int oldfd)
+{
+    if (!active())
+        return CALL(dup, -1, oldfd);
+    int ret = CALL(dup, -1, oldfd);
+    BEGIN_REC(err);
+    after_dup(oldfd, -1, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+    if (!active() || oldfd == newfd)
+        return CALL(dup2, -1, oldfd, newfd);
+    int ret = CALL(dup2, -1, oldfd, newfd);
+    BEGIN_REC(err);
+    after_dup(oldfd, newfd, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    if (!active())
+        return CALL(dup3, -1, oldfd, newfd, flags);
+    int ret = CALL(dup3, -1, oldfd, newfd, flags);
+    BEGIN_REC(err);
+    after_dup(oldfd, newfd, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    int ret = CALL(close_range, -1, first, last, flags);
+    if (!active() || ret < 0 || (flags & CLOSE_RANGE_CLOEXEC))
+        return ret;
+    BEGIN_REC(err);
+    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
+    if (lfd >= 0 && (unsigned)lfd >= first && (unsigned)lfd <= last)
+        log_forget(lfd);
+    pthread_mutex_lock(&g_mu);
+    for (unsigned i = first; i <= last && i < NCACHE; i++)
+        g_cache[i].state = FD_UNKNOWN;
+    pthread_mutex_unlock(&g_mu);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT void closefrom(int lowfd)
+{
+    void (*f)(int) = REAL(closefrom);
+    if (f)
+        f(lowfd);
+    if (!active() || lowfd < 0)
+        return;
+    BEGIN_REC(err);
+    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
+    if (lfd >= lowfd)
+        log_forget(lfd);
+    pthread_mutex_lock(&g_mu);
+    for (int i = lowfd; i < NCACHE; i++)
+        g_cache[i].state = FD_UNKNOWN;
+    pthread_mutex_unlock(&g_mu);
+    END_REC(err);
+}
+
+/* ---- fcntl ----------------------------------------------------------- */
+
+enum { ARG_NONE, ARG_INT, ARG_PTR };
+
+static int fcntl_arg_kind(int cmd)
+{
+    switch (cmd) {
+    case F_GETFD: case F_GETFL: case F_GETOWN: case F_GETSIG:
+    case F_GETLEASE: case F_GETPIPE_SZ: case F_GET_SEALS:
+        return ARG_NONE;
+    case F_DUPFD: case F_DUPFD_CLOEXEC: case F_SETFD: case F_SETFL:
+    case F_SETOWN: case F_SETSIG: case F_SETLEASE: case F_NOTIFY:
+    case F_SETPIPE_SZ: case F_ADD_SEALS:
+        return ARG_INT;
+    default:
+        return ARG_PTR;
+    }
+}
+
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, int kind,
+                        int iarg, void *parg)
+{
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int ret = kind == ARG_NONE  ? real(fd, cmd)
+              : kind == ARG_INT ? real(fd, cmd, iarg)
+                                : real(fd, cmd, parg);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+        after_dup(fd, -1, ret, err);
+    } else if (cmd == F_SETFL && ret == 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0)
+            cache_forget_file(st.st_dev, st.st_ino);
+    }
+    END_REC(err);
+    return ret;
+}
+
+/* The argument is read with the type the command takes: an int, a pointer,
+ * or nothing (reading one that was not passed is undefined). */
+#define FCNTL_BODY(name)                                                 \
+    int kind = fcntl_arg_kind(cmd), iarg = 0;                            \
+    void *parg = NULL;                                                   \
+    if (kind != ARG_NONE) {                                              \
+        va_list ap;                                                      \
+        va_start(ap, cmd);                                               \
+        if (kind == ARG_INT)                                             \
+            iarg = va_arg(ap, int);                                      \
+        else                                                             \
+            parg = va_arg(ap, void *);                                   \
+        va_end(ap);                                                      \
+    }                                                                    \
+    return fcntl_common(REAL(name), fd, cmd, kind, iarg, parg)
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+    FCNTL_BODY(fcntl);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    FCNTL_BODY(fcntl64);
+}
+
+/* ---- writes ---------------------------------------------------------- */
+
+#define WRITE_BODY(call, fd, iov, cnt, mode, off, rwf)                   \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        ssize_t ret_ = call;                                             \
+        BEGIN_REC(e_);                                                   \
+        after_write(fd, iov, cnt, mode, off, rwf, ret_, e_);             \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    struct iovec v = {(void *)buf, n};
+    WRITE_BODY(CALL(write, -1, fd, buf, n), fd, &v, 1, OFF_POS, 0, 0);
+}
+
+EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    struct iovec v = {(void *)buf, n};
+    WRITE_BODY(CALL(pwrite, -1, fd, buf, n, off), fd, &v, 1, OFF_GIVEN, off, 0);
+}
+
+EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+    struct iovec v = {(void *)buf, n};
+    WRITE_BODY(CALL(pwrite64, -1, fd, buf, n, off), fd, &v, 1, OFF_GIVEN, off, 0);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    WRITE_BODY(CALL(writev, -1, fd, iov, cnt), fd, iov, cnt, OFF_POS, 0, 0);
+}
+
+EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    WRITE_BODY(CALL(pwritev, -1, fd, iov, cnt, off), fd, iov, cnt, OFF_GIVEN, off, 0);
+}
+
+EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+    WRITE_BODY(CALL(pwritev64, -1, fd, iov, cnt, off), fd, iov, cnt, OFF_GIVEN, off, 0);
+}
+
+EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+    WRITE_BODY(CALL(pwritev2, -1, fd, iov, cnt, off, flags), fd, iov, cnt,
+               OFF_GIVEN, off, flags);
+}
+
+EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off,
+                           int flags)
+{
+    WRITE_BODY(CALL(pwritev64v2, -1, fd, iov, cnt, off, flags), fd, iov, cnt,
+               OFF_GIVEN, off, flags);
+}
+
+/* send* only ever ACK: a socket is never a recorded file. */
+static void after_send(int fd, const struct iovec *iov, int cnt, ssize_t ret, int err)
+{
+    struct fdent e;
+    struct stat st;
+    if (classify(fd, &e, &st) == FD_ACK)
+        emit_ack(fd, &e, ret, err, ret >= 0 ? iov : NULL, ret >= 0 ? cnt : 0);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    ssize_t ret = CALL(send, -1, fd, buf, n, flags);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    struct iovec v = {(void *)buf, n};
+    after_send(fd, &v, 1, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+                      const struct sockaddr *to, socklen_t tolen)
+{
+    ssize_t ret = CALL(sendto, -1, fd, buf, n, flags, to, tolen);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    struct iovec v = {(void *)buf, n};
+    after_send(fd, &v, 1, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    ssize_t ret = CALL(sendmsg, -1, fd, msg, flags);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    if (ret >= 0)
+        after_send(fd, msg->msg_iov, (int)msg->msg_iovlen, ret, err);
+    else
+        after_send(fd, NULL, 0, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+/* ---- fd-based operations --------------------------------------------- */
+
+/* The record for an fd-based call, or 0 when fd is not recorded. */
+static int fd_rec(struct rec *r, int kind, int fd, int64_t ret, int err)
+{
+    struct fdent e;
+    struct stat st;
+    if (classify(fd, &e, &st) != FD_RECORDED)
+        return 0;
+    rec_init(r, kind, ret, err, fd);
+    fill_file(r, &st);
+    return 1;
+}
+
+#define FD_OP(call, kind, fd, fields)                                    \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        __typeof__(call) ret_ = call;                                    \
+        BEGIN_REC(e_);                                                   \
+        struct rec r;                                                    \
+        if (fd_rec(&r, kind, fd, ret_, e_)) {                            \
+            fields;                                                      \
+            emit_simple(&r, NULL, NULL);                                 \
+        }                                                                \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT int fsync(int fd) { FD_OP(CALL(fsync, -1, fd), K_FSYNC, fd, (void)0); }
+
+EXPORT int fdatasync(int fd) { FD_OP(CALL(fdatasync, -1, fd), K_FDATASYNC, fd, (void)0); }
+
+EXPORT int ftruncate(int fd, off_t len)
+{
+    FD_OP(CALL(ftruncate, -1, fd, len), K_TRUNCATE, fd, r.a = (uint64_t)len);
+}
+
+EXPORT int ftruncate64(int fd, off64_t len)
+{
+    FD_OP(CALL(ftruncate64, -1, fd, len), K_TRUNCATE, fd, r.a = (uint64_t)len);
+}
+
+EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    FD_OP(CALL(fallocate, -1, fd, mode, off, len), K_FALLOCATE, fd,
+          (r.a = (uint64_t)(unsigned)mode, r.b = (uint64_t)off, r.c = (uint64_t)len));
+}
+
+EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
+{
+    FD_OP(CALL(fallocate64, -1, fd, mode, off, len), K_FALLOCATE, fd,
+          (r.a = (uint64_t)(unsigned)mode, r.b = (uint64_t)off, r.c = (uint64_t)len));
+}
+
+EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags)
+{
+    FD_OP(CALL(sync_file_range, -1, fd, off, n, flags), K_SYNC_FILE_RANGE, fd,
+          (r.a = (uint64_t)off, r.b = (uint64_t)n, r.c = flags));
+}
+
+/* It returns an error number instead of setting errno. */
+static void after_posix_fallocate(int fd, off64_t off, off64_t len, int rc)
+{
+    struct rec r;
+    if (!fd_rec(&r, K_POSIX_FALLOCATE, fd, rc ? -1 : 0, rc))
+        return;
+    r.b = (uint64_t)off;
+    r.c = (uint64_t)len;
+    struct statfs sf;
+    if (fstatfs(fd, &sf) == 0)
+        r.d = (uint64_t)sf.f_type;
+    emit_simple(&r, NULL, NULL);
+}
+
+EXPORT int posix_fallocate(int fd, off_t off, off_t len)
+{
+    int (*f)(int, off_t, off_t) = REAL(posix_fallocate);
+    int rc = f ? f(fd, off, len) : ENOSYS;
+    if (!active())
+        return rc;
+    BEGIN_REC(err);
+    after_posix_fallocate(fd, off, len, rc);
+    END_REC(err);
+    return rc;
+}
+
+EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
+{
+    int (*f)(int, off64_t, off64_t) = REAL(posix_fallocate64);
+    int rc = f ? f(fd, off, len) : ENOSYS;
+    if (!active())
+        return rc;
+    BEGIN_REC(err);
+    after_posix_fallocate(fd, off, len, rc);
+    END_REC(err);
+    return rc;
+}
+
+EXPORT int syncfs(int fd)
+{
+    int ret = CALL(syncfs, -1, fd);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g_root_dev) {
+        struct rec r;
+        rec_init(&r, K_SYNCFS, ret, err, fd);
+        r.dev = st.st_dev;
+        emit_simple(&r, NULL, NULL);
+    }
+    END_REC(err);
+    return ret;
+}
+
+EXPORT void sync(void)
+{
+    void (*f)(void) = REAL(sync);
+    if (f)
+        f();
+    if (!active())
+        return;
+    BEGIN_REC(err);
+    struct rec r;
+    rec_init(&r, K_SYNC, 0, 0, -1);
+    emit_simple(&r, NULL, NULL);
+    END_REC(err);
+}
+
+/* ---- path-based operations ------------------------------------------- */
+
+static int lstat_at(int dirfd, const char *path, struct stat *st, int flags)
+{
+    return path ? fstatat(dirfd, path, st, flags) : -1;
+}
+
+static void truncate_common(int ret, int err, const char *path, off64_t len)
+{
+    char p[PBUF];
+    if (abs_path(AT_FDCWD, path, p, sizeof p) < 0 || !under_root(p))
+        return;
+    struct rec r;
+    rec_init(&r, K_TRUNCATE, ret, err, -1);
+    r.a = (uint64_t)len;
+    struct stat st;
+    if (stat(path, &st) == 0)
+        fill_file(&r, &st);
+    emit_simple(&r, p, NULL);
+}
+
+EXPORT int truncate(const char *path, off_t len)
+{
+    int ret = CALL(truncate, -1, path, len);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    truncate_common(ret, err, path, len);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int truncate64(const char *path, off64_t len)
+{
+    int ret = CALL(truncate64, -1, path, len);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    truncate_common(ret, err, path, len);
+    END_REC(err);
+    return ret;
+}
+
+/* unlink, unlinkat, rmdir: the inode is taken just before the call. */
+#define REMOVE_BODY(call, dirfd, path, kind)                             \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        char p_[PBUF];                                                   \
+        struct stat st_;                                                 \
+        int rec_, have_ = 0;                                             \
+        BEGIN_REC(e0_);                                                  \
+        rec_ = abs_path(dirfd, path, p_, sizeof p_) == 0 && under_root(p_); \
+        if (rec_)                                                        \
+            have_ = lstat_at(dirfd, path, &st_, AT_SYMLINK_NOFOLLOW) == 0; \
+        END_REC(e0_);                                                    \
+        int ret_ = call;                                                 \
+        BEGIN_REC(e_);                                                   \
+        if (rec_) {                                                      \
+            struct rec r;                                                \
+            rec_init(&r, kind, ret_, e_, -1);                            \
+            if (have_)                                                   \
+                fill_file(&r, &st_);                                     \
+            emit_simple(&r, p_, NULL);                                   \
+        }                                                                \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT int unlink(const char *path)
+{
+    REMOVE_BODY(CALL(unlink, -1, path), AT_FDCWD, path, K_UNLINK);
+}
+
+EXPORT int rmdir(const char *path)
+{
+    REMOVE_BODY(CALL(rmdir, -1, path), AT_FDCWD, path, K_RMDIR);
+}
+
+EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+    REMOVE_BODY(CALL(unlinkat, -1, dirfd, path, flags), dirfd, path,
+                (flags & AT_REMOVEDIR) ? K_RMDIR : K_UNLINK);
+}
+
+static void after_mkdir(int ret, int err, int dirfd, const char *path, mode_t mode)
+{
+    char p[PBUF];
+    if (abs_path(dirfd, path, p, sizeof p) < 0 || !under_root(p))
+        return;
+    struct rec r;
+    rec_init(&r, K_MKDIR, ret, err, -1);
+    r.b = mode;
+    struct stat st;
+    if (ret == 0 && lstat_at(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        fill_file(&r, &st);
+    emit_simple(&r, p, NULL);
+}
+
+EXPORT int mkdir(const char *path, mode_t mode)
+{
+    int ret = CALL(mkdir, -1, path, mode);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    after_mkdir(ret, err, AT_FDCWD, path, mode);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+    int ret = CALL(mkdirat, -1, dirfd, path, mode);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    after_mkdir(ret, err, dirfd, path, mode);
+    END_REC(err);
+    return ret;
+}
+
+struct two_paths {
+    char p1[PBUF], p2[PBUF];
+    int rec;
+    struct stat st1, st2;
+    int have1, have2;
+};
+
+/* rename: both inodes just before the call. */
+static void rename_pre(struct two_paths *t, int od, const char *op, int nd,
+                       const char *np)
+{
+    int ok1 = abs_path(od, op, t->p1, sizeof t->p1) == 0;
+    int ok2 = abs_path(nd, np, t->p2, sizeof t->p2) == 0;
+    if (!ok1)
+        t->p1[0] = '\0';
+    if (!ok2)
+        t->p2[0] = '\0';
+    t->rec = (ok1 && under_root(t->p1)) || (ok2 && under_root(t->p2));
+    t->have1 = t->have2 = 0;
+    if (t->rec) {
+        t->have1 = lstat_at(od, op, &t->st1, AT_SYMLINK_NOFOLLOW) == 0;
+        t->have2 = lstat_at(nd, np, &t->st2, AT_SYMLINK_NOFOLLOW) == 0;
+    }
+}
+
+static void rename_post(struct two_paths *t, int ret, int err, unsigned flags)
+{
+    if (!t->rec)
+        return;
+    struct rec r;
+    rec_init(&r, K_RENAME, ret, err, -1);
+    if (t->have1)
+        fill_file(&r, &t->st1);
+    if (t->have2)
+        r.ino2 = t->st2.st_ino;
+    r.a = flags;
+    emit_simple(&r, t->p1, t->p2);
+}
+
+#define RENAME_BODY(call, od, op, nd, np, flags)                         \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        struct two_paths *t_ = malloc(sizeof *t_);                       \
+        if (!t_)                                                         \
+            return call;                                                 \
+        BEGIN_REC(e0_);                                                  \
+        rename_pre(t_, od, op, nd, np);                                  \
+        END_REC(e0_);                                                    \
+        int ret_ = call;                                                 \
+        BEGIN_REC(e_);                                                   \
+        rename_post(t_, ret_, e_, flags);                                \
+        free(t_);                                                        \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT int rename(const char *op, const char *np)
+{
+    RENAME_BODY(CALL(rename, -1, op, np), AT_FDCWD, op, AT_FDCWD, np, 0);
+}
+
+EXPORT int renameat(int od, const char *op, int nd, const char *np)
+{
+    RENAME_BODY(CALL(renameat, -1, od, op, nd, np), od, op, nd, np, 0);
+}
+
+EXPORT int renameat2(int od, const char *op, int nd, const char *np, unsigned flags)
+{
+    RENAME_BODY(CALL(renameat2, -1, od, op, nd, np, flags), od, op, nd, np, flags);
+}
+
+static void link_post(int ret, int err, int od, const char *op, int nd,
+                      const char *np, int flags)
+{
+    struct two_paths *t = malloc(sizeof *t);
+    if (!t)
+        return;
+    int empty = (flags & AT_EMPTY_PATH) && op && op[0] == '\0';
+    int rec = 0;
+    struct fdent e;
+    struct stat st;
+    if (empty) {
+        t->p1[0] = '\0';
+        rec = classify(od, &e, &st) == FD_RECORDED;
+    } else if (abs_path(od, op, t->p1, sizeof t->p1) == 0) {
+        rec = under_root(t->p1);
+    } else {
+        t->p1[0] = '\0';
+    }
+    if (abs_path(nd, np, t->p2, sizeof t->p2) == 0)
+        rec |= under_root(t->p2);
+    else
+        t->p2[0] = '\0';
+    if (rec) {
+        struct rec r;
+        rec_init(&r, K_LINK, ret, err, empty ? od : -1);
+        r.a = (uint64_t)(unsigned)flags;
+        if (ret == 0 && lstat_at(nd, np, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            fill_file(&r, &st);
+        else if (empty && fstat(od, &st) == 0)
+            fill_file(&r, &st);
+        else if (!empty && lstat_at(od, op, &st,
+                                    (flags & AT_SYMLINK_FOLLOW) ? 0
+                                                                : AT_SYMLINK_NOFOLLOW) == 0)
+            fill_file(&r, &st);
+        emit_simple(&r, t->p1, t->p2);
+    }
+    free(t);
+}
+
+EXPORT int link(const char *op, const char *np)
+{
+    int ret = CALL(link, -1, op, np);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    link_post(ret, err, AT_FDCWD, op, AT_FDCWD, np, 0);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int linkat(int od, const char *op, int nd, const char *np, int flags)
+{
+    int ret = CALL(linkat, -1, od, op, nd, np, flags);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    link_post(ret, err, od, op, nd, np, flags);
+    END_REC(err);
+    return ret;
+}
+
+/* ---- what the recorder cannot follow: LIMIT -------------------------- */
+
+static void emit_limit(const char *name, const char *path2, int fd, int64_t ret,
+                       int err, const struct stat *st)
+{
+    struct rec r;
+    rec_init(&r, K_LIMIT, ret, err, fd);
+    if (st)
+        fill_file(&r, st);
+    emit_simple(&r, name, path2);
+}
+
+/* LIMIT name when fd is recorded, with its path. */
+static void limit_if_recorded(const char *name, int fd, int64_t ret, int err)
+{
+    struct fdent e;
+    struct stat st;
+    char p[PATH_MAX + 16];
+    if (classify(fd, &e, &st) != FD_RECORDED)
+        return;
+    if (fd_path(fd, p, sizeof p) < 0)
+        p[0] = '\0';
+    emit_limit(name, p, fd, ret, err, &st);
+}
+
+static void *mmap_common(void *ret, int err, size_t len, int prot, int flags, int fd)
+{
+    int type = flags & MAP_TYPE;
+    if (ret == MAP_FAILED || !(prot & PROT_WRITE) ||
+        (type != MAP_SHARED && type != MAP_SHARED_VALIDATE) || (flags & MAP_ANONYMOUS))
+        return ret;
+    struct fdent e;
+    struct stat st;
+    if (classify(fd, &e, &st) != FD_RECORDED)
+        return ret;
+    char p[PATH_MAX + 16];
+    if (fd_path(fd, p, sizeof p) < 0)
+        p[0] = '\0';
+    emit_limit("mmap-shared-writable", p, fd, 0, err, &st);
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < NMAPS; i++)
+        if (g_maps[i].len == 0) {
+            g_maps[i].start = (uintptr_t)ret;
+            g_maps[i].len = len;
+            g_maps[i].ino = st.st_ino;
+            g_maps[i].dev = st.st_dev;
+            break;
+        }
+    pthread_mutex_unlock(&g_mu);
+    return ret;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    void *ret = CALL(mmap, MAP_FAILED, addr, len, prot, flags, fd, off);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    mmap_common(ret, err, len, prot, flags, fd);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+    void *ret = CALL(mmap64, MAP_FAILED, addr, len, prot, flags, fd, off);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    mmap_common(ret, err, len, prot, flags, fd);
+    END_REC(err);
+    return ret;
+}
+
+static int map_overlaps(uintptr_t a, size_t len, struct stat *st, int drop)
+{
+    int hit = 0;
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < NMAPS; i++) {
+        if (g_maps[i].len == 0 || a >= g_maps[i].start + g_maps[i].len ||
+            a + len <= g_maps[i].start)
+            continue;
+        if (!hit && st) {
+            memset(st, 0, sizeof *st);
+            st->st_ino = g_maps[i].ino;
+            st->st_dev = g_maps[i].dev;
+        }
+        hit = 1;
+        if (drop && a <= g_maps[i].start &&
+            a + len >= g_maps[i].start + g_maps[i].len)
+            g_maps[i].len = 0;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hit;
+}
+
+EXPORT int msync(void *addr, size_t len, int flags)
+{
+    int ret = CALL(msync, -1, addr, len, flags);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    struct stat st;
+    if (map_overlaps((uintptr_t)addr, len, &st, 0))
+        emit_limit("msync", NULL, -1, ret, err, &st);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+    int ret = CALL(munmap, -1, addr, len);
+    if (!active() || ret != 0)
+        return ret;
+    BEGIN_REC(err);
+    map_overlaps((uintptr_t)addr, len, NULL, 1);
+    END_REC(err);
+    return ret;
+}
+
+static int writing_mode(const char *mode)
+{
+    return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
+}
+
+static void after_fopen(FILE *f, int err, const char *path, const char *mode)
+{
+    if (!writing_mode(mode))
+        return;
+    char p[PBUF];
+    int fd = f ? fileno(f) : -1;
+    struct stat st, *stp = NULL;
+    if (path) {
+        if (abs_path(AT_FDCWD, path, p, sizeof p) < 0 || !under_root(p))
+            return;
+    } else if (fd < 0 || fd_path(fd, p, sizeof p) < 0 || !under_root(p)) {
+        return;
+    }
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        stp = &st;
+    emit_limit("stdio-stream", p, fd, f ? 0 : -1, err, stp);
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode)
+{
+    FILE *f = CALL(fopen, NULL, path, mode);
+    if (!active())
+        return f;
+    BEGIN_REC(err);
+    after_fopen(f, err, path, mode);
+    END_REC(err);
+    return f;
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+    FILE *f = CALL(fopen64, NULL, path, mode);
+    if (!active())
+        return f;
+    BEGIN_REC(err);
+    after_fopen(f, err, path, mode);
+    END_REC(err);
+    return f;
+}
+
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+    FILE *f = CALL(freopen, NULL, path, mode, stream);
+    if (!active())
+        return f;
+    BEGIN_REC(err);
+    after_fopen(f, err, path, mode);
+    END_REC(err);
+    return f;
+}
+
+EXPORT FILE *fdopen(int fd, const char *mode)
+{
+    FILE *f = CALL(fdopen, NULL, fd, mode);
+    if (!active())
+        return f;
+    BEGIN_REC(err);
+    if (writing_mode(mode))
+        limit_if_recorded("stdio-stream", fd, f ? 0 : -1, err);
+    END_REC(err);
+    return f;
+}
+
+#define COPY_BODY(call, outfd)                                           \
+    do {                                                                 \
+        ssize_t ret_ = call;                                             \
+        if (!active())                                                   \
+            return ret_;                                                 \
+        BEGIN_REC(e_);                                                   \
+        limit_if_recorded("copy-range", outfd, ret_, e_);                \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off,
+                               size_t len, unsigned flags)
+{
+    COPY_BODY(CALL(copy_file_range, -1, in, in_off, out, out_off, len, flags), out);
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+{
+    COPY_BODY(CALL(sendfile, -1, out, in, off, n), out);
+}
+
+EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+{
+    COPY_BODY(CALL(sendfile64, -1, out, in, off, n), out);
+}
+
+EXPORT ssize_t splice(int in, loff_t *in_off, int out, loff_t *out_off, size_t len,
+                      unsigned flags)
+{
+    COPY_BODY(CALL(splice, -1, in, in_off, out, out_off, len, flags), out);
+}
+
+EXPORT int io_uring_setup(unsigned entries, void *params)
+{
+    int ret = CALL(io_uring_setup, -1, entries, params);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    emit_limit("io_uring", "io_uring_setup", ret >= 0 ? ret : -1, ret, err, NULL);
+    END_REC(err);
+    return ret;
+}
+
+EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
+{
+    int (*f)(unsigned, void *, unsigned) = REAL(io_uring_queue_init);
+    int ret = f ? f(entries, ring, flags) : -ENOSYS; /* liburing: -errno */
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    emit_limit("io_uring", "io_uring_queue_init", -1, ret < 0 ? -1 : ret,
+               ret < 0 ? -ret : 0, NULL);
+    END_REC(err);
+    return ret;
+}
+
+/* ---- syscall() ------------------------------------------------------- */
+
+enum { SC_FD0, SC_PATH0, SC_PATH01, SC_AT01, SC_AT0123, SC_ALWAYS };
+
+static const struct sc { long nr; const char *name; int shape; } g_sc[] = {
+    {SYS_write, "write", SC_FD0},
+    {SYS_pwrite64, "pwrite64", SC_FD0},
+    {SYS_writev, "writev", SC_FD0},
+    {SYS_pwritev, "pwritev", SC_FD0},
+#ifdef SYS_pwritev2
+    {SYS_pwritev2, "pwritev2", SC_FD0},
+#endif
+    {SYS_fsync, "fsync", SC_FD0},
+    {SYS_fdatasync, "fdatasync", SC_FD0},
+    {SYS_sync_file_range, "sync_file_range", SC_FD0},
+    {SYS_syncfs, "syncfs", SC_FD0},
+    {SYS_sync, "sync", SC_ALWAYS},
+    {SYS_ftruncate, "ftruncate", SC_FD0},
+    {SYS_fallocate, "fallocate", SC_FD0},
+#ifdef SYS_open
+    {SYS_open, "open", SC_PATH0},
+#endif
+#ifdef SYS_creat
+    {SYS_creat, "creat", SC_PATH0},
+#endif
+    {SYS_openat, "openat", SC_AT01},
+#ifdef SYS_openat2
+    {SYS_openat2, "openat2", SC_AT01},
+#endif
+    {SYS_truncate, "truncate", SC_PATH0},
+#ifdef SYS_unlink
+    {SYS_unlink, "unlink", SC_PATH0},
+#endif
+#ifdef SYS_rmdir
+    {SYS_rmdir, "rmdir", SC_PATH0},
+#endif
+    {SYS_unlinkat, "unlinkat", SC_AT01},
+#ifdef SYS_rename
+    {SYS_rename, "rename", SC_PATH01},
+#endif
+#ifdef SYS_renameat
+    {SYS_renameat, "renameat", SC_AT0123},
+#endif
+#ifdef SYS_renameat2
+    {SYS_renameat2, "renameat2", SC_AT0123},
+#endif
+#ifdef SYS_link
+    {SYS_link, "link", SC_PATH01},
+#endif
+    {SYS_linkat, "linkat", SC_AT0123},
+#ifdef SYS_io_uring_setup
+    {SYS_io_uring_setup, "io_uring_setup", SC_ALWAYS},
+#endif
+};
+
+static int path_in_root(int dirfd, long ptr)
+{
+    char p[PBUF];
+    return abs_path(dirfd, (const char *)ptr, p, sizeof p) == 0 && under_root(p);
+}
+
+static void after_syscall(long nr, const long *a, long ret, int err)
+{
+    const struct sc *s = NULL;
+    for (size_t i = 0; i < sizeof g_sc / sizeof g_sc[0]; i++)
+        if (g_sc[i].nr == nr)
+            s = &g_sc[i];
+    if (!s)
+        return;
+    /* A path that faulted in the kernel would fault here too. */
+    int paths_ok = !(ret < 0 && err == EFAULT);
+    int rec = 0, fd = -1;
+    struct stat st, *stp = NULL;
+    struct fdent e;
+    switch (s->shape) {
+    case SC_ALWAYS:
+        rec = 1;
+        break;
+    case SC_FD0:
+        fd = (int)a[0];
+        if (nr == SYS_syncfs)
+            rec = fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g_root_dev;
+        else
+            rec = classify(fd, &e, &st) == FD_RECORDED;
+        if (rec)
+            stp = &st;
+        break;
+    case SC_PATH0:
+        rec = paths_ok && path_in_root(AT_FDCWD, a[0]);
+        break;
+    case SC_PATH01:
+        rec = paths_ok && (path_in_root(AT_FDCWD, a[0]) || path_in_root(AT_FDCWD, a[1]));
+        break;
+    case SC_AT01:
+        rec = paths_ok && path_in_root((int)a[0], a[1]);
+        break;
+    case SC_AT0123:
+        rec = paths_ok && (path_in_root((int)a[0], a[1]) || path_in_root((int)a[2], a[3]));
+        break;
+    }
+    if (!rec)
+        return;
+    char what[64];
+    snprintf(what, sizeof what, "syscall %ld (%s)", nr, s->name);
+    emit_limit(strcmp(s->name, "io_uring_setup") == 0 ? "io_uring" : "raw-syscall", what, fd,
+               ret, err, stp);
+}
+
+/* syscall() cannot know how many arguments it was given: like glibc's own
+ * syscall(), it takes six longs (extra ones are harmless register or stack
+ * reads on the ABIs glibc supports) and passes them all on. */
+EXPORT long syscall(long nr, ...)
+{
+    long a[6];
+    va_list ap;
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    long ret = CALL(syscall, -1, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    after_syscall(nr, a, ret, err);
+    END_REC(err);
+    return ret;
+}
+
+/* ---- the constructor: START and INHERITED ---------------------------- */
+
+static void scan_inherited(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        report("reading /proc/self/fd", errno);
+        return;
+    }
+    int self = dirfd(d);
+    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        int fd = atoi(de->d_name);
+        if (fd == self || fd == lfd)
+            continue;
+        struct stat st;
+        char p[PATH_MAX + 16];
+        if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
+            fd_path(fd, p, sizeof p) < 0 || !under_root(p))
+            continue;
+        struct fdent e = {.dev = st.st_dev, .ino = st.st_ino,
+                          .flags = get_fl(fd), .state = FD_RECORDED};
+        cache_put(fd, &e);
+        struct rec r;
+        rec_init(&r, K_INHERITED, 0, 0, fd);
+        fill_file(&r, &st);
+        r.d = (uint64_t)(unsigned)e.flags;
+        emit_simple(&r, p, NULL);
+    }
+    closedir(d);
+}
+
+__attribute__((constructor)) static void record_start(void)
+{
+    if (!active())
+        return;
+    BEGIN_REC(err);
+    if (log_fd() >= 0) {
+        struct rec r;
+        rec_init(&r, K_START, 0, 0, -1);
+        r.a = (uint64_t)getppid();
+        char exe[PATH_MAX + 16];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        emit_simple(&r, exe, NULL);
+        scan_inherited();
+    }
+    END_REC(err);
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Smoke test of libfspace-record.so against a Python and a C program.
+
+Usage: smoke.py PATH/TO/libfspace-record.so
+Builds nothing but the small C program (with gcc); exits non-zero on the
+first failed assertion.
+"""
+import errno
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decode  # noqa: E402
+
+PY_PROG = r'''
+import mmap, os, sys
+root, outside = sys.argv[1], sys.argv[2]
+f = os.path.join(root, "f")
+fd = os.open(f, os.O_CREAT | os.O_RDWR, 0o644)
+print("ino f", os.fstat(fd).st_ino, file=sys.stderr)
+os.write(fd, b"hello")
+os.pwrite(fd, b"XY", 100)
+os.fsync(fd)
+os.fdatasync(fd)
+os.ftruncate(fd, 50)
+os.posix_fallocate(fd, 0, 4096)
+os.rename(f, os.path.join(root, "g"))
+os.link(os.path.join(root, "g"), os.path.join(root, "h"))
+os.unlink(os.path.join(root, "h"))
+os.mkdir(os.path.join(root, "d"), 0o750)
+print("ino d", os.stat(os.path.join(root, "d")).st_ino, file=sys.stderr)
+os.rmdir(os.path.join(root, "d"))
+dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+os.fsync(dfd)
+os.close(dfd)
+print("ack 1", flush=True)
+r, w = os.pipe()
+os.write(w, b"piped")
+os.close(w); os.close(r)
+m = mmap.mmap(fd, 4096, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+m[0:1] = b"M"
+m.close()
+os.close(fd)
+o = os.open(os.path.join(outside, "o"), os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(o, b"outside")
+os.fsync(o)
+os.close(o)
+os.rename(os.path.join(outside, "o"), os.path.join(outside, "o2"))
+pid = os.fork()
+if pid == 0:
+    c = os.open(os.path.join(root, "child"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    os.write(c, b"from child")
+    os.close(c)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+assert st == 0
+print("child", pid, file=sys.stderr)
+'''
+
+C_PROG = r'''
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+int main(int argc, char **argv) {
+    (void)argc;
+    int dir = open(argv[1], O_RDONLY | O_DIRECTORY);
+    CHECK(dir >= 0);
+    errno = 0;
+    CHECK(openat(dir, "missing", O_RDONLY) == -1 && errno == ENOENT);
+    int fd = openat(dir, "c1", O_CREAT | O_WRONLY | O_EXCL, 0640);
+    CHECK(fd >= 3);
+    errno = 4321;
+    CHECK(write(fd, "abc", 3) == 3);
+    CHECK(errno == 4321);  /* the preload gives errno back untouched */
+    struct iovec v[2] = {{"hello ", 6}, {"world", 5}};
+    CHECK(pwritev2(fd, v, 2, 4096, RWF_DSYNC) == 11);
+    CHECK(renameat2(dir, "c1", dir, "c2", RENAME_NOREPLACE) == 0);
+    CHECK(sync_file_range(fd, 0, 8192, SYNC_FILE_RANGE_WRITE) == 0);
+    CHECK(syncfs(fd) == 0);
+    sync();
+    CHECK(dup2(fd, 10) == 10);
+    CHECK(write(10, "dup", 3) == 3);
+    CHECK(syscall(SYS_write, fd, "raw", 3) == 3);
+    /* Over the recorder's own descriptor: it must reopen its file. */
+    CHECK(dup2(fd, 900) == 900);
+    CHECK(write(900, "900", 3) == 3);
+    errno = 0;
+    CHECK(unlinkat(dir, "nothere", 0) == -1 && errno == ENOENT);
+    CHECK(close(10) == 0 && close(900) == 0 && close(fd) == 0);
+    printf("c done\n");
+    return 0;
+}
+'''
+
+
+def run(so, root, ops, argv, env_extra=None):
+    env = dict(os.environ)
+    env.update({"LD_PRELOAD": so, "FSPACE_CRASHTEST_ROOT": root,
+                "FSPACE_CRASHTEST_OPS": ops})
+    env.update(env_extra or {})
+    p = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert p.returncode == 0, (argv, p.returncode, p.stdout, p.stderr)
+    assert "fspace-record" not in p.stderr, p.stderr
+    return p
+
+
+def one(recs, name, pred=lambda r: True, what=""):
+    hits = [r for r in recs if r["name"] == name and pred(r)]
+    assert len(hits) == 1, f"{name} {what}: {len(hits)} records:\n" + "\n".join(
+        decode.line(r) for r in recs)
+    return hits[0]
+
+
+def check_python(so, tmp):
+    root = os.path.realpath(os.path.join(tmp, "pyroot"))
+    outside = os.path.join(tmp, "outside")
+    os.mkdir(root)
+    os.mkdir(outside)
+    ops = os.path.join(tmp, "py-ops.bin")
+    with open(ops, "wb") as f:
+        f.write(b"FSPCTRW1")
+    p = run(so, root, ops, [sys.executable, "-c", PY_PROG, root, outside])
+    assert p.stdout == "ack 1\n", p.stdout
+    info = dict(line.rsplit(" ", 1) for line in p.stderr.splitlines())
+    ino_f, ino_d, child = int(info["ino f"]), int(info["ino d"]), int(info["child"])
+    recs = decode.records(ops)
+    me = recs[0]["pid"]
+    assert recs[0]["name"] == "START" and recs[0]["a"] == os.getpid()
+    assert recs[0]["path1"] == os.path.realpath(sys.executable)
+    f, g, h, d = (os.path.join(root, n) for n in ("f", "g", "h", "d"))
+    mine = [r for r in recs if r["pid"] == me]
+
+    o = one(mine, "OPEN", lambda r: r["path1"] == f, "of f")
+    fd = o["fd"]
+    assert o["ret"] == fd >= 3 and o["c"] == 1 and o["ino"] == ino_f and o["b"] == 0o644
+    assert o["a"] & os.O_CREAT and o["dev"] == os.stat(root).st_dev
+
+    def on_f(r):
+        return r["fd"] == fd and r["ino"] == ino_f
+
+    w1 = one(mine, "WRITE", lambda r: on_f(r) and r["data"] == b"hello")
+    assert (w1["a"], w1["b"], w1["ret"], w1["c"]) == (0, 5, 5, 0)
+    assert not w1["d"] & os.O_APPEND and w1["d"] & os.O_ACCMODE == os.O_RDWR
+    w2 = one(mine, "WRITE", lambda r: on_f(r) and r["data"] == b"XY")
+    assert (w2["a"], w2["b"]) == (100, 2)
+    one(mine, "FSYNC", on_f)
+    one(mine, "FDATASYNC", on_f)
+    t = one(mine, "TRUNCATE", on_f)
+    assert t["a"] == 50
+    pf = one(mine, "POSIX_FALLOCATE", on_f)
+    assert (pf["ret"], pf["err"], pf["b"], pf["c"]) == (0, 0, 0, 4096) and pf["d"] != 0
+    rn = one(mine, "RENAME", lambda r: r["path1"] == f)
+    assert rn["path2"] == g and rn["ino"] == ino_f and rn["ino2"] == 0 and rn["ret"] == 0
+    ln = one(mine, "LINK", lambda r: r["path2"] == h)
+    assert ln["path1"] == g and ln["ino"] == ino_f
+    ul = one(mine, "UNLINK", lambda r: r["path1"] == h)
+    assert ul["ino"] == ino_f
+    mk = one(mine, "MKDIR", lambda r: r["path1"] == d)
+    assert mk["ino"] == ino_d and mk["b"] == 0o750
+    rm = one(mine, "RMDIR", lambda r: r["path1"] == d)
+    assert rm["ino"] == ino_d
+    od = one(mine, "OPEN", lambda r: r["path1"] == root)
+    assert od["ino"] == os.stat(root).st_ino and od["c"] == 0
+    one(mine, "FSYNC", lambda r: r["fd"] == od["fd"] and r["ino"] == od["ino"])
+    one(mine, "CLOSE", lambda r: r["fd"] == od["fd"] and r["ino"] == od["ino"])
+    # One record per write call: an unbuffered stdout writes the newline apart.
+    acks = [r for r in mine if r["name"] == "ACK" and r["a"] == 1]
+    assert b"".join(r["data"] for r in acks) == b"ack 1\n", acks
+    assert all(r["fd"] == 1 and r["b"] == len(r["data"]) for r in acks)
+    ack = acks[0]
+    pipe = one(mine, "ACK", lambda r: r["a"] == 3)
+    assert pipe["data"] == b"piped"
+    lim = one(mine, "LIMIT", lambda r: r["path1"] == "mmap-shared-writable")
+    assert lim["ino"] == ino_f and lim["path2"] == g
+    one(mine, "CLOSE", on_f)
+
+    # Happens-before order within the process.
+    order = [r["offset"] for r in (o, w1, w2, t, pf, rn, ln, ul, mk, rm, ack, lim)]
+    assert order == sorted(order), order
+
+    kids = [r for r in recs if r["pid"] == child]
+    co = one(kids, "OPEN", lambda r: r["path1"] == os.path.join(root, "child"))
+    assert co["c"] == 1 and co["ino"] == os.stat(os.path.join(root, "child")).st_ino
+    cw = one(kids, "WRITE", lambda r: r["fd"] == co["fd"])
+    assert cw["data"] == b"from child" and cw["a"] == 0
+
+    # Nothing outside the root: no path, no inode of the outside file.
+    ino_o = os.stat(os.path.join(outside, "o2")).st_ino
+    for r in recs:
+        if r["name"] in ("START", "LIMIT", "ACK", "SYNC"):
+            continue
+        for pth in (r["path1"], r["path2"]):
+            assert pth == "" or pth == root or pth.startswith(root + "/"), decode.line(r)
+        # The removed directory's inode number may be the outside file's now.
+        assert r["ino"] != ino_o or (ino_o == ino_d and r["name"] in ("MKDIR", "RMDIR")), \
+            decode.line(r)
+        assert b"outside" not in r["data"], decode.line(r)
+    return len(recs)
+
+
+def check_c(so, tmp):
+    root = os.path.realpath(os.path.join(tmp, "croot"))
+    os.mkdir(root)
+    src, exe = os.path.join(tmp, "prog.c"), os.path.join(tmp, "prog")
+    with open(src, "w") as f:
+        f.write(C_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-o", exe, src], check=True)
+
+    # Without FSPACE_CRASHTEST_OPS the preload only forwards.
+    plain = os.path.join(tmp, "plain")
+    os.mkdir(plain)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FSPACE_CRASHTEST")}
+    env["LD_PRELOAD"] = so
+    p = subprocess.run([exe, plain], env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout == "c done\n" and p.stderr == "", p
+
+    ops = os.path.join(tmp, "c-ops.bin")
+    with open(ops, "wb") as f:
+        f.write(b"FSPCTRW1")
+    p = run(so, root, ops, [exe, root])
+    assert p.stdout == "c done\n"
+    recs = decode.records(ops)
+    c1, c2 = os.path.join(root, "c1"), os.path.join(root, "c2")
+    ino = os.stat(c2).st_ino
+    miss = one(recs, "OPEN", lambda r: r["path1"] == os.path.join(root, "missing"))
+    assert miss["ret"] == -1 and miss["err"] == errno.ENOENT and miss["fd"] == -1
+    o = one(recs, "OPEN", lambda r: r["path1"] == c1)
+    fd = o["fd"]
+    assert o["c"] == 1 and o["ino"] == ino and o["b"] == 0o640
+    w = one(recs, "WRITE", lambda r: r["data"] == b"abc")
+    assert w["a"] == 0 and w["fd"] == fd
+    pw = one(recs, "WRITE", lambda r: r["data"] == b"hello world")
+    assert (pw["a"], pw["b"], pw["c"], pw["ino"]) == (4096, 11, os.RWF_DSYNC, ino)
+    rn = one(recs, "RENAME", lambda r: r["path1"] == c1)
+    assert rn["path2"] == c2 and rn["a"] == 1 and rn["ino"] == ino  # RENAME_NOREPLACE
+    sfr = one(recs, "SYNC_FILE_RANGE")
+    assert (sfr["fd"], sfr["a"], sfr["b"], sfr["c"], sfr["ino"]) == (fd, 0, 8192, 2, ino)
+    sfs = one(recs, "SYNCFS")
+    assert sfs["fd"] == fd and sfs["dev"] == os.stat(root).st_dev
+    one(recs, "SYNC")
+    dp = one(recs, "DUP", lambda r: r["fd"] == 10)
+    assert dp["a"] == fd and dp["ino"] == ino
+    wd = one(recs, "WRITE", lambda r: r["data"] == b"dup")
+    assert wd["fd"] == 10 and wd["a"] == 3 and wd["ino"] == ino
+    raw = one(recs, "LIMIT", lambda r: r["path1"] == "raw-syscall")
+    assert raw["path2"].endswith("(write)") and raw["fd"] == fd and raw["ino"] == ino
+    assert raw["ret"] == 3
+    w9 = one(recs, "WRITE", lambda r: r["data"] == b"900")
+    assert w9["fd"] == 900 and w9["ino"] == ino and w9["a"] == 9
+    ul = one(recs, "UNLINK")
+    assert ul["ret"] == -1 and ul["err"] == errno.ENOENT and ul["ino"] == 0
+    closes = [r["fd"] for r in recs if r["name"] == "CLOSE"]
+    assert sorted(closes) == sorted([10, 900, fd]), closes
+    return len(recs)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: smoke.py PATH/TO/libfspace-record.so")
+    so = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        n_py = check_python(so, tmp)
+        n_c = check_c(so, tmp)
+    print(f"ok: python program {n_py} records, C program {n_c} records")
+
+
+if __name__ == "__main__":
+    main()
