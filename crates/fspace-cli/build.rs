@@ -22,13 +22,23 @@ fn build_record_preload() {
         .cargo_metadata(false)
         .get_compiler()
         .to_command();
-    cmd.args(["-shared", "-fPIC", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra"])
-        .arg("-o")
-        .arg(&so)
-        .arg(SRC)
-        .args(["-ldl", "-pthread"]);
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-D_GNU_SOURCE",
+        "-Wall",
+        "-Wextra",
+    ])
+    .arg("-o")
+    .arg(&so)
+    .arg(SRC)
+    .args(["-ldl", "-pthread"]);
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("running the C compiler ({cmd:?}): {e}"));
-    assert!(status.success(), "compiling {SRC} failed: {cmd:?} exited {status}");
+    assert!(
+        status.success(),
+        "compiling {SRC} failed: {cmd:?} exited {status}"
+    );
 }

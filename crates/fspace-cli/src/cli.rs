@@ -8,8 +8,8 @@ use std::path::PathBuf;
 mod values;
 
 use values::{
-    between_arg, count_arg, engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg, sync_method_arg,
-    unit_arg, whole_arg,
+    between_arg, count_arg, engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg,
+    sync_method_arg, unit_arg, whole_arg,
 };
 pub(crate) use values::{threshold_arg, writers_arg, StrategyArg};
 

@@ -141,5 +141,7 @@ pub(super) fn count_arg(s: &str) -> Result<usize, String> {
 
 /// `crashtest check --between`: a whole number, 0 allowed.
 pub(super) fn between_arg(s: &str) -> Result<usize, String> {
-    s.trim().parse::<usize>().map_err(|_| format!("{s:?} is not a whole number"))
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("{s:?} is not a whole number"))
 }

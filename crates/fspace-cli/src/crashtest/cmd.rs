@@ -1,7 +1,10 @@
 //! `fspace crashtest record|check|lint|show`: glue over
 //! [`fspace::crashtest`]; the preload that records is [`super::preload`].
 
-use crate::cli::{CrashtestArgs, CrashtestCheckArgs, CrashtestCommand, CrashtestLintArgs, CrashtestRecordArgs, CrashtestShowArgs};
+use crate::cli::{
+    CrashtestArgs, CrashtestCheckArgs, CrashtestCommand, CrashtestLintArgs, CrashtestRecordArgs,
+    CrashtestShowArgs,
+};
 use crate::errors::set_exit_status;
 use crate::output::{emit, print_json, Progress};
 use fspace::crashtest::{self, CheckOptions, CheckReport, Finding, Model, OpKind, Trace};
@@ -46,9 +49,13 @@ fn unrecordable(program: &Path) -> Option<String> {
     let (phentsize, phnum) = (u16_at(54), u16_at(56));
     let has_interp = (0..phnum).any(|i| {
         let o = phoff + i * phentsize;
-        o + 4 <= bytes.len() && u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) == 3
+        o + 4 <= bytes.len()
+            && u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) == 3
     });
-    (!has_interp).then(|| "it is statically linked: no dynamic loader runs, so LD_PRELOAD loads nothing into it".into())
+    (!has_interp).then(|| {
+        "it is statically linked: no dynamic loader runs, so LD_PRELOAD loads nothing into it"
+            .into()
+    })
 }
 
 fn find_in_path(program: &OsString) -> Option<PathBuf> {
@@ -66,10 +73,20 @@ fn find_in_path(program: &OsString) -> Option<PathBuf> {
 fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     const OP: &str = "crashtest record";
     let Some(program) = a.program.first() else {
-        return Err(fspace::Error::refused(OP, &a.root, 22, "no program given after --"));
+        return Err(fspace::Error::refused(
+            OP,
+            &a.root,
+            22,
+            "no program given after --",
+        ));
     };
     let Some(path) = find_in_path(program) else {
-        return Err(fspace::Error::refused(OP, Path::new(program), 2, "no such program (not found in PATH)"));
+        return Err(fspace::Error::refused(
+            OP,
+            Path::new(program),
+            2,
+            "no such program (not found in PATH)",
+        ));
     };
     if let Some(why) = unrecordable(&path) {
         return Err(fspace::Error::refused(
@@ -81,7 +98,10 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     }
     let info = fspace::fs_info(&a.root)?.with_block_devices();
     let volatile = info.block_devices.as_ref().ok().and_then(|devs| {
-        let caches: Vec<&str> = devs.iter().filter_map(|d| d.write_cache.as_deref()).collect();
+        let caches: Vec<&str> = devs
+            .iter()
+            .filter_map(|d| d.write_cache.as_deref())
+            .collect();
         if caches.is_empty() {
             None
         } else {
@@ -91,13 +111,18 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     let rec = crashtest::begin(
         &a.root,
         &a.trace,
-        a.program.iter().map(|s| s.to_string_lossy().into_owned()).collect(),
+        a.program
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect(),
         info.display_name(),
         volatile,
     )?;
     let preload_dir = rec.dir.join(".preload");
-    std::fs::create_dir_all(&preload_dir).map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
-    let so = super::preload::write_preload(&preload_dir).map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+    std::fs::create_dir_all(&preload_dir)
+        .map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+    let so = super::preload::write_preload(&preload_dir)
+        .map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
     let mut ld = OsString::from(&so);
     if let Some(old) = std::env::var_os("LD_PRELOAD") {
         ld.push(" ");
@@ -109,7 +134,14 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
         .env("FSPACE_CRASHTEST_ROOT", &rec.manifest.root)
         .env("FSPACE_CRASHTEST_OPS", &rec.ops)
         .status()
-        .map_err(|e| fspace::Error::from_io("crashtest record: start the program", Path::new(program), None, e));
+        .map_err(|e| {
+            fspace::Error::from_io(
+                "crashtest record: start the program",
+                Path::new(program),
+                None,
+                e,
+            )
+        });
     let _ = std::fs::remove_dir_all(&preload_dir);
     let status = status?;
     use std::os::unix::process::ExitStatusExt;
@@ -161,14 +193,27 @@ fn limits_text(o: &mut String, trace: &Trace) {
     if limits.is_empty() {
         return;
     }
-    out!(o, "  LIMITS: {} things the recorder could not follow (their effects are not in any state):", limits.len());
+    out!(
+        o,
+        "  LIMITS: {} things the recorder could not follow (their effects are not in any state):",
+        limits.len()
+    );
     let names = crashtest::inode_names(trace);
-    let name = |i: u64| names.get(&i).cloned().unwrap_or_else(|| format!("inode {i}"));
+    let name = |i: u64| {
+        names
+            .get(&i)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {i}"))
+    };
     for op in limits.iter().take(5) {
         out!(o, "    {}", op.describe(&name));
     }
     if limits.len() > 5 {
-        out!(o, "    ... and {} more (fspace crashtest show)", limits.len() - 5);
+        out!(
+            o,
+            "    ... and {} more (fspace crashtest show)",
+            limits.len() - 5
+        );
     }
 }
 
@@ -176,7 +221,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     let trace = Trace::load(&a.trace)?;
     let mut opts = CheckOptions::default();
     if !a.model.is_empty() {
-        opts.models = a.model.clone();
+        opts.models.clone_from(&a.model);
         opts.models.sort();
         opts.models.dedup();
     }
@@ -193,7 +238,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         opts.timeout = std::time::Duration::from_secs_f64(t);
     }
     opts.keep = a.keep;
-    opts.work_dir = a.work_dir.clone();
+    opts.work_dir.clone_from(&a.work_dir);
     let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));
     let report = crashtest::check(&trace, &a.checker, &opts, &|done, total| {
         if let Ok(p) = progress.lock() {
@@ -219,7 +264,11 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
             format: "fspace-crashtest-check/1",
             trace: &a.trace,
             program: &trace.manifest.program,
-            verdict: if report.passed() { "not-found" } else { "found" },
+            verdict: if report.passed() {
+                "not-found"
+            } else {
+                "found"
+            },
             report: &report,
             stories: report.failures.iter().map(|f| f.story(&trace)).collect(),
         });
@@ -245,7 +294,11 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     );
     limits_text(&mut o, &trace);
     if report.passed() {
-        out!(o, "NOT FOUND: the checker accepted every one of the {} distinct crash states.", report.distinct);
+        out!(
+            o,
+            "NOT FOUND: the checker accepted every one of the {} distinct crash states.",
+            report.distinct
+        );
     } else {
         out!(
             o,
@@ -266,7 +319,11 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
                 "  ({} more distinct failures: --json lists {} of them{})",
                 report.failed_distinct - 1,
                 report.failures.len() - 1,
-                if a.keep { "" } else { "; --keep leaves their states" }
+                if a.keep {
+                    ""
+                } else {
+                    "; --keep leaves their states"
+                }
             );
         }
     }
@@ -307,13 +364,30 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
         });
     }
     let mut o = String::new();
-    out!(o, "fspace crashtest lint: {} ({} operations)", a.trace.display(), trace.ops.len());
+    out!(
+        o,
+        "fspace crashtest lint: {} ({} operations)",
+        a.trace.display(),
+        trace.ops.len()
+    );
     limits_text(&mut o, &trace);
     if findings.is_empty() {
-        out!(o, "no rule broken (lint sees one run; `fspace crashtest check` tries the crash states)");
+        out!(
+            o,
+            "no rule broken (lint sees one run; `fspace crashtest check` tries the crash states)"
+        );
     }
     for f in &findings {
-        out!(o, "{} (ops {}):", f.rule.name(), f.ops.iter().map(|n| format!("#{n}")).collect::<Vec<_>>().join(", "));
+        out!(
+            o,
+            "{} (ops {}):",
+            f.rule.name(),
+            f.ops
+                .iter()
+                .map(|n| format!("#{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         crate::fmt::labelled(&mut o, "  ", &f.text);
         crate::fmt::labelled(&mut o, "  source: ", f.rule.source());
     }
@@ -335,7 +409,12 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
         });
     }
     let names = crashtest::inode_names(&trace);
-    let name = |i: u64| names.get(&i).cloned().unwrap_or_else(|| format!("inode {i}"));
+    let name = |i: u64| {
+        names
+            .get(&i)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {i}"))
+    };
     let mut o = String::new();
     out!(
         o,
@@ -348,7 +427,12 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
         trace.ops.len()
     );
     for op in &trace.ops {
-        if !a.all && matches!(op.kind, OpKind::Close { .. } | OpKind::Open { created: false, .. }) {
+        if !a.all
+            && matches!(
+                op.kind,
+                OpKind::Close { .. } | OpKind::Open { created: false, .. }
+            )
+        {
             continue;
         }
         out!(o, "  {}", op.describe(&name));

@@ -191,7 +191,12 @@ pub fn check(
 ) -> Result<CheckReport> {
     let started = Instant::now();
     let Some(program) = checker.first() else {
-        return Err(Error::refused("crashtest check", &trace.dir, 22, "no checker program given"));
+        return Err(Error::refused(
+            "crashtest check",
+            &trace.dir,
+            22,
+            "no checker program given",
+        ));
     };
     let prepared = Prepared {
         trace,
@@ -206,13 +211,25 @@ pub fn check(
     for &model in &opts.models {
         let durable_at = durability(trace, &prepared.effects, model);
         for &p in &pts {
-            states.extend(states_at(trace, &prepared.effects, &durable_at, model, p, bounds));
+            states.extend(states_at(
+                trace,
+                &prepared.effects,
+                &durable_at,
+                model,
+                p,
+                bounds,
+            ));
         }
     }
     // Distinct states: same contents and same acknowledgements.
-    let acks_len: Vec<usize> = (0..=trace.ops.len()).map(|n| trace.stdout_before(n).len()).collect();
+    let acks_len: Vec<usize> = (0..=trace.ops.len())
+        .map(|n| trace.stdout_before(n).len())
+        .collect();
     let keys: Vec<(u64, usize)> = parallel_map(states.len(), opts.jobs, |i| {
-        (prepared.image(&states[i]).fingerprint(), acks_len[states[i].point.after])
+        (
+            prepared.image(&states[i]).fingerprint(),
+            acks_len[states[i].point.after],
+        )
     });
     let mut groups: HashMap<(u64, usize), Vec<usize>> = HashMap::new();
     let mut order: Vec<(u64, usize)> = Vec::new();
@@ -227,18 +244,27 @@ pub fn check(
     let size = |s: &State| s.lost.len() + usize::from(s.tear.is_some());
     let reps: Vec<usize> = order
         .iter()
-        .map(|k| *groups[k].iter().min_by_key(|&&i| (size(&states[i]), states[i].point.after)).unwrap_or(&groups[k][0]))
+        .map(|k| {
+            *groups[k]
+                .iter()
+                .min_by_key(|&&i| (size(&states[i]), states[i].point.after))
+                .unwrap_or(&groups[k][0])
+        })
         .collect();
     let work = match &opts.work_dir {
         Some(d) => {
-            std::fs::create_dir_all(d).map_err(|e| Error::from_io("crashtest check", d, None, e))?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::from_io("crashtest check", d, None, e))?;
             d.clone()
         }
         None => {
             let d = std::env::temp_dir().join(format!(
                 "fspace-crashtest-{}-{}",
                 std::process::id(),
-                started.elapsed().as_nanos() ^ (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()))
+                started.elapsed().as_nanos()
+                    ^ (std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos()))
             ));
             std::fs::create_dir(&d).map_err(|e| Error::from_io("crashtest check", &d, None, e))?;
             d
@@ -284,12 +310,22 @@ pub fn check(
         let mut models: Vec<Model> = group.iter().map(|&i| states[i].model).collect();
         models.sort();
         models.dedup();
-        failures.push(failure(&prepared, s, models, *exit, output.clone(), group.len(), dir));
+        failures.push(failure(
+            &prepared,
+            s,
+            models,
+            *exit,
+            output.clone(),
+            group.len(),
+            dir,
+        ));
     }
     let failed_distinct = failures.len();
     failures.sort_by_key(|f| (f.lost.len() + usize::from(f.torn.is_some()), f.point.after));
     for (k, f) in failures.iter_mut().enumerate() {
-        let Some(dir) = f.state_dir.take() else { continue };
+        let Some(dir) = f.state_dir.take() else {
+            continue;
+        };
         if opts.keep && k < opts.max_failures {
             f.state_dir = Some(dir);
         } else {
@@ -322,15 +358,28 @@ pub fn check(
     })
 }
 
-fn failure(p: &Prepared, s: &State, models: Vec<Model>, exit: CheckerExit, output: String, same: usize, dir: PathBuf) -> Failure {
+fn failure(
+    p: &Prepared,
+    s: &State,
+    models: Vec<Model>,
+    exit: CheckerExit,
+    output: String,
+    same: usize,
+    dir: PathBuf,
+) -> Failure {
     let numbers = |v: &[usize]| {
-        let mut n: Vec<usize> = v.iter().map(|&e| p.trace.ops[p.effects[e].op].number).collect();
+        let mut n: Vec<usize> = v
+            .iter()
+            .map(|&e| p.trace.ops[p.effects[e].op].number)
+            .collect();
         n.dedup();
         n
     };
     let torn = s.tear.as_ref().and_then(|t| {
         let e = &p.effects[t.effect];
-        let super::effects::Change::Write { offset, len } = e.change else { return None };
+        let super::effects::Change::Write { offset, len } = e.change else {
+            return None;
+        };
         Some(TornWrite {
             op: p.trace.ops[e.op].number,
             persisted: offset + t.keep.start..offset + t.keep.end,
@@ -338,7 +387,12 @@ fn failure(p: &Prepared, s: &State, models: Vec<Model>, exit: CheckerExit, outpu
             size_without_data: t.size_anyway,
         })
     });
-    let kept: Vec<usize> = s.kept.iter().copied().filter(|&e| s.tear.as_ref().is_none_or(|t| t.effect != e)).collect();
+    let kept: Vec<usize> = s
+        .kept
+        .iter()
+        .copied()
+        .filter(|&e| s.tear.as_ref().is_none_or(|t| t.effect != e))
+        .collect();
     Failure {
         model: s.model,
         models,
@@ -366,10 +420,14 @@ fn run_one(
     let acks = work.join(format!("acks-{j}"));
     std::fs::create_dir(&dir).map_err(|e| Error::from_io("crashtest check", &dir, None, e))?;
     p.image(s).write_to(&dir)?;
-    std::fs::write(&acks, p.trace.stdout_before(s.point.after)).map_err(|e| Error::from_io("crashtest check", &acks, None, e))?;
+    std::fs::write(&acks, p.trace.stdout_before(s.point.after))
+        .map_err(|e| Error::from_io("crashtest check", &acks, None, e))?;
     let out_path = work.join(format!("output-{j}"));
-    let out = std::fs::File::create(&out_path).map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
-    let err = out.try_clone().map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
+    let out = std::fs::File::create(&out_path)
+        .map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| Error::from_io("crashtest check", &out_path, None, e))?;
     let mut child = Command::new(program)
         .args(&checker[1..])
         .current_dir(&dir)
@@ -379,7 +437,14 @@ fn run_one(
         .stdout(out)
         .stderr(err)
         .spawn()
-        .map_err(|e| Error::from_io("crashtest check: start the checker", Path::new(program), None, e))?;
+        .map_err(|e| {
+            Error::from_io(
+                "crashtest check: start the checker",
+                Path::new(program),
+                None,
+                e,
+            )
+        })?;
     let started = Instant::now();
     let exit = loop {
         match child.try_wait() {
@@ -397,7 +462,14 @@ fn run_one(
                 break CheckerExit::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(Error::from_io("crashtest check: wait for the checker", Path::new(program), None, e)),
+            Err(e) => {
+                return Err(Error::from_io(
+                    "crashtest check: wait for the checker",
+                    Path::new(program),
+                    None,
+                    e,
+                ))
+            }
         }
     };
     let mut output = std::fs::read(&out_path).unwrap_or_default();
@@ -445,7 +517,11 @@ pub fn inode_names(trace: &Trace) -> HashMap<u64, String> {
             OpKind::Link { to, ino, .. } => {
                 names.entry(*ino).or_insert_with(|| show(to));
             }
-            OpKind::Rename { from: Some(from), ino, .. } => {
+            OpKind::Rename {
+                from: Some(from),
+                ino,
+                ..
+            } => {
                 names.entry(*ino).or_insert_with(|| show(from));
             }
             _ => {}
@@ -458,9 +534,17 @@ impl Failure {
     /// The failure as a story for people: one line per fact.
     pub fn story(&self, trace: &Trace) -> Vec<String> {
         let names = inode_names(trace);
-        let name = |ino: u64| names.get(&ino).cloned().unwrap_or_else(|| format!("inode {ino}"));
+        let name = |ino: u64| {
+            names
+                .get(&ino)
+                .cloned()
+                .unwrap_or_else(|| format!("inode {ino}"))
+        };
         let describe = |n: usize| -> String {
-            trace.ops.get(n.wrapping_sub(1)).map_or_else(|| format!("#{n}"), |o: &Op| o.describe(&name))
+            trace
+                .ops
+                .get(n.wrapping_sub(1))
+                .map_or_else(|| format!("#{n}"), |o: &Op| o.describe(&name))
         };
         let mut lines = Vec::new();
         let at = match self.point.after {
@@ -475,7 +559,11 @@ impl Failure {
                 super::states::PointKind::Between => "between durability points",
                 super::states::PointKind::End => "at the end of the run",
             },
-            self.models.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+            self.models
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         for &n in &self.persisted {
             lines.push(format!("  persisted:     {}", describe(n)));
@@ -491,7 +579,11 @@ impl Failure {
                 t.persisted.end,
                 t.range.start,
                 t.range.end,
-                if t.size_without_data { " (the size grew, the data did not: zeros)" } else { "" }
+                if t.size_without_data {
+                    " (the size grew, the data did not: zeros)"
+                } else {
+                    ""
+                }
             ));
         }
         let exit = match self.exit {

@@ -20,20 +20,43 @@ const RENAME_EXCHANGE: u32 = 0x2;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Change {
     /// The bytes of operation `op` at `offset`.
-    Write { offset: u64, len: u64 },
+    Write {
+        offset: u64,
+        len: u64,
+    },
     /// The size set (truncate, or allocation past the end).
     SetSize(u64),
     /// A range reads as zeros (punch hole, zero range).
-    Zero { offset: u64, len: u64 },
+    Zero {
+        offset: u64,
+        len: u64,
+    },
     /// Bytes removed (collapse range) or inserted as zeros (insert range).
-    Collapse { offset: u64, len: u64 },
-    Insert { offset: u64, len: u64 },
+    Collapse {
+        offset: u64,
+        len: u64,
+    },
+    Insert {
+        offset: u64,
+        len: u64,
+    },
     /// A new name for a new inode.
-    Create { path: PathBuf, dir: bool },
+    Create {
+        path: PathBuf,
+        dir: bool,
+    },
     /// A new name for an existing inode.
-    Link { path: PathBuf },
-    Unlink { path: PathBuf },
-    Rename { from: PathBuf, to: PathBuf, exchange: bool },
+    Link {
+        path: PathBuf,
+    },
+    Unlink {
+        path: PathBuf,
+    },
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        exchange: bool,
+    },
     /// ext4's close after a truncate to zero: carries the data written
     /// since (`ties`); changes nothing itself.
     CloseAfterTruncate,
@@ -65,7 +88,10 @@ impl Effect {
     pub(crate) fn is_entry(&self) -> bool {
         matches!(
             self.change,
-            Change::Create { .. } | Change::Link { .. } | Change::Unlink { .. } | Change::Rename { .. }
+            Change::Create { .. }
+                | Change::Link { .. }
+                | Change::Unlink { .. }
+                | Change::Rename { .. }
         )
     }
 }
@@ -85,7 +111,9 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
         }
     }
     let root_ino = names.get(Path::new("")).copied().unwrap_or(0);
-    let dir_of = |names: &HashMap<PathBuf, Ino>, p: &Path| names.get(&parent(p)).copied().unwrap_or(root_ino);
+    let dir_of = |names: &HashMap<PathBuf, Ino>, p: &Path| {
+        names.get(&parent(p)).copied().unwrap_or(root_ino)
+    };
     // Writes on each inode since its last truncate to zero (ext4's
     // replace-via-truncate), and all its writes (replace-via-rename).
     let mut writes: HashMap<Ino, Vec<usize>> = HashMap::new();
@@ -95,19 +123,20 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
         if op.errno.is_some() {
             continue;
         }
-        let push = |out: &mut Vec<Effect>, ino: Ino, dirs: Vec<Ino>, change: Change, metadata: bool| {
-            out.push(Effect {
-                op: i,
-                ino,
-                dirs,
-                change,
-                metadata,
-                grows: false,
-                sync: false,
-                ties: vec![],
-            });
-            out.len() - 1
-        };
+        let push =
+            |out: &mut Vec<Effect>, ino: Ino, dirs: Vec<Ino>, change: Change, metadata: bool| {
+                out.push(Effect {
+                    op: i,
+                    ino,
+                    dirs,
+                    change,
+                    metadata,
+                    grows: false,
+                    sync: false,
+                    ties: vec![],
+                });
+                out.len() - 1
+            };
         match &op.kind {
             OpKind::Open {
                 path,
@@ -124,7 +153,16 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                 if *created {
                     let d = dir_of(&names, path);
                     let dir = *flags & 0o200000 != 0;
-                    push(&mut out, *ino, vec![d], Change::Create { path: path.clone(), dir }, true);
+                    push(
+                        &mut out,
+                        *ino,
+                        vec![d],
+                        Change::Create {
+                            path: path.clone(),
+                            dir,
+                        },
+                        true,
+                    );
                     names.insert(path.clone(), *ino);
                     sizes.insert(*ino, 0);
                 } else if *flags & 0o1000 != 0 && sizes.get(ino).copied().unwrap_or(0) > 0 {
@@ -143,11 +181,24 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                 }
             }
             OpKind::Write {
-                ino, offset, len, flags, ..
+                ino,
+                offset,
+                len,
+                flags,
+                ..
             } => {
                 let old = sizes.get(ino).copied().unwrap_or(0);
                 let end = offset + len;
-                let e = push(&mut out, *ino, vec![], Change::Write { offset: *offset, len: *len }, false);
+                let e = push(
+                    &mut out,
+                    *ino,
+                    vec![],
+                    Change::Write {
+                        offset: *offset,
+                        len: *len,
+                    },
+                    false,
+                );
                 out[e].grows = end > old;
                 out[e].sync = flags.sync;
                 sizes.insert(*ino, old.max(end));
@@ -172,14 +223,41 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                 let old = sizes.get(ino).copied().unwrap_or(0);
                 let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
                 if mode & FALLOC_FL_COLLAPSE_RANGE != 0 {
-                    push(&mut out, *ino, vec![], Change::Collapse { offset: *offset, len: *len }, true);
+                    push(
+                        &mut out,
+                        *ino,
+                        vec![],
+                        Change::Collapse {
+                            offset: *offset,
+                            len: *len,
+                        },
+                        true,
+                    );
                     sizes.insert(*ino, old.saturating_sub(*len));
                 } else if mode & FALLOC_FL_INSERT_RANGE != 0 {
-                    push(&mut out, *ino, vec![], Change::Insert { offset: *offset, len: *len }, true);
+                    push(
+                        &mut out,
+                        *ino,
+                        vec![],
+                        Change::Insert {
+                            offset: *offset,
+                            len: *len,
+                        },
+                        true,
+                    );
                     sizes.insert(*ino, old + len);
                 } else {
                     if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0 {
-                        push(&mut out, *ino, vec![], Change::Zero { offset: *offset, len: *len }, true);
+                        push(
+                            &mut out,
+                            *ino,
+                            vec![],
+                            Change::Zero {
+                                offset: *offset,
+                                len: *len,
+                            },
+                            true,
+                        );
                     }
                     if !keep && offset + len > old {
                         push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
@@ -187,7 +265,9 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     }
                 }
             }
-            OpKind::PosixFallocate { ino, offset, len, .. } => {
+            OpKind::PosixFallocate {
+                ino, offset, len, ..
+            } => {
                 let old = sizes.get(ino).copied().unwrap_or(0);
                 if offset + len > old {
                     push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
@@ -222,31 +302,67 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                 }
                 (Some(from), None) => {
                     let d = dir_of(&names, from);
-                    push(&mut out, *ino, vec![d], Change::Unlink { path: from.clone() }, true);
+                    push(
+                        &mut out,
+                        *ino,
+                        vec![d],
+                        Change::Unlink { path: from.clone() },
+                        true,
+                    );
                     names.remove(from);
                 }
                 (None, Some(to)) => {
                     // Arrived from outside: its bytes were not recorded; it
                     // is modelled as an empty file (a limit the trace names).
                     let d = dir_of(&names, to);
-                    push(&mut out, *ino, vec![d], Change::Create { path: to.clone(), dir: false }, true);
+                    push(
+                        &mut out,
+                        *ino,
+                        vec![d],
+                        Change::Create {
+                            path: to.clone(),
+                            dir: false,
+                        },
+                        true,
+                    );
                     names.insert(to.clone(), *ino);
                 }
                 (None, None) => {}
             },
             OpKind::Link { to, ino, .. } => {
                 let d = dir_of(&names, to);
-                push(&mut out, *ino, vec![d], Change::Link { path: to.clone() }, true);
+                push(
+                    &mut out,
+                    *ino,
+                    vec![d],
+                    Change::Link { path: to.clone() },
+                    true,
+                );
                 names.insert(to.clone(), *ino);
             }
             OpKind::Unlink { path, ino } | OpKind::Rmdir { path, ino } => {
                 let d = dir_of(&names, path);
-                push(&mut out, *ino, vec![d], Change::Unlink { path: path.clone() }, true);
+                push(
+                    &mut out,
+                    *ino,
+                    vec![d],
+                    Change::Unlink { path: path.clone() },
+                    true,
+                );
                 names.remove(path);
             }
             OpKind::Mkdir { path, ino } => {
                 let d = dir_of(&names, path);
-                push(&mut out, *ino, vec![d], Change::Create { path: path.clone(), dir: true }, true);
+                push(
+                    &mut out,
+                    *ino,
+                    vec![d],
+                    Change::Create {
+                        path: path.clone(),
+                        dir: true,
+                    },
+                    true,
+                );
                 names.insert(path.clone(), *ino);
             }
             _ => {}
@@ -256,7 +372,12 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
 }
 
 /// Moves `from` (and, for a directory, everything below it) to `to`.
-pub(crate) fn rename_names<V: Clone>(names: &mut HashMap<PathBuf, V>, from: &Path, to: &Path, exchange: bool) {
+pub(crate) fn rename_names<V: Clone>(
+    names: &mut HashMap<PathBuf, V>,
+    from: &Path,
+    to: &Path,
+    exchange: bool,
+) {
     let moved: Vec<(PathBuf, V)> = names
         .iter()
         .filter(|(p, _)| p.starts_with(from))
@@ -277,10 +398,24 @@ pub(crate) fn rename_names<V: Clone>(names: &mut HashMap<PathBuf, V>, from: &Pat
     }
     for (p, v) in moved {
         let rest = p.strip_prefix(from).unwrap_or(Path::new(""));
-        names.insert(if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) }, v);
+        names.insert(
+            if rest.as_os_str().is_empty() {
+                to.to_path_buf()
+            } else {
+                to.join(rest)
+            },
+            v,
+        );
     }
     for (p, v) in swapped {
         let rest = p.strip_prefix(to).unwrap_or(Path::new(""));
-        names.insert(if rest.as_os_str().is_empty() { from.to_path_buf() } else { from.join(rest) }, v);
+        names.insert(
+            if rest.as_os_str().is_empty() {
+                from.to_path_buf()
+            } else {
+                from.join(rest)
+            },
+            v,
+        );
     }
 }

@@ -43,7 +43,8 @@ impl Image {
                 EntryKind::Symlink => Node::Symlink(e.target.clone().unwrap_or_default()),
                 EntryKind::File => {
                     let p = base.join(&e.path);
-                    let bytes = std::fs::read(&p).map_err(|err| Error::from_io("read crashtest trace", &p, None, err))?;
+                    let bytes = std::fs::read(&p)
+                        .map_err(|err| Error::from_io("read crashtest trace", &p, None, err))?;
                     Node::File(Arc::new(bytes))
                 }
             };
@@ -54,7 +55,10 @@ impl Image {
     }
 
     fn file(&mut self, ino: Ino) -> &mut Vec<u8> {
-        let node = self.nodes.entry(ino).or_insert_with(|| Node::File(Arc::new(Vec::new())));
+        let node = self
+            .nodes
+            .entry(ino)
+            .or_insert_with(|| Node::File(Arc::new(Vec::new())));
         if !matches!(node, Node::File(_)) {
             *node = Node::File(Arc::new(Vec::new()));
         }
@@ -68,7 +72,9 @@ impl Image {
     pub(crate) fn apply(&mut self, trace: &Trace, e: &Effect, tear: Option<&Tear>) {
         match &e.change {
             Change::Write { offset, len } => {
-                let OpKind::Write { data, .. } = &trace.ops[e.op].kind else { return };
+                let OpKind::Write { data, .. } = &trace.ops[e.op].kind else {
+                    return;
+                };
                 let f = self.file(e.ino);
                 let (keep, size_anyway) = match tear {
                     Some(t) => (t.keep.clone(), t.size_anyway),
@@ -106,13 +112,19 @@ impl Image {
             }
             Change::Create { path, dir } => {
                 self.names.insert(path.clone(), e.ino);
-                self.nodes
-                    .entry(e.ino)
-                    .or_insert_with(|| if *dir { Node::Dir } else { Node::File(Arc::new(Vec::new())) });
+                self.nodes.entry(e.ino).or_insert_with(|| {
+                    if *dir {
+                        Node::Dir
+                    } else {
+                        Node::File(Arc::new(Vec::new()))
+                    }
+                });
             }
             Change::Link { path } => {
                 self.names.insert(path.clone(), e.ino);
-                self.nodes.entry(e.ino).or_insert_with(|| Node::File(Arc::new(Vec::new())));
+                self.nodes
+                    .entry(e.ino)
+                    .or_insert_with(|| Node::File(Arc::new(Vec::new())));
             }
             Change::Unlink { path } => {
                 self.names.remove(path);
@@ -139,7 +151,10 @@ impl Image {
             let parent = p.parent().unwrap_or(Path::new(""));
             let parent_ok = parent.as_os_str().is_empty()
                 || (out.contains_key(parent)
-                    && matches!(self.names.get(parent).and_then(|i| self.nodes.get(i)), Some(Node::Dir)));
+                    && matches!(
+                        self.names.get(parent).and_then(|i| self.nodes.get(i)),
+                        Some(Node::Dir)
+                    ));
             if parent_ok {
                 out.insert(p.as_path(), *ino);
             }
@@ -187,8 +202,12 @@ impl Image {
             }
             match self.nodes.get(&ino) {
                 Some(Node::Dir) => std::fs::create_dir(&target).map_err(io("mkdir", &target))?,
-                Some(Node::Symlink(t)) => std::os::unix::fs::symlink(t, &target).map_err(io("symlink", &target))?,
-                Some(Node::File(b)) => std::fs::write(&target, b.as_slice()).map_err(io("write", &target))?,
+                Some(Node::Symlink(t)) => {
+                    std::os::unix::fs::symlink(t, &target).map_err(io("symlink", &target))?;
+                }
+                Some(Node::File(b)) => {
+                    std::fs::write(&target, b.as_slice()).map_err(io("write", &target))?;
+                }
                 None => std::fs::write(&target, b"").map_err(io("write", &target))?,
             }
             first.insert(ino, target);

@@ -70,7 +70,8 @@ pub struct Finding {
     pub text: String,
 }
 
-const NETWORK_OR_FUSE_MAGICS: [u64; 5] = [0x6573_5546, 0x6969, 0xfe53_4d42, 0xff53_4d42, 0x0102_1997];
+const NETWORK_OR_FUSE_MAGICS: [u64; 5] =
+    [0x6573_5546, 0x6969, 0xfe53_4d42, 0xff53_4d42, 0x0102_1997];
 
 fn is_ack(k: &OpKind) -> bool {
     // stderr carries diagnostics far more often than acknowledgements.
@@ -82,7 +83,12 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
     let effects = effects(trace);
     let durable_at = durability(trace, &effects, Model::Posix);
     let names = super::check::inode_names(trace);
-    let name = |ino: u64| names.get(&ino).cloned().unwrap_or_else(|| format!("inode {ino}"));
+    let name = |ino: u64| {
+        names
+            .get(&ino)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {ino}"))
+    };
     let describe = |i: usize| trace.ops[i].describe(&name);
     let acks: Vec<usize> = (0..trace.ops.len())
         .filter(|&i| trace.ops[i].errno.is_none() && is_ack(&trace.ops[i].kind))
@@ -127,13 +133,22 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 
     // Renames over an existing file of data not yet synced.
     for (e, ef) in effects.iter().enumerate() {
-        let Change::Rename { .. } = ef.change else { continue };
-        let OpKind::Rename { replaced: Some(_), .. } = trace.ops[ef.op].kind else { continue };
+        let Change::Rename { .. } = ef.change else {
+            continue;
+        };
+        let OpKind::Rename {
+            replaced: Some(_), ..
+        } = trace.ops[ef.op].kind
+        else {
+            continue;
+        };
         let unsynced: Vec<usize> = effects[..e]
             .iter()
             .enumerate()
             .filter(|(w, w_ef)| {
-                w_ef.ino == ef.ino && matches!(w_ef.change, Change::Write { .. }) && durable_at[*w] > ef.op
+                w_ef.ino == ef.ino
+                    && matches!(w_ef.change, Change::Write { .. })
+                    && durable_at[*w] > ef.op
             })
             .map(|(_, w_ef)| w_ef.op)
             .collect();
@@ -142,10 +157,13 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
                 rule: Rule::RenameUnsyncedData,
                 ops: vec![trace.ops[last].number, trace.ops[ef.op].number],
                 text: format!(
-                    "{} replaces a file, but {} (and {} other writes to it) had not been synced: a crash can leave the new name with missing data",
+                    "{} replaces a file, but {}{} had not been synced: a crash can leave the new name with missing data",
                     describe(ef.op),
                     describe(last),
-                    unsynced.len() - 1
+                    match unsynced.len() - 1 {
+                        0 => String::new(),
+                        n => format!(" (and {n} earlier writes to it)"),
+                    }
                 ),
             });
         }
@@ -156,7 +174,12 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
         let late: Vec<(usize, usize)> = effects
             .iter()
             .enumerate()
-            .filter(|(e, ef)| ef.op < a && durable_at[*e] > a + 1 && durable_at[*e] != usize::MAX && !is_temporary(&effects, ef))
+            .filter(|(e, ef)| {
+                ef.op < a
+                    && durable_at[*e] > a + 1
+                    && durable_at[*e] != usize::MAX
+                    && !is_temporary(&effects, ef)
+            })
             .map(|(e, ef)| (ef.op, durable_at[e] - 1))
             .collect();
         if let Some(&(op, sync)) = late.first() {
@@ -164,7 +187,11 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
             // after the acknowledgement, not a much later unrelated one.
             out.push(Finding {
                 rule: Rule::AckBeforeSync,
-                ops: vec![trace.ops[op].number, trace.ops[a].number, trace.ops[sync].number],
+                ops: vec![
+                    trace.ops[op].number,
+                    trace.ops[a].number,
+                    trace.ops[sync].number,
+                ],
                 text: format!(
                     "{} comes before {}, which makes {} durable",
                     describe(a),
@@ -177,11 +204,15 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 
     // fsyncgate: a failed fsync, then another on the same file.
     for (i, op) in trace.ops.iter().enumerate() {
-        let (OpKind::Fsync { ino, .. }, Some(errno)) = (&op.kind, op.errno) else { continue };
+        let (OpKind::Fsync { ino, .. }, Some(errno)) = (&op.kind, op.errno) else {
+            continue;
+        };
         if errno == 4 || errno == 22 {
             continue; // EINTR, EINVAL: nothing was lost
         }
-        if let Some(j) = (i + 1..trace.ops.len()).find(|&j| matches!(trace.ops[j].kind, OpKind::Fsync { ino: x, .. } if x == *ino)) {
+        if let Some(j) = (i + 1..trace.ops.len())
+            .find(|&j| matches!(trace.ops[j].kind, OpKind::Fsync { ino: x, .. } if x == *ino))
+        {
             out.push(Finding {
                 rule: Rule::FsyncRetry,
                 ops: vec![op.number, trace.ops[j].number],
@@ -197,7 +228,9 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
     // O_DIRECT without a later sync.
     if trace.manifest.volatile_cache != Some(false) {
         for (e, ef) in effects.iter().enumerate() {
-            let OpKind::Write { flags, .. } = &trace.ops[ef.op].kind else { continue };
+            let OpKind::Write { flags, .. } = &trace.ops[ef.op].kind else {
+                continue;
+            };
             if !flags.direct || flags.sync {
                 continue;
             }
@@ -219,8 +252,11 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 
     // posix_fallocate that glibc emulates.
     for (i, op) in trace.ops.iter().enumerate() {
-        let OpKind::PosixFallocate { fs_magic, .. } = op.kind else { continue };
-        let emulated = NETWORK_OR_FUSE_MAGICS.contains(&fs_magic) || trace.manifest.filesystem == "ext4-noextents";
+        let OpKind::PosixFallocate { fs_magic, .. } = op.kind else {
+            continue;
+        };
+        let emulated = NETWORK_OR_FUSE_MAGICS.contains(&fs_magic)
+            || trace.manifest.filesystem == "ext4-noextents";
         if emulated {
             out.push(Finding {
                 rule: Rule::EmulatedPosixFallocate,
@@ -236,7 +272,9 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 
     // sync_file_range as the only flush of a grown file.
     for (i, op) in trace.ops.iter().enumerate() {
-        let OpKind::SyncFileRange { ino, .. } = op.kind else { continue };
+        let OpKind::SyncFileRange { ino, .. } = op.kind else {
+            continue;
+        };
         let Some(a) = next_ack(i) else { continue };
         let grown = effects
             .iter()
@@ -261,5 +299,7 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 /// A name later removed again, or data of a file later unlinked: not
 /// what an acknowledgement is about.
 fn is_temporary(effects: &[Effect], ef: &Effect) -> bool {
-    effects.iter().any(|o| o.op > ef.op && o.ino == ef.ino && matches!(o.change, Change::Unlink { .. }))
+    effects
+        .iter()
+        .any(|o| o.op > ef.op && o.ino == ef.ino && matches!(o.change, Change::Unlink { .. }))
 }

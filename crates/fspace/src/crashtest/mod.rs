@@ -31,7 +31,9 @@ pub use model::{Model, UnknownModel};
 pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};
 pub use record::{begin, Recording};
 pub use states::{CrashPoint, PointKind};
-pub use trace::{AckChannel, EntryKind, InitialEntry, Manifest, Op, OpKind, Trace, WriteFlags, TRACE_FORMAT};
+pub use trace::{
+    AckChannel, EntryKind, InitialEntry, Manifest, Op, OpKind, Trace, WriteFlags, TRACE_FORMAT,
+};
 
 #[cfg(test)]
 mod tests;

@@ -58,7 +58,13 @@ pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<Vec<RawRecord>> {
         message,
     };
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        return Err(corrupt(0, format!("not a recording: it does not start with {:?}", std::str::from_utf8(MAGIC).unwrap_or(""))));
+        return Err(corrupt(
+            0,
+            format!(
+                "not a recording: it does not start with {:?}",
+                std::str::from_utf8(MAGIC).unwrap_or("")
+            ),
+        ));
     }
     let mut out = Vec::new();
     let mut at = MAGIC.len();
@@ -70,12 +76,25 @@ pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<Vec<RawRecord>> {
         let len = u32_at(rest, 0) as usize;
         let version = u16_at(rest, 6);
         if version != VERSION {
-            return Err(corrupt(at, format!("record format {version}, this fspace reads {VERSION}")));
+            return Err(corrupt(
+                at,
+                format!("record format {version}, this fspace reads {VERSION}"),
+            ));
         }
-        let (l1, l2, ld) = (u32_at(rest, 96) as usize, u32_at(rest, 100) as usize, u32_at(rest, 104) as usize);
-        let expected = HEADER.checked_add(l1).and_then(|x| x.checked_add(l2)).and_then(|x| x.checked_add(ld));
+        let (l1, l2, ld) = (
+            u32_at(rest, 96) as usize,
+            u32_at(rest, 100) as usize,
+            u32_at(rest, 104) as usize,
+        );
+        let expected = HEADER
+            .checked_add(l1)
+            .and_then(|x| x.checked_add(l2))
+            .and_then(|x| x.checked_add(ld));
         if expected != Some(len) {
-            return Err(corrupt(at, format!("record length {len} does not match its header and lengths {l1}+{l2}+{ld}")));
+            return Err(corrupt(
+                at,
+                format!("record length {len} does not match its header and lengths {l1}+{l2}+{ld}"),
+            ));
         }
         if rest.len() < len {
             break;

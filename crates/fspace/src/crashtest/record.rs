@@ -37,20 +37,57 @@ pub fn begin(
     if !meta.is_dir() {
         return Err(Error::refused(OP, &root, 20, "--root must be a directory"));
     }
+    // Inside the root? Decided before anything is created.
+    let mut probe =
+        std::path::absolute(trace_dir).map_err(|e| Error::from_io(OP, trace_dir, None, e))?;
+    let mut tail = Vec::new();
+    while !probe.exists() {
+        match (probe.file_name().map(|n| n.to_os_string()), probe.parent()) {
+            (Some(n), Some(p)) => {
+                tail.push(n);
+                probe = p.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut resolved = std::fs::canonicalize(&probe).unwrap_or(probe);
+    for n in tail.into_iter().rev() {
+        resolved.push(n);
+    }
+    if resolved.starts_with(&root) {
+        return Err(Error::refused(
+            OP,
+            trace_dir,
+            22,
+            "the trace directory is inside --root: the recording would record itself",
+        ));
+    }
     match std::fs::read_dir(trace_dir) {
         Ok(mut it) => {
             if it.next().is_some() {
-                return Err(Error::refused(OP, trace_dir, 17, "the trace directory exists and is not empty; nothing was recorded"));
+                return Err(Error::refused(
+                    OP,
+                    trace_dir,
+                    17,
+                    "the trace directory exists and is not empty; nothing was recorded",
+                ));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(trace_dir).map_err(|e| Error::from_io(OP, trace_dir, None, e))?;
+            std::fs::create_dir_all(trace_dir)
+                .map_err(|e| Error::from_io(OP, trace_dir, None, e))?;
         }
         Err(e) => return Err(Error::from_io(OP, trace_dir, None, e)),
     }
-    let dir = std::fs::canonicalize(trace_dir).map_err(|e| Error::from_io(OP, trace_dir, None, e))?;
+    let dir =
+        std::fs::canonicalize(trace_dir).map_err(|e| Error::from_io(OP, trace_dir, None, e))?;
     if dir.starts_with(&root) {
-        return Err(Error::refused(OP, &dir, 22, "the trace directory is inside --root: the recording would record itself"));
+        return Err(Error::refused(
+            OP,
+            &dir,
+            22,
+            "the trace directory is inside --root: the recording would record itself",
+        ));
     }
     let initial_dir = dir.join("initial");
     std::fs::create_dir(&initial_dir).map_err(|e| Error::from_io(OP, &initial_dir, None, e))?;
@@ -83,7 +120,13 @@ pub fn begin(
     Ok(rec)
 }
 
-fn copy_tree(root: &Path, dir: &Path, to: &Path, dev: u64, out: &mut Vec<InitialEntry>) -> Result<()> {
+fn copy_tree(
+    root: &Path,
+    dir: &Path,
+    to: &Path,
+    dev: u64,
+    out: &mut Vec<InitialEntry>,
+) -> Result<()> {
     const OP: &str = "crashtest record: copy the initial state";
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Error::from_io(OP, dir, None, e))?
@@ -137,7 +180,12 @@ impl Recording {
     /// Writes `trace.json` (replacing it durably).
     pub fn write_manifest(&self) -> Result<()> {
         let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| {
-            Error::refused("crashtest record", &self.dir, 22, format!("cannot encode the manifest: {e}"))
+            Error::refused(
+                "crashtest record",
+                &self.dir,
+                22,
+                format!("cannot encode the manifest: {e}"),
+            )
         })?;
         crate::durable::replace_file(self.dir.join("trace.json"), text.as_bytes(), 0o644)
     }

@@ -107,6 +107,8 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
 /// Which effects are durable after each operation, under `model`:
 /// `durable_at[e]` is the number of operations after which effect `e` is
 /// durable (`usize::MAX`: never).
+// Effect ids index both `effects` and `at`, which the loops mark.
+#[allow(clippy::needless_range_loop)]
 pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec<usize> {
     let mut at = vec![usize::MAX; effects.len()];
     let mut next = 0; // effects[..next] belong to operations already seen
@@ -160,7 +162,8 @@ pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec
                     let ef = &effects[e];
                     let own = !ef.is_entry() && ef.ino == ino;
                     let in_dir = ef.is_entry() && ef.dirs.contains(&ino);
-                    let own_name = ef.is_entry() && ef.ino == ino && model.fsync_persists_own_names();
+                    let own_name =
+                        ef.is_entry() && ef.ino == ino && model.fsync_persists_own_names();
                     if at[e] == usize::MAX && own && (ef.metadata || ef.grows) {
                         grows = true;
                     }
@@ -181,7 +184,10 @@ pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec
                             if at[e] == done && effects[e].is_entry() {
                                 for d in 0..next {
                                     if at[d] == usize::MAX
-                                        && matches!(effects[d].change, Change::Create { dir: true, .. })
+                                        && matches!(
+                                            effects[d].change,
+                                            Change::Create { dir: true, .. }
+                                        )
                                         && effects[e].dirs.contains(&effects[d].ino)
                                     {
                                         mark(&mut at, d);
@@ -200,7 +206,10 @@ pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec
             // every earlier one durable. btrfs's log tree is outside the
             // order (it persists a file's names without a commit).
             if model != Model::Btrfs {
-                if let Some(last) = (0..next).rev().find(|&e| effects[e].metadata && at[e] == done) {
+                if let Some(last) = (0..next)
+                    .rev()
+                    .find(|&e| effects[e].metadata && at[e] == done)
+                {
                     for e in 0..last {
                         if effects[e].metadata {
                             mark(&mut at, e);
@@ -223,9 +232,19 @@ pub(crate) fn states_at(
     point: CrashPoint,
     bounds: Bounds,
 ) -> Vec<State> {
-    let before: Vec<usize> = (0..effects.len()).filter(|&e| effects[e].op < point.after).collect();
-    let durable: Vec<usize> = before.iter().copied().filter(|&e| durable_at[e] <= point.after).collect();
-    let pending: Vec<usize> = before.iter().copied().filter(|&e| durable_at[e] > point.after).collect();
+    let before: Vec<usize> = (0..effects.len())
+        .filter(|&e| effects[e].op < point.after)
+        .collect();
+    let durable: Vec<usize> = before
+        .iter()
+        .copied()
+        .filter(|&e| durable_at[e] <= point.after)
+        .collect();
+    let pending: Vec<usize> = before
+        .iter()
+        .copied()
+        .filter(|&e| durable_at[e] > point.after)
+        .collect();
     let n = pending.len();
     // Requirements among pending effects, as positions in `pending`.
     let requires = |i: usize| -> Vec<usize> {
@@ -269,11 +288,12 @@ pub(crate) fn states_at(
     };
     let mut cands: Vec<(Vec<bool>, Option<Tear>)> = Vec::new();
     let mut seen: HashSet<(Vec<bool>, Option<Tear>)> = HashSet::new();
-    let mut add = |set: Vec<bool>, tear: Option<Tear>, cands: &mut Vec<(Vec<bool>, Option<Tear>)>| {
-        if seen.insert((set.clone(), tear.clone())) {
-            cands.push((set, tear));
-        }
-    };
+    let mut add =
+        |set: Vec<bool>, tear: Option<Tear>, cands: &mut Vec<(Vec<bool>, Option<Tear>)>| {
+            if seen.insert((set.clone(), tear.clone())) {
+                cands.push((set, tear));
+            }
+        };
     // Everything pending persisted (what the program saw), then nothing.
     add(vec![true; n], None, &mut cands);
     add(vec![false; n], None, &mut cands);
@@ -304,7 +324,9 @@ pub(crate) fn states_at(
     let unit = model.tear_unit();
     for i in (0..n).rev() {
         let e = &effects[pending[i]];
-        let Change::Write { offset, len } = e.change else { continue };
+        let Change::Write { offset, len } = e.change else {
+            continue;
+        };
         let mut tears = Vec::new();
         let first_end = ((offset / unit + 1) * unit).min(offset + len) - offset;
         if first_end < len {

@@ -187,14 +187,20 @@ fn rename_of_an_unsynced_temporary_over_the_old_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = replace(false).save(dir.path());
     // ext4's auto_da_alloc carries the data with the rename; nothing else does.
-    assert_eq!(failing_models(&trace, &sh(REPLACE_CHECK)), [Model::Posix, Model::Xfs, Model::Btrfs]);
+    assert_eq!(
+        failing_models(&trace, &sh(REPLACE_CHECK)),
+        [Model::Posix, Model::Xfs, Model::Btrfs]
+    );
     let opts = CheckOptions {
         models: vec![Model::Xfs],
         ..CheckOptions::default()
     };
     let r = check(&trace, &sh(REPLACE_CHECK), &opts, &|_, _| {}).unwrap();
     let story = r.failures[0].story(&trace).join("\n");
-    assert!(story.contains("NOT persisted: #2 write(data.tmp, 0..3)"), "{story}");
+    assert!(
+        story.contains("NOT persisted: #2 write(data.tmp, 0..3)"),
+        "{story}"
+    );
     assert!(story.contains("data holds ''"), "{story}");
     let rules: Vec<Rule> = lint(&trace).iter().map(|f| f.rule).collect();
     assert_eq!(rules, [Rule::RenameUnsyncedData], "{:?}", lint(&trace));
@@ -268,7 +274,14 @@ fn a_torn_page_in_a_file_without_checksums() {
     };
     let r = check(&trace, &sh(check_sh), &opts, &|_, _| {}).unwrap();
     assert!(!r.passed());
-    let t = r.failures.iter().find_map(|f| f.torn.clone()).expect("a torn write");
+    let t = r
+        .failures
+        .iter()
+        .find_map(|f| f.torn.clone())
+        .expect("a torn write");
     assert_eq!(t.range, 0..8192);
-    assert!(t.persisted == (0..4096) || t.persisted == (4096..8192), "{t:?}");
+    assert!(
+        t.persisted == (0..4096) || t.persisted == (4096..8192),
+        "{t:?}"
+    );
 }

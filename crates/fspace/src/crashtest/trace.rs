@@ -322,7 +322,8 @@ impl Trace {
     pub fn load(dir: impl AsRef<Path>) -> Result<Trace> {
         let dir = dir.as_ref();
         let mpath = dir.join("trace.json");
-        let text = std::fs::read_to_string(&mpath).map_err(|e| Error::from_io("read crashtest trace", &mpath, None, e))?;
+        let text = std::fs::read_to_string(&mpath)
+            .map_err(|e| Error::from_io("read crashtest trace", &mpath, None, e))?;
         let manifest: Manifest = serde_json::from_str(&text).map_err(|e| Error::Corrupt {
             op: "read crashtest trace",
             path: mpath.clone(),
@@ -334,13 +335,24 @@ impl Trace {
                 "read crashtest trace",
                 &mpath,
                 rustix::io::Errno::PROTONOSUPPORT.raw_os_error(),
-                format!("format {:?}; this fspace reads {TRACE_FORMAT:?}", manifest.format),
+                format!(
+                    "format {:?}; this fspace reads {TRACE_FORMAT:?}",
+                    manifest.format
+                ),
             ));
         }
         let opath = dir.join("ops.bin");
-        let bytes = std::fs::read(&opath).map_err(|e| Error::from_io("read crashtest trace", &opath, None, e))?;
+        let bytes = std::fs::read(&opath)
+            .map_err(|e| Error::from_io("read crashtest trace", &opath, None, e))?;
         let records = raw::decode(&bytes, &opath)?;
-        let processes = records.iter().filter(|r| r.kind == kind::START).map(|r| r.pid).collect();
+        let mut processes: Vec<u32> = records
+            .iter()
+            .filter(|r| r.kind == kind::START)
+            .map(|r| r.pid)
+            .collect();
+        processes.dedup();
+        let mut seen = std::collections::HashSet::new();
+        processes.retain(|p| seen.insert(*p));
         let ops = convert(&manifest, records);
         Ok(Trace {
             dir: dir.to_path_buf(),
@@ -374,7 +386,10 @@ impl Trace {
 
     /// The limits the recorder met: what it could not see.
     pub fn limits(&self) -> Vec<&Op> {
-        self.ops.iter().filter(|o| matches!(o.kind, OpKind::Limit { .. })).collect()
+        self.ops
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::Limit { .. }))
+            .collect()
     }
 }
 
@@ -410,7 +425,9 @@ fn convert(m: &Manifest, records: Vec<RawRecord>) -> Vec<Op> {
                 ),
             },
             kind::OPEN => {
-                let Some(path) = relative(root, &r.path1) else { continue };
+                let Some(path) = relative(root, &r.path1) else {
+                    continue;
+                };
                 if errno.is_none() {
                     fd_flags.insert((r.pid, r.fd), r.a);
                 }
@@ -423,9 +440,16 @@ fn convert(m: &Manifest, records: Vec<RawRecord>) -> Vec<Op> {
                     tmpfile: r.c == 2 || r.a & O_TMPFILE_BITS == O_TMPFILE_BITS,
                 }
             }
-            kind::CLOSE => OpKind::Close { fd: r.fd, ino: r.ino },
+            kind::CLOSE => OpKind::Close {
+                fd: r.fd,
+                ino: r.ino,
+            },
             kind::WRITE => {
-                let status = if r.d != 0 { r.d } else { fd_flags.get(&(r.pid, r.fd)).copied().unwrap_or(0) };
+                let status = if r.d != 0 {
+                    r.d
+                } else {
+                    fd_flags.get(&(r.pid, r.fd)).copied().unwrap_or(0)
+                };
                 OpKind::Write {
                     ino: r.ino,
                     offset: r.a,
@@ -439,7 +463,10 @@ fn convert(m: &Manifest, records: Vec<RawRecord>) -> Vec<Op> {
                     },
                 }
             }
-            kind::TRUNCATE => OpKind::Truncate { ino: r.ino, len: r.a },
+            kind::TRUNCATE => OpKind::Truncate {
+                ino: r.ino,
+                len: r.a,
+            },
             kind::FALLOCATE => OpKind::Fallocate {
                 ino: r.ino,
                 mode: r.a as u32,
@@ -460,15 +487,23 @@ fn convert(m: &Manifest, records: Vec<RawRecord>) -> Vec<Op> {
                 flags: r.a as u32,
             },
             kind::LINK => {
-                let Some(to) = relative(root, &r.path2) else { continue };
+                let Some(to) = relative(root, &r.path2) else {
+                    continue;
+                };
                 OpKind::Link {
-                    from: if r.path1.is_empty() { None } else { relative(root, &r.path1) },
+                    from: if r.path1.is_empty() {
+                        None
+                    } else {
+                        relative(root, &r.path1)
+                    },
                     to,
                     ino: r.ino,
                 }
             }
             kind::UNLINK | kind::RMDIR | kind::MKDIR => {
-                let Some(path) = relative(root, &r.path1) else { continue };
+                let Some(path) = relative(root, &r.path1) else {
+                    continue;
+                };
                 match r.kind {
                     kind::UNLINK => OpKind::Unlink { path, ino: r.ino },
                     kind::RMDIR => OpKind::Rmdir { path, ino: r.ino },
@@ -547,10 +582,20 @@ impl Op {
         let p = |p: &Option<PathBuf>| p.as_ref().map_or("(outside)".to_string(), |p| show(p));
         let s = match &self.kind {
             OpKind::Open { path, created, .. } => {
-                format!("{}({})", if *created { "create" } else { "open" }, show(path))
+                format!(
+                    "{}({})",
+                    if *created { "create" } else { "open" },
+                    show(path)
+                )
             }
             OpKind::Close { ino, .. } => format!("close({})", names(*ino)),
-            OpKind::Write { ino, offset, len, flags, .. } => format!(
+            OpKind::Write {
+                ino,
+                offset,
+                len,
+                flags,
+                ..
+            } => format!(
                 "write({}, {}..{}{})",
                 names(*ino),
                 offset,
@@ -558,11 +603,26 @@ impl Op {
                 if flags.sync { ", sync" } else { "" }
             ),
             OpKind::Truncate { ino, len } => format!("truncate({}, {len})", names(*ino)),
-            OpKind::Fallocate { ino, mode, offset, len } => {
-                format!("fallocate({}, mode {mode:#x}, {offset}..{})", names(*ino), offset + len)
+            OpKind::Fallocate {
+                ino,
+                mode,
+                offset,
+                len,
+            } => {
+                format!(
+                    "fallocate({}, mode {mode:#x}, {offset}..{})",
+                    names(*ino),
+                    offset + len
+                )
             }
-            OpKind::PosixFallocate { ino, offset, len, .. } => {
-                format!("posix_fallocate({}, {offset}..{})", names(*ino), offset + len)
+            OpKind::PosixFallocate {
+                ino, offset, len, ..
+            } => {
+                format!(
+                    "posix_fallocate({}, {offset}..{})",
+                    names(*ino),
+                    offset + len
+                )
             }
             OpKind::Rename { from, to, .. } => format!("rename({} -> {})", p(from), p(to)),
             OpKind::Link { from, to, ino } => format!(
@@ -574,21 +634,32 @@ impl Op {
             OpKind::Mkdir { path, .. } => format!("mkdir({})", show(path)),
             OpKind::Rmdir { path, .. } => format!("rmdir({})", show(path)),
             OpKind::Fsync { ino, data_only } => {
-                format!("{}({})", if *data_only { "fdatasync" } else { "fsync" }, names(*ino))
+                format!(
+                    "{}({})",
+                    if *data_only { "fdatasync" } else { "fsync" },
+                    names(*ino)
+                )
             }
-            OpKind::SyncFileRange { ino, offset, len, .. } => {
+            OpKind::SyncFileRange {
+                ino, offset, len, ..
+            } => {
                 format!("sync_file_range({}, {offset}, {len})", names(*ino))
             }
             OpKind::Syncfs => "syncfs".into(),
             OpKind::Sync => "sync".into(),
             OpKind::Ack { channel, data, len } => {
-                let text = String::from_utf8_lossy(&data[..data.len().min(40)]).replace('\n', "\\n");
+                let text =
+                    String::from_utf8_lossy(&data[..data.len().min(40)]).replace('\n', "\\n");
                 format!("ack({}, {len} bytes: \"{text}\")", serde_plain(channel))
             }
             OpKind::Limit { what, detail } => format!("LIMIT {what}: {detail}"),
         };
         match self.errno {
-            Some(e) => format!("#{} {s} failed: {}", self.number, std::io::Error::from_raw_os_error(e)),
+            Some(e) => format!(
+                "#{} {s} failed: {}",
+                self.number,
+                std::io::Error::from_raw_os_error(e)
+            ),
             None => format!("#{} {s}", self.number),
         }
     }
