@@ -22,13 +22,32 @@ fn build_record_preload() {
         .cargo_metadata(false)
         .get_compiler()
         .to_command();
-    cmd.args(["-shared", "-fPIC", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra"])
-        .arg("-o")
-        .arg(&so)
-        .arg(SRC)
-        .args(["-ldl", "-pthread"]);
-    let status = cmd
-        .status()
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        // It is carried inside the fspace binary: no debug information.
+        "-g0",
+        "-D_GNU_SOURCE",
+        "-Wall",
+        "-Wextra",
+    ])
+    .arg("-o")
+    .arg(&so)
+    .arg(SRC)
+    .args(["-ldl", "-pthread"]);
+    let result = cmd
+        .output()
         .unwrap_or_else(|e| panic!("running the C compiler ({cmd:?}): {e}"));
-    assert!(status.success(), "compiling {SRC} failed: {cmd:?} exited {status}");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        result.status.success(),
+        "compiling {SRC} failed: {cmd:?} exited {}\n{stderr}",
+        result.status
+    );
+    // Cargo shows a build script's output only when it fails: the compiler's
+    // warnings would go unseen.
+    for line in stderr.lines() {
+        println!("cargo:warning={line}");
+    }
 }

@@ -20,8 +20,9 @@
  *  - close_range/closefrom are not recorded (no kind); they only make the
  *    preload forget the descriptors they close.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
- * internal write, which no preload sees), writes from signal handlers that
- * interrupt the preload itself (the descriptor cache takes a mutex).
+ * internal write, which no preload sees); calls made by a signal handler
+ * that interrupted the preload's own recording (they are forwarded
+ * unrecorded, so that the handler cannot wait on the preload's mutex).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -166,6 +167,7 @@ static size_t g_root_len;
 static uint64_t g_root_dev;
 static const char *g_ops;
 static int g_logfd = -1;
+static uint64_t g_log_dev, g_log_ino;
 static int g_disabled;
 static int g_reported;
 
@@ -233,13 +235,13 @@ static int log_open_locked(void)
     int (*rc)(int) = REAL(close);
     if (!ro || !rf || !rc) {
         report("finding the real openat/fcntl/close", ENOSYS);
-        g_disabled = 1;
+        __atomic_store_n(&g_disabled, 1, __ATOMIC_RELEASE);
         return -1;
     }
     int fd = ro(AT_FDCWD, g_ops, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) {
         report("opening FSPACE_CRASHTEST_OPS", errno);
-        g_disabled = 1;
+        __atomic_store_n(&g_disabled, 1, __ATOMIC_RELEASE);
         return -1;
     }
     if (fd < LOG_FD_MIN) {
@@ -250,24 +252,39 @@ static int log_open_locked(void)
             fd = hi;
         }
     }
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        __atomic_store_n(&g_log_dev, (uint64_t)st.st_dev, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_log_ino, (uint64_t)st.st_ino, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&g_logfd, fd, __ATOMIC_RELEASE);
     return fd;
 }
 
+/* The record file's descriptor, checked against the file it was opened on:
+ * the program may have closed it, dup2'd over it or got its number back
+ * from open. Checking here rather than in close/dup2/close_range also keeps
+ * a vfork child (shared memory, its own descriptors) from reopening it
+ * under the parent. */
 static int log_fd(void)
 {
     int fd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (fd >= 0 || g_disabled)
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 &&
+        (uint64_t)st.st_dev == __atomic_load_n(&g_log_dev, __ATOMIC_RELAXED) &&
+        (uint64_t)st.st_ino == __atomic_load_n(&g_log_ino, __ATOMIC_RELAXED))
         return fd;
+    if (__atomic_load_n(&g_disabled, __ATOMIC_ACQUIRE))
+        return -1;
     pthread_mutex_lock(&g_mu);
-    fd = g_logfd;
-    if (fd < 0 && !g_disabled)
+    if (g_logfd == fd && !g_disabled)
         fd = log_open_locked();
+    else
+        fd = g_logfd;
     pthread_mutex_unlock(&g_mu);
     return fd;
 }
 
-/* The program closed or replaced our descriptor: forget it. */
 static void log_forget(int fd)
 {
     int cur = fd;
@@ -729,8 +746,6 @@ EXPORT int close(int fd)
     int ret = CALL(close, -1, fd);
     BEGIN_REC(err);
     cache_forget(fd);
-    if (ret == 0 || err != EBADF)
-        log_forget(fd);
     if (state == FD_RECORDED) {
         struct rec r;
         rec_init(&r, K_CLOSE, ret, err, fd);
@@ -746,10 +761,8 @@ static void after_dup(int oldfd, int newfd, int ret, int err)
     struct fdent e;
     struct stat st;
     int target = ret >= 0 ? ret : newfd;
-    if (ret >= 0) {
+    if (ret >= 0)
         cache_forget(ret);
-        log_forget(ret);
-    }
     if (classify(oldfd, &e, &st) != FD_RECORDED)
         return;
     if (ret >= 0)
@@ -800,9 +813,6 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
     if (!active() || ret < 0 || (flags & CLOSE_RANGE_CLOEXEC))
         return ret;
     BEGIN_REC(err);
-    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (lfd >= 0 && (unsigned)lfd >= first && (unsigned)lfd <= last)
-        log_forget(lfd);
     pthread_mutex_lock(&g_mu);
     for (unsigned i = first; i <= last && i < NCACHE; i++)
         g_cache[i].state = FD_UNKNOWN;
@@ -819,9 +829,6 @@ EXPORT void closefrom(int lowfd)
     if (!active() || lowfd < 0)
         return;
     BEGIN_REC(err);
-    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (lfd >= lowfd)
-        log_forget(lfd);
     pthread_mutex_lock(&g_mu);
     for (int i = lowfd; i < NCACHE; i++)
         g_cache[i].state = FD_UNKNOWN;
