@@ -14,11 +14,18 @@
  *  - DUP that fails: fd = the requested number (dup2/dup3) or -1.
  *  - raw-syscall and copy-range LIMITs are written only when the call
  *    concerns the root (its descriptor is recorded or a path is under it);
- *    io_uring and sync always.
+ *    syscall(SYS_sync) and io_uring always.
  *  - msync LIMIT: for a range that overlaps a mapping that got an
  *    mmap-shared-writable LIMIT in this process.
  *  - close_range/closefrom are not recorded (no kind); they only make the
- *    preload forget the descriptors they close.
+ *    preload forget the descriptors they close. dup2/dup3 over a recorded
+ *    descriptor gives the DUP record only (no CLOSE for the one replaced).
+ *  - LIMIT mmap-shared-writable: ret = 0 (not the address).
+ *  - Besides reopening on EBADF, the record file's descriptor is checked
+ *    (fstat dev/ino) before each record and reopened when the program has
+ *    put another file at its number.
+ *  - A fork without exec gets no START (no constructor runs); its records
+ *    carry the child's pid.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
  * internal write, which no preload sees); calls made by a signal handler
  * that interrupted the preload's own recording (they are forwarded
@@ -64,6 +71,23 @@
 #endif
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef F_GET_SEALS
+#define F_ADD_SEALS 1033
+#define F_GET_SEALS 1034
+#endif
+
+/* Older glibc lacks these; dlsym then finds nothing and they fail ENOSYS. */
+#if !__GLIBC_PREREQ(2, 34)
+int close_range(unsigned first, unsigned last, int flags);
+void closefrom(int lowfd);
+#endif
+#if !__GLIBC_PREREQ(2, 30)
+#define gettid() ((pid_t)syscall_raw(SYS_gettid))
+static long syscall_raw(long nr);
 #endif
 
 /* Not in glibc's headers unless fortified. */
@@ -139,6 +163,14 @@ static void *resolve(void **slot, const char *name)
         __typeof__(&name) f_ = REAL(name);                               \
         f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (fail));                 \
     })
+
+#if !__GLIBC_PREREQ(2, 30)
+/* Our own syscall() is a wrapper: reach glibc's. */
+static long syscall_raw(long nr)
+{
+    return CALL(syscall, -1, nr);
+}
+#endif
 
 /* ---- state --------------------------------------------------------- */
 
@@ -318,17 +350,31 @@ static void emit(struct rec *r, const char *p1, const char *p2,
                  const struct iovec *data, int dcnt, size_t dlen)
 {
     size_t l1 = p1 ? strlen(p1) : 0, l2 = p2 ? strlen(p2) : 0;
-    struct iovec stackv[64];
+    struct iovec stackv[64], flatv;
     struct iovec *v = stackv;
+    char *flat = NULL;
     int nv = 0;
-    if (dcnt + 3 > (int)(sizeof stackv / sizeof stackv[0])) {
-        v = malloc(sizeof(*v) * ((size_t)dcnt + 3));
-        if (!v) {
-            /* Too many pieces to gather and no memory: flatten is impossible
-             * too, so record without data rather than not at all. */
-            v = stackv;
-            dlen = 0;
+    if (dcnt + 3 > IOV_MAX) {
+        /* One writev takes at most IOV_MAX pieces: copy the data into one. */
+        flat = malloc(dlen ? dlen : 1);
+        size_t got = 0;
+        for (int i = 0; flat && i < dcnt && got < dlen; i++) {
+            size_t n = data[i].iov_len < dlen - got ? data[i].iov_len : dlen - got;
+            memcpy(flat + got, data[i].iov_base, n);
+            got += n;
         }
+        flatv = (struct iovec){flat, dlen};
+        data = &flatv;
+        dcnt = 1;
+    } else if (dcnt + 3 > (int)(sizeof stackv / sizeof stackv[0])) {
+        v = malloc(sizeof(*v) * ((size_t)dcnt + 3));
+    }
+    if (!v || (dcnt == 1 && data == &flatv && !flat)) {
+        /* No memory: the record without its data rather than none. */
+        report("allocating a record", ENOMEM);
+        v = stackv;
+        dcnt = 0;
+        dlen = 0;
     }
     r->path1_len = (uint32_t)l1;
     r->path2_len = (uint32_t)l2;
@@ -366,6 +412,7 @@ static void emit(struct rec *r, const char *p1, const char *p2,
     }
     if (v != stackv)
         free(v);
+    free(flat);
 }
 
 static void emit_simple(struct rec *r, const char *p1, const char *p2)

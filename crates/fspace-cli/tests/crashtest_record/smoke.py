@@ -72,6 +72,7 @@ C_PROG = r'''
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,15 @@ int main(int argc, char **argv) {
     /* Over the recorder's own descriptor: it must reopen its file. */
     CHECK(dup2(fd, 900) == 900);
     CHECK(write(900, "900", 3) == 3);
+    /* IOV_MAX pieces: more than one writev of the record can carry. */
+    static char bytes[IOV_MAX];
+    static struct iovec many[IOV_MAX];
+    for (int i = 0; i < IOV_MAX; i++) {
+        bytes[i] = 'A' + i % 26;
+        many[i] = (struct iovec){&bytes[i], 1};
+    }
+    CHECK(writev(fd, many, IOV_MAX) == IOV_MAX);
+    CHECK(writev(fd, many, 100) == 100);
     errno = 0;
     CHECK(unlinkat(dir, "nothere", 0) == -1 && errno == ENOENT);
     CHECK(close(10) == 0 && close(900) == 0 && close(fd) == 0);
@@ -278,6 +288,11 @@ def check_c(so, tmp):
     assert raw["ret"] == 3
     w9 = one(recs, "WRITE", lambda r: r["data"] == b"900")
     assert w9["fd"] == 900 and w9["ino"] == ino and w9["a"] == 9
+    pattern = bytes(ord("A") + i % 26 for i in range(1024))
+    wm = one(recs, "WRITE", lambda r: r["b"] == 1024)
+    assert (wm["a"], wm["ret"], wm["data"]) == (12, 1024, pattern)
+    w100 = one(recs, "WRITE", lambda r: r["b"] == 100)
+    assert (w100["a"], w100["data"]) == (12 + 1024, pattern[:100])
     ul = one(recs, "UNLINK")
     assert ul["ret"] == -1 and ul["err"] == errno.ENOENT and ul["ino"] == 0
     closes = [r["fd"] for r in recs if r["name"] == "CLOSE"]
