@@ -26,6 +26,8 @@ fn build_record_preload() {
         "-shared",
         "-fPIC",
         "-O2",
+        // It is carried inside the fspace binary: no debug information.
+        "-g0",
         "-D_GNU_SOURCE",
         "-Wall",
         "-Wextra",
@@ -34,11 +36,18 @@ fn build_record_preload() {
     .arg(&so)
     .arg(SRC)
     .args(["-ldl", "-pthread"]);
-    let status = cmd
-        .status()
+    let result = cmd
+        .output()
         .unwrap_or_else(|e| panic!("running the C compiler ({cmd:?}): {e}"));
+    let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(
-        status.success(),
-        "compiling {SRC} failed: {cmd:?} exited {status}"
+        result.status.success(),
+        "compiling {SRC} failed: {cmd:?} exited {}\n{stderr}",
+        result.status
     );
+    // Cargo shows a build script's output only when it fails: the compiler's
+    // warnings would go unseen.
+    for line in stderr.lines() {
+        println!("cargo:warning={line}");
+    }
 }

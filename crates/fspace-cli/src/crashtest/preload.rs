@@ -24,3 +24,22 @@ pub(crate) fn write_preload(dir: &Path) -> std::io::Result<PathBuf> {
     f.set_permissions(fs::Permissions::from_mode(0o755))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn write_preload_writes_the_shared_object_executable() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = super::write_preload(dir.path()).expect("writing the preload");
+        assert_eq!(path, dir.path().join("libfspace-record.so"));
+        let bytes = std::fs::read(&path).expect("reading it back");
+        assert!(bytes.starts_with(b"\x7fELF"), "not an ELF file");
+        assert_eq!(bytes, super::PRELOAD);
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        // A second write over the first one (a reused trace directory).
+        super::write_preload(dir.path()).expect("writing it again");
+    }
+}

@@ -14,14 +14,22 @@
  *  - DUP that fails: fd = the requested number (dup2/dup3) or -1.
  *  - raw-syscall and copy-range LIMITs are written only when the call
  *    concerns the root (its descriptor is recorded or a path is under it);
- *    io_uring and sync always.
+ *    syscall(SYS_sync) and io_uring always.
  *  - msync LIMIT: for a range that overlaps a mapping that got an
  *    mmap-shared-writable LIMIT in this process.
  *  - close_range/closefrom are not recorded (no kind); they only make the
- *    preload forget the descriptors they close.
+ *    preload forget the descriptors they close. dup2/dup3 over a recorded
+ *    descriptor gives the DUP record only (no CLOSE for the one replaced).
+ *  - LIMIT mmap-shared-writable: ret = 0 (not the address).
+ *  - Besides reopening on EBADF, the record file's descriptor is checked
+ *    (fstat dev/ino) before each record and reopened when the program has
+ *    put another file at its number.
+ *  - A fork without exec gets no START (no constructor runs); its records
+ *    carry the child's pid.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
- * internal write, which no preload sees), writes from signal handlers that
- * interrupt the preload itself (the descriptor cache takes a mutex).
+ * internal write, which no preload sees); calls made by a signal handler
+ * that interrupted the preload's own recording (they are forwarded
+ * unrecorded, so that the handler cannot wait on the preload's mutex).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -63,6 +71,23 @@
 #endif
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef F_GET_SEALS
+#define F_ADD_SEALS 1033
+#define F_GET_SEALS 1034
+#endif
+
+/* Older glibc lacks these; dlsym then finds nothing and they fail ENOSYS. */
+#if !__GLIBC_PREREQ(2, 34)
+int close_range(unsigned first, unsigned last, int flags);
+void closefrom(int lowfd);
+#endif
+#if !__GLIBC_PREREQ(2, 30)
+#define gettid() ((pid_t)syscall_raw(SYS_gettid))
+static long syscall_raw(long nr);
 #endif
 
 /* Not in glibc's headers unless fortified. */
@@ -139,6 +164,14 @@ static void *resolve(void **slot, const char *name)
         f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (fail));                 \
     })
 
+#if !__GLIBC_PREREQ(2, 30)
+/* Our own syscall() is a wrapper: reach glibc's. */
+static long syscall_raw(long nr)
+{
+    return CALL(syscall, -1, nr);
+}
+#endif
+
 /* ---- state --------------------------------------------------------- */
 
 enum { FD_UNKNOWN = 0, FD_RECORDED, FD_ACK, FD_IGNORED };
@@ -166,6 +199,7 @@ static size_t g_root_len;
 static uint64_t g_root_dev;
 static const char *g_ops;
 static int g_logfd = -1;
+static uint64_t g_log_dev, g_log_ino;
 static int g_disabled;
 static int g_reported;
 
@@ -233,13 +267,13 @@ static int log_open_locked(void)
     int (*rc)(int) = REAL(close);
     if (!ro || !rf || !rc) {
         report("finding the real openat/fcntl/close", ENOSYS);
-        g_disabled = 1;
+        __atomic_store_n(&g_disabled, 1, __ATOMIC_RELEASE);
         return -1;
     }
     int fd = ro(AT_FDCWD, g_ops, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) {
         report("opening FSPACE_CRASHTEST_OPS", errno);
-        g_disabled = 1;
+        __atomic_store_n(&g_disabled, 1, __ATOMIC_RELEASE);
         return -1;
     }
     if (fd < LOG_FD_MIN) {
@@ -250,24 +284,39 @@ static int log_open_locked(void)
             fd = hi;
         }
     }
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        __atomic_store_n(&g_log_dev, (uint64_t)st.st_dev, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_log_ino, (uint64_t)st.st_ino, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&g_logfd, fd, __ATOMIC_RELEASE);
     return fd;
 }
 
+/* The record file's descriptor, checked against the file it was opened on:
+ * the program may have closed it, dup2'd over it or got its number back
+ * from open. Checking here rather than in close/dup2/close_range also keeps
+ * a vfork child (shared memory, its own descriptors) from reopening it
+ * under the parent. */
 static int log_fd(void)
 {
     int fd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (fd >= 0 || g_disabled)
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 &&
+        (uint64_t)st.st_dev == __atomic_load_n(&g_log_dev, __ATOMIC_RELAXED) &&
+        (uint64_t)st.st_ino == __atomic_load_n(&g_log_ino, __ATOMIC_RELAXED))
         return fd;
+    if (__atomic_load_n(&g_disabled, __ATOMIC_ACQUIRE))
+        return -1;
     pthread_mutex_lock(&g_mu);
-    fd = g_logfd;
-    if (fd < 0 && !g_disabled)
+    if (g_logfd == fd && !g_disabled)
         fd = log_open_locked();
+    else
+        fd = g_logfd;
     pthread_mutex_unlock(&g_mu);
     return fd;
 }
 
-/* The program closed or replaced our descriptor: forget it. */
 static void log_forget(int fd)
 {
     int cur = fd;
@@ -301,17 +350,31 @@ static void emit(struct rec *r, const char *p1, const char *p2,
                  const struct iovec *data, int dcnt, size_t dlen)
 {
     size_t l1 = p1 ? strlen(p1) : 0, l2 = p2 ? strlen(p2) : 0;
-    struct iovec stackv[64];
+    struct iovec stackv[64], flatv;
     struct iovec *v = stackv;
+    char *flat = NULL;
     int nv = 0;
-    if (dcnt + 3 > (int)(sizeof stackv / sizeof stackv[0])) {
-        v = malloc(sizeof(*v) * ((size_t)dcnt + 3));
-        if (!v) {
-            /* Too many pieces to gather and no memory: flatten is impossible
-             * too, so record without data rather than not at all. */
-            v = stackv;
-            dlen = 0;
+    if (dcnt + 3 > IOV_MAX) {
+        /* One writev takes at most IOV_MAX pieces: copy the data into one. */
+        flat = malloc(dlen ? dlen : 1);
+        size_t got = 0;
+        for (int i = 0; flat && i < dcnt && got < dlen; i++) {
+            size_t n = data[i].iov_len < dlen - got ? data[i].iov_len : dlen - got;
+            memcpy(flat + got, data[i].iov_base, n);
+            got += n;
         }
+        flatv = (struct iovec){flat, dlen};
+        data = &flatv;
+        dcnt = 1;
+    } else if (dcnt + 3 > (int)(sizeof stackv / sizeof stackv[0])) {
+        v = malloc(sizeof(*v) * ((size_t)dcnt + 3));
+    }
+    if (!v || (dcnt == 1 && data == &flatv && !flat)) {
+        /* No memory: the record without its data rather than none. */
+        report("allocating a record", ENOMEM);
+        v = stackv;
+        dcnt = 0;
+        dlen = 0;
     }
     r->path1_len = (uint32_t)l1;
     r->path2_len = (uint32_t)l2;
@@ -349,6 +412,7 @@ static void emit(struct rec *r, const char *p1, const char *p2,
     }
     if (v != stackv)
         free(v);
+    free(flat);
 }
 
 static void emit_simple(struct rec *r, const char *p1, const char *p2)
@@ -729,8 +793,6 @@ EXPORT int close(int fd)
     int ret = CALL(close, -1, fd);
     BEGIN_REC(err);
     cache_forget(fd);
-    if (ret == 0 || err != EBADF)
-        log_forget(fd);
     if (state == FD_RECORDED) {
         struct rec r;
         rec_init(&r, K_CLOSE, ret, err, fd);
@@ -746,10 +808,8 @@ static void after_dup(int oldfd, int newfd, int ret, int err)
     struct fdent e;
     struct stat st;
     int target = ret >= 0 ? ret : newfd;
-    if (ret >= 0) {
+    if (ret >= 0)
         cache_forget(ret);
-        log_forget(ret);
-    }
     if (classify(oldfd, &e, &st) != FD_RECORDED)
         return;
     if (ret >= 0)
@@ -800,9 +860,6 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
     if (!active() || ret < 0 || (flags & CLOSE_RANGE_CLOEXEC))
         return ret;
     BEGIN_REC(err);
-    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (lfd >= 0 && (unsigned)lfd >= first && (unsigned)lfd <= last)
-        log_forget(lfd);
     pthread_mutex_lock(&g_mu);
     for (unsigned i = first; i <= last && i < NCACHE; i++)
         g_cache[i].state = FD_UNKNOWN;
@@ -819,9 +876,6 @@ EXPORT void closefrom(int lowfd)
     if (!active() || lowfd < 0)
         return;
     BEGIN_REC(err);
-    int lfd = __atomic_load_n(&g_logfd, __ATOMIC_ACQUIRE);
-    if (lfd >= lowfd)
-        log_forget(lfd);
     pthread_mutex_lock(&g_mu);
     for (int i = lowfd; i < NCACHE; i++)
         g_cache[i].state = FD_UNKNOWN;

@@ -57,12 +57,22 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 assert st == 0
 print("child", pid, file=sys.stderr)
+inh = os.open(os.path.join(root, "inh"), os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+os.set_inheritable(inh, True)
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-c",
+             "import os, sys; os.write(int(sys.argv[1]), b'inherited')", str(inh)])
+_, st = os.waitpid(pid, 0)
+assert st == 0
+print("exec", pid, file=sys.stderr)
 '''
 
 C_PROG = r'''
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +103,15 @@ int main(int argc, char **argv) {
     /* Over the recorder's own descriptor: it must reopen its file. */
     CHECK(dup2(fd, 900) == 900);
     CHECK(write(900, "900", 3) == 3);
+    /* IOV_MAX pieces: more than one writev of the record can carry. */
+    static char bytes[IOV_MAX];
+    static struct iovec many[IOV_MAX];
+    for (int i = 0; i < IOV_MAX; i++) {
+        bytes[i] = 'A' + i % 26;
+        many[i] = (struct iovec){&bytes[i], 1};
+    }
+    CHECK(writev(fd, many, IOV_MAX) == IOV_MAX);
+    CHECK(writev(fd, many, 100) == 100);
     errno = 0;
     CHECK(unlinkat(dir, "nothere", 0) == -1 && errno == ENOENT);
     CHECK(close(10) == 0 && close(900) == 0 && close(fd) == 0);
@@ -132,6 +151,7 @@ def check_python(so, tmp):
     assert p.stdout == "ack 1\n", p.stdout
     info = dict(line.rsplit(" ", 1) for line in p.stderr.splitlines())
     ino_f, ino_d, child = int(info["ino f"]), int(info["ino d"]), int(info["child"])
+    exec_pid = int(info["exec"])
     recs = decode.records(ops)
     me = recs[0]["pid"]
     assert recs[0]["name"] == "START" and recs[0]["a"] == os.getpid()
@@ -192,6 +212,18 @@ def check_python(so, tmp):
     assert co["c"] == 1 and co["ino"] == os.stat(os.path.join(root, "child")).st_ino
     cw = one(kids, "WRITE", lambda r: r["fd"] == co["fd"])
     assert cw["data"] == b"from child" and cw["a"] == 0
+
+    # A process after exec: START, then the descriptor it inherited.
+    ex = [r for r in recs if r["pid"] == exec_pid]
+    assert ex[0]["name"] == "START" and ex[0]["a"] == me, decode.line(ex[0])
+    inh_path = os.path.join(root, "inh")
+    oi = one(mine, "OPEN", lambda r: r["path1"] == inh_path)
+    ih = one(ex, "INHERITED")
+    assert (ih["fd"], ih["ino"], ih["path1"]) == (oi["fd"], os.stat(inh_path).st_ino, inh_path)
+    assert ih["d"] & os.O_APPEND and ih["offset"] < ex[-1]["offset"]
+    wi = one(ex, "WRITE")
+    assert wi["data"] == b"inherited" and wi["fd"] == oi["fd"] and wi["a"] == 0
+    assert wi["d"] & os.O_APPEND
 
     # Nothing outside the root: no path, no inode of the outside file.
     ino_o = os.stat(os.path.join(outside, "o2")).st_ino
@@ -256,6 +288,11 @@ def check_c(so, tmp):
     assert raw["ret"] == 3
     w9 = one(recs, "WRITE", lambda r: r["data"] == b"900")
     assert w9["fd"] == 900 and w9["ino"] == ino and w9["a"] == 9
+    pattern = bytes(ord("A") + i % 26 for i in range(1024))
+    wm = one(recs, "WRITE", lambda r: r["b"] == 1024)
+    assert (wm["a"], wm["ret"], wm["data"]) == (12, 1024, pattern)
+    w100 = one(recs, "WRITE", lambda r: r["b"] == 100)
+    assert (w100["a"], w100["data"]) == (12 + 1024, pattern[:100])
     ul = one(recs, "UNLINK")
     assert ul["ret"] == -1 and ul["err"] == errno.ENOENT and ul["ino"] == 0
     closes = [r["fd"] for r in recs if r["name"] == "CLOSE"]
