@@ -8,8 +8,8 @@ use std::path::PathBuf;
 mod values;
 
 use values::{
-    between_arg, count_arg, engine_arg, mode_arg, record_arg, seconds_arg, size_arg, strategy_arg,
-    sync_method_arg, unit_arg, whole_arg,
+    between_arg, count_arg, engine_arg, mode_arg, model_arg, record_arg, seconds_arg, size_arg,
+    strategy_arg, sync_method_arg, unit_arg, whole_arg,
 };
 pub(crate) use values::{threshold_arg, writers_arg, StrategyArg};
 
@@ -235,7 +235,7 @@ pub(crate) struct CrashtestCheckArgs {
     /// The trace directory.
     pub trace: PathBuf,
     /// A persistence model (posix, ext4, xfs, btrfs); repeat for several. Default: all four.
-    #[arg(long, value_name = "MODEL", value_parser = crate::crashtest::model_arg)]
+    #[arg(long, value_name = "MODEL", value_parser = model_arg)]
     pub model: Vec<fspace::crashtest::Model>,
     /// At most this many states per crash point and model (default 64).
     #[arg(long, value_name = "N", value_parser = count_arg)]

@@ -145,3 +145,9 @@ pub(super) fn between_arg(s: &str) -> Result<usize, String> {
         .parse::<usize>()
         .map_err(|_| format!("{s:?} is not a whole number"))
 }
+
+/// `crashtest check --model`.
+pub(super) fn model_arg(s: &str) -> Result<fspace::crashtest::Model, String> {
+    s.parse::<fspace::crashtest::Model>()
+        .map_err(|e| e.to_string())
+}

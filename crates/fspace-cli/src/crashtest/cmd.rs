@@ -7,7 +7,7 @@ use crate::cli::{
 };
 use crate::errors::set_exit_status;
 use crate::output::{emit, print_json, Progress};
-use fspace::crashtest::{self, CheckOptions, CheckReport, Finding, Model, OpKind, Trace};
+use fspace::crashtest::{self, CheckOptions, CheckReport, Finding, OpKind, Trace};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -438,9 +438,4 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
         out!(o, "  {}", op.describe(&name));
     }
     emit(&o)
-}
-
-/// Parses `--model`.
-pub(crate) fn model_arg(s: &str) -> Result<Model, String> {
-    s.parse::<Model>().map_err(|e| e.to_string())
 }

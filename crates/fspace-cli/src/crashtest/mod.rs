@@ -4,4 +4,4 @@
 mod cmd;
 pub(crate) mod preload;
 
-pub(crate) use cmd::{model_arg, run};
+pub(crate) use cmd::run;
