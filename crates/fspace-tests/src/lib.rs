@@ -42,4 +42,5 @@ pub mod markdown_doctests {
     doctest!(Wal, "../../../docs/wal.md");
     doctest!(WalFormat, "../../../docs/wal-format.md");
     doctest!(Untorn, "../../../docs/untorn.md");
+    doctest!(Crashtest, "../../../docs/crashtest.md");
 }
