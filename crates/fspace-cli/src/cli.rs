@@ -149,7 +149,9 @@ pub(crate) enum Command {
         check builds the states a power cut may leave (after each durability call and \
         acknowledgement, under the posix, ext4, xfs and btrfs models) and runs CHECKER in each: \
         its working directory is the state ($FSPACE_CRASH_STATE), $FSPACE_CRASH_ACKS names a file \
-        holding what the program had written to stdout by then, and exit status 0 accepts the state.\n\n\
+        holding what the program had written to stdout by then, and exit status 0 accepts the state, \
+        3 (--loss-status) says it is consistent but lacks acknowledged data (a durability loss), \
+        anything else that it is inconsistent (corruption).\n\n\
         lint checks one trace against static rules (a new name without a directory fsync, a rename \
         of unsynced data, an acknowledgement before its fsync, ...), no states needed.\n\n\
         Exit status of check and lint: 0 nothing found, 1 found, 2 could not run. record exits \
@@ -249,6 +251,10 @@ pub(crate) struct CrashtestCheckArgs {
     /// Seconds after which a running checker has failed (default 60).
     #[arg(long, value_name = "SECONDS", value_parser = seconds_arg)]
     pub timeout: Option<f64>,
+    /// The checker's exit status for "consistent, but acknowledged data is missing": reported as
+    /// a durability loss, not as corruption.
+    #[arg(long, value_name = "STATUS", default_value_t = 3)]
+    pub loss_status: i32,
     /// Leave the failing states' directories (the first 20) for a debugger.
     #[arg(long)]
     pub keep: bool,

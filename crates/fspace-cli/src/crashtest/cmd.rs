@@ -7,7 +7,7 @@ use crate::cli::{
 };
 use crate::errors::set_exit_status;
 use crate::output::{emit, print_json, Progress};
-use fspace::crashtest::{self, CheckOptions, CheckReport, Finding, OpKind, Trace};
+use fspace::crashtest::{self, CheckOptions, CheckReport, FailureKind, Finding, OpKind, Trace};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -238,6 +238,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         opts.timeout = std::time::Duration::from_secs_f64(t);
     }
     opts.keep = a.keep;
+    opts.loss_status = Some(a.loss_status);
     opts.work_dir.clone_from(&a.work_dir);
     let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));
     let report = crashtest::check(&trace, &a.checker, &opts, &|done, total| {
@@ -302,23 +303,35 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     } else {
         out!(
             o,
-            "FOUND: {} of {} states fail the checker ({} distinct). The smallest story:",
+            "FOUND: {} of {} states fail the checker ({} distinct): {} inconsistent (corruption), {} consistent but missing acknowledged data (exit status {}: a durability loss).",
             report.failed_states,
             report.states,
-            report.failed_distinct
+            report.failed_distinct,
+            report.inconsistent_states,
+            report.lost_states,
+            a.loss_status
         );
-        for l in report.failures[0].story(&trace) {
-            out!(o, "  {l}");
+        // The smallest story of each kind found.
+        let mut shown: Vec<FailureKind> = Vec::new();
+        for f in &report.failures {
+            if shown.contains(&f.kind) {
+                continue;
+            }
+            shown.push(f.kind);
+            out!(o, "The smallest story ({}):", f.kind.name());
+            for l in f.story(&trace) {
+                out!(o, "  {l}");
+            }
+            if let Some(d) = &f.state_dir {
+                out!(o, "  the state: {}", d.display());
+            }
         }
-        if let Some(d) = &report.failures[0].state_dir {
-            out!(o, "  the state: {}", d.display());
-        }
-        if report.failed_distinct > 1 {
+        if report.failed_distinct > shown.len() {
             out!(
                 o,
-                "  ({} more distinct failures: --json lists {} of them{})",
-                report.failed_distinct - 1,
-                report.failures.len() - 1,
+                "({} more distinct failures: --json lists {} of them{})",
+                report.failed_distinct - shown.len(),
+                report.failures.len() - shown.len(),
                 if a.keep {
                     ""
                 } else {

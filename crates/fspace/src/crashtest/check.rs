@@ -37,6 +37,9 @@ pub struct CheckOptions {
     pub work_dir: Option<PathBuf>,
     /// At most this many distinct failures are described (20).
     pub max_failures: usize,
+    /// The checker's exit status for "consistent, but acknowledged data
+    /// is missing": a durability loss rather than corruption (3).
+    pub loss_status: Option<i32>,
 }
 
 impl Default for CheckOptions {
@@ -50,6 +53,7 @@ impl Default for CheckOptions {
             keep: false,
             work_dir: None,
             max_failures: 20,
+            loss_status: Some(3),
         }
     }
 }
@@ -78,6 +82,36 @@ impl CheckerExit {
     }
 }
 
+/// What kind of failure a rejected state is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The checker found the state inconsistent (any exit status but 0
+    /// and the loss status): corruption.
+    Inconsistent,
+    /// The checker was killed by a signal.
+    #[serde(rename = "checker-crashed")]
+    Crashed,
+    /// The checker ran past the timeout.
+    TimedOut,
+    /// The checker exited with the loss status: the state is consistent
+    /// but acknowledged data is missing (a durability loss).
+    #[serde(rename = "lost-acknowledged")]
+    Lost,
+}
+
+impl FailureKind {
+    /// Its name in JSON and text.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Inconsistent => "inconsistent",
+            FailureKind::Crashed => "checker-crashed",
+            FailureKind::TimedOut => "timed-out",
+            FailureKind::Lost => "lost-acknowledged",
+        }
+    }
+}
+
 /// A write that persisted only in part.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TornWrite {
@@ -95,6 +129,8 @@ pub struct TornWrite {
 /// persisted of what was pending there, and what the checker said.
 #[derive(Clone, Debug, Serialize)]
 pub struct Failure {
+    /// Corruption or a durability loss (or a checker that crashed or hung).
+    pub kind: FailureKind,
     /// The model it was built under (the first of them, when several
     /// models allow the same state).
     pub model: Model,
@@ -134,6 +170,10 @@ pub struct CheckReport {
     pub distinct: usize,
     /// States the checker rejected.
     pub failed_states: usize,
+    /// Of those, states it called inconsistent (or crashed or hung on).
+    pub inconsistent_states: usize,
+    /// Of those, states that lost acknowledged data but were consistent.
+    pub lost_states: usize,
     /// Distinct states the checker rejected.
     pub failed_distinct: usize,
     /// The first `max_failures` of them, the smallest story first.
@@ -297,6 +337,7 @@ pub fn check(
     }
     let mut failures = Vec::new();
     let mut failed_states = 0;
+    let mut lost_states = 0;
     for (j, r) in results.iter().enumerate() {
         let Some((exit, output)) = r else { continue };
         let dir = work.join(format!("state-{j}"));
@@ -306,6 +347,15 @@ pub fn check(
         }
         let group = &groups[&order[j]];
         failed_states += group.len();
+        let kind = match *exit {
+            CheckerExit::Code { code } if Some(code) == opts.loss_status => FailureKind::Lost,
+            CheckerExit::Code { .. } => FailureKind::Inconsistent,
+            CheckerExit::Signal { .. } => FailureKind::Crashed,
+            CheckerExit::TimedOut => FailureKind::TimedOut,
+        };
+        if kind == FailureKind::Lost {
+            lost_states += group.len();
+        }
         let s = &states[reps[j]];
         let mut models: Vec<Model> = group.iter().map(|&i| states[i].model).collect();
         models.sort();
@@ -314,6 +364,7 @@ pub fn check(
             &prepared,
             s,
             models,
+            kind,
             *exit,
             output.clone(),
             group.len(),
@@ -321,7 +372,13 @@ pub fn check(
         ));
     }
     let failed_distinct = failures.len();
-    failures.sort_by_key(|f| (f.lost.len() + usize::from(f.torn.is_some()), f.point.after));
+    failures.sort_by_key(|f| {
+        (
+            f.kind,
+            f.lost.len() + usize::from(f.torn.is_some()),
+            f.point.after,
+        )
+    });
     for (k, f) in failures.iter_mut().enumerate() {
         let Some(dir) = f.state_dir.take() else {
             continue;
@@ -332,7 +389,28 @@ pub fn check(
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
-    failures.truncate(opts.max_failures);
+    // Keep the smallest of each kind, then the rest in order.
+    if failures.len() > opts.max_failures {
+        let mut kept: Vec<Failure> = Vec::new();
+        let mut rest: Vec<Failure> = Vec::new();
+        for f in failures {
+            if kept.iter().all(|k| k.kind != f.kind) {
+                kept.push(f);
+            } else {
+                rest.push(f);
+            }
+        }
+        rest.truncate(opts.max_failures.saturating_sub(kept.len()));
+        kept.extend(rest);
+        kept.sort_by_key(|f| {
+            (
+                f.kind,
+                f.lost.len() + usize::from(f.torn.is_some()),
+                f.point.after,
+            )
+        });
+        failures = kept;
+    }
     let kept_any = failures.iter().any(|f| f.state_dir.is_some());
     if !kept_any && opts.work_dir.is_none() {
         let _ = std::fs::remove_dir_all(&work);
@@ -345,6 +423,8 @@ pub fn check(
         states: states.len(),
         distinct: total,
         failed_states,
+        inconsistent_states: failed_states - lost_states,
+        lost_states,
         failed_distinct,
         failures,
         seconds,
@@ -358,10 +438,12 @@ pub fn check(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn failure(
     p: &Prepared,
     s: &State,
     models: Vec<Model>,
+    kind: FailureKind,
     exit: CheckerExit,
     output: String,
     same: usize,
@@ -394,6 +476,7 @@ fn failure(
         .filter(|&e| s.tear.as_ref().is_none_or(|t| t.effect != e))
         .collect();
     Failure {
+        kind,
         model: s.model,
         models,
         point: s.point,
@@ -565,8 +648,16 @@ impl Failure {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        for &n in &self.persisted {
-            lines.push(format!("  persisted:     {}", describe(n)));
+        if self.persisted.len() <= 3 {
+            for &n in &self.persisted {
+                lines.push(format!("  persisted:     {}", describe(n)));
+            }
+        } else {
+            lines.push(format!(
+                "  persisted:     {} pending operations ({})",
+                self.persisted.len(),
+                ranges(&self.persisted)
+            ));
         }
         for &n in &self.lost {
             lines.push(format!("  NOT persisted: {}", describe(n)));
@@ -591,10 +682,38 @@ impl Failure {
             CheckerExit::Signal { signal } => format!("killed by signal {signal}"),
             CheckerExit::TimedOut => "timed out".to_string(),
         };
-        lines.push(format!("  checker: {exit}"));
+        lines.push(format!(
+            "  checker: {exit}: {}",
+            match self.kind {
+                FailureKind::Lost =>
+                    "consistent, but acknowledged data is missing (a durability loss)",
+                FailureKind::Inconsistent => "the state is inconsistent (corruption)",
+                FailureKind::Crashed => "the checker crashed on the state",
+                FailureKind::TimedOut => "the checker hung on the state",
+            }
+        ));
         for l in self.output.lines().take(12) {
             lines.push(format!("    | {l}"));
         }
         lines
     }
+}
+
+/// `#4-#12, #19`: operation numbers as ranges.
+fn ranges(ns: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ns.len() {
+        let mut j = i;
+        while j + 1 < ns.len() && ns[j + 1] == ns[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("#{}-#{}", ns[i], ns[j])
+        } else {
+            format!("#{}", ns[i])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
 }

@@ -25,7 +25,9 @@ mod record;
 mod states;
 mod trace;
 
-pub use check::{check, inode_names, CheckOptions, CheckReport, CheckerExit, Failure, TornWrite};
+pub use check::{
+    check, inode_names, CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite,
+};
 pub use lint::{lint, Finding, Rule};
 pub use model::{Model, UnknownModel};
 pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};
