@@ -118,8 +118,8 @@ fn damaged(from: &Path, to: &Path, at: &[(u64, u64, usize)], seq: u64) {
 }
 
 common::per_fs! {
-    /// info, grow, map, copy, dig, bench commit, and wal stat, verify and
-    /// dump on a healthy log, on one damaged before its end and on one
+    /// info, grow, map, copy, dig, bench commit, crashtest, and wal stat,
+    /// verify and dump on a healthy log, on one damaged before its end and on one
     /// that ends in a damaged record; with their errors and hints.
     fn every_command_fits_80_columns(fs) {
         let _g = fs.lock();
@@ -184,6 +184,19 @@ common::per_fs! {
         run(n, st, &["wal", "verify", s(&mid)], Some(1));
         run(n, st, &["wal", "dump", s(&mid)], Some(1));
         run(n, st, &["wal", "stat", s(&p("no-log-here"))], Some(1));
+
+        // crashtest: a rename without any fsync, recorded, linted, checked
+        // (a bug: exit 1 from lint and check), listed; and its refusal of
+        // a trace inside the root.
+        let root = p("crash-root");
+        std::fs::create_dir(&root).expect("mkdir");
+        let script = format!("printf new > '{0}/data.tmp' && mv '{0}/data.tmp' '{0}/data' && echo ok", s(&root));
+        let trace = p("crash.trace");
+        run(n, st, &["crashtest", "record", "--root", s(&root), "--trace", s(&trace), "--", "sh", "-c", &script], Some(0));
+        run(n, st, &["crashtest", "lint", s(&trace)], Some(1));
+        run(n, st, &["crashtest", "check", "-q", s(&trace), "--", "sh", "-c", "test -s data || ! grep -q ok \"$FSPACE_CRASH_ACKS\""], Some(1));
+        run(n, st, &["crashtest", "show", "--all", s(&trace)], Some(0));
+        run(n, st, &["crashtest", "record", "--root", s(&root), "--trace", s(&root.join("t")), "--", "true"], Some(2));
 
         // Usage errors, the library's validation among them.
         for args in [

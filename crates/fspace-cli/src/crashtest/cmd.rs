@@ -7,6 +7,19 @@ use crate::cli::{
 };
 use crate::errors::set_exit_status;
 use crate::output::{emit, print_json, Progress};
+
+/// Appends one line, wrapped to 80 columns under its own indentation.
+macro_rules! line {
+    ($o:expr, $($t:tt)*) => {
+        wrapped(&mut $o, &format!($($t)*))
+    };
+}
+
+fn wrapped(o: &mut String, text: &str) {
+    let indent = text.len() - text.trim_start().len();
+    crate::fmt::labelled(o, &text[..indent], text.trim_start());
+}
+
 use fspace::crashtest::{self, CheckOptions, CheckReport, FailureKind, Finding, OpKind, Trace};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -158,7 +171,7 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     }
     if !a.quiet {
         let mut o = String::new();
-        out!(
+        line!(
             o,
             "fspace crashtest record: {} operations under {} by {} process{}, in {}",
             trace.ops.len(),
@@ -167,7 +180,7 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
             if trace.processes.len() == 1 { "" } else { "es" },
             trace_dir.display()
         );
-        out!(
+        line!(
             o,
             "  the program {}",
             match (status.code(), status.signal()) {
@@ -193,8 +206,8 @@ fn limits_text(o: &mut String, trace: &Trace) {
     if limits.is_empty() {
         return;
     }
-    out!(
-        o,
+    line!(
+        *o,
         "  LIMITS: {} things the recorder could not follow (their effects are not in any state):",
         limits.len()
     );
@@ -206,11 +219,11 @@ fn limits_text(o: &mut String, trace: &Trace) {
             .unwrap_or_else(|| format!("inode {i}"))
     };
     for op in limits.iter().take(5) {
-        out!(o, "    {}", op.describe(&name));
+        line!(*o, "    {}", op.describe(&name));
     }
     if limits.len() > 5 {
-        out!(
-            o,
+        line!(
+            *o,
             "    ... and {} more (fspace crashtest show)",
             limits.len() - 5
         );
@@ -275,14 +288,14 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         });
     }
     let mut o = String::new();
-    out!(
+    line!(
         o,
         "fspace crashtest check: {} ({}; {} operations)",
         a.trace.display(),
         trace.manifest.program.join(" "),
         trace.ops.len()
     );
-    out!(
+    line!(
         o,
         "  models {}: {} crash points, {} states built, {} distinct, checked in {:.1} s ({:.0} ms per state, {} at a time)",
         report.models.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
@@ -295,13 +308,13 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     );
     limits_text(&mut o, &trace);
     if report.passed() {
-        out!(
+        line!(
             o,
             "NOT FOUND: the checker accepted every one of the {} distinct crash states.",
             report.distinct
         );
     } else {
-        out!(
+        line!(
             o,
             "FOUND: {} of {} states fail the checker ({} distinct): {} inconsistent (corruption), {} consistent but missing acknowledged data (exit status {}: a durability loss).",
             report.failed_states,
@@ -318,16 +331,16 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
                 continue;
             }
             shown.push(f.kind);
-            out!(o, "The smallest story ({}):", f.kind.name());
+            line!(o, "The smallest story ({}):", f.kind.name());
             for l in f.story(&trace) {
-                out!(o, "  {l}");
+                line!(o, "  {l}");
             }
             if let Some(d) = &f.state_dir {
-                out!(o, "  the state: {}", d.display());
+                line!(o, "  the state: {}", d.display());
             }
         }
         if report.failed_distinct > shown.len() {
-            out!(
+            line!(
                 o,
                 "({} more distinct failures: --json lists {} of them{})",
                 report.failed_distinct - shown.len(),
@@ -377,7 +390,7 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
         });
     }
     let mut o = String::new();
-    out!(
+    line!(
         o,
         "fspace crashtest lint: {} ({} operations)",
         a.trace.display(),
@@ -385,13 +398,13 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
     );
     limits_text(&mut o, &trace);
     if findings.is_empty() {
-        out!(
+        line!(
             o,
             "no rule broken (lint sees one run; `fspace crashtest check` tries the crash states)"
         );
     }
     for f in &findings {
-        out!(
+        line!(
             o,
             "{} (ops {}):",
             f.rule.name(),
@@ -429,7 +442,7 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
             .unwrap_or_else(|| format!("inode {i}"))
     };
     let mut o = String::new();
-    out!(
+    line!(
         o,
         "{}: {} under {} ({}), {} entries at the start, {} operations",
         a.trace.display(),
@@ -448,7 +461,7 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
         {
             continue;
         }
-        out!(o, "  {}", op.describe(&name));
+        line!(o, "  {}", op.describe(&name));
     }
     emit(&o)
 }
