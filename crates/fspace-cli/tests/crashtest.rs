@@ -495,3 +495,56 @@ fn crashtest_sqlite_wal_by_synchronous_mode() {
         }
     }
 }
+
+/// `--keep` leaves the failing states (the smallest story's holds what the
+/// story says); without it nothing is left behind.
+#[test]
+fn crashtest_keep_leaves_the_failing_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path();
+    std::fs::create_dir(run.join("db")).unwrap();
+    old_data(&run.join("db"));
+    let trace = record(run, "replace", false);
+    let check = programs().join("check.sh");
+    for keep in [true, false] {
+        let work = run.join(format!("work-{keep}"));
+        let mut args = vec![
+            "crashtest",
+            "check",
+            "--json",
+            "-q",
+            "--model",
+            "xfs",
+            "--work-dir",
+            work.to_str().unwrap(),
+        ];
+        if keep {
+            args.push("--keep");
+        }
+        args.extend([
+            trace.to_str().unwrap(),
+            "--",
+            "sh",
+            check.to_str().unwrap(),
+            "replace",
+        ]);
+        let o = fspace(&args, run);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = &v["failures"][0];
+        if keep {
+            let state = Path::new(f["state_dir"].as_str().expect("a kept state"));
+            assert!(state.starts_with(&work), "{f}");
+            // The story: the rename persisted, the data did not.
+            assert_eq!(std::fs::read(state.join("data")).unwrap(), b"", "{f}");
+            assert!(!state.join("data.tmp").exists());
+        } else {
+            assert!(f["state_dir"].is_null(), "{f}");
+            let left: Vec<String> = common::listing(&work)
+                .into_iter()
+                .filter(|n| n.starts_with("state-"))
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
+    }
+}
