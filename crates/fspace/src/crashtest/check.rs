@@ -251,14 +251,7 @@ pub fn check(
     for &model in &opts.models {
         let durable_at = durability(trace, &prepared.effects, model);
         for &p in &pts {
-            states.extend(states_at(
-                trace,
-                &prepared.effects,
-                &durable_at,
-                model,
-                p,
-                bounds,
-            ));
+            states.extend(states_at(&prepared.effects, &durable_at, model, p, bounds));
         }
     }
     // Distinct states: same contents and same acknowledgements.

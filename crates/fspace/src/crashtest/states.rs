@@ -7,6 +7,7 @@ use super::model::Model;
 use super::trace::{OpKind, Trace};
 use serde::Serialize;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Why a crash point was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -44,8 +45,8 @@ pub(crate) struct State {
     /// Pending effects that did not.
     pub lost: Vec<usize>,
     pub tear: Option<Tear>,
-    /// Effects durable at the point.
-    pub durable: Vec<usize>,
+    /// Effects durable at the point (shared by the point's states).
+    pub durable: Arc<Vec<usize>>,
 }
 
 /// How many states to build per point, and how many points between.
@@ -225,153 +226,182 @@ pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec
 /// The states at one point: the pending effects and the sample of what
 /// persisted of them.
 pub(crate) fn states_at(
-    trace: &Trace,
     effects: &[Effect],
     durable_at: &[usize],
     model: Model,
     point: CrashPoint,
     bounds: Bounds,
 ) -> Vec<State> {
-    let before: Vec<usize> = (0..effects.len())
-        .filter(|&e| effects[e].op < point.after)
-        .collect();
-    let durable: Vec<usize> = before
-        .iter()
-        .copied()
-        .filter(|&e| durable_at[e] <= point.after)
-        .collect();
-    let pending: Vec<usize> = before
-        .iter()
-        .copied()
+    let before = effects.partition_point(|e| e.op < point.after);
+    let durable: Arc<Vec<usize>> = Arc::new(
+        (0..before)
+            .filter(|&e| durable_at[e] <= point.after)
+            .collect(),
+    );
+    let pending: Vec<usize> = (0..before)
         .filter(|&e| durable_at[e] > point.after)
         .collect();
     let n = pending.len();
-    // Requirements among pending effects, as positions in `pending`.
-    let requires = |i: usize| -> Vec<usize> {
-        let e = &effects[pending[i]];
-        let mut r = Vec::new();
-        if model.metadata_in_order() && e.metadata {
-            r.extend((0..i).filter(|&j| effects[pending[j]].metadata));
-        }
-        if model.replace_carries_data() {
-            r.extend((0..n).filter(|&j| e.ties.contains(&pending[j])));
-        }
-        r
-    };
-    let close_up = |set: &mut Vec<bool>| loop {
-        let mut changed = false;
-        for i in 0..n {
-            if set[i] {
-                for j in requires(i) {
-                    if !set[j] {
-                        set[j] = true;
-                        changed = true;
-                    }
+    let meta: Vec<bool> = pending
+        .iter()
+        .map(|&e| model.metadata_in_order() && effects[e].metadata)
+        .collect();
+    // ext4's replace heuristics: the pending data a pending effect carries.
+    let ties: Vec<Vec<usize>> = pending
+        .iter()
+        .map(|&e| {
+            if !model.replace_carries_data() {
+                return vec![];
+            }
+            effects[e]
+                .ties
+                .iter()
+                .filter_map(|t| pending.binary_search(t).ok())
+                .collect()
+        })
+        .collect();
+    // What must persist with what is kept (a journal persists in order;
+    // ext4 carries the tied data): O(n).
+    let close_up = |set: &mut Vec<bool>| {
+        if let Some(last) = (0..n).rev().find(|&i| set[i] && meta[i]) {
+            for j in 0..last {
+                if meta[j] {
+                    set[j] = true;
                 }
             }
         }
-        if !changed {
-            break;
-        }
-    };
-    let close_down = |set: &mut Vec<bool>| loop {
-        let mut changed = false;
         for i in 0..n {
-            if set[i] && requires(i).iter().any(|&j| !set[j]) {
-                set[i] = false;
-                changed = true;
+            if set[i] {
+                for &t in &ties[i] {
+                    set[t] = true;
+                }
             }
-        }
-        if !changed {
-            break;
         }
     };
-    let mut cands: Vec<(Vec<bool>, Option<Tear>)> = Vec::new();
-    let mut seen: HashSet<(Vec<bool>, Option<Tear>)> = HashSet::new();
-    let mut add =
-        |set: Vec<bool>, tear: Option<Tear>, cands: &mut Vec<(Vec<bool>, Option<Tear>)>| {
-            if seen.insert((set.clone(), tear.clone())) {
-                cands.push((set, tear));
+    // What cannot persist without what is lost: O(n).
+    let close_down = |set: &mut Vec<bool>| {
+        for i in 0..n {
+            if set[i] && ties[i].iter().any(|&t| !set[t]) {
+                set[i] = false;
             }
-        };
-    // Everything pending persisted (what the program saw), then nothing.
-    add(vec![true; n], None, &mut cands);
-    add(vec![false; n], None, &mut cands);
-    // In-order prefixes, the latest first: a filesystem that writes back
-    // in order and stopped part way.
-    for k in (1..n).rev() {
-        let mut s: Vec<bool> = (0..n).map(|i| i < k).collect();
-        close_up(&mut s);
-        add(s, None, &mut cands);
+        }
+        if let Some(first) = (0..n).find(|&i| meta[i] && !set[i]) {
+            for j in first + 1..n {
+                if meta[j] {
+                    set[j] = false;
+                }
+            }
+        }
+    };
+    // The candidates, described before they are built: everything, then
+    // nothing, then (latest first) in-order prefixes, each effect lost
+    // alone, each persisted alone, and torn writes.
+    #[derive(Clone, Copy)]
+    enum Cand {
+        All,
+        Nothing,
+        Prefix(usize),
+        LoseOne(usize),
+        OnlyOne(usize),
+        /// Pending write `i`, tear variant `v`, with the earlier effects
+        /// (`false`) or all others (`true`).
+        Tear(usize, usize, bool),
     }
-    // Each pending effect lost alone (with what cannot persist without it).
-    for i in (0..n).rev() {
-        let mut s = vec![true; n];
-        s[i] = false;
-        close_down(&mut s);
-        add(s, None, &mut cands);
-    }
-    // Each pending effect persisted alone (with what it needs).
-    for i in (0..n).rev() {
-        let mut s = vec![false; n];
-        s[i] = true;
-        close_up(&mut s);
-        add(s, None, &mut cands);
-    }
-    // Torn writes: the write's first unit only, all but its first unit,
-    // or (worst case) a grown size without the data; with the effects
-    // before it persisted and those after lost, or all others persisted.
     let unit = model.tear_unit();
-    for i in (0..n).rev() {
+    let tears_of = |i: usize| -> Vec<(std::ops::Range<u64>, bool)> {
         let e = &effects[pending[i]];
         let Change::Write { offset, len } = e.change else {
-            continue;
+            return vec![];
         };
-        let mut tears = Vec::new();
+        let mut t = Vec::new();
         let first_end = ((offset / unit + 1) * unit).min(offset + len) - offset;
         if first_end < len {
-            tears.push((0..first_end, false));
-            tears.push((first_end..len, false));
+            t.push((0..first_end, false));
+            t.push((first_end..len, false));
         }
         if e.grows && !model.size_with_data() {
-            tears.push((0..0, true));
+            t.push((0..0, true));
         }
-        for (keep, size_anyway) in tears {
-            let tear = Tear {
-                effect: pending[i],
-                keep,
-                size_anyway,
-            };
-            let mut s: Vec<bool> = (0..n).map(|j| j < i).collect();
-            close_up(&mut s);
-            s[i] = true;
-            add(s, Some(tear.clone()), &mut cands);
-            let mut s = vec![true; n];
-            close_down(&mut s);
-            add(s, Some(tear), &mut cands);
+        t
+    };
+    let mut descs = vec![Cand::All, Cand::Nothing];
+    let mut rest = Vec::new();
+    for i in (0..n).rev() {
+        if i > 0 {
+            rest.push(Cand::Prefix(i));
         }
-    }
-    // Bounded: keep the first ones (everything, nothing, the latest
-    // prefixes) and an even sample of the rest.
-    if cands.len() > bounds.per_point {
-        let keep_first = bounds.per_point / 2;
-        let rest = cands.split_off(keep_first);
-        let want = bounds.per_point - keep_first;
-        let step = rest.len() as f64 / want as f64;
-        for k in 0..want {
-            cands.push(rest[(k as f64 * step) as usize].clone());
+        rest.push(Cand::LoseOne(i));
+        rest.push(Cand::OnlyOne(i));
+        for v in 0..tears_of(i).len() {
+            rest.push(Cand::Tear(i, v, false));
+            rest.push(Cand::Tear(i, v, true));
         }
     }
-    let _ = trace;
-    cands
-        .into_iter()
-        .map(|(set, tear)| State {
-            point,
-            model,
-            kept: (0..n).filter(|&i| set[i]).map(|i| pending[i]).collect(),
-            lost: (0..n).filter(|&i| !set[i]).map(|i| pending[i]).collect(),
-            tear,
-            durable: durable.clone(),
-        })
-        .collect()
+    // Bounded: the first half of the budget in order (the latest effects
+    // first), the other half an even sample of the rest.
+    let budget = bounds.per_point.saturating_sub(descs.len());
+    if rest.len() > budget {
+        let head = budget / 2;
+        let tail = rest.split_off(head);
+        let want = budget - head;
+        let step = tail.len() as f64 / want.max(1) as f64;
+        rest.extend((0..want).map(|k| tail[((k as f64) * step) as usize]));
+    }
+    descs.extend(rest);
+    let mut seen: HashSet<(Vec<bool>, Option<Tear>)> = HashSet::new();
+    let mut out = Vec::new();
+    for d in descs {
+        let (set, tear) = match d {
+            Cand::All => (vec![true; n], None),
+            Cand::Nothing => (vec![false; n], None),
+            Cand::Prefix(k) => {
+                let mut s: Vec<bool> = (0..n).map(|i| i < k).collect();
+                close_up(&mut s);
+                (s, None)
+            }
+            Cand::LoseOne(i) => {
+                let mut s = vec![true; n];
+                s[i] = false;
+                close_down(&mut s);
+                (s, None)
+            }
+            Cand::OnlyOne(i) => {
+                let mut s = vec![false; n];
+                s[i] = true;
+                close_up(&mut s);
+                (s, None)
+            }
+            Cand::Tear(i, v, others) => {
+                let (keep, size_anyway) = tears_of(i)[v].clone();
+                let tear = Tear {
+                    effect: pending[i],
+                    keep,
+                    size_anyway,
+                };
+                let mut s = if others {
+                    vec![true; n]
+                } else {
+                    (0..n).map(|j| j < i).collect()
+                };
+                if others {
+                    close_down(&mut s);
+                } else {
+                    close_up(&mut s);
+                }
+                s[i] = true;
+                (s, Some(tear))
+            }
+        };
+        if seen.insert((set.clone(), tear.clone())) {
+            out.push(State {
+                point,
+                model,
+                kept: (0..n).filter(|&i| set[i]).map(|i| pending[i]).collect(),
+                lost: (0..n).filter(|&i| !set[i]).map(|i| pending[i]).collect(),
+                tear,
+                durable: durable.clone(),
+            });
+        }
+    }
+    out
 }
