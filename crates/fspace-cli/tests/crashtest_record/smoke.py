@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Smoke test of libfspace-record.so against a Python and a C program.
+"""Smoke test of libfspace-record.so against a Python and two C programs.
 
 Usage: smoke.py PATH/TO/libfspace-record.so
 Builds nothing but the small C program (with gcc); exits non-zero on the
@@ -116,6 +116,73 @@ int main(int argc, char **argv) {
     CHECK(unlinkat(dir, "nothere", 0) == -1 && errno == ENOENT);
     CHECK(close(10) == 0 && close(900) == 0 && close(fd) == 0);
     printf("c done\n");
+    return 0;
+}
+'''
+
+# The same operations made with inline syscall instructions (argv[3] "raw":
+# what rustix or Go do, caught by Syscall User Dispatch) or through libc.
+RAW_PROG = r'''
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+static long rs(long nr, long a, long b, long c, long d, long e) {
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+static int raw;
+static long do_openat(const char *p, int fl, int mode) {
+    return raw ? rs(SYS_openat, AT_FDCWD, (long)p, fl, mode, 0) : openat(AT_FDCWD, p, fl, mode);
+}
+static long do_write(int fd, const char *s) {
+    return raw ? rs(SYS_write, fd, (long)s, strlen(s), 0, 0) : write(fd, s, strlen(s));
+}
+static int fd;
+static void *thread(void *a) {
+    (void)a;
+    CHECK(do_write(fd, "thread") == 6);
+    return NULL;
+}
+int main(int argc, char **argv) {
+    CHECK(argc == 4);
+    raw = strcmp(argv[3], "raw") == 0;
+    char r1[4096], r2[4096], out[4096];
+    snprintf(r1, sizeof r1, "%s/r1", argv[1]);
+    snprintf(r2, sizeof r2, "%s/r2", argv[1]);
+    snprintf(out, sizeof out, "%s/o", argv[2]);
+    errno = 4321;
+    fd = do_openat(r1, O_CREAT | O_WRONLY | O_EXCL, 0640);
+    CHECK(fd >= 3);
+    CHECK(do_write(fd, "raw1") == 4);
+    CHECK((raw ? rs(SYS_pwrite64, fd, (long)"PW", 2, 100, 0) : pwrite64(fd, "PW", 2, 100)) == 2);
+    CHECK((raw ? rs(SYS_fdatasync, fd, 0, 0, 0, 0) : fdatasync(fd)) == 0);
+    CHECK((raw ? rs(SYS_renameat2, AT_FDCWD, (long)r1, AT_FDCWD, (long)r2, RENAME_NOREPLACE)
+               : renameat2(AT_FDCWD, r1, AT_FDCWD, r2, RENAME_NOREPLACE)) == 0);
+    CHECK(do_write(1, "out\n") == 4);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, thread, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    /* A failure comes back as -errno in rax, as from the kernel. */
+    CHECK((raw ? rs(SYS_openat, AT_FDCWD, (long)r1, O_RDONLY, 0, 0) == -ENOENT
+               : openat(AT_FDCWD, r1, O_RDONLY) == -1));
+    int o = do_openat(out, O_CREAT | O_WRONLY, 0644);
+    CHECK(o >= 0);
+    CHECK(do_write(o, "outside") == 7);
+    CHECK((raw ? rs(SYS_close, o, 0, 0, 0, 0) : close(o)) == 0);
+    CHECK((raw ? rs(SYS_close, fd, 0, 0, 0, 0) : close(fd)) == 0);
+    if (raw)
+        CHECK(errno == 4321);  /* a raw call leaves errno alone */
     return 0;
 }
 '''
@@ -300,6 +367,50 @@ def check_c(so, tmp):
     return len(recs)
 
 
+def check_raw(so, tmp):
+    src, exe = os.path.join(tmp, "raw.c"), os.path.join(tmp, "raw")
+    with open(src, "w") as f:
+        f.write(RAW_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-pthread", "-o", exe, src], check=True)
+    runs = {}
+    for mode in ("libc", "raw", "off"):
+        root = os.path.realpath(os.path.join(tmp, mode + "root"))
+        outside = os.path.join(tmp, mode + "out")
+        os.mkdir(root)
+        os.mkdir(outside)
+        ops = os.path.join(tmp, mode + "-ops.bin")
+        with open(ops, "wb") as f:
+            f.write(b"FSPCTRW1")
+        extra = {"FSPACE_CRASHTEST_NO_DISPATCH": "1"} if mode == "off" else {}
+        p = run(so, root, ops, [exe, root, outside, "libc" if mode == "libc" else "raw"], extra)
+        assert p.stdout == "out\n", p.stdout
+        recs = decode.records(ops)
+        assert recs[0]["name"] == "START", decode.line(recs[0])
+        ino = os.stat(os.path.join(root, "r2")).st_ino
+        ino_out = os.stat(os.path.join(outside, "o")).st_ino
+
+        def norm(r):
+            assert r["ino"] != ino_out and b"outside" not in r["data"], decode.line(r)
+            return (r["name"], r["fd"], r["ret"], r["err"],
+                    "F" if r["ino"] == ino else r["ino"], r["ino2"], r["a"], r["b"], r["c"],
+                    r["d"], r["path1"].replace(root, "ROOT"),
+                    r["path2"].replace(root, "ROOT"), r["data"])
+        runs[mode] = [norm(r) for r in recs[1:]]
+        if mode == "raw":
+            # The thread's write is its own thread's record.
+            tw = one(recs, "WRITE", lambda r: r["data"] == b"thread")
+            assert tw["tid"] != tw["pid"] and tw["a"] == 4, decode.line(tw)
+    libc, raw = runs["libc"], runs["raw"]
+    names = [r[0] for r in libc]
+    assert names == ["OPEN", "WRITE", "WRITE", "FDATASYNC", "RENAME", "ACK", "WRITE",
+                     "OPEN", "CLOSE"], names
+    assert raw == libc, "\n".join(map(str, raw + ["--- libc ---"] + libc))
+    # Turned off: said once, and the raw calls are not seen.
+    off = runs["off"]
+    assert [r[0] for r in off] == ["LIMIT"] and off[0][10] == "raw-syscalls-not-captured", off
+    return len(raw)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: smoke.py PATH/TO/libfspace-record.so")
@@ -307,7 +418,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         n_py = check_python(so, tmp)
         n_c = check_c(so, tmp)
-    print(f"ok: python program {n_py} records, C program {n_c} records")
+        n_raw = check_raw(so, tmp)
+    print(f"ok: python program {n_py} records, C program {n_c} records, "
+          f"raw-syscall program {n_raw} records")
 
 
 if __name__ == "__main__":
