@@ -26,6 +26,36 @@
  *    put another file at its number.
  *  - A fork without exec gets no START (no constructor runs); its records
  *    carry the child's pid.
+ * Raw system calls (x86_64): code outside libc's text that issues the
+ * syscall instruction itself (rustix's linux_raw backend, Go, inline asm)
+ * is caught with Syscall User Dispatch (Linux >= 5.11): the allowed range
+ * is libc's text, so a libc caller never traps and nothing is recorded
+ * twice. The SIGSYS handler gives a recorded call to the same wrapper a
+ * libc caller reaches (identical records) and performs any other through
+ * libc's syscall(). Ways of it:
+ *  - Not inherited by threads nor fork children (checked on 6.18): turned
+ *    on again in pthread_create's new thread, glibc's fork child and the
+ *    child of a raw fork/vfork/clone without CLONE_VM.
+ *  - A raw clone with a new stack (CLONE_VM) is made from the handler; the
+ *    child lands after the program's syscall instruction with its
+ *    registers. Its TLS may not be glibc's, so that thread is NOT captured:
+ *    LIMIT raw-syscall-capture-off. A raw vfork (CLONE_VM, no stack)
+ *    becomes a copy: its child cannot share the handler's stack frame.
+ *  - A raw clone3 whose struct is over 128 bytes fails ENOSYS (callers
+ *    fall back to clone).
+ *  - rt_sigreturn from a restorer outside libc (Go's) is re-issued from
+ *    libc's restorer on the program's stack.
+ *  - SIGSYS is kept out of every mask the program sets (sigprocmask,
+ *    sigaction sa_mask, raw or not): blocked, a trap would kill.
+ *  - The program setting SIGSYS to SIG_DFL is a no-op it sees as done; any
+ *    other SIGSYS disposition turns the capture off in all threads (one
+ *    shared selector byte) with LIMIT raw-syscall-capture-off.
+ *  - Calls made by ld.so or the vDSO trap and are performed, unrecorded.
+ *  - LIMIT raw-syscalls-not-captured (path2: why) when it cannot be turned
+ *    on (not x86_64, old kernel, SIGSYS already handled) or when
+ *    FSPACE_CRASHTEST_NO_DISPATCH=1 turns it off.
+ *  - Each trapped call costs a signal delivery (about 8 us a write instead
+ *    of 0.5); calls through libc cost nothing more.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
  * internal write, which no preload sees); calls made by a signal handler
  * that interrupted the preload's own recording (they are forwarded
@@ -2107,8 +2137,18 @@ static long sud_call(long nr, const long *a, greg_t *g)
     case SYS_rt_sigaction: {
         /* The kernel's struct: handler, flags, restorer, mask. */
         const uint64_t *act = (const uint64_t *)a[1];
+        if (!act && a[0] == SIGSYS && a[2] && sud_capturing()) {
+            memset((void *)a[2], 0, 32);
+            return 0;
+        }
         if (!act)
             break;
+        if (a[0] == SIGSYS && act[0] == (uint64_t)(uintptr_t)SIG_DFL && sud_capturing()) {
+            /* What the program asked for is what ours does for it. */
+            if (a[2])
+                memset((void *)a[2], 0, 32);
+            return 0;
+        }
         if (a[0] == SIGSYS) {
             sud_give_up("the program installs its own SIGSYS handler");
             break;
@@ -2257,6 +2297,12 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
         errno = ENOSYS;
         return -1;
     }
+    if (sig == SIGSYS && sud_capturing() && (!act || act->sa_handler == SIG_DFL)) {
+        /* The program sees SIG_DFL, which the handler does for it. */
+        if (old)
+            memset(old, 0, sizeof *old);
+        return 0;
+    }
     if (!act || !__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
         return real(sig, act, old);
     if (sig == SIGSYS) {
@@ -2271,7 +2317,9 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
     sighandler_t (*real)(int, sighandler_t) = REAL(signal);
-    if (sig == SIGSYS && __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
+    if (sig == SIGSYS && sud_capturing() && h == SIG_DFL)
+        return SIG_DFL;
+    if (sig == SIGSYS)
         sud_give_up("the program installs its own SIGSYS handler");
     if (!real) {
         errno = ENOSYS;

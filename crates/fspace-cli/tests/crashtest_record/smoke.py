@@ -2,7 +2,7 @@
 """Smoke test of libfspace-record.so against a Python and two C programs.
 
 Usage: smoke.py PATH/TO/libfspace-record.so
-Builds nothing but the small C program (with gcc); exits non-zero on the
+Builds nothing but its small C programs (with gcc); exits non-zero on the
 first failed assertion.
 """
 import errno
@@ -183,6 +183,105 @@ int main(int argc, char **argv) {
     CHECK((raw ? rs(SYS_close, fd, 0, 0, 0, 0) : close(fd)) == 0);
     if (raw)
         CHECK(errno == 4321);  /* a raw call leaves errno alone */
+    return 0;
+}
+'''
+
+# What raw callers do besides file calls: a signal restorer outside libc,
+# every signal blocked, a thread made by a raw clone, raw fork and vfork.
+HARD_PROG = r'''
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+static long rs(long nr, long a, long b, long c, long d, long e) {
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+/* A restorer of our own, outside libc, as Go has. */
+void my_restorer(void);
+__asm__(".text\nmy_restorer:\n mov $15, %eax\n syscall\n hlt\n");
+static volatile int got;
+static void on_usr1(int s) { (void)s; got++; }
+struct ksa { void *h; unsigned long flags; void *restorer; unsigned long mask; };
+static int fd;
+static volatile int child_done;
+/* Child of the raw clone: on its own stack, no libc. */
+static void child_fn(void) {
+    rs(SYS_write, fd, (long)"clone", 5, 0, 0);
+    child_done = 1;
+    rs(SYS_exit, 0, 0, 0, 0, 0);
+}
+static long raw_clone(unsigned long flags, void *stack_top) {
+    long r;
+    register long r10 __asm__("r10") = 0;
+    register long r8 __asm__("r8") = 0;
+    __asm__ volatile("syscall\n"
+                     "test %%rax, %%rax\n"
+                     "jnz 1f\n"
+                     "call *%%rbx\n"
+                     "hlt\n"
+                     "1:\n"
+                     : "=a"(r)
+                     : "a"(SYS_clone), "D"(flags), "S"(stack_top), "d"(0), "r"(r10), "r"(r8),
+                       "b"(child_fn)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+int main(int argc, char **argv) {
+    CHECK(argc == 2);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/h", argv[1]);
+    fd = rs(SYS_openat, AT_FDCWD, (long)p, O_CREAT | O_WRONLY | O_APPEND, 0644, 0);
+    CHECK(fd >= 0);
+    /* 1. Own restorer: its rt_sigreturn is a raw call; a full sa_mask. */
+    struct ksa sa = {(void *)on_usr1, 0x04000000 /* SA_RESTORER */, (void *)my_restorer, ~0UL};
+    CHECK(rs(SYS_rt_sigaction, SIGUSR1, (long)&sa, 0, 8, 0) == 0);
+    CHECK(rs(SYS_kill, rs(SYS_getpid, 0, 0, 0, 0, 0), SIGUSR1, 0, 0, 0) == 0);
+    CHECK(got == 1);
+    CHECK(rs(SYS_write, fd, (long)"after-signal", 12, 0, 0) == 12);
+    /* 2. Every signal blocked, SIGSYS included: must not kill. */
+    unsigned long all = ~0UL, old = 0;
+    CHECK(rs(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0) == 0);
+    CHECK(rs(SYS_write, fd, (long)"blocked", 7, 0, 0) == 7);
+    CHECK(rs(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0) == 0);
+    /* 3. A thread made by a raw clone on its own stack. */
+    size_t sz = 1 << 16;
+    char *stack = malloc(sz);
+    long tid = raw_clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                         CLONE_SYSVSEM, stack + sz);
+    CHECK(tid > 0);
+    while (!child_done)
+        usleep(1000);
+    /* 4. Raw fork and vfork: the children's raw calls are captured. */
+    long pid = rs(SYS_fork, 0, 0, 0, 0, 0);
+    if (pid == 0) {
+        rs(SYS_write, fd, (long)"forked", 6, 0, 0);
+        rs(SYS_exit_group, 0, 0, 0, 0, 0);
+    }
+    CHECK(pid > 0);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid && st == 0);
+    pid = rs(SYS_vfork, 0, 0, 0, 0, 0);
+    if (pid == 0)
+        rs(SYS_exit_group, 3, 0, 0, 0, 0);
+    CHECK(pid > 0);
+    CHECK(waitpid(pid, &st, 0) == pid && WEXITSTATUS(st) == 3);
+    CHECK(rs(SYS_write, fd, (long)"end", 3, 0, 0) == 3);
+    printf("hard done %ld\n", tid);
     return 0;
 }
 '''
@@ -411,6 +510,29 @@ def check_raw(so, tmp):
     return len(raw)
 
 
+def check_hard(so, tmp):
+    src, exe = os.path.join(tmp, "hard.c"), os.path.join(tmp, "hard")
+    with open(src, "w") as f:
+        f.write(HARD_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-o", exe, src], check=True)
+    root = os.path.realpath(os.path.join(tmp, "hardroot"))
+    os.mkdir(root)
+    ops = os.path.join(tmp, "hard-ops.bin")
+    with open(ops, "wb") as f:
+        f.write(b"FSPCTRW1")
+    p = run(so, root, ops, [exe, root])
+    assert p.stdout.startswith("hard done "), p.stdout
+    recs = decode.records(ops)
+    me = recs[0]["pid"]
+    writes = [(r["pid"] == me, r["data"]) for r in recs if r["name"] == "WRITE"]
+    # The raw clone's thread is not captured: said by a LIMIT.
+    assert writes == [(True, b"after-signal"), (True, b"blocked"), (False, b"forked"),
+                      (True, b"end")], writes
+    lim = one(recs, "LIMIT", lambda r: r["path1"] == "raw-syscall-capture-off")
+    assert "raw clone" in lim["path2"], decode.line(lim)
+    return len(recs)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: smoke.py PATH/TO/libfspace-record.so")
@@ -419,8 +541,9 @@ def main():
         n_py = check_python(so, tmp)
         n_c = check_c(so, tmp)
         n_raw = check_raw(so, tmp)
+        n_hard = check_hard(so, tmp)
     print(f"ok: python program {n_py} records, C program {n_c} records, "
-          f"raw-syscall program {n_raw} records")
+          f"raw-syscall program {n_raw} records, hard cases {n_hard} records")
 
 
 if __name__ == "__main__":
