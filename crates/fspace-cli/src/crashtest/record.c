@@ -36,24 +36,27 @@
  *  - Not inherited by threads nor fork children (checked on 6.18): turned
  *    on again in pthread_create's new thread, glibc's fork child and the
  *    child of a raw fork/vfork/clone without CLONE_VM.
+ *  - The handler runs on a 256 KiB signal stack each captured thread gets
+ *    unless it has one (a goroutine's stack is a few KiB); Go with cgo and
+ *    Rust's std keep one that is there.
  *  - A raw clone with a new stack (CLONE_VM) is made from the handler; the
  *    child lands after the program's syscall instruction with its
  *    registers. Its TLS may not be glibc's, so that thread is NOT captured:
- *    LIMIT raw-syscall-capture-off. A raw vfork (CLONE_VM, no stack)
- *    becomes a copy: its child cannot share the handler's stack frame.
+ *    LIMIT raw-syscall-capture-off. A raw vfork (CLONE_VM, no stack: Go's
+ *    os/exec) becomes a copy: its child cannot share the handler's frame.
  *  - A raw clone3 whose struct is over 128 bytes fails ENOSYS (callers
  *    fall back to clone).
  *  - rt_sigreturn from a restorer outside libc (Go's) is re-issued from
  *    libc's restorer on the program's stack.
  *  - SIGSYS is kept out of every mask the program sets (sigprocmask,
  *    sigaction sa_mask, raw or not): blocked, a trap would kill.
- *  - The program setting SIGSYS to SIG_DFL is a no-op it sees as done; any
- *    other SIGSYS disposition turns the capture off in all threads (one
- *    shared selector byte) with LIMIT raw-syscall-capture-off.
+ *  - The program's own SIGSYS disposition (sigaction, signal, raw
+ *    rt_sigaction) is kept aside and shown back to it; a SIGSYS that is not
+ *    a trap (kill, seccomp) goes to it.
  *  - Calls made by ld.so or the vDSO trap and are performed, unrecorded.
  *  - LIMIT raw-syscalls-not-captured (path2: why) when it cannot be turned
- *    on (not x86_64, old kernel, SIGSYS already handled) or when
- *    FSPACE_CRASHTEST_NO_DISPATCH=1 turns it off.
+ *    on (not x86_64, old kernel) or when FSPACE_CRASHTEST_NO_DISPATCH=1
+ *    turns it off.
  *  - Each trapped call costs a signal delivery (about 8 us a write instead
  *    of 0.5); calls through libc cost nothing more.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
@@ -1895,8 +1898,7 @@ static void sud_limit(const char *name, const char *why)
 #define CLONE_VFORK 0x4000
 #endif
 
-/* One byte for every thread: setting it to ALLOW turns the capture off in
- * all of them at once (the prctl of another thread cannot be changed). */
+/* One selector for every thread; it stays BLOCK while the capture is on. */
 static volatile char g_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
 static int g_sud;
 static uintptr_t g_libc_lo, g_libc_len, g_ld_lo, g_ld_hi, g_vdso_lo, g_vdso_hi;
@@ -1905,17 +1907,41 @@ static long (*g_syscall)(long, ...);
 static int (*g_prctl)(int, ...);
 static int (*g_sigaction)(int, const struct sigaction *, struct sigaction *);
 
-static void sud_thread_on(void)
+/* The handler runs on a signal stack (SA_ONSTACK) this thread gets unless
+ * it has one: the stack trapped may be a goroutine's few kilobytes, and a
+ * frame the kernel put there would overflow it. Go (with cgo) and Rust's
+ * std adopt a signal stack that is already there. */
+#define SUD_STACK (256 * 1024)
+static __thread char *t_stack __attribute__((tls_model("initial-exec")));
+static pthread_key_t g_stack_key;
+
+static void stack_free(void *p)
 {
-    if (__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
-        g_prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, g_libc_lo, g_libc_len,
-                &g_sel);
+    stack_t cur, off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == p)
+        sigaltstack(&off, NULL);
+    int (*um)(void *, size_t) = REAL(munmap);
+    if (um)
+        um(p, SUD_STACK);
 }
 
-static int sud_capturing(void)
+static void sud_thread_on(void)
 {
-    return __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE) &&
-           g_sel == SYSCALL_DISPATCH_FILTER_BLOCK;
+    if (!__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
+        return;
+    stack_t cur;
+    if (!t_stack && sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+        void *(*mm)(void *, size_t, int, int, int, off_t) = REAL(mmap);
+        void *m = mm ? mm(NULL, SUD_STACK, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)
+                     : MAP_FAILED;
+        stack_t st = {.ss_sp = m, .ss_size = SUD_STACK};
+        if (m != MAP_FAILED && sigaltstack(&st, NULL) == 0) {
+            t_stack = m;
+            pthread_setspecific(g_stack_key, m);
+        }
+    }
+    g_prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, g_libc_lo, g_libc_len, &g_sel);
 }
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -1946,13 +1972,18 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* The program wants SIGSYS for itself: stop trapping in every thread. */
-static void sud_give_up(const char *why)
+/* The SIGSYS disposition the program set (SIG_DFL at first): ours stays
+ * installed, and a SIGSYS that is not a trap goes to this one. */
+static struct sigaction g_prog_sys;
+
+/* No lock: the handler reads it, and may have interrupted its holder. */
+static void prog_sys_set(const struct sigaction *act, struct sigaction *old)
 {
-    if (!sud_capturing())
-        return;
-    g_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
-    sud_limit("raw-syscall-capture-off", why);
+    struct sigaction o = g_prog_sys;
+    if (act)
+        g_prog_sys = *act;
+    if (old)
+        *old = o;
 }
 
 #define SIGSYS_BIT (1UL << (SIGSYS - 1))
@@ -2137,22 +2168,26 @@ static long sud_call(long nr, const long *a, greg_t *g)
     case SYS_rt_sigaction: {
         /* The kernel's struct: handler, flags, restorer, mask. */
         const uint64_t *act = (const uint64_t *)a[1];
-        if (!act && a[0] == SIGSYS && a[2] && sud_capturing()) {
-            memset((void *)a[2], 0, 32);
+        if (a[0] == SIGSYS && a[3] == 8) {
+            struct sigaction n, o;
+            if (act) {
+                memset(&n, 0, sizeof n);
+                n.sa_handler = (sighandler_t)(uintptr_t)act[0];
+                n.sa_flags = (int)act[1];
+                memcpy(&n.sa_mask, &act[3], 8);
+            }
+            prog_sys_set(act ? &n : NULL, &o);
+            if (a[2]) {
+                uint64_t *k = (uint64_t *)a[2];
+                k[0] = (uint64_t)(uintptr_t)o.sa_handler;
+                k[1] = (uint64_t)(unsigned)o.sa_flags;
+                k[2] = (uint64_t)(uintptr_t)o.sa_restorer;
+                memcpy(&k[3], &o.sa_mask, 8);
+            }
             return 0;
         }
         if (!act)
             break;
-        if (a[0] == SIGSYS && act[0] == (uint64_t)(uintptr_t)SIG_DFL && sud_capturing()) {
-            /* What the program asked for is what ours does for it. */
-            if (a[2])
-                memset((void *)a[2], 0, 32);
-            return 0;
-        }
-        if (a[0] == SIGSYS) {
-            sud_give_up("the program installs its own SIGSYS handler");
-            break;
-        }
         uint64_t mine[4] = {act[0], act[1], act[2], act[3] & ~SIGSYS_BIT};
         return sc_ret(g_syscall(nr, a[0], mine, a[2], a[3]));
     }
@@ -2177,15 +2212,25 @@ static long sud_call(long nr, const long *a, greg_t *g)
 
 /* SA_NODEFER: a raw call made by a handler of the program that interrupted
  * this one traps again, and a blocked SIGSYS would kill instead. */
-static void sud_handler(int sig, siginfo_t *si, void *ctx)
+static void sud_body(int sig, siginfo_t *si, void *ctx)
 {
     ucontext_t *uc = ctx;
     greg_t *g = uc->uc_mcontext.gregs;
     if (si->si_code != SYS_USER_DISPATCH) {
-        /* Not ours (kill, seccomp): what SIG_DFL would have done. */
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        g_sigaction(sig, &dfl, NULL);
-        raise(sig);
+        /* Not a trap (kill, seccomp): the program's own disposition. */
+        struct sigaction h;
+        prog_sys_set(NULL, &h);
+        if (h.sa_handler == SIG_IGN)
+            return;
+        if (h.sa_handler == SIG_DFL) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            g_sigaction(sig, &dfl, NULL);
+            raise(sig);
+        } else if (h.sa_flags & SA_SIGINFO) {
+            h.sa_sigaction(sig, si, ctx);
+        } else {
+            h.sa_handler(sig);
+        }
         return;
     }
     int saved = errno;
@@ -2204,6 +2249,11 @@ static void sud_handler(int sig, siginfo_t *si, void *ctx)
     errno = saved;
 }
 
+static void sud_handler(int sig, siginfo_t *si, void *ctx)
+{
+    sud_body(sig, si, ctx);
+}
+
 /* Turns the capture on for this thread and every later one; the LIMIT
  * raw-syscalls-not-captured when it cannot. */
 static void sud_start(void)
@@ -2219,20 +2269,21 @@ static void sud_start(void)
     dl_iterate_phdr(phdr_cb, NULL);
     const char *why = NULL;
     struct sigaction sa = {.sa_sigaction = sud_handler,
-                           .sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART};
+                           .sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK};
     struct sigaction old, now;
     if (!g_syscall || !g_prctl || !g_sigaction) {
         why = "libc's syscall, prctl or sigaction not found";
     } else if (!g_libc_lo) {
         why = "libc's text segment not found";
     } else if (g_sigaction(SIGSYS, NULL, &old) < 0 ||
-               old.sa_handler != SIG_DFL) {
-        why = "SIGSYS already has a handler";
+               pthread_key_create(&g_stack_key, stack_free) != 0) {
+        why = "reading SIGSYS's disposition failed";
     } else if (g_sigaction(SIGSYS, &sa, NULL) < 0 || g_sigaction(SIGSYS, NULL, &now) < 0 ||
                !now.sa_restorer) {
         why = "installing the SIGSYS handler failed";
     } else {
         g_restorer = (uintptr_t)now.sa_restorer;
+        g_prog_sys = old;
         sigset_t s;
         sigemptyset(&s);
         sigaddset(&s, SIGSYS);
@@ -2241,6 +2292,7 @@ static void sud_start(void)
         if (g_prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, g_libc_lo, g_libc_len,
                     &g_sel) == 0) {
             __atomic_store_n(&g_sud, 1, __ATOMIC_RELEASE);
+            sud_thread_on();
             return;
         }
         int e = errno;
@@ -2297,18 +2349,12 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
         errno = ENOSYS;
         return -1;
     }
-    if (sig == SIGSYS && sud_capturing() && (!act || act->sa_handler == SIG_DFL)) {
-        /* The program sees SIG_DFL, which the handler does for it. */
-        if (old)
-            memset(old, 0, sizeof *old);
+    if (sig == SIGSYS && __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE)) {
+        prog_sys_set(act, old);
         return 0;
     }
     if (!act || !__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
         return real(sig, act, old);
-    if (sig == SIGSYS) {
-        sud_give_up("the program installs its own SIGSYS handler");
-        return real(sig, act, old);
-    }
     struct sigaction mine = *act;
     strip_sigsys(&mine.sa_mask, &act->sa_mask);
     return real(sig, &mine, old);
@@ -2317,10 +2363,11 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
     sighandler_t (*real)(int, sighandler_t) = REAL(signal);
-    if (sig == SIGSYS && sud_capturing() && h == SIG_DFL)
-        return SIG_DFL;
-    if (sig == SIGSYS)
-        sud_give_up("the program installs its own SIGSYS handler");
+    if (sig == SIGSYS && __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE)) {
+        struct sigaction n = {.sa_handler = h, .sa_flags = SA_RESTART}, o;
+        prog_sys_set(&n, &o);
+        return o.sa_handler;
+    }
     if (!real) {
         errno = ENOSYS;
         return SIG_ERR;

@@ -188,7 +188,8 @@ int main(int argc, char **argv) {
 '''
 
 # What raw callers do besides file calls: a signal restorer outside libc,
-# every signal blocked, a thread made by a raw clone, raw fork and vfork.
+# every signal blocked, a thread made by a raw clone, raw fork and vfork, a
+# SIGSYS handler of its own.
 HARD_PROG = r'''
 #define _GNU_SOURCE
 #include <errno.h>
@@ -216,6 +217,8 @@ void my_restorer(void);
 __asm__(".text\nmy_restorer:\n mov $15, %eax\n syscall\n hlt\n");
 static volatile int got;
 static void on_usr1(int s) { (void)s; got++; }
+static volatile int got_sys;
+static void on_sys(int s) { (void)s; got_sys++; }
 struct ksa { void *h; unsigned long flags; void *restorer; unsigned long mask; };
 static int fd;
 static volatile int child_done;
@@ -280,6 +283,14 @@ int main(int argc, char **argv) {
         rs(SYS_exit_group, 3, 0, 0, 0, 0);
     CHECK(pid > 0);
     CHECK(waitpid(pid, &st, 0) == pid && WEXITSTATUS(st) == 3);
+    /* 5. A SIGSYS handler of the program's own: it gets the SIGSYS that is
+     * not a trap, and the raw calls after it are still captured. */
+    struct sigaction ss, q;
+    memset(&ss, 0, sizeof ss);
+    ss.sa_handler = on_sys;
+    CHECK(sigaction(SIGSYS, &ss, NULL) == 0);
+    CHECK(raise(SIGSYS) == 0 && got_sys == 1);
+    CHECK(sigaction(SIGSYS, NULL, &q) == 0 && q.sa_handler == on_sys);
     CHECK(rs(SYS_write, fd, (long)"end", 3, 0, 0) == 3);
     printf("hard done %ld\n", tid);
     return 0;
