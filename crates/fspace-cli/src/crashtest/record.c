@@ -26,6 +26,39 @@
  *    put another file at its number.
  *  - A fork without exec gets no START (no constructor runs); its records
  *    carry the child's pid.
+ * Raw system calls (x86_64): code outside libc's text that issues the
+ * syscall instruction itself (rustix's linux_raw backend, Go, inline asm)
+ * is caught with Syscall User Dispatch (Linux >= 5.11): the allowed range
+ * is libc's text, so a libc caller never traps and nothing is recorded
+ * twice. The SIGSYS handler gives a recorded call to the same wrapper a
+ * libc caller reaches (identical records) and performs any other through
+ * libc's syscall(). Ways of it:
+ *  - Not inherited by threads nor fork children (checked on 6.18): turned
+ *    on again in pthread_create's new thread, glibc's fork child and the
+ *    child of a raw fork/vfork/clone without CLONE_VM.
+ *  - The handler runs on a 256 KiB signal stack each captured thread gets
+ *    unless it has one (a goroutine's stack is a few KiB); Go with cgo and
+ *    Rust's std keep one that is there.
+ *  - A raw clone with a new stack (CLONE_VM) is made from the handler; the
+ *    child lands after the program's syscall instruction with its
+ *    registers. Its TLS may not be glibc's, so that thread is NOT captured:
+ *    LIMIT raw-syscall-capture-off. A raw vfork (CLONE_VM, no stack: Go's
+ *    os/exec) becomes a copy: its child cannot share the handler's frame.
+ *  - A raw clone3 whose struct is over 128 bytes fails ENOSYS (callers
+ *    fall back to clone).
+ *  - rt_sigreturn from a restorer outside libc (Go's) is re-issued from
+ *    libc's restorer on the program's stack.
+ *  - SIGSYS is kept out of every mask the program sets (sigprocmask,
+ *    sigaction sa_mask, raw or not): blocked, a trap would kill.
+ *  - The program's own SIGSYS disposition (sigaction, signal, raw
+ *    rt_sigaction) is kept aside and shown back to it; a SIGSYS that is not
+ *    a trap (kill, seccomp) goes to it.
+ *  - Calls made by ld.so or the vDSO trap and are performed, unrecorded.
+ *  - LIMIT raw-syscalls-not-captured (path2: why) when it cannot be turned
+ *    on (not x86_64, old kernel) or when FSPACE_CRASHTEST_NO_DISPATCH=1
+ *    turns it off.
+ *  - Each trapped call costs a signal delivery (about 8 us a write instead
+ *    of 0.5); calls through libc cost nothing more.
  * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
  * internal write, which no preload sees); calls made by a signal handler
  * that interrupted the preload's own recording (they are forwarded
@@ -58,6 +91,12 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <link.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <ucontext.h>
+#endif
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the record format is little-endian; this writer copies host structs"
@@ -222,11 +261,15 @@ static void report(const char *what, int err)
     }
 }
 
+static void sud_thread_on(void);
+
 static void atfork_child(void)
 {
     /* Another thread may have held it at fork; the child has only us. */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     g_mu = fresh;
+    /* Syscall User Dispatch is not inherited by a fork's child. */
+    sud_thread_on();
 }
 
 static void init_env(void)
@@ -1816,6 +1859,555 @@ EXPORT long syscall(long nr, ...)
     return ret;
 }
 
+/* ---- raw system calls: Syscall User Dispatch ------------------------- */
+
+/* Code outside libc's text that issues the syscall instruction itself
+ * (rustix, Go, inline asm) never reaches the wrappers above. With
+ * PR_SET_SYSCALL_USER_DISPATCH every such call raises SIGSYS before it
+ * runs; the handler hands it to the wrapper a libc caller would reach, so
+ * the record is the same, or else performs it through libc's syscall().
+ * The setting is per thread and, on the kernels tried (6.18), NOT inherited
+ * by threads or fork children: pthread_create, fork and the raw clones are
+ * where it is turned on again. */
+
+static void sud_limit(const char *name, const char *why)
+{
+    if (!active())
+        return;
+    BEGIN_REC(err);
+    emit_limit(name, why, -1, 0, 0, NULL);
+    END_REC(err);
+}
+
+#if defined(__x86_64__)
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_OFF 0
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef SYSCALL_DISPATCH_FILTER_ALLOW
+#define SYSCALL_DISPATCH_FILTER_ALLOW 0
+#define SYSCALL_DISPATCH_FILTER_BLOCK 1
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2
+#endif
+#ifndef CLONE_VM
+#define CLONE_VM 0x100
+#define CLONE_VFORK 0x4000
+#endif
+
+/* One selector for every thread; it stays BLOCK while the capture is on. */
+static volatile char g_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
+static int g_sud;
+static uintptr_t g_libc_lo, g_libc_len, g_ld_lo, g_ld_hi, g_vdso_lo, g_vdso_hi;
+static uintptr_t g_restorer;
+static long (*g_syscall)(long, ...);
+static int (*g_prctl)(int, ...);
+static int (*g_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/* The handler runs on a signal stack (SA_ONSTACK) this thread gets unless
+ * it has one: the stack trapped may be a goroutine's few kilobytes, and a
+ * frame the kernel put there would overflow it. Go (with cgo) and Rust's
+ * std adopt a signal stack that is already there. */
+#define SUD_STACK (256 * 1024)
+static __thread char *t_stack __attribute__((tls_model("initial-exec")));
+static pthread_key_t g_stack_key;
+
+static void stack_free(void *p)
+{
+    stack_t cur, off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == p)
+        sigaltstack(&off, NULL);
+    int (*um)(void *, size_t) = REAL(munmap);
+    if (um)
+        um(p, SUD_STACK);
+}
+
+static void sud_thread_on(void)
+{
+    if (!__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
+        return;
+    stack_t cur;
+    if (!t_stack && sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+        void *(*mm)(void *, size_t, int, int, int, off_t) = REAL(mmap);
+        void *m = mm ? mm(NULL, SUD_STACK, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)
+                     : MAP_FAILED;
+        stack_t st = {.ss_sp = m, .ss_size = SUD_STACK};
+        if (m != MAP_FAILED && sigaltstack(&st, NULL) == 0) {
+            t_stack = m;
+            pthread_setspecific(g_stack_key, m);
+        }
+    }
+    g_prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, g_libc_lo, g_libc_len, &g_sel);
+}
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *n = info->dlpi_name ? info->dlpi_name : "";
+    int libc = strstr(n, "libc.so") != NULL, ld = strstr(n, "ld-linux") != NULL,
+        vdso = strstr(n, "linux-vdso") != NULL;
+    if (!libc && !ld && !vdso)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (libc && !g_libc_lo) {
+            g_libc_lo = lo;
+            g_libc_len = hi - lo;
+        } else if (ld) {
+            g_ld_lo = lo;
+            g_ld_hi = hi;
+        } else if (vdso) {
+            g_vdso_lo = lo;
+            g_vdso_hi = hi;
+        }
+    }
+    return 0;
+}
+
+/* The SIGSYS disposition the program set (SIG_DFL at first): ours stays
+ * installed, and a SIGSYS that is not a trap goes to this one. */
+static struct sigaction g_prog_sys;
+
+/* No lock: the handler reads it, and may have interrupted its holder. */
+static void prog_sys_set(const struct sigaction *act, struct sigaction *old)
+{
+    struct sigaction o = g_prog_sys;
+    if (act)
+        g_prog_sys = *act;
+    if (old)
+        *old = o;
+}
+
+#define SIGSYS_BIT (1UL << (SIGSYS - 1))
+
+static long sc_ret(long r)
+{
+    return r == -1 ? -errno : r;
+}
+
+static long sc_generic(long nr, const long *a)
+{
+    return sc_ret(g_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+}
+
+/* The child of a raw clone with a new stack returns from libc's syscall()
+ * into sud_clone_child, which puts back the registers the program had at
+ * its syscall instruction and jumps after it, as the kernel would have. */
+struct clone_frame {
+    uint64_t ret;
+    uint64_t rbx, rbp, r12, r13, r14, r15, rdi, rsi, rdx, r10, r8, r9, rip, rsp, rfl;
+};
+extern char sud_clone_child[] __attribute__((visibility("hidden")));
+__asm__(".text\n"
+        ".type sud_clone_child,@function\n"
+        "sud_clone_child:\n"
+        "  mov %rsp, %rax\n"
+        "  mov 0(%rax), %rbx\n"
+        "  mov 8(%rax), %rbp\n"
+        "  mov 16(%rax), %r12\n"
+        "  mov 24(%rax), %r13\n"
+        "  mov 32(%rax), %r14\n"
+        "  mov 40(%rax), %r15\n"
+        "  mov 48(%rax), %rdi\n"
+        "  mov 56(%rax), %rsi\n"
+        "  mov 64(%rax), %rdx\n"
+        "  mov 72(%rax), %r10\n"
+        "  mov 80(%rax), %r8\n"
+        "  mov 88(%rax), %r9\n"
+        "  mov 96(%rax), %rcx\n"
+        "  mov 112(%rax), %r11\n"
+        "  mov 104(%rax), %rsp\n"
+        "  xor %eax, %eax\n"
+        "  jmp *%rcx\n"
+        ".size sud_clone_child, .-sud_clone_child\n"
+        ".previous\n");
+
+static long sud_clone(long nr, const long *a, const greg_t *g)
+{
+    uint64_t args[16];
+    unsigned long flags;
+    uintptr_t top = 0;
+    size_t size = 0;
+    if (nr == SYS_clone3) {
+        size = (size_t)a[1];
+        /* Callers fall back to clone on ENOSYS. */
+        if (size < 64 || size > sizeof args)
+            return -ENOSYS;
+        memcpy(args, (const void *)a[0], size);
+        flags = args[0];
+        if (args[5])
+            top = args[5] + args[6];
+    } else if (nr == SYS_clone) {
+        flags = (unsigned long)a[0];
+        top = (uintptr_t)a[1];
+    } else {
+        /* vfork: as clone(CLONE_VFORK) below; fork: as it is. */
+        flags = nr == SYS_vfork ? CLONE_VFORK | SIGCHLD : SIGCHLD;
+    }
+    long r;
+    if ((flags & CLONE_VM) && top) {
+        struct clone_frame *f = (struct clone_frame *)((top - sizeof *f) & ~(uintptr_t)15);
+        *f = (struct clone_frame){
+            (uint64_t)(uintptr_t)sud_clone_child, g[REG_RBX], g[REG_RBP], g[REG_R12],
+            g[REG_R13], g[REG_R14], g[REG_R15], g[REG_RDI], g[REG_RSI], g[REG_RDX],
+            g[REG_R10], g[REG_R8], g[REG_R9], g[REG_RIP], top, g[REG_EFL]};
+        if (nr == SYS_clone3) {
+            args[6] = (uintptr_t)f - args[5];
+            r = sc_ret(g_syscall(SYS_clone3, args, size));
+        } else {
+            r = sc_ret(g_syscall(SYS_clone, flags, f, a[2], a[3], a[4]));
+        }
+        /* Only the parent gets here. The child's TLS is not necessarily
+         * glibc's: the handler could not run there. */
+        if (r > 0)
+            sud_limit("raw-syscall-capture-off",
+                      "a thread made by a raw clone: its raw system calls are not captured");
+        return r;
+    }
+    /* Without a new stack the child of CLONE_VM would run on this very
+     * frame and the parent return through what it left: a copy instead. */
+    flags &= ~(unsigned long)CLONE_VM;
+    if (nr == SYS_clone3) {
+        args[0] = flags;
+        r = sc_ret(g_syscall(SYS_clone3, args, size));
+    } else if (nr == SYS_clone) {
+        r = sc_ret(g_syscall(SYS_clone, flags, a[1], a[2], a[3], a[4]));
+    } else {
+        r = sc_ret(g_syscall(SYS_clone, flags, 0, 0, 0, 0));
+    }
+    if (r == 0)
+        sud_thread_on();
+    return r;
+}
+
+/* A recorded call goes to its wrapper: the record is a libc caller's. */
+static long sud_call(long nr, const long *a, greg_t *g)
+{
+    int fd = (int)a[0];
+    const char *p0 = (const char *)a[0], *p1 = (const char *)a[1];
+    switch (nr) {
+    case SYS_write: return sc_ret(write(fd, (const void *)a[1], (size_t)a[2]));
+    case SYS_pwrite64:
+        return sc_ret(pwrite64(fd, (const void *)a[1], (size_t)a[2], (off64_t)a[3]));
+    case SYS_writev: return sc_ret(writev(fd, (const struct iovec *)a[1], (int)a[2]));
+    case SYS_pwritev:
+        return sc_ret(pwritev64(fd, (const struct iovec *)a[1], (int)a[2], (off64_t)a[3]));
+#ifdef SYS_pwritev2
+    case SYS_pwritev2:
+        return sc_ret(pwritev64v2(fd, (const struct iovec *)a[1], (int)a[2],
+                                  (off64_t)a[3], (int)a[5]));
+#endif
+    case SYS_open: return sc_ret(open(p0, (int)a[1], (mode_t)a[2]));
+    case SYS_openat: return sc_ret(openat(fd, p1, (int)a[2], (mode_t)a[3]));
+    case SYS_creat: return sc_ret(creat(p0, (mode_t)a[1]));
+    case SYS_close: return sc_ret(close(fd));
+    case SYS_fsync: return sc_ret(fsync(fd));
+    case SYS_fdatasync: return sc_ret(fdatasync(fd));
+    case SYS_ftruncate: return sc_ret(ftruncate64(fd, (off64_t)a[1]));
+    case SYS_truncate: return sc_ret(truncate64(p0, (off64_t)a[1]));
+    case SYS_fallocate:
+        return sc_ret(fallocate64(fd, (int)a[1], (off64_t)a[2], (off64_t)a[3]));
+    case SYS_sync_file_range:
+        return sc_ret(sync_file_range(fd, (off64_t)a[1], (off64_t)a[2], (unsigned)a[3]));
+    case SYS_syncfs: return sc_ret(syncfs(fd));
+    case SYS_sync: sync(); return 0;
+    case SYS_rename: return sc_ret(rename(p0, p1));
+    case SYS_renameat:
+        return sc_ret(renameat(fd, p1, (int)a[2], (const char *)a[3]));
+    case SYS_renameat2:
+        return sc_ret(renameat2(fd, p1, (int)a[2], (const char *)a[3], (unsigned)a[4]));
+    case SYS_link: return sc_ret(link(p0, p1));
+    case SYS_linkat:
+        return sc_ret(linkat(fd, p1, (int)a[2], (const char *)a[3], (int)a[4]));
+    case SYS_unlink: return sc_ret(unlink(p0));
+    case SYS_unlinkat: return sc_ret(unlinkat(fd, p1, (int)a[2]));
+    case SYS_mkdir: return sc_ret(mkdir(p0, (mode_t)a[1]));
+    case SYS_mkdirat: return sc_ret(mkdirat(fd, p1, (mode_t)a[2]));
+    case SYS_rmdir: return sc_ret(rmdir(p0));
+    case SYS_dup: return sc_ret(dup(fd));
+    case SYS_dup2: return sc_ret(dup2(fd, (int)a[1]));
+    case SYS_dup3: return sc_ret(dup3(fd, (int)a[1], (int)a[2]));
+    case SYS_fcntl:
+        if (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC || a[1] == F_SETFL)
+            return sc_ret(fcntl(fd, (int)a[1], (int)a[2]));
+        break;
+    case SYS_close_range:
+        return sc_ret(close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]));
+    case SYS_sendto:
+        return sc_ret(sendto(fd, (const void *)a[1], (size_t)a[2], (int)a[3],
+                             (const struct sockaddr *)a[4], (socklen_t)a[5]));
+    case SYS_sendmsg: return sc_ret(sendmsg(fd, (const struct msghdr *)a[1], (int)a[2]));
+    case SYS_mmap: {
+        void *m = mmap64((void *)a[0], (size_t)a[1], (int)a[2], (int)a[3], (int)a[4],
+                         (off64_t)a[5]);
+        return m == MAP_FAILED ? -errno : (long)m;
+    }
+    case SYS_munmap: return sc_ret(munmap((void *)a[0], (size_t)a[1]));
+    case SYS_msync: return sc_ret(msync((void *)a[0], (size_t)a[1], (int)a[2]));
+    case SYS_copy_file_range:
+        return sc_ret(copy_file_range(fd, (off64_t *)a[1], (int)a[2], (off64_t *)a[3],
+                                      (size_t)a[4], (unsigned)a[5]));
+    case SYS_sendfile:
+        return sc_ret(sendfile64(fd, (int)a[1], (off64_t *)a[2], (size_t)a[3]));
+    case SYS_splice:
+        return sc_ret(splice(fd, (loff_t *)a[1], (int)a[2], (loff_t *)a[3], (size_t)a[4],
+                             (unsigned)a[5]));
+    case SYS_clone:
+    case SYS_clone3:
+    case SYS_fork:
+    case SYS_vfork:
+        return sud_clone(nr, a, g);
+    case SYS_rt_sigaction: {
+        /* The kernel's struct: handler, flags, restorer, mask. */
+        const uint64_t *act = (const uint64_t *)a[1];
+        if (a[0] == SIGSYS && a[3] == 8) {
+            struct sigaction n, o;
+            if (act) {
+                memset(&n, 0, sizeof n);
+                n.sa_handler = (sighandler_t)(uintptr_t)act[0];
+                n.sa_flags = (int)act[1];
+                memcpy(&n.sa_mask, &act[3], 8);
+            }
+            prog_sys_set(act ? &n : NULL, &o);
+            if (a[2]) {
+                uint64_t *k = (uint64_t *)a[2];
+                k[0] = (uint64_t)(uintptr_t)o.sa_handler;
+                k[1] = (uint64_t)(unsigned)o.sa_flags;
+                k[2] = (uint64_t)(uintptr_t)o.sa_restorer;
+                memcpy(&k[3], &o.sa_mask, 8);
+            }
+            return 0;
+        }
+        if (!act)
+            break;
+        uint64_t mine[4] = {act[0], act[1], act[2], act[3] & ~SIGSYS_BIT};
+        return sc_ret(g_syscall(nr, a[0], mine, a[2], a[3]));
+    }
+    case SYS_rt_sigprocmask: {
+        /* A blocked SIGSYS would kill the program at its next raw call. */
+        const uint64_t *set = (const uint64_t *)a[1];
+        if (!set || a[0] == SIG_UNBLOCK)
+            break;
+        uint64_t mine = *set & ~SIGSYS_BIT;
+        return sc_ret(g_syscall(nr, a[0], &mine, a[2], a[3]));
+    }
+    }
+    long r = sc_generic(nr, a);
+    if (active()) {
+        /* openat2, io_uring_setup: the LIMIT syscall() gives them. */
+        BEGIN_REC(err);
+        after_syscall(nr, a, r < 0 && r > -4096 ? -1 : r, (int)-r);
+        END_REC(err);
+    }
+    return r;
+}
+
+/* SA_NODEFER: a raw call made by a handler of the program that interrupted
+ * this one traps again, and a blocked SIGSYS would kill instead. */
+static void sud_body(int sig, siginfo_t *si, void *ctx)
+{
+    ucontext_t *uc = ctx;
+    greg_t *g = uc->uc_mcontext.gregs;
+    if (si->si_code != SYS_USER_DISPATCH) {
+        /* Not a trap (kill, seccomp): the program's own disposition. */
+        struct sigaction h;
+        prog_sys_set(NULL, &h);
+        if (h.sa_handler == SIG_IGN)
+            return;
+        if (h.sa_handler == SIG_DFL) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            g_sigaction(sig, &dfl, NULL);
+            raise(sig);
+        } else if (h.sa_flags & SA_SIGINFO) {
+            h.sa_sigaction(sig, si, ctx);
+        } else {
+            h.sa_handler(sig);
+        }
+        return;
+    }
+    int saved = errno;
+    long nr = g[REG_RAX];
+    long a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+    uintptr_t ip = (uintptr_t)g[REG_RIP];
+    if (nr == SYS_rt_sigreturn) {
+        /* Its frame is at the program's %rsp, not ours: let libc's own
+         * restorer make the call from there. */
+        g[REG_RIP] = (greg_t)g_restorer;
+    } else if ((ip >= g_ld_lo && ip < g_ld_hi) || (ip >= g_vdso_lo && ip < g_vdso_hi)) {
+        g[REG_RAX] = sc_generic(nr, a);
+    } else {
+        g[REG_RAX] = sud_call(nr, a, g);
+    }
+    errno = saved;
+}
+
+static void sud_handler(int sig, siginfo_t *si, void *ctx)
+{
+    sud_body(sig, si, ctx);
+}
+
+/* Turns the capture on for this thread and every later one; the LIMIT
+ * raw-syscalls-not-captured when it cannot. */
+static void sud_start(void)
+{
+    const char *off = getenv("FSPACE_CRASHTEST_NO_DISPATCH");
+    if (off && *off && strcmp(off, "0") != 0) {
+        sud_limit("raw-syscalls-not-captured", "turned off by FSPACE_CRASHTEST_NO_DISPATCH");
+        return;
+    }
+    g_syscall = REAL(syscall);
+    g_prctl = REAL(prctl);
+    g_sigaction = REAL(sigaction);
+    dl_iterate_phdr(phdr_cb, NULL);
+    const char *why = NULL;
+    struct sigaction sa = {.sa_sigaction = sud_handler,
+                           .sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK};
+    struct sigaction old, now;
+    if (!g_syscall || !g_prctl || !g_sigaction) {
+        why = "libc's syscall, prctl or sigaction not found";
+    } else if (!g_libc_lo) {
+        why = "libc's text segment not found";
+    } else if (g_sigaction(SIGSYS, NULL, &old) < 0 ||
+               pthread_key_create(&g_stack_key, stack_free) != 0) {
+        why = "reading SIGSYS's disposition failed";
+    } else if (g_sigaction(SIGSYS, &sa, NULL) < 0 || g_sigaction(SIGSYS, NULL, &now) < 0 ||
+               !now.sa_restorer) {
+        why = "installing the SIGSYS handler failed";
+    } else {
+        g_restorer = (uintptr_t)now.sa_restorer;
+        g_prog_sys = old;
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGSYS);
+        pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+        g_sel = SYSCALL_DISPATCH_FILTER_BLOCK;
+        if (g_prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, g_libc_lo, g_libc_len,
+                    &g_sel) == 0) {
+            __atomic_store_n(&g_sud, 1, __ATOMIC_RELEASE);
+            sud_thread_on();
+            return;
+        }
+        int e = errno;
+        g_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
+        g_sigaction(SIGSYS, &old, NULL);
+        why = e == EINVAL ? "prctl(PR_SET_SYSCALL_USER_DISPATCH): EINVAL (kernel before 5.11?)"
+                          : "prctl(PR_SET_SYSCALL_USER_DISPATCH) failed";
+    }
+    sud_limit("raw-syscalls-not-captured", why);
+}
+
+/* A thread made by pthread_create starts without the capture. */
+struct sud_start_arg {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *sud_thread_start(void *p)
+{
+    struct sud_start_arg s = *(struct sud_start_arg *)p;
+    free(p);
+    sud_thread_on();
+    return s.fn(s.arg);
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+        REAL(pthread_create);
+    if (!real)
+        return ENOSYS;
+    struct sud_start_arg *s;
+    if (!__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE) || !(s = malloc(sizeof *s)))
+        return real(t, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    int rc = real(t, attr, sud_thread_start, s);
+    if (rc)
+        free(s);
+    return rc;
+}
+
+static void strip_sigsys(sigset_t *dst, const sigset_t *src)
+{
+    *dst = *src;
+    sigdelset(dst, SIGSYS);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int (*real)(int, const struct sigaction *, struct sigaction *) = REAL(sigaction);
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (sig == SIGSYS && __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE)) {
+        prog_sys_set(act, old);
+        return 0;
+    }
+    if (!act || !__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE))
+        return real(sig, act, old);
+    struct sigaction mine = *act;
+    strip_sigsys(&mine.sa_mask, &act->sa_mask);
+    return real(sig, &mine, old);
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+    sighandler_t (*real)(int, sighandler_t) = REAL(signal);
+    if (sig == SIGSYS && __atomic_load_n(&g_sud, __ATOMIC_ACQUIRE)) {
+        struct sigaction n = {.sa_handler = h, .sa_flags = SA_RESTART}, o;
+        prog_sys_set(&n, &o);
+        return o.sa_handler;
+    }
+    if (!real) {
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
+    return real(sig, h);
+}
+
+#define MASK_BODY(name)                                                  \
+    __typeof__(&name) real_ = REAL(name);                                \
+    if (!real_)                                                          \
+        return ENOSYS;                                                   \
+    if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&g_sud, __ATOMIC_ACQUIRE)) \
+        return real_(how, set, old);                                     \
+    sigset_t mine_;                                                      \
+    strip_sigsys(&mine_, set);                                           \
+    return real_(how, &mine_, old)
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    MASK_BODY(sigprocmask);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    MASK_BODY(pthread_sigmask);
+}
+
+#else /* not x86_64 */
+
+static void sud_thread_on(void)
+{
+}
+
+static void sud_start(void)
+{
+    sud_limit("raw-syscalls-not-captured", "Syscall User Dispatch is used on x86_64 only");
+}
+
+#endif
+
 /* ---- the constructor: START and INHERITED ---------------------------- */
 
 static void scan_inherited(void)
@@ -1867,4 +2459,5 @@ __attribute__((constructor)) static void record_start(void)
         scan_inherited();
     }
     END_REC(err);
+    sud_start();
 }

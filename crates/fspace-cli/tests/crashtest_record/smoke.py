@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Smoke test of libfspace-record.so against a Python and a C program.
+"""Smoke test of libfspace-record.so against a Python and two C programs.
 
 Usage: smoke.py PATH/TO/libfspace-record.so
-Builds nothing but the small C program (with gcc); exits non-zero on the
+Builds nothing but its small C programs (with gcc); exits non-zero on the
 first failed assertion.
 """
 import errno
@@ -116,6 +116,183 @@ int main(int argc, char **argv) {
     CHECK(unlinkat(dir, "nothere", 0) == -1 && errno == ENOENT);
     CHECK(close(10) == 0 && close(900) == 0 && close(fd) == 0);
     printf("c done\n");
+    return 0;
+}
+'''
+
+# The same operations made with inline syscall instructions (argv[3] "raw":
+# what rustix or Go do, caught by Syscall User Dispatch) or through libc.
+RAW_PROG = r'''
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+static long rs(long nr, long a, long b, long c, long d, long e) {
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+static int raw;
+static long do_openat(const char *p, int fl, int mode) {
+    return raw ? rs(SYS_openat, AT_FDCWD, (long)p, fl, mode, 0) : openat(AT_FDCWD, p, fl, mode);
+}
+static long do_write(int fd, const char *s) {
+    return raw ? rs(SYS_write, fd, (long)s, strlen(s), 0, 0) : write(fd, s, strlen(s));
+}
+static int fd;
+static void *thread(void *a) {
+    (void)a;
+    CHECK(do_write(fd, "thread") == 6);
+    return NULL;
+}
+int main(int argc, char **argv) {
+    CHECK(argc == 4);
+    raw = strcmp(argv[3], "raw") == 0;
+    char r1[4096], r2[4096], out[4096];
+    snprintf(r1, sizeof r1, "%s/r1", argv[1]);
+    snprintf(r2, sizeof r2, "%s/r2", argv[1]);
+    snprintf(out, sizeof out, "%s/o", argv[2]);
+    errno = 4321;
+    fd = do_openat(r1, O_CREAT | O_WRONLY | O_EXCL, 0640);
+    CHECK(fd >= 3);
+    CHECK(do_write(fd, "raw1") == 4);
+    CHECK((raw ? rs(SYS_pwrite64, fd, (long)"PW", 2, 100, 0) : pwrite64(fd, "PW", 2, 100)) == 2);
+    CHECK((raw ? rs(SYS_fdatasync, fd, 0, 0, 0, 0) : fdatasync(fd)) == 0);
+    CHECK((raw ? rs(SYS_renameat2, AT_FDCWD, (long)r1, AT_FDCWD, (long)r2, RENAME_NOREPLACE)
+               : renameat2(AT_FDCWD, r1, AT_FDCWD, r2, RENAME_NOREPLACE)) == 0);
+    CHECK(do_write(1, "out\n") == 4);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, thread, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    /* A failure comes back as -errno in rax, as from the kernel. */
+    CHECK((raw ? rs(SYS_openat, AT_FDCWD, (long)r1, O_RDONLY, 0, 0) == -ENOENT
+               : openat(AT_FDCWD, r1, O_RDONLY) == -1));
+    int o = do_openat(out, O_CREAT | O_WRONLY, 0644);
+    CHECK(o >= 0);
+    CHECK(do_write(o, "outside") == 7);
+    CHECK((raw ? rs(SYS_close, o, 0, 0, 0, 0) : close(o)) == 0);
+    CHECK((raw ? rs(SYS_close, fd, 0, 0, 0, 0) : close(fd)) == 0);
+    if (raw)
+        CHECK(errno == 4321);  /* a raw call leaves errno alone */
+    return 0;
+}
+'''
+
+# What raw callers do besides file calls: a signal restorer outside libc,
+# every signal blocked, a thread made by a raw clone, raw fork and vfork, a
+# SIGSYS handler of its own.
+HARD_PROG = r'''
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+static long rs(long nr, long a, long b, long c, long d, long e) {
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+/* A restorer of our own, outside libc, as Go has. */
+void my_restorer(void);
+__asm__(".text\nmy_restorer:\n mov $15, %eax\n syscall\n hlt\n");
+static volatile int got;
+static void on_usr1(int s) { (void)s; got++; }
+static volatile int got_sys;
+static void on_sys(int s) { (void)s; got_sys++; }
+struct ksa { void *h; unsigned long flags; void *restorer; unsigned long mask; };
+static int fd;
+static volatile int child_done;
+/* Child of the raw clone: on its own stack, no libc. */
+static void child_fn(void) {
+    rs(SYS_write, fd, (long)"clone", 5, 0, 0);
+    child_done = 1;
+    rs(SYS_exit, 0, 0, 0, 0, 0);
+}
+static long raw_clone(unsigned long flags, void *stack_top) {
+    long r;
+    register long r10 __asm__("r10") = 0;
+    register long r8 __asm__("r8") = 0;
+    __asm__ volatile("syscall\n"
+                     "test %%rax, %%rax\n"
+                     "jnz 1f\n"
+                     "call *%%rbx\n"
+                     "hlt\n"
+                     "1:\n"
+                     : "=a"(r)
+                     : "a"(SYS_clone), "D"(flags), "S"(stack_top), "d"(0), "r"(r10), "r"(r8),
+                       "b"(child_fn)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+int main(int argc, char **argv) {
+    CHECK(argc == 2);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/h", argv[1]);
+    fd = rs(SYS_openat, AT_FDCWD, (long)p, O_CREAT | O_WRONLY | O_APPEND, 0644, 0);
+    CHECK(fd >= 0);
+    /* 1. Own restorer: its rt_sigreturn is a raw call; a full sa_mask. */
+    struct ksa sa = {(void *)on_usr1, 0x04000000 /* SA_RESTORER */, (void *)my_restorer, ~0UL};
+    CHECK(rs(SYS_rt_sigaction, SIGUSR1, (long)&sa, 0, 8, 0) == 0);
+    CHECK(rs(SYS_kill, rs(SYS_getpid, 0, 0, 0, 0, 0), SIGUSR1, 0, 0, 0) == 0);
+    CHECK(got == 1);
+    CHECK(rs(SYS_write, fd, (long)"after-signal", 12, 0, 0) == 12);
+    /* 2. Every signal blocked, SIGSYS included: must not kill. */
+    unsigned long all = ~0UL, old = 0;
+    CHECK(rs(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0) == 0);
+    CHECK(rs(SYS_write, fd, (long)"blocked", 7, 0, 0) == 7);
+    CHECK(rs(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0) == 0);
+    /* 3. A thread made by a raw clone on its own stack. */
+    size_t sz = 1 << 16;
+    char *stack = malloc(sz);
+    long tid = raw_clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                         CLONE_SYSVSEM, stack + sz);
+    CHECK(tid > 0);
+    while (!child_done)
+        usleep(1000);
+    /* 4. Raw fork and vfork: the children's raw calls are captured. */
+    long pid = rs(SYS_fork, 0, 0, 0, 0, 0);
+    if (pid == 0) {
+        rs(SYS_write, fd, (long)"forked", 6, 0, 0);
+        rs(SYS_exit_group, 0, 0, 0, 0, 0);
+    }
+    CHECK(pid > 0);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid && st == 0);
+    pid = rs(SYS_vfork, 0, 0, 0, 0, 0);
+    if (pid == 0)
+        rs(SYS_exit_group, 3, 0, 0, 0, 0);
+    CHECK(pid > 0);
+    CHECK(waitpid(pid, &st, 0) == pid && WEXITSTATUS(st) == 3);
+    /* 5. A SIGSYS handler of the program's own: it gets the SIGSYS that is
+     * not a trap, and the raw calls after it are still captured. */
+    struct sigaction ss, q;
+    memset(&ss, 0, sizeof ss);
+    ss.sa_handler = on_sys;
+    CHECK(sigaction(SIGSYS, &ss, NULL) == 0);
+    CHECK(raise(SIGSYS) == 0 && got_sys == 1);
+    CHECK(sigaction(SIGSYS, NULL, &q) == 0 && q.sa_handler == on_sys);
+    CHECK(rs(SYS_write, fd, (long)"end", 3, 0, 0) == 3);
+    printf("hard done %ld\n", tid);
     return 0;
 }
 '''
@@ -300,6 +477,73 @@ def check_c(so, tmp):
     return len(recs)
 
 
+def check_raw(so, tmp):
+    src, exe = os.path.join(tmp, "raw.c"), os.path.join(tmp, "raw")
+    with open(src, "w") as f:
+        f.write(RAW_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-pthread", "-o", exe, src], check=True)
+    runs = {}
+    for mode in ("libc", "raw", "off"):
+        root = os.path.realpath(os.path.join(tmp, mode + "root"))
+        outside = os.path.join(tmp, mode + "out")
+        os.mkdir(root)
+        os.mkdir(outside)
+        ops = os.path.join(tmp, mode + "-ops.bin")
+        with open(ops, "wb") as f:
+            f.write(b"FSPCTRW1")
+        extra = {"FSPACE_CRASHTEST_NO_DISPATCH": "1"} if mode == "off" else {}
+        p = run(so, root, ops, [exe, root, outside, "libc" if mode == "libc" else "raw"], extra)
+        assert p.stdout == "out\n", p.stdout
+        recs = decode.records(ops)
+        assert recs[0]["name"] == "START", decode.line(recs[0])
+        ino = os.stat(os.path.join(root, "r2")).st_ino
+        ino_out = os.stat(os.path.join(outside, "o")).st_ino
+
+        def norm(r):
+            assert r["ino"] != ino_out and b"outside" not in r["data"], decode.line(r)
+            return (r["name"], r["fd"], r["ret"], r["err"],
+                    "F" if r["ino"] == ino else r["ino"], r["ino2"], r["a"], r["b"], r["c"],
+                    r["d"], r["path1"].replace(root, "ROOT"),
+                    r["path2"].replace(root, "ROOT"), r["data"])
+        runs[mode] = [norm(r) for r in recs[1:]]
+        if mode == "raw":
+            # The thread's write is its own thread's record.
+            tw = one(recs, "WRITE", lambda r: r["data"] == b"thread")
+            assert tw["tid"] != tw["pid"] and tw["a"] == 4, decode.line(tw)
+    libc, raw = runs["libc"], runs["raw"]
+    names = [r[0] for r in libc]
+    assert names == ["OPEN", "WRITE", "WRITE", "FDATASYNC", "RENAME", "ACK", "WRITE",
+                     "OPEN", "CLOSE"], names
+    assert raw == libc, "\n".join(map(str, raw + ["--- libc ---"] + libc))
+    # Turned off: said once, and the raw calls are not seen.
+    off = runs["off"]
+    assert [r[0] for r in off] == ["LIMIT"] and off[0][10] == "raw-syscalls-not-captured", off
+    return len(raw)
+
+
+def check_hard(so, tmp):
+    src, exe = os.path.join(tmp, "hard.c"), os.path.join(tmp, "hard")
+    with open(src, "w") as f:
+        f.write(HARD_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-o", exe, src], check=True)
+    root = os.path.realpath(os.path.join(tmp, "hardroot"))
+    os.mkdir(root)
+    ops = os.path.join(tmp, "hard-ops.bin")
+    with open(ops, "wb") as f:
+        f.write(b"FSPCTRW1")
+    p = run(so, root, ops, [exe, root])
+    assert p.stdout.startswith("hard done "), p.stdout
+    recs = decode.records(ops)
+    me = recs[0]["pid"]
+    writes = [(r["pid"] == me, r["data"]) for r in recs if r["name"] == "WRITE"]
+    # The raw clone's thread is not captured: said by a LIMIT.
+    assert writes == [(True, b"after-signal"), (True, b"blocked"), (False, b"forked"),
+                      (True, b"end")], writes
+    lim = one(recs, "LIMIT", lambda r: r["path1"] == "raw-syscall-capture-off")
+    assert "raw clone" in lim["path2"], decode.line(lim)
+    return len(recs)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: smoke.py PATH/TO/libfspace-record.so")
@@ -307,7 +551,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         n_py = check_python(so, tmp)
         n_c = check_c(so, tmp)
-    print(f"ok: python program {n_py} records, C program {n_c} records")
+        n_raw = check_raw(so, tmp)
+        n_hard = check_hard(so, tmp)
+    print(f"ok: python program {n_py} records, C program {n_c} records, "
+          f"raw-syscall program {n_raw} records, hard cases {n_hard} records")
 
 
 if __name__ == "__main__":
