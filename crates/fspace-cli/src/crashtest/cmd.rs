@@ -51,7 +51,8 @@ fn unrecordable(program: &Path) -> Option<String> {
     // On x86_64 the preload catches system calls made past the C library
     // (Syscall User Dispatch), unless told not to.
     let dispatch = cfg!(target_arch = "x86_64")
-        && std::env::var_os("FSPACE_CRASHTEST_NO_DISPATCH").is_none_or(|v| v.is_empty() || v == "0");
+        && std::env::var_os("FSPACE_CRASHTEST_NO_DISPATCH")
+            .is_none_or(|v| v.is_empty() || v == "0");
     if !dispatch && bytes.windows(14).any(|w| w == b"\xff Go buildinf:") {
         return Some("it is a Go program: Go makes its system calls itself, past the C library, so LD_PRELOAD sees none of them".into());
     }
