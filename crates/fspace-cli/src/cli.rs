@@ -205,6 +205,9 @@ pub(crate) struct CrashtestArgs {
 #[derive(Subcommand)]
 pub(crate) enum CrashtestCommand {
     /// Run PROGRAM and record its file operations under DIR into TRACE.
+    #[command(
+        override_usage = "fspace crashtest record [-q] --root DIR --trace TRACE -- PROGRAM [ARG]..."
+    )]
     Record(CrashtestRecordArgs),
     /// Run CHECKER on every crash state TRACE allows; exit 1 if one fails.
     Check(CrashtestCheckArgs),

@@ -439,12 +439,17 @@ fn crashtest_sqlite_wal_by_synchronous_mode() {
             &run,
         );
         assert!(o.status.success(), "{mode}: {}", text(&o));
+        // FULL: the whole default sample; NORMAL and OFF need only show
+        // their losses, on half of it.
+        let per_point = if mode == "FULL" { "64" } else { "32" };
         let o = fspace(
             &[
                 "crashtest",
                 "check",
                 "-q",
                 "--json",
+                "--states-per-point",
+                per_point,
                 "t",
                 "--",
                 python(),
@@ -555,4 +560,31 @@ fn crashtest_keep_leaves_the_failing_states() {
             assert!(left.is_empty(), "{left:?}");
         }
     }
+}
+
+/// The recording preload itself (tests/crashtest_record/smoke.py): every
+/// wrapped call's record and fields, from Python, from C through libc, and
+/// from C through raw system calls, with threads, forks and signals; the
+/// preload found where build.rs left it for the binary under test.
+#[test]
+fn crashtest_preload_records_every_call() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_fspace"));
+    let build = bin.parent().unwrap().join("build");
+    let so = std::fs::read_dir(&build)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path().join("out/libfspace-record.so");
+            let t = std::fs::metadata(&p).ok()?.modified().ok()?;
+            Some((t, p))
+        })
+        .max()
+        .map(|(_, p)| p)
+        .expect("libfspace-record.so under target/*/build");
+    let smoke = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/crashtest_record/smoke.py");
+    let o = Command::new(python())
+        .arg(&smoke)
+        .arg(&so)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
 }
