@@ -238,9 +238,11 @@ pub fn check(
             "no checker program given",
         ));
     };
+    let fx = effects(trace);
+    let op_ino = fx.op_ino;
     let prepared = Prepared {
         trace,
-        effects: effects(trace),
+        effects: fx.list,
         initial: Image::initial(trace)?,
     };
     let pts = points(trace, opts.between);
@@ -249,7 +251,7 @@ pub fn check(
     };
     let mut states: Vec<State> = Vec::new();
     for &model in &opts.models {
-        let durable_at = durability(trace, &prepared.effects, model);
+        let durable_at = durability(trace, &prepared.effects, &op_ino, model);
         for &p in &pts {
             states.extend(states_at(&prepared.effects, &durable_at, model, p, bounds));
         }

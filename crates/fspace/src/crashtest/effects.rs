@@ -100,11 +100,51 @@ fn parent(p: &Path) -> PathBuf {
     p.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// The effects of a trace, in the order of its operations.
-pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
+/// Inode identities: an inode number the filesystem gave again to a new
+/// file (after the old one was unlinked) is another inode here, or the
+/// new file would inherit the old one's bytes. The first life of a number
+/// keeps the number; later ones get ids with the top bit set.
+struct Ids {
+    life: HashMap<u64, Ino>,
+    next: Ino,
+}
+
+impl Ids {
+    fn current(&mut self, ino: u64) -> Ino {
+        *self.life.entry(ino).or_insert(ino)
+    }
+    /// A new inode with number `ino` (created, not opened).
+    fn fresh(&mut self, ino: u64) -> Ino {
+        let id = if self.life.contains_key(&ino) {
+            self.next += 1;
+            (1 << 63) | self.next
+        } else {
+            ino
+        };
+        self.life.insert(ino, id);
+        id
+    }
+}
+
+/// The effects of a trace, in the order of its operations, and the inode
+/// each operation is about (`op_ino[i]`, 0 when none) as the effects name
+/// it.
+pub(crate) struct Effects {
+    pub list: Vec<Effect>,
+    pub op_ino: Vec<Ino>,
+}
+
+/// The effects of a trace (see [`Effects`]).
+pub(crate) fn effects(trace: &Trace) -> Effects {
     let mut names: HashMap<PathBuf, Ino> = HashMap::new();
     let mut sizes: HashMap<Ino, u64> = HashMap::new();
+    let mut ids = Ids {
+        life: HashMap::new(),
+        next: 0,
+    };
+    let mut op_ino = vec![0; trace.ops.len()];
     for e in &trace.manifest.initial {
+        ids.life.insert(e.ino, e.ino);
         names.insert(e.path.clone(), e.ino);
         if e.kind == EntryKind::File {
             sizes.insert(e.ino, e.size);
@@ -123,6 +163,21 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
         if op.errno.is_some() {
             continue;
         }
+        // The op's inode as the effects name it: a creation starts a new
+        // life of its number.
+        let raw = op_raw_ino(&op.kind);
+        let created = matches!(
+            op.kind,
+            OpKind::Open { created: true, .. }
+                | OpKind::Open { tmpfile: true, .. }
+                | OpKind::Mkdir { .. }
+        );
+        let id = match raw {
+            Some(r) if created => ids.fresh(r),
+            Some(r) => ids.current(r),
+            None => 0,
+        };
+        op_ino[i] = id;
         let push =
             |out: &mut Vec<Effect>, ino: Ino, dirs: Vec<Ino>, change: Change, metadata: bool| {
                 out.push(Effect {
@@ -140,14 +195,14 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
         match &op.kind {
             OpKind::Open {
                 path,
-                ino,
+                ino: _,
                 flags,
                 created,
                 tmpfile,
                 ..
             } => {
                 if *tmpfile {
-                    sizes.insert(*ino, 0);
+                    sizes.insert(id, 0);
                     continue;
                 }
                 if *created {
@@ -155,7 +210,7 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     let dir = *flags & 0o200000 != 0;
                     push(
                         &mut out,
-                        *ino,
+                        id,
                         vec![d],
                         Change::Create {
                             path: path.clone(),
@@ -163,35 +218,35 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         },
                         true,
                     );
-                    names.insert(path.clone(), *ino);
-                    sizes.insert(*ino, 0);
-                } else if *flags & 0o1000 != 0 && sizes.get(ino).copied().unwrap_or(0) > 0 {
+                    names.insert(path.clone(), id);
+                    sizes.insert(id, 0);
+                } else if *flags & 0o1000 != 0 && sizes.get(&id).copied().unwrap_or(0) > 0 {
                     // O_TRUNC on a file with bytes.
-                    push(&mut out, *ino, vec![], Change::SetSize(0), true);
-                    sizes.insert(*ino, 0);
-                    since_trunc0.insert(*ino, vec![]);
+                    push(&mut out, id, vec![], Change::SetSize(0), true);
+                    sizes.insert(id, 0);
+                    since_trunc0.insert(id, vec![]);
                 }
             }
-            OpKind::Close { ino, .. } => {
-                if let Some(t) = since_trunc0.remove(ino) {
+            OpKind::Close { ino: _, .. } => {
+                if let Some(t) = since_trunc0.remove(&id) {
                     if !t.is_empty() {
-                        let e = push(&mut out, *ino, vec![], Change::CloseAfterTruncate, true);
+                        let e = push(&mut out, id, vec![], Change::CloseAfterTruncate, true);
                         out[e].ties = t;
                     }
                 }
             }
             OpKind::Write {
-                ino,
+                ino: _,
                 offset,
                 len,
                 flags,
                 ..
             } => {
-                let old = sizes.get(ino).copied().unwrap_or(0);
+                let old = sizes.get(&id).copied().unwrap_or(0);
                 let end = offset + len;
                 let e = push(
                     &mut out,
-                    *ino,
+                    id,
                     vec![],
                     Change::Write {
                         offset: *offset,
@@ -201,31 +256,31 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                 );
                 out[e].grows = end > old;
                 out[e].sync = flags.sync;
-                sizes.insert(*ino, old.max(end));
-                writes.entry(*ino).or_default().push(e);
-                if let Some(t) = since_trunc0.get_mut(ino) {
+                sizes.insert(id, old.max(end));
+                writes.entry(id).or_default().push(e);
+                if let Some(t) = since_trunc0.get_mut(&id) {
                     t.push(e);
                 }
             }
-            OpKind::Truncate { ino, len } => {
-                push(&mut out, *ino, vec![], Change::SetSize(*len), true);
-                sizes.insert(*ino, *len);
+            OpKind::Truncate { ino: _, len } => {
+                push(&mut out, id, vec![], Change::SetSize(*len), true);
+                sizes.insert(id, *len);
                 if *len == 0 {
-                    since_trunc0.insert(*ino, vec![]);
+                    since_trunc0.insert(id, vec![]);
                 }
             }
             OpKind::Fallocate {
-                ino,
+                ino: _,
                 mode,
                 offset,
                 len,
             } => {
-                let old = sizes.get(ino).copied().unwrap_or(0);
+                let old = sizes.get(&id).copied().unwrap_or(0);
                 let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
                 if mode & FALLOC_FL_COLLAPSE_RANGE != 0 {
                     push(
                         &mut out,
-                        *ino,
+                        id,
                         vec![],
                         Change::Collapse {
                             offset: *offset,
@@ -233,11 +288,11 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         },
                         true,
                     );
-                    sizes.insert(*ino, old.saturating_sub(*len));
+                    sizes.insert(id, old.saturating_sub(*len));
                 } else if mode & FALLOC_FL_INSERT_RANGE != 0 {
                     push(
                         &mut out,
-                        *ino,
+                        id,
                         vec![],
                         Change::Insert {
                             offset: *offset,
@@ -245,12 +300,12 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         },
                         true,
                     );
-                    sizes.insert(*ino, old + len);
+                    sizes.insert(id, old + len);
                 } else {
                     if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0 {
                         push(
                             &mut out,
-                            *ino,
+                            id,
                             vec![],
                             Change::Zero {
                                 offset: *offset,
@@ -260,24 +315,27 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         );
                     }
                     if !keep && offset + len > old {
-                        push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
-                        sizes.insert(*ino, offset + len);
+                        push(&mut out, id, vec![], Change::SetSize(offset + len), true);
+                        sizes.insert(id, offset + len);
                     }
                 }
             }
             OpKind::PosixFallocate {
-                ino, offset, len, ..
+                ino: _,
+                offset,
+                len,
+                ..
             } => {
-                let old = sizes.get(ino).copied().unwrap_or(0);
+                let old = sizes.get(&id).copied().unwrap_or(0);
                 if offset + len > old {
-                    push(&mut out, *ino, vec![], Change::SetSize(offset + len), true);
-                    sizes.insert(*ino, offset + len);
+                    push(&mut out, id, vec![], Change::SetSize(offset + len), true);
+                    sizes.insert(id, offset + len);
                 }
             }
             OpKind::Rename {
                 from,
                 to,
-                ino,
+                ino: _,
                 replaced,
                 flags,
             } => match (from, to) {
@@ -286,7 +344,7 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     let exchange = flags & RENAME_EXCHANGE != 0;
                     let e = push(
                         &mut out,
-                        *ino,
+                        id,
                         dirs,
                         Change::Rename {
                             from: from.clone(),
@@ -296,7 +354,7 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         true,
                     );
                     if replaced.is_some() {
-                        out[e].ties = writes.get(ino).cloned().unwrap_or_default();
+                        out[e].ties = writes.get(&id).cloned().unwrap_or_default();
                     }
                     rename_names(&mut names, from, to, exchange);
                 }
@@ -304,7 +362,7 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     let d = dir_of(&names, from);
                     push(
                         &mut out,
-                        *ino,
+                        id,
                         vec![d],
                         Change::Unlink { path: from.clone() },
                         true,
@@ -317,7 +375,7 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     let d = dir_of(&names, to);
                     push(
                         &mut out,
-                        *ino,
+                        id,
                         vec![d],
                         Change::Create {
                             path: to.clone(),
@@ -325,37 +383,37 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                         },
                         true,
                     );
-                    names.insert(to.clone(), *ino);
+                    names.insert(to.clone(), id);
                 }
                 (None, None) => {}
             },
-            OpKind::Link { to, ino, .. } => {
+            OpKind::Link { to, ino: _, .. } => {
                 let d = dir_of(&names, to);
                 push(
                     &mut out,
-                    *ino,
+                    id,
                     vec![d],
                     Change::Link { path: to.clone() },
                     true,
                 );
-                names.insert(to.clone(), *ino);
+                names.insert(to.clone(), id);
             }
-            OpKind::Unlink { path, ino } | OpKind::Rmdir { path, ino } => {
+            OpKind::Unlink { path, ino: _ } | OpKind::Rmdir { path, ino: _ } => {
                 let d = dir_of(&names, path);
                 push(
                     &mut out,
-                    *ino,
+                    id,
                     vec![d],
                     Change::Unlink { path: path.clone() },
                     true,
                 );
                 names.remove(path);
             }
-            OpKind::Mkdir { path, ino } => {
+            OpKind::Mkdir { path, ino: _ } => {
                 let d = dir_of(&names, path);
                 push(
                     &mut out,
-                    *ino,
+                    id,
                     vec![d],
                     Change::Create {
                         path: path.clone(),
@@ -363,12 +421,32 @@ pub(crate) fn effects(trace: &Trace) -> Vec<Effect> {
                     },
                     true,
                 );
-                names.insert(path.clone(), *ino);
+                names.insert(path.clone(), id);
             }
             _ => {}
         }
     }
-    out
+    Effects { list: out, op_ino }
+}
+
+/// The inode number an operation names, if any.
+fn op_raw_ino(k: &OpKind) -> Option<u64> {
+    match k {
+        OpKind::Open { ino, .. }
+        | OpKind::Close { ino, .. }
+        | OpKind::Write { ino, .. }
+        | OpKind::Truncate { ino, .. }
+        | OpKind::Fallocate { ino, .. }
+        | OpKind::PosixFallocate { ino, .. }
+        | OpKind::Rename { ino, .. }
+        | OpKind::Link { ino, .. }
+        | OpKind::Unlink { ino, .. }
+        | OpKind::Mkdir { ino, .. }
+        | OpKind::Rmdir { ino, .. }
+        | OpKind::Fsync { ino, .. }
+        | OpKind::SyncFileRange { ino, .. } => Some(*ino),
+        _ => None,
+    }
 }
 
 /// Moves `from` (and, for a directory, everything below it) to `to`.

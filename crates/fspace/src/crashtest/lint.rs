@@ -80,8 +80,9 @@ fn is_ack(k: &OpKind) -> bool {
 
 /// Checks `trace` against every rule; findings in trace order per rule.
 pub fn lint(trace: &Trace) -> Vec<Finding> {
-    let effects = effects(trace);
-    let durable_at = durability(trace, &effects, Model::Posix);
+    let fx = effects(trace);
+    let (effects, op_ino) = (fx.list, fx.op_ino);
+    let durable_at = durability(trace, &effects, &op_ino, Model::Posix);
     let names = super::check::inode_names(trace);
     let name = |ino: u64| {
         names
@@ -272,10 +273,11 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
 
     // sync_file_range as the only flush of a grown file.
     for (i, op) in trace.ops.iter().enumerate() {
-        let OpKind::SyncFileRange { ino, .. } = op.kind else {
+        let OpKind::SyncFileRange { .. } = op.kind else {
             continue;
         };
         let Some(a) = next_ack(i) else { continue };
+        let ino = op_ino[i];
         let grown = effects
             .iter()
             .enumerate()

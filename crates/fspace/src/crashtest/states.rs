@@ -110,7 +110,12 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
 /// durable (`usize::MAX`: never).
 // Effect ids index both `effects` and `at`, which the loops mark.
 #[allow(clippy::needless_range_loop)]
-pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec<usize> {
+pub(crate) fn durability(
+    trace: &Trace,
+    effects: &[Effect],
+    op_ino: &[u64],
+    model: Model,
+) -> Vec<usize> {
     let mut at = vec![usize::MAX; effects.len()];
     let mut next = 0; // effects[..next] belong to operations already seen
     for (i, op) in trace.ops.iter().enumerate() {
@@ -156,8 +161,8 @@ pub(crate) fn durability(trace: &Trace, effects: &[Effect], model: Model) -> Vec
                     }
                 }
             }
-            OpKind::Fsync { ino, data_only } => {
-                let ino = *ino;
+            OpKind::Fsync { data_only, .. } => {
+                let ino = op_ino[i];
                 let mut grows = false;
                 for e in 0..next {
                     let ef = &effects[e];
