@@ -136,6 +136,8 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
         info.display_name(),
         volatile,
     )?;
+    let mut rec = rec;
+    rec.manifest.fallocate = info.caps().map(|c| c.fallocate.supported);
     let preload_dir = rec.dir.join(".preload");
     std::fs::create_dir_all(&preload_dir)
         .map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;

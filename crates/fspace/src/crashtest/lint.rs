@@ -256,8 +256,8 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
         let OpKind::PosixFallocate { fs_magic, .. } = op.kind else {
             continue;
         };
-        let emulated = NETWORK_OR_FUSE_MAGICS.contains(&fs_magic)
-            || trace.manifest.filesystem == "ext4-noextents";
+        let emulated =
+            NETWORK_OR_FUSE_MAGICS.contains(&fs_magic) || trace.manifest.fallocate == Some(false);
         if emulated {
             out.push(Finding {
                 rule: Rule::EmulatedPosixFallocate,

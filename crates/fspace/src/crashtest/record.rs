@@ -113,6 +113,7 @@ pub fn begin(
         filesystem,
         dev: meta.dev(),
         volatile_cache,
+        fallocate: None,
         initial,
     };
     let rec = Recording { dir, ops, manifest };

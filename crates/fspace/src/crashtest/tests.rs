@@ -10,6 +10,7 @@ const ROOT: &str = "/r";
 const ROOT_INO: u64 = 1;
 
 struct Builder {
+    fallocate: Option<bool>,
     recs: Vec<RawRecord>,
     initial: Vec<(String, u64, Vec<u8>)>,
 }
@@ -47,6 +48,7 @@ fn abs(p: &str) -> Vec<u8> {
 impl Builder {
     fn new() -> Builder {
         Builder {
+            fallocate: Some(true),
             recs: vec![],
             initial: vec![],
         }
@@ -135,6 +137,7 @@ impl Builder {
             filesystem: "ext4".into(),
             dev: 7,
             volatile_cache: Some(true),
+            fallocate: self.fallocate,
             initial,
         };
         std::fs::write(dir.join("trace.json"), serde_json::to_string(&m).unwrap()).unwrap();
@@ -307,4 +310,55 @@ fn an_inode_number_given_again_is_another_file() {
     let trace = b.save(dir.path());
     let check = r#"if [ -e new ]; then [ "$(cat new)" = ab ] || [ "$(cat new)" = "" ] || { echo "new holds '$(cat new)'"; exit 1; }; fi; if [ -e old ]; then [ "$(cat old)" = 0123456789 ] || { echo "old holds '$(cat old)'"; exit 1; }; fi"#;
     assert_eq!(failing_models(&trace, &sh(check)), []);
+}
+
+fn rules(trace: &Trace) -> Vec<Rule> {
+    lint(trace).iter().map(|f| f.rule).collect()
+}
+
+#[test]
+fn lint_fsync_retry_direct_writes_and_emulated_posix_fallocate() {
+    // fsyncgate: EIO, then the same file synced again.
+    let mut b = Builder::new();
+    b.create("log", 3, 200);
+    b.write(3, 200, 0, b"x");
+    let mut failed = rec(12, 3, 200);
+    failed.ret = -1;
+    failed.err = 5;
+    b.recs.push(failed);
+    b.fsync(3, 200);
+    let dir = tempfile::tempdir().unwrap();
+    assert!(rules(&b.save(dir.path())).contains(&Rule::FsyncRetry));
+
+    // An O_DIRECT write, acknowledged without a sync; then with one.
+    for synced in [false, true] {
+        let mut b = Builder::new().initial("db", 300, &[0; 4096]);
+        let mut w = rec(3, 3, 300);
+        w.ret = 4096;
+        w.b = 4096;
+        w.d = 0o40002; // O_DIRECT | O_RDWR
+        w.data = vec![7; 4096];
+        b.recs.push(w);
+        if synced {
+            b.fsync(3, 300);
+        }
+        b.ack("ok\n");
+        let dir = tempfile::tempdir().unwrap();
+        let found = rules(&b.save(dir.path())).contains(&Rule::DirectWithoutSync);
+        assert_eq!(found, !synced);
+    }
+
+    // posix_fallocate where fallocate(2) does not work, and where it does.
+    for works in [false, true] {
+        let mut b = Builder::new();
+        b.fallocate = Some(works);
+        b.create("f", 3, 400);
+        let mut p = rec(6, 3, 400);
+        p.c = 1 << 20;
+        p.d = 0xEF53;
+        b.recs.push(p);
+        let dir = tempfile::tempdir().unwrap();
+        let found = rules(&b.save(dir.path())).contains(&Rule::EmulatedPosixFallocate);
+        assert_eq!(found, !works);
+    }
 }

@@ -36,6 +36,11 @@ pub struct Manifest {
     /// Whether the device under the directory has a volatile write cache
     /// (`None`: not known, e.g. tmpfs or a network filesystem).
     pub volatile_cache: Option<bool>,
+    /// Whether `fallocate(2)` works on the directory's filesystem (`None`:
+    /// not measured): where it does not, glibc's `posix_fallocate` writes
+    /// a byte per block.
+    #[serde(default)]
+    pub fallocate: Option<bool>,
     /// The entries of the directory when the recording started, parents
     /// before children; their contents are under `initial/`.
     pub initial: Vec<InitialEntry>,
