@@ -258,6 +258,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         opts.timeout = std::time::Duration::from_secs_f64(t);
     }
     opts.keep = a.keep;
+    opts.cancel = Some(crate::output::cancel_on_signals());
     opts.loss_status = Some(a.loss_status);
     opts.work_dir.clone_from(&a.work_dir);
     let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));

@@ -40,6 +40,9 @@ pub struct CheckOptions {
     /// The checker's exit status for "consistent, but acknowledged data
     /// is missing": a durability loss rather than corruption (3).
     pub loss_status: Option<i32>,
+    /// Set (by a signal handler) to stop: no further checker starts, the
+    /// states are removed, and `check` fails with an EINTR error.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for CheckOptions {
@@ -54,6 +57,7 @@ impl Default for CheckOptions {
             work_dir: None,
             max_failures: 20,
             loss_status: Some(3),
+            cancel: None,
         }
     }
 }
@@ -310,6 +314,21 @@ pub fn check(
     let total = reps.len();
     let results: Vec<Option<(CheckerExit, String)>> = parallel_map(total, opts.jobs, |j| {
         if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
+            return None;
+        }
+        if opts
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            if let Ok(mut f) = first_error.lock() {
+                f.get_or_insert(Error::refused(
+                    "crashtest check",
+                    &trace.dir,
+                    4,
+                    "interrupted: the states checked so far are discarded",
+                ));
+            }
             return None;
         }
         let s = &states[reps[j]];
