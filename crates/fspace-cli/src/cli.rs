@@ -157,7 +157,7 @@ pub(crate) enum Command {
         Exit status of check and lint: 0 nothing found, 1 found, 2 could not run. record exits \
         with the program's status (2 when it could not record).\n\n\
         Examples:\n  fspace crashtest record --root db --trace kv.trace -- python3 kv.py put k v\n  \
-        fspace crashtest lint kv.trace\n  fspace crashtest check kv.trace -- python3 check_kv.py\n  \
+        fspace crashtest lint kv.trace\n  fspace crashtest check kv.trace -- python3 \"$PWD/check_kv.py\"\n  \
         fspace crashtest check --model ext4 --keep --json kv.trace -- ./check.sh"
     )]
     Crashtest(CrashtestArgs),

@@ -17,7 +17,24 @@ macro_rules! line {
 
 fn wrapped(o: &mut String, text: &str) {
     let indent = text.len() - text.trim_start().len();
-    crate::fmt::labelled(o, &text[..indent], text.trim_start());
+    // A checker's output (`| ...`) keeps its bar on every wrapped line.
+    let head = if text[indent..].starts_with("| ") {
+        indent + 2
+    } else {
+        indent
+    };
+    let rest = &text[head..];
+    let mut block = String::new();
+    crate::fmt::labelled(&mut block, &" ".repeat(head), rest);
+    for l in block.lines() {
+        if head > indent {
+            o.push_str(&text[..head]);
+            o.push_str(l.get(head..).unwrap_or(""));
+        } else {
+            o.push_str(l);
+        }
+        o.push('\n');
+    }
 }
 
 use fspace::crashtest::{self, CheckOptions, CheckReport, FailureKind, Finding, OpKind, Trace};
@@ -215,18 +232,14 @@ fn limits_text(o: &mut String, trace: &Trace) {
     }
     line!(
         *o,
-        "  LIMITS: {} things the recorder could not follow (their effects are not in any state):",
-        limits.len()
+        "  LIMITS: {} {} the recorder could not follow (what {} wrote is in no state):",
+        limits.len(),
+        plural(limits.len(), "operation", "operations"),
+        plural(limits.len(), "it", "they")
     );
-    let names = crashtest::inode_names(trace);
-    let name = |i: u64| {
-        names
-            .get(&i)
-            .cloned()
-            .unwrap_or_else(|| format!("inode {i}"))
-    };
+    let described = crashtest::describe_ops(trace);
     for op in limits.iter().take(5) {
-        line!(*o, "    {}", op.describe(&name));
+        line!(*o, "    {}", described[op.number - 1]);
     }
     if limits.len() > 5 {
         line!(
@@ -350,9 +363,14 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         if report.failed_distinct > shown.len() {
             line!(
                 o,
-                "({} more distinct failures: --json lists {} of them{})",
+                "({} more distinct {}: --json lists {}{})",
                 report.failed_distinct - shown.len(),
-                report.failures.len() - shown.len(),
+                plural(report.failed_distinct - shown.len(), "failure", "failures"),
+                match report.failures.len() - shown.len() {
+                    0 => "none of them".to_string(),
+                    1 => "1 of them".to_string(),
+                    n => format!("{n} of them"),
+                },
                 if a.keep {
                     ""
                 } else {
@@ -371,7 +389,6 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
     if a.json {
         #[derive(Serialize)]
         struct J<'a> {
-            rule: &'static str,
             source: &'static str,
             #[serde(flatten)]
             finding: &'a Finding,
@@ -389,7 +406,6 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
             findings: findings
                 .iter()
                 .map(|f| J {
-                    rule: f.rule.name(),
                     source: f.rule.source(),
                     finding: f,
                 })
@@ -442,23 +458,19 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
             ops: &trace.ops,
         });
     }
-    let names = crashtest::inode_names(&trace);
-    let name = |i: u64| {
-        names
-            .get(&i)
-            .cloned()
-            .unwrap_or_else(|| format!("inode {i}"))
-    };
+    let described = crashtest::describe_ops(&trace);
     let mut o = String::new();
     line!(
         o,
-        "{}: {} under {} ({}), {} entries at the start, {} operations",
+        "{}: {} under {} ({}), {} {} at the start, {} {}",
         a.trace.display(),
         trace.manifest.program.join(" "),
         trace.manifest.root.display(),
         trace.manifest.filesystem,
         trace.manifest.initial.len(),
-        trace.ops.len()
+        plural(trace.manifest.initial.len(), "entry", "entries"),
+        trace.ops.len(),
+        plural(trace.ops.len(), "operation", "operations")
     );
     for op in &trace.ops {
         if !a.all
@@ -469,7 +481,15 @@ fn show(a: CrashtestShowArgs) -> fspace::Result<()> {
         {
             continue;
         }
-        line!(o, "  {}", op.describe(&name));
+        line!(o, "  {}", described[op.number - 1]);
     }
     emit(&o)
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }

@@ -5,7 +5,7 @@ use super::effects::{effects, Effect};
 use super::image::Image;
 use super::model::Model;
 use super::states::{durability, points, states_at, Bounds, CrashPoint, State};
-use super::trace::{show, Op, OpKind, Trace};
+use super::trace::Trace;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -309,6 +309,84 @@ pub fn check(
             d
         }
     };
+    // A relative program path names a file where `check` runs, not in
+    // each state (the checker's working directory).
+    let program_path = Path::new(program);
+    let program = &if program_path.is_relative() && program_path.components().count() > 1 {
+        std::path::absolute(program_path).map_or_else(|_| program.clone(), PathBuf::into_os_string)
+    } else {
+        program.clone()
+    };
+    // First, the state the program left when nothing crashed (every
+    // operation persisted): a checker that rejects it is wrong, or the
+    // recorder missed writes (its LIMITs), and no verdict can be trusted.
+    let complete = (0..reps.len()).find(|&j| {
+        groups[&order[j]].iter().any(|&i| {
+            let s = &states[i];
+            s.point.after == trace.ops.len()
+                && s.point.kind != super::states::PointKind::DuringSyncWrite
+                && s.lost.is_empty()
+                && s.tear.is_none()
+        })
+    });
+    let mut pre = None;
+    if let Some(j0) = complete {
+        let r = run_one(
+            &prepared,
+            &states[reps[j0]],
+            j0,
+            &work,
+            checker,
+            program,
+            opts,
+        );
+        let _ = std::fs::remove_dir_all(work.join(format!("state-{j0}")));
+        let (exit, output) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&work);
+                return Err(e);
+            }
+        };
+        if !exit.passed() {
+            let _ = std::fs::remove_dir_all(&work);
+            let limits = trace.limits();
+            let why = if limits.is_empty() {
+                String::new()
+            } else {
+                let mut kinds: Vec<&str> = limits
+                    .iter()
+                    .filter_map(|o| match &o.kind {
+                        super::trace::OpKind::Limit { what, .. } => Some(what.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                kinds.sort_unstable();
+                kinds.dedup();
+                format!(
+                    "; the trace has {} LIMITs ({}): writes the recorder could not see are missing from every state, which may be why",
+                    limits.len(),
+                    kinds.join(", ")
+                )
+            };
+            let said = output.lines().take(3).collect::<Vec<_>>().join(" / ");
+            return Err(Error::refused(
+                "crashtest check",
+                &trace.dir,
+                22,
+                format!(
+                    "the checker rejects the state the program left when nothing crashed (every operation persisted): {}{}{why}; it runs inside each state, so give it absolute paths",
+                    match exit {
+                        CheckerExit::Code { code } => format!("exit status {code}"),
+                        CheckerExit::Signal { signal } => format!("killed by signal {signal}"),
+                        CheckerExit::TimedOut => "timed out".to_string(),
+                    },
+                    if said.is_empty() { String::new() } else { format!(", saying: {said}") },
+                ),
+            ));
+        }
+        pre = complete.map(|j| (j, (exit, output)));
+    }
     let done = AtomicUsize::new(0);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let total = reps.len();
@@ -322,17 +400,18 @@ pub fn check(
             .is_some_and(|c| c.load(Ordering::Relaxed))
         {
             if let Ok(mut f) = first_error.lock() {
-                f.get_or_insert(Error::refused(
-                    "crashtest check",
-                    &trace.dir,
-                    4,
-                    "interrupted: the states checked so far are discarded",
-                ));
+                f.get_or_insert(interrupted(&trace.dir));
             }
             return None;
         }
+        if let Some((j0, r)) = &pre {
+            if *j0 == j {
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                return Some(r.clone());
+            }
+        }
         let s = &states[reps[j]];
-        let r = run_one(&prepared, s, j, &work, checker, program, opts.timeout);
+        let r = run_one(&prepared, s, j, &work, checker, program, opts);
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(n, total);
         match r {
@@ -464,8 +543,10 @@ fn failure(
     dir: PathBuf,
 ) -> Failure {
     let numbers = |v: &[usize]| {
+        // ext4's close-after-truncate marker changes nothing itself.
         let mut n: Vec<usize> = v
             .iter()
+            .filter(|&&e| p.effects[e].change != super::effects::Change::CloseAfterTruncate)
             .map(|&e| p.trace.ops[p.effects[e].op].number)
             .collect();
         n.dedup();
@@ -511,8 +592,9 @@ fn run_one(
     work: &Path,
     checker: &[OsString],
     program: &OsString,
-    timeout: Duration,
+    opts: &CheckOptions,
 ) -> Result<(CheckerExit, String)> {
+    use std::os::unix::process::CommandExt;
     let dir = work.join(format!("state-{j}"));
     let acks = work.join(format!("acks-{j}"));
     std::fs::create_dir(&dir).map_err(|e| Error::from_io("crashtest check", &dir, None, e))?;
@@ -533,6 +615,9 @@ fn run_one(
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
+        // A group of its own: a timeout or a cancel kills what it started
+        // too, and the terminal's Ctrl-C reaches fspace, which stops it.
+        .process_group(0)
         .spawn()
         .map_err(|e| {
             Error::from_io(
@@ -542,6 +627,10 @@ fn run_one(
                 e,
             )
         })?;
+    let group = rustix::process::Pid::from_child(&child);
+    let kill_group = || {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    };
     let started = Instant::now();
     let exit = loop {
         match child.try_wait() {
@@ -553,22 +642,35 @@ fn run_one(
                     _ => CheckerExit::Code { code: -1 },
                 };
             }
-            Ok(None) if started.elapsed() > timeout => {
-                let _ = child.kill();
+            Ok(None)
+                if opts
+                    .cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(Ordering::Relaxed)) =>
+            {
+                kill_group();
+                let _ = child.wait();
+                return Err(interrupted(&p.trace.dir));
+            }
+            Ok(None) if started.elapsed() > opts.timeout => {
+                kill_group();
                 let _ = child.wait();
                 break CheckerExit::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => {
+                kill_group();
                 return Err(Error::from_io(
                     "crashtest check: wait for the checker",
                     Path::new(program),
                     None,
                     e,
-                ))
+                ));
             }
         }
     };
+    // What it left running (a background job) goes with it.
+    kill_group();
     let mut output = std::fs::read(&out_path).unwrap_or_default();
     output.truncate(4096);
     let _ = std::fs::remove_file(&out_path);
@@ -600,59 +702,28 @@ fn parallel_map<T: Send, F: Fn(usize) -> T + Sync>(n: usize, jobs: usize, f: F) 
         .collect()
 }
 
-/// The name of each inode the trace mentions: its last known path.
-pub fn inode_names(trace: &Trace) -> HashMap<u64, String> {
-    let mut names: HashMap<u64, String> = HashMap::new();
-    for e in &trace.manifest.initial {
-        names.insert(e.ino, show(&e.path));
-    }
-    for op in &trace.ops {
-        match &op.kind {
-            OpKind::Open { path, ino, .. } | OpKind::Mkdir { path, ino } => {
-                names.entry(*ino).or_insert_with(|| show(path));
-            }
-            OpKind::Link { to, ino, .. } => {
-                names.entry(*ino).or_insert_with(|| show(to));
-            }
-            OpKind::Rename {
-                from: Some(from),
-                ino,
-                ..
-            } => {
-                names.entry(*ino).or_insert_with(|| show(from));
-            }
-            _ => {}
-        }
-    }
-    names
-}
-
 impl Failure {
     /// The failure as a story for people: one line per fact.
     pub fn story(&self, trace: &Trace) -> Vec<String> {
-        let names = inode_names(trace);
-        let name = |ino: u64| {
-            names
-                .get(&ino)
-                .cloned()
-                .unwrap_or_else(|| format!("inode {ino}"))
-        };
+        let ops = super::effects::describe_ops(trace);
         let describe = |n: usize| -> String {
-            trace
-                .ops
-                .get(n.wrapping_sub(1))
-                .map_or_else(|| format!("#{n}"), |o: &Op| o.describe(&name))
+            ops.get(n.wrapping_sub(1))
+                .cloned()
+                .unwrap_or_else(|| format!("#{n}"))
         };
         let mut lines = Vec::new();
-        let at = match self.point.after {
-            0 => "before the first operation".to_string(),
-            n => format!("after {}", describe(n)),
+        let at = match (self.point.after, self.point.kind) {
+            (0, _) => "before the first operation".to_string(),
+            (n, super::states::PointKind::DuringSyncWrite) => format!("during {}", describe(n)),
+            (n, _) => format!("after {}", describe(n)),
         };
         lines.push(format!(
             "power cut {at} ({}), under {}",
             match self.point.kind {
                 super::states::PointKind::BeforeSync => "just before a durability call",
                 super::states::PointKind::AfterAck => "just after an acknowledgement",
+                super::states::PointKind::DuringSyncWrite =>
+                    "while this synchronous write was in flight",
                 super::states::PointKind::Between => "between durability points",
                 super::states::PointKind::End => "at the end of the run",
             },
@@ -677,19 +748,22 @@ impl Failure {
             lines.push(format!("  NOT persisted: {}", describe(n)));
         }
         if let Some(t) = &self.torn {
-            lines.push(format!(
-                "  TORN:          {}: only bytes {}..{} of {}..{} reached the disk{}",
-                describe(t.op),
-                t.persisted.start,
-                t.persisted.end,
-                t.range.start,
-                t.range.end,
-                if t.size_without_data {
-                    " (the size grew, the data did not: zeros)"
-                } else {
-                    ""
-                }
-            ));
+            if t.size_without_data {
+                lines.push(format!(
+                    "  TORN:          {}: the file's size grew to {}, none of the data reached the disk (zeros)",
+                    describe(t.op),
+                    t.range.end
+                ));
+            } else {
+                lines.push(format!(
+                    "  TORN:          {}: only bytes {}..{} of {}..{} reached the disk",
+                    describe(t.op),
+                    t.persisted.start,
+                    t.persisted.end,
+                    t.range.start,
+                    t.range.end
+                ));
+            }
         }
         let exit = match self.exit {
             CheckerExit::Code { code } => format!("exit status {code}"),
@@ -730,4 +804,13 @@ fn ranges(ns: &[usize]) -> String {
         i = j + 1;
     }
     out.join(", ")
+}
+
+fn interrupted(dir: &Path) -> Error {
+    Error::refused(
+        "crashtest check",
+        dir,
+        4,
+        "interrupted: the states checked so far are discarded",
+    )
 }

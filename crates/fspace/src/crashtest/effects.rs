@@ -429,6 +429,39 @@ pub(crate) fn effects(trace: &Trace) -> Effects {
     Effects { list: out, op_ino }
 }
 
+/// Each operation in words (`#17 write(c, 0..1)`), its file named as it
+/// was called when the operation ran: an inode number given again to a
+/// new file names the new file from its creation on.
+pub fn describe_ops(trace: &Trace) -> Vec<String> {
+    let fx = effects(trace);
+    let mut name: HashMap<Ino, PathBuf> = HashMap::new();
+    for e in &trace.manifest.initial {
+        name.insert(e.ino, e.path.clone());
+    }
+    let mut next = 0;
+    let mut out = Vec::with_capacity(trace.ops.len());
+    for (i, op) in trace.ops.iter().enumerate() {
+        // The names this op gives (a create, link or rename) count for it.
+        while next < fx.list.len() && fx.list[next].op <= i {
+            let e = &fx.list[next];
+            match &e.change {
+                Change::Create { path, .. } | Change::Link { path } => {
+                    name.insert(e.ino, path.clone());
+                }
+                Change::Rename { to, .. } => {
+                    name.insert(e.ino, to.clone());
+                }
+                _ => {}
+            }
+            next += 1;
+        }
+        let id = fx.op_ino[i];
+        let this = name.get(&id).map(|p| super::trace::show(p));
+        out.push(op.describe(&|raw| this.clone().unwrap_or_else(|| format!("inode {raw}"))));
+    }
+    out
+}
+
 /// The inode number an operation names, if any.
 fn op_raw_ino(k: &OpKind) -> Option<u64> {
     match k {

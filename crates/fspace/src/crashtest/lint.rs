@@ -83,14 +83,8 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
     let fx = effects(trace);
     let (effects, op_ino) = (fx.list, fx.op_ino);
     let durable_at = durability(trace, &effects, &op_ino, Model::Posix);
-    let names = super::check::inode_names(trace);
-    let name = |ino: u64| {
-        names
-            .get(&ino)
-            .cloned()
-            .unwrap_or_else(|| format!("inode {ino}"))
-    };
-    let describe = |i: usize| trace.ops[i].describe(&name);
+    let ops = super::effects::describe_ops(trace);
+    let describe = |i: usize| ops[i].clone();
     let acks: Vec<usize> = (0..trace.ops.len())
         .filter(|&i| trace.ops[i].errno.is_none() && is_ack(&trace.ops[i].kind))
         .collect();

@@ -7,7 +7,8 @@
 //! use fspace::crashtest::{check, CheckOptions, Trace};
 //! # fn main() -> fspace::Result<()> {
 //! let trace = Trace::load("kv.trace")?;
-//! let checker = ["python3".into(), "check_kv.py".into()];
+//! // The checker runs inside each state: its script by an absolute path.
+//! let checker = ["python3".into(), "/home/me/kv/check_kv.py".into()];
 //! let report = check(&trace, &checker, &CheckOptions::default(), &|_, _| {})?;
 //! for f in &report.failures {
 //!     println!("{}", f.story(&trace).join("\n"));
@@ -17,6 +18,7 @@
 
 mod check;
 mod effects;
+pub use effects::describe_ops;
 mod image;
 mod lint;
 mod model;
@@ -25,9 +27,7 @@ mod record;
 mod states;
 mod trace;
 
-pub use check::{
-    check, inode_names, CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite,
-};
+pub use check::{check, CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite};
 pub use lint::{lint, Finding, Rule};
 pub use model::{Model, UnknownModel};
 pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};

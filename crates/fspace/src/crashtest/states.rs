@@ -16,6 +16,9 @@ pub enum PointKind {
     /// Just before a durability call (fsync, fdatasync, sync, a
     /// synchronous write): the most is pending there.
     BeforeSync,
+    /// While a synchronous write (`O_DSYNC`, `RWF_DSYNC`) is in flight:
+    /// the write is there but not yet durable, and may tear.
+    DuringSyncWrite,
     /// Just after an acknowledgement.
     AfterAck,
     /// Between those, sampled.
@@ -67,10 +70,17 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
                 after: i,
                 kind: PointKind::BeforeSync,
             }),
-            OpKind::Write { flags, .. } if flags.sync => pts.push(CrashPoint {
-                after: i,
-                kind: PointKind::BeforeSync,
-            }),
+            OpKind::Write { flags, .. } if flags.sync => {
+                pts.push(CrashPoint {
+                    after: i,
+                    kind: PointKind::BeforeSync,
+                });
+                // And while it is in flight: it may tear.
+                pts.push(CrashPoint {
+                    after: i + 1,
+                    kind: PointKind::DuringSyncWrite,
+                });
+            }
             OpKind::Ack { .. } => pts.push(CrashPoint {
                 after: i + 1,
                 kind: PointKind::AfterAck,
@@ -82,8 +92,9 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
         after: trace.ops.len(),
         kind: PointKind::End,
     });
-    pts.sort_by_key(|p| p.after);
-    pts.dedup_by_key(|p| p.after);
+    let key = |p: &CrashPoint| (p.after, p.kind == PointKind::DuringSyncWrite);
+    pts.sort_by_key(key);
+    pts.dedup_by_key(|p| key(p));
     let mut extra = Vec::new();
     let mut prev = 0;
     for p in &pts {
@@ -100,8 +111,8 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
         prev = p.after;
     }
     pts.extend(extra);
-    pts.sort_by_key(|p| p.after);
-    pts.dedup_by_key(|p| p.after);
+    pts.sort_by_key(key);
+    pts.dedup_by_key(|p| key(p));
     pts
 }
 
@@ -238,14 +249,14 @@ pub(crate) fn states_at(
     bounds: Bounds,
 ) -> Vec<State> {
     let before = effects.partition_point(|e| e.op < point.after);
-    let durable: Arc<Vec<usize>> = Arc::new(
-        (0..before)
-            .filter(|&e| durable_at[e] <= point.after)
-            .collect(),
-    );
-    let pending: Vec<usize> = (0..before)
-        .filter(|&e| durable_at[e] > point.after)
-        .collect();
+    // In flight: what the write itself would make durable is not yet.
+    let by = if point.kind == PointKind::DuringSyncWrite {
+        point.after - 1
+    } else {
+        point.after
+    };
+    let durable: Arc<Vec<usize>> = Arc::new((0..before).filter(|&e| durable_at[e] <= by).collect());
+    let pending: Vec<usize> = (0..before).filter(|&e| durable_at[e] > by).collect();
     let n = pending.len();
     let meta: Vec<bool> = pending
         .iter()

@@ -586,12 +586,19 @@ impl Op {
     pub fn describe(&self, names: &dyn Fn(u64) -> String) -> String {
         let p = |p: &Option<PathBuf>| p.as_ref().map_or("(outside)".to_string(), |p| show(p));
         let s = match &self.kind {
-            OpKind::Open { path, created, .. } => {
-                format!(
-                    "{}({})",
-                    if *created { "create" } else { "open" },
-                    show(path)
-                )
+            OpKind::Open {
+                path,
+                created,
+                flags,
+                ..
+            } => {
+                if *created {
+                    format!("create({})", show(path))
+                } else if *flags & 0o1000 != 0 {
+                    format!("open({}, O_TRUNC)", show(path))
+                } else {
+                    format!("open({})", show(path))
+                }
             }
             OpKind::Close { ino, .. } => format!("close({})", names(*ino)),
             OpKind::Write {
@@ -655,7 +662,11 @@ impl Op {
             OpKind::Ack { channel, data, len } => {
                 let text =
                     String::from_utf8_lossy(&data[..data.len().min(40)]).replace('\n', "\\n");
-                format!("ack({}, {len} bytes: \"{text}\")", serde_plain(channel))
+                format!(
+                    "ack({}, {len} {}: \"{text}\")",
+                    serde_plain(channel),
+                    if *len == 1 { "byte" } else { "bytes" }
+                )
             }
             OpKind::Limit { what, detail } => format!("LIMIT {what}: {detail}"),
         };
