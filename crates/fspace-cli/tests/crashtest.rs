@@ -285,6 +285,7 @@ fn crashtest_runs_unprivileged() {
         "replace",
     ]);
     assert!(o.status.success(), "{}", text(&o));
+    let checker = run.join("check.sh");
     let o = as_nobody(&[
         "crashtest",
         "check",
@@ -292,7 +293,7 @@ fn crashtest_runs_unprivileged() {
         "t",
         "--",
         "sh",
-        "check.sh",
+        checker.to_str().unwrap(),
         "replace",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
