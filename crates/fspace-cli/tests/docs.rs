@@ -52,6 +52,14 @@ const NOT_RUN: &[(&str, &str)] = &[
         "shows the refusal where there are no untorn writes, so it exits 1 there and succeeds on XFS; tests/untorn_cli.rs checks both",
     ),
     (
+        "fspace crashtest record --root db --trace t -- ./kv put k v",
+        "records ./kv, the reader's own program; tests/crashtest.rs records and checks programs on the matrix",
+    ),
+    (
+        "fspace crashtest check t -- /path/to/check_kv",
+        "runs the reader's checker on the trace above; tests/crashtest.rs checks programs on the matrix",
+    ),
+    (
         "cargo install --path crates/fspace-cli",
         "installs into ~/.cargo/bin; this test runs the binary cargo built",
     ),
@@ -463,9 +471,13 @@ fn run_commands(file: &str, used: &Mutex<BTreeSet<&'static str>>) -> Vec<String>
                         ));
                         continue;
                     }
+                    // --help before a `--` (after it, words are the
+                    // program's, as in `crashtest record -- PROG`).
+                    let mut words: Vec<&str> = args.split_whitespace().collect();
+                    let at = words.iter().position(|w| *w == "--").unwrap_or(words.len());
+                    words.insert(at, "--help");
                     let o = Command::new(fspace_bin())
-                        .args(args.split_whitespace())
-                        .arg("--help")
+                        .args(&words)
                         .stdin(Stdio::null())
                         .output()
                         .expect("run fspace");
