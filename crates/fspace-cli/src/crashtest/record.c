@@ -12,9 +12,34 @@
  *    fd = -1 (their paths are made absolute); dev is the st_dev of the
  *    file when known.
  *  - DUP that fails: fd = the requested number (dup2/dup3) or -1.
- *  - raw-syscall and copy-range LIMITs are written only when the call
- *    concerns the root (its descriptor is recorded or a path is under it);
- *    syscall(SYS_sync) and io_uring always.
+ *  - raw-syscall LIMITs are written only when the call concerns the root
+ *    (its descriptor is recorded or a path is under it); syscall(SYS_sync)
+ *    and io_uring always.
+ *  - copy_file_range, sendfile, splice into a recorded descriptor: the
+ *    kernel copies bytes the preload never holds, so after a call that
+ *    copied n > 0 bytes they are read back from the destination (pread at
+ *    the explicit out offset's value before the call, else at the position
+ *    after it minus n, or at the size minus n for O_APPEND; through a
+ *    read-only open of /proc/self/fd/N when the descriptor is write-only)
+ *    and recorded as the WRITE a pwrite of them gives (a = offset, b = n,
+ *    d = status flags). LIMIT copy-range only when they cannot be read
+ *    back. A call that copied nothing (0, failure) gives no record.
+ *  - stdio streams: glibc opens, writes and closes a FILE through internal
+ *    calls no preload sees. fopen/fopen64/freopen/freopen64 for writing on
+ *    a path under the root give the OPEN open(2) would (flags from the
+ *    mode, mode 0666) and LIMIT stdio-stream (a limit on granularity, not
+ *    a loss); fdopen of a recorded descriptor gives the LIMIT. Such streams
+ *    are remembered (up to 256): at each fflush of one (fflush(NULL): all)
+ *    and at fclose (flushed first) the file's whole contents are read
+ *    through /proc/self/fd/N and recorded as ONE WRITE at offset 0 (b = its
+ *    size; none when empty; O_APPEND left out of d), since a stream's bytes
+ *    reach the kernel when it is flushed; fclose then gives CLOSE. Writes a
+ *    full buffer makes between flushes are not separate records: they are
+ *    in the next flush's. Streams open at exit: an atexit handler
+ *    registered by the constructor flushes and records them; it runs before
+ *    glibc's own flush at exit (checked with glibc 2.36: without its own
+ *    fflush the file it reads is still empty). A program's atexit handlers
+ *    run before it. _exit flushes nothing and nothing is recorded.
  *  - msync LIMIT: for a range that overlaps a mapping that got an
  *    mmap-shared-writable LIMIT in this process.
  *  - close_range/closefrom are not recorded (no kind); they only make the
@@ -59,8 +84,9 @@
  *    turns it off.
  *  - Each trapped call costs a signal delivery (about 8 us a write instead
  *    of 0.5); calls through libc cost nothing more.
- * Not followed at all: stdio's own writes (printf, fwrite: glibc calls its
- * internal write, which no preload sees); calls made by a signal handler
+ * Not followed at all: stdio's writes to what is not a recorded file
+ * (printf to stdout or a pipe is no ACK: glibc calls its internal write,
+ * which no preload sees); calls made by a signal handler
  * that interrupted the preload's own recording (they are forwarded
  * unrecorded, so that the handler cannot wait on the preload's mutex).
  */
@@ -1611,55 +1637,327 @@ static int writing_mode(const char *mode)
     return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
 }
 
-static void after_fopen(FILE *f, int err, const char *path, const char *mode)
+/* ---- read-back: bytes the kernel wrote that the preload never held ---- */
+
+/* Reads n bytes of fd's file at off into a new buffer, through fd or, when
+ * fd cannot be read (write-only), a read-only descriptor of its own on
+ * /proc/self/fd/N. NULL unless all n bytes were read. */
+static char *read_back(int fd, uint64_t off, size_t n)
 {
-    if (!writing_mode(mode))
+    ssize_t (*rp)(int, void *, size_t, off_t) = REAL(pread);
+    int (*ro)(int, const char *, int, ...) = REAL(openat);
+    int (*rc)(int) = REAL(close);
+    char *buf = malloc(n ? n : 1);
+    if (!buf || !rp)
+        goto fail;
+    int rfd = fd, own = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t got = 0;
+        while (got < n) {
+            ssize_t k = rp(rfd, buf + got, n - got, (off_t)(off + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        if (got == n) {
+            if (own >= 0)
+                rc(own);
+            return buf;
+        }
+        if (pass == 1 || !ro || !rc)
+            break;
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        own = ro(AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
+        if (own < 0)
+            break;
+        rfd = own;
+    }
+    if (own >= 0)
+        rc(own);
+fail:
+    free(buf);
+    return NULL;
+}
+
+/* ---- copy_file_range, sendfile, splice ------------------------------- */
+
+/* After a copy into outfd: n > 0 bytes went to the file at *off_given
+ * (the value before the call) or at the descriptor's position. They are
+ * read back and recorded as the WRITE a pwrite of them gives; when they
+ * cannot be read, LIMIT copy-range as before. Nothing for n <= 0. */
+static void after_copy(int outfd, int has_off, int64_t off_before, ssize_t n, int err)
+{
+    struct fdent e;
+    struct stat st;
+    if (n <= 0 || classify(outfd, &e, &st) != FD_RECORDED)
         return;
-    char p[PBUF];
-    int fd = f ? fileno(f) : -1;
-    struct stat st, *stp = NULL;
-    if (path) {
-        if (abs_path(AT_FDCWD, path, p, sizeof p) < 0 || !under_root(p))
+    uint64_t at;
+    if (has_off) {
+        at = (uint64_t)off_before;
+    } else if (e.flags & O_APPEND) {
+        at = (uint64_t)st.st_size - (uint64_t)n;
+    } else {
+        off_t pos = lseek(outfd, 0, SEEK_CUR);
+        if (pos < (off_t)n) {
+            limit_if_recorded("copy-range", outfd, n, err);
             return;
-    } else if (fd < 0 || fd_path(fd, p, sizeof p) < 0 || !under_root(p)) {
+        }
+        at = (uint64_t)pos - (uint64_t)n;
+    }
+    char *buf = read_back(outfd, at, (size_t)n);
+    if (!buf) {
+        limit_if_recorded("copy-range", outfd, n, err);
         return;
     }
-    if (fd >= 0 && fstat(fd, &st) == 0)
-        stp = &st;
-    emit_limit("stdio-stream", p, fd, f ? 0 : -1, err, stp);
+    struct rec r;
+    rec_init(&r, K_WRITE, n, err, outfd);
+    fill_file(&r, &st);
+    r.a = at;
+    r.b = (uint64_t)n;
+    r.d = (uint64_t)(unsigned)e.flags;
+    struct iovec v = {buf, (size_t)n};
+    emit(&r, NULL, NULL, &v, 1, (size_t)n);
+    free(buf);
 }
+
+#define COPY_BODY(call, outfd, outoff)                                   \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        int has_ = (outoff) != NULL;                                     \
+        int64_t before_ = has_ ? (int64_t) * (outoff) : 0;               \
+        ssize_t ret_ = call;                                             \
+        BEGIN_REC(e_);                                                   \
+        after_copy(outfd, has_, before_, ret_, e_);                      \
+        END_REC(e_);                                                     \
+        return ret_;                                                     \
+    } while (0)
+
+EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off,
+                               size_t len, unsigned flags)
+{
+    COPY_BODY(CALL(copy_file_range, -1, in, in_off, out, out_off, len, flags), out,
+              out_off);
+}
+
+/* sendfile's offset is the input's: the output is written at its position. */
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+{
+    COPY_BODY(CALL(sendfile, -1, out, in, off, n), out, (off_t *)NULL);
+}
+
+EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+{
+    COPY_BODY(CALL(sendfile64, -1, out, in, off, n), out, (off64_t *)NULL);
+}
+
+EXPORT ssize_t splice(int in, loff_t *in_off, int out, loff_t *out_off, size_t len,
+                      unsigned flags)
+{
+    COPY_BODY(CALL(splice, -1, in, in_off, out, out_off, len, flags), out, out_off);
+}
+
+/* ---- stdio streams --------------------------------------------------- */
+
+/* glibc's stdio opens, writes and closes through internal calls no preload
+ * sees. A stream opened for writing on a recorded file is remembered here;
+ * its open gets the OPEN record the open(2) glibc makes would give, and at
+ * each fflush/fclose (and at exit) the file's whole contents are recorded
+ * as one WRITE at offset 0: a stream's bytes reach the kernel when it is
+ * flushed. fclose then gives the CLOSE. */
+#define NSTREAMS 256
+static struct { FILE *f; int fd; uint64_t dev, ino; } g_streams[NSTREAMS];
+static pthread_mutex_t g_stream_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void stream_remember(FILE *f, int fd, const struct stat *st)
+{
+    pthread_mutex_lock(&g_stream_mu);
+    int slot = -1;
+    for (int i = 0; i < NSTREAMS; i++) {
+        if (g_streams[i].f == f) {
+            slot = i;
+            break;
+        }
+        if (slot < 0 && !g_streams[i].f)
+            slot = i;
+    }
+    if (slot >= 0) {
+        g_streams[slot].f = f;
+        g_streams[slot].fd = fd;
+        g_streams[slot].dev = st->st_dev;
+        g_streams[slot].ino = st->st_ino;
+    }
+    pthread_mutex_unlock(&g_stream_mu);
+    if (slot < 0)
+        report("remembering a stdio stream (more than 256 open)", ENFILE);
+}
+
+/* Whether f is remembered (its fd in *fd); drop forgets it. */
+static int stream_find(FILE *f, int *fd, int drop)
+{
+    int hit = 0;
+    pthread_mutex_lock(&g_stream_mu);
+    for (int i = 0; i < NSTREAMS; i++)
+        if (f && g_streams[i].f == f) {
+            *fd = g_streams[i].fd;
+            if (drop)
+                g_streams[i].f = NULL;
+            hit = 1;
+            break;
+        }
+    pthread_mutex_unlock(&g_stream_mu);
+    return hit;
+}
+
+/* The WRITE of fd's whole file at offset 0; LIMIT stdio-stream when it
+ * cannot be read. */
+static void stream_record(int fd)
+{
+    struct fdent e;
+    struct stat st;
+    if (classify(fd, &e, &st) != FD_RECORDED || !S_ISREG(st.st_mode))
+        return;
+    size_t n = (size_t)st.st_size;
+    if (n == 0)
+        return;
+    char *buf = read_back(fd, 0, n);
+    if (!buf) {
+        limit_if_recorded("stdio-stream", fd, -1, EIO);
+        return;
+    }
+    struct rec r;
+    rec_init(&r, K_WRITE, (int64_t)n, 0, fd);
+    fill_file(&r, &st);
+    r.a = 0;
+    r.b = n;
+    /* At offset 0 whatever the stream's mode: not an append. */
+    r.d = (uint64_t)(unsigned)(e.flags & ~O_APPEND);
+    struct iovec v = {buf, n};
+    emit(&r, NULL, NULL, &v, 1, n);
+    free(buf);
+}
+
+/* LIMIT stdio-stream: a limit on granularity, not a loss. */
+static void stream_limit(int fd, const char *path, const struct stat *st)
+{
+    char d[PBUF + 128];
+    snprintf(d, sizeof d,
+             "%s: a stdio stream; its writes are recorded as the whole file at each "
+             "fflush/fclose (and at exit), not write by write",
+             path);
+    emit_limit("stdio-stream", d, fd, 0, 0, st);
+}
+
+/* The open(2) flags glibc gives a stream of this mode. */
+static int mode_flags(const char *mode)
+{
+    int fl = strchr(mode, '+') ? O_RDWR : mode[0] == 'r' ? O_RDONLY : O_WRONLY;
+    if (mode[0] == 'w')
+        fl |= O_CREAT | O_TRUNC;
+    else if (mode[0] == 'a')
+        fl |= O_CREAT | O_APPEND;
+    if (strchr(mode, 'x'))
+        fl |= O_EXCL;
+    if (strchr(mode, 'e'))
+        fl |= O_CLOEXEC;
+    return fl;
+}
+
+/* Before fopen/freopen with a path: whether it is recorded (ctx). */
+static int stream_open_pre(struct open_ctx *c, const char *path, const char *mode)
+{
+    if (!path || !writing_mode(mode))
+        return 0;
+    open_pre(c, AT_FDCWD, path, mode_flags(mode));
+    return c->rec;
+}
+
+static void stream_open_post(struct open_ctx *c, FILE *f, int err, const char *mode)
+{
+    int fd = f ? fileno(f) : -1;
+    open_post(c, fd, err, mode_flags(mode), 0666);
+    struct stat st;
+    if (f && fd >= 0 && fstat(fd, &st) == 0) {
+        stream_remember(f, fd, &st);
+        stream_limit(fd, c->path, &st);
+    }
+}
+
+#define FOPEN_BODY(call, path, mode)                                     \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        struct open_ctx c_;                                              \
+        BEGIN_REC(e0_);                                                  \
+        int rec_ = stream_open_pre(&c_, path, mode);                     \
+        END_REC(e0_);                                                    \
+        FILE *f_ = call;                                                 \
+        if (rec_) {                                                      \
+            BEGIN_REC(e_);                                               \
+            stream_open_post(&c_, f_, e_, mode);                         \
+            END_REC(e_);                                                 \
+        }                                                                \
+        return f_;                                                       \
+    } while (0)
 
 EXPORT FILE *fopen(const char *path, const char *mode)
 {
-    FILE *f = CALL(fopen, NULL, path, mode);
-    if (!active())
-        return f;
-    BEGIN_REC(err);
-    after_fopen(f, err, path, mode);
-    END_REC(err);
-    return f;
+    FOPEN_BODY(CALL(fopen, NULL, path, mode), path, mode);
 }
 
 EXPORT FILE *fopen64(const char *path, const char *mode)
 {
-    FILE *f = CALL(fopen64, NULL, path, mode);
-    if (!active())
-        return f;
-    BEGIN_REC(err);
-    after_fopen(f, err, path, mode);
-    END_REC(err);
-    return f;
+    FOPEN_BODY(CALL(fopen64, NULL, path, mode), path, mode);
 }
+
+/* Closes stream's file as fclose would: its contents, then CLOSE. */
+static void stream_closed(int fd, int ret, int err, const struct stat *st)
+{
+    cache_forget(fd);
+    struct rec r;
+    rec_init(&r, K_CLOSE, ret, err, fd);
+    fill_file(&r, st);
+    emit_simple(&r, NULL, NULL);
+}
+
+/* freopen flushes and closes the old stream first. */
+#define FREOPEN_BODY(call, path, mode, stream)                           \
+    do {                                                                 \
+        if (!active())                                                   \
+            return call;                                                 \
+        int old_ = -1, had_;                                             \
+        struct stat ost_;                                                \
+        struct open_ctx c_;                                              \
+        BEGIN_REC(e0_);                                                  \
+        had_ = stream_find(stream, &old_, 1);                            \
+        if (had_) {                                                      \
+            CALL(fflush, EOF, stream);                                   \
+            stream_record(old_);                                         \
+            had_ = fstat(old_, &ost_) == 0;                              \
+        }                                                                \
+        int rec_ = stream_open_pre(&c_, path, mode);                     \
+        END_REC(e0_);                                                    \
+        FILE *f_ = call;                                                 \
+        BEGIN_REC(e_);                                                   \
+        if (had_)                                                        \
+            stream_closed(old_, 0, 0, &ost_);                            \
+        if (rec_)                                                        \
+            stream_open_post(&c_, f_, e_, mode);                         \
+        END_REC(e_);                                                     \
+        return f_;                                                       \
+    } while (0)
 
 EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
-    FILE *f = CALL(freopen, NULL, path, mode, stream);
-    if (!active())
-        return f;
-    BEGIN_REC(err);
-    after_fopen(f, err, path, mode);
-    END_REC(err);
-    return f;
+    FREOPEN_BODY(CALL(freopen, NULL, path, mode, stream), path, mode, stream);
+}
+
+EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
+{
+    FREOPEN_BODY(CALL(freopen64, NULL, path, mode, stream), path, mode, stream);
 }
 
 EXPORT FILE *fdopen(int fd, const char *mode)
@@ -1668,43 +1966,82 @@ EXPORT FILE *fdopen(int fd, const char *mode)
     if (!active())
         return f;
     BEGIN_REC(err);
-    if (writing_mode(mode))
-        limit_if_recorded("stdio-stream", fd, f ? 0 : -1, err);
+    struct fdent e;
+    struct stat st;
+    char p[PATH_MAX + 16];
+    if (f && writing_mode(mode) && classify(fd, &e, &st) == FD_RECORDED) {
+        if (fd_path(fd, p, sizeof p) < 0)
+            p[0] = '\0';
+        stream_limit(fd, p, &st);
+        stream_remember(f, fd, &st);
+    }
     END_REC(err);
     return f;
 }
 
-#define COPY_BODY(call, outfd)                                           \
-    do {                                                                 \
-        ssize_t ret_ = call;                                             \
-        if (!active())                                                   \
-            return ret_;                                                 \
-        BEGIN_REC(e_);                                                   \
-        limit_if_recorded("copy-range", outfd, ret_, e_);                \
-        END_REC(e_);                                                     \
-        return ret_;                                                     \
-    } while (0)
-
-EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off,
-                               size_t len, unsigned flags)
+/* Every remembered stream: flushed (flush) and its file recorded. */
+static void streams_record_all(int flush)
 {
-    COPY_BODY(CALL(copy_file_range, -1, in, in_off, out, out_off, len, flags), out);
+    FILE *fs[NSTREAMS];
+    int fds[NSTREAMS], n = 0;
+    pthread_mutex_lock(&g_stream_mu);
+    for (int i = 0; i < NSTREAMS; i++)
+        if (g_streams[i].f) {
+            fs[n] = g_streams[i].f;
+            fds[n++] = g_streams[i].fd;
+        }
+    pthread_mutex_unlock(&g_stream_mu);
+    for (int i = 0; i < n; i++) {
+        if (flush)
+            CALL(fflush, EOF, fs[i]);
+        stream_record(fds[i]);
+    }
 }
 
-EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+EXPORT int fflush(FILE *f)
 {
-    COPY_BODY(CALL(sendfile, -1, out, in, off, n), out);
+    int ret = CALL(fflush, EOF, f);
+    if (!active())
+        return ret;
+    BEGIN_REC(err);
+    int fd;
+    if (!f)
+        streams_record_all(0);
+    else if (stream_find(f, &fd, 0))
+        stream_record(fd);
+    END_REC(err);
+    return ret;
 }
 
-EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+EXPORT int fclose(FILE *f)
 {
-    COPY_BODY(CALL(sendfile64, -1, out, in, off, n), out);
+    int fd;
+    if (!active() || !stream_find(f, &fd, 1))
+        return CALL(fclose, EOF, f);
+    struct stat st;
+    BEGIN_REC(e0);
+    CALL(fflush, EOF, f);
+    stream_record(fd);
+    int have = fstat(fd, &st) == 0;
+    END_REC(e0);
+    int ret = CALL(fclose, EOF, f);
+    if (have) {
+        BEGIN_REC(err);
+        stream_closed(fd, ret, err, &st);
+        END_REC(err);
+    }
+    return ret;
 }
 
-EXPORT ssize_t splice(int in, loff_t *in_off, int out, loff_t *out_off, size_t len,
-                      unsigned flags)
+/* Registered by the constructor: runs before glibc's own flush of the
+ * streams at exit, so it flushes them itself. */
+static void streams_at_exit(void)
 {
-    COPY_BODY(CALL(splice, -1, in, in_off, out, out_off, len, flags), out);
+    if (!active())
+        return;
+    BEGIN_REC(err);
+    streams_record_all(1);
+    END_REC(err);
 }
 
 EXPORT int io_uring_setup(unsigned entries, void *params)
@@ -2459,5 +2796,6 @@ __attribute__((constructor)) static void record_start(void)
         scan_inherited();
     }
     END_REC(err);
+    atexit(streams_at_exit);
     sud_start();
 }

@@ -544,6 +544,141 @@ def check_hard(so, tmp):
     return len(recs)
 
 
+# Writes the kernel makes for the program (copy_file_range) and stdio's
+# writes, which go through glibc's internal calls: read back and recorded.
+COPY_PROG = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "FAILED %s line %d errno %d\n", #x, __LINE__, errno); exit(1); } } while (0)
+int main(int argc, char **argv) {
+    CHECK(argc == 3);
+    char p[4096];
+    int in = open(argv[2], O_RDONLY);
+    CHECK(in >= 0);
+    /* (i) copy_file_range at the position, into a write-only descriptor. */
+    snprintf(p, sizeof p, "%s/cp1", argv[1]);
+    int out = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    CHECK(out >= 0);
+    ssize_t n;
+    while ((n = copy_file_range(in, NULL, out, NULL, 30000, 0)) > 0)
+        ;
+    CHECK(n == 0);
+    CHECK(close(out) == 0);
+    /* ... and at an explicit offset, which it advances. */
+    snprintf(p, sizeof p, "%s/cp2", argv[1]);
+    out = open(p, O_CREAT | O_RDWR, 0644);
+    CHECK(out >= 0);
+    CHECK(write(out, "HEAD", 4) == 4);
+    off64_t ioff = 0, ooff = 100;
+    CHECK(copy_file_range(in, &ioff, out, &ooff, 50, 0) == 50);
+    CHECK(ioff == 50 && ooff == 150);
+    CHECK(lseek(out, 0, SEEK_CUR) == 4);
+    CHECK(close(out) == 0 && close(in) == 0);
+    /* (ii) stdio: fprintf + fclose; fputs + fflush + fsync + fclose. */
+    snprintf(p, sizeof p, "%s/s1", argv[1]);
+    FILE *a = fopen(p, "w");
+    CHECK(a);
+    CHECK(fprintf(a, "hello %d\n", 42) == 9);
+    CHECK(fclose(a) == 0);
+    snprintf(p, sizeof p, "%s/s2", argv[1]);
+    FILE *b = fopen(p, "w");
+    CHECK(b);
+    CHECK(fputs("synced\n", b) >= 0);
+    CHECK(fflush(b) == 0);
+    CHECK(fsync(fileno(b)) == 0);
+    CHECK(fputs("more\n", b) >= 0);
+    CHECK(fclose(b) == 0);
+    /* (iii) a stream still open at exit: glibc flushes it. */
+    snprintf(p, sizeof p, "%s/s3", argv[1]);
+    FILE *c = fopen(p, "w");
+    CHECK(c);
+    CHECK(fputs("left open\n", c) >= 0);
+    printf("copy done\n");
+    return 0;
+}
+"""
+
+
+def final_contents(recs):
+    """Each inode's bytes as the WRITE records (and O_TRUNC opens) leave them."""
+    files = {}
+    for r in recs:
+        if r["name"] == "OPEN" and r["ret"] >= 0 and r["a"] & os.O_TRUNC:
+            files[r["ino"]] = bytearray()
+        elif r["name"] == "WRITE" and r["ret"] > 0:
+            f = files.setdefault(r["ino"], bytearray())
+            end = r["a"] + len(r["data"])
+            if len(f) < end:
+                f.extend(b"\0" * (end - len(f)))
+            f[r["a"]:end] = r["data"]
+    return files
+
+
+def check_copy_stdio(so, tmp):
+    src, exe = os.path.join(tmp, "copy.c"), os.path.join(tmp, "copy")
+    with open(src, "w") as f:
+        f.write(COPY_PROG)
+    subprocess.run(["gcc", "-O1", "-Wall", "-o", exe, src], check=True)
+    root = os.path.realpath(os.path.join(tmp, "copyroot"))
+    os.mkdir(root)
+    data = os.urandom(100000)
+    source = os.path.join(tmp, "copy-source")
+    with open(source, "wb") as f:
+        f.write(data)
+    ops = os.path.join(tmp, "copy-ops.bin")
+    with open(ops, "wb") as f:
+        f.write(b"FSPCTRW1")
+    p = run(so, root, ops, [exe, root, source])
+    assert p.stdout == "copy done\n", p.stdout
+    recs = decode.records(ops)
+    dump = "\n".join(decode.line(r) for r in recs)
+    assert not any(r["name"] == "LIMIT" and r["path1"] == "copy-range" for r in recs), dump
+
+    def ino(n):
+        return os.stat(os.path.join(root, n)).st_ino
+
+    # (i) copy_file_range: the bytes at the position, 30000 at a time.
+    w1 = [(r["a"], r["b"], r["ret"], len(r["data"])) for r in recs
+          if r["name"] == "WRITE" and r["ino"] == ino("cp1")]
+    assert w1 == [(0, 30000, 30000, 30000), (30000, 30000, 30000, 30000),
+                  (60000, 30000, 30000, 30000), (90000, 10000, 10000, 10000)], w1
+    assert all(r["d"] & os.O_ACCMODE == os.O_WRONLY for r in recs
+               if r["name"] == "WRITE" and r["ino"] == ino("cp1"))
+    w2 = [(r["a"], r["data"]) for r in recs if r["name"] == "WRITE" and r["ino"] == ino("cp2")]
+    assert w2 == [(0, b"HEAD"), (100, data[:50])], w2
+
+    # (ii) stdio: an OPEN as glibc's open(2) makes, one WRITE of the whole
+    # file at each flush and close, then CLOSE.
+    def stream_ops(name):
+        i = ino(name)
+        return [(r["name"], r["a"], r["data"]) if r["name"] == "WRITE" else (r["name"],)
+                for r in recs if r["ino"] == i and r["name"] != "LIMIT"]
+    o1 = one(recs, "OPEN", lambda r: r["path1"] == os.path.join(root, "s1"))
+    assert o1["c"] == 1 and o1["a"] & os.O_TRUNC and o1["fd"] >= 3
+    assert stream_ops("s1") == [("OPEN",), ("WRITE", 0, b"hello 42\n"), ("CLOSE",)], \
+        stream_ops("s1")
+    assert stream_ops("s2") == [("OPEN",), ("WRITE", 0, b"synced\n"), ("FSYNC",),
+                                ("WRITE", 0, b"synced\nmore\n"), ("CLOSE",)], stream_ops("s2")
+    lim = one(recs, "LIMIT", lambda r: r["path1"] == "stdio-stream" and r["ino"] == ino("s1"))
+    assert "whole file at each fflush/fclose" in lim["path2"], decode.line(lim)
+    # (iii) the stream left open: recorded at exit, flushed.
+    assert stream_ops("s3") == [("OPEN",), ("WRITE", 0, b"left open\n")], stream_ops("s3")
+
+    final = final_contents(recs)
+    for n in ("cp1", "cp2", "s1", "s2", "s3"):
+        with open(os.path.join(root, n), "rb") as f:
+            real = f.read()
+        assert bytes(final[ino(n)]) == real, (n, len(final[ino(n)]), len(real))
+    with open(os.path.join(root, "cp1"), "rb") as f:
+        assert f.read() == data
+    return len(recs)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: smoke.py PATH/TO/libfspace-record.so")
@@ -553,8 +688,10 @@ def main():
         n_c = check_c(so, tmp)
         n_raw = check_raw(so, tmp)
         n_hard = check_hard(so, tmp)
+        n_copy = check_copy_stdio(so, tmp)
     print(f"ok: python program {n_py} records, C program {n_c} records, "
-          f"raw-syscall program {n_raw} records, hard cases {n_hard} records")
+          f"raw-syscall program {n_raw} records, hard cases {n_hard} records, "
+          f"copy and stdio program {n_copy} records")
 
 
 if __name__ == "__main__":
