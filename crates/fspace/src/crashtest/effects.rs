@@ -136,116 +136,129 @@ pub(crate) struct Effects {
 
 /// The effects of a trace (see [`Effects`]).
 pub(crate) fn effects(trace: &Trace) -> Effects {
-    let mut names: HashMap<PathBuf, Ino> = HashMap::new();
-    let mut sizes: HashMap<Ino, u64> = HashMap::new();
-    let mut ids = Ids {
-        life: HashMap::new(),
-        next: 0,
+    let mut w = Walk {
+        names: HashMap::new(),
+        sizes: HashMap::new(),
+        ids: Ids {
+            life: HashMap::new(),
+            next: 0,
+        },
+        root: 0,
+        writes: HashMap::new(),
+        since_trunc0: HashMap::new(),
+        out: Vec::new(),
     };
     let mut op_ino = vec![0; trace.ops.len()];
     for e in &trace.manifest.initial {
-        ids.life.insert(e.ino, e.ino);
-        names.insert(e.path.clone(), e.ino);
+        w.ids.life.insert(e.ino, e.ino);
+        w.names.insert(e.path.clone(), e.ino);
         if e.kind == EntryKind::File {
-            sizes.insert(e.ino, e.size);
+            w.sizes.insert(e.ino, e.size);
         }
     }
-    let root_ino = names.get(Path::new("")).copied().unwrap_or(0);
-    let dir_of = |names: &HashMap<PathBuf, Ino>, p: &Path| {
-        names.get(&parent(p)).copied().unwrap_or(root_ino)
-    };
-    // Writes on each inode since its last truncate to zero (ext4's
-    // replace-via-truncate), and all its writes (replace-via-rename).
-    let mut writes: HashMap<Ino, Vec<usize>> = HashMap::new();
-    let mut since_trunc0: HashMap<Ino, Vec<usize>> = HashMap::new();
-    let mut out: Vec<Effect> = Vec::new();
+    w.root = w.names.get(Path::new("")).copied().unwrap_or(0);
     for (i, op) in trace.ops.iter().enumerate() {
         if op.errno.is_some() {
             continue;
         }
         // The op's inode as the effects name it: a creation starts a new
         // life of its number.
-        let raw = op_raw_ino(&op.kind);
         let created = matches!(
             op.kind,
             OpKind::Open { created: true, .. }
                 | OpKind::Open { tmpfile: true, .. }
                 | OpKind::Mkdir { .. }
         );
-        let id = match raw {
-            Some(r) if created => ids.fresh(r),
-            Some(r) => ids.current(r),
+        let id = match op_raw_ino(&op.kind) {
+            Some(r) if created => w.ids.fresh(r),
+            Some(r) => w.ids.current(r),
             None => 0,
         };
         op_ino[i] = id;
-        let push =
-            |out: &mut Vec<Effect>, ino: Ino, dirs: Vec<Ino>, change: Change, metadata: bool| {
-                out.push(Effect {
-                    op: i,
-                    ino,
-                    dirs,
-                    change,
-                    metadata,
-                    grows: false,
-                    sync: false,
-                    ties: vec![],
-                });
-                out.len() - 1
-            };
-        match &op.kind {
+        if !w.data_op(i, id, &op.kind) {
+            w.name_op(i, id, &op.kind);
+        }
+    }
+    Effects {
+        list: w.out,
+        op_ino,
+    }
+}
+
+/// The walk over a trace that turns operations into effects.
+struct Walk {
+    /// The namespace as the program saw it.
+    names: HashMap<PathBuf, Ino>,
+    sizes: HashMap<Ino, u64>,
+    ids: Ids,
+    root: Ino,
+    /// Writes on each inode (ext4's replace-via-rename), and those since
+    /// its last truncate to zero (replace-via-truncate).
+    writes: HashMap<Ino, Vec<usize>>,
+    since_trunc0: HashMap<Ino, Vec<usize>>,
+    out: Vec<Effect>,
+}
+
+impl Walk {
+    fn push(
+        &mut self,
+        op: usize,
+        ino: Ino,
+        dirs: Vec<Ino>,
+        change: Change,
+        metadata: bool,
+    ) -> usize {
+        self.out.push(Effect {
+            op,
+            ino,
+            dirs,
+            change,
+            metadata,
+            grows: false,
+            sync: false,
+            ties: vec![],
+        });
+        self.out.len() - 1
+    }
+
+    fn dir_of(&self, p: &Path) -> Ino {
+        self.names.get(&parent(p)).copied().unwrap_or(self.root)
+    }
+
+    fn size(&self, id: Ino) -> u64 {
+        self.sizes.get(&id).copied().unwrap_or(0)
+    }
+
+    /// Operations on a file's bytes and size; false for any other.
+    fn data_op(&mut self, i: usize, id: Ino, kind: &OpKind) -> bool {
+        match kind {
             OpKind::Open {
-                path,
-                ino: _,
                 flags,
-                created,
-                tmpfile,
+                created: false,
+                tmpfile: false,
                 ..
             } => {
-                if *tmpfile {
-                    sizes.insert(id, 0);
-                    continue;
-                }
-                if *created {
-                    let d = dir_of(&names, path);
-                    let dir = *flags & 0o200000 != 0;
-                    push(
-                        &mut out,
-                        id,
-                        vec![d],
-                        Change::Create {
-                            path: path.clone(),
-                            dir,
-                        },
-                        true,
-                    );
-                    names.insert(path.clone(), id);
-                    sizes.insert(id, 0);
-                } else if *flags & 0o1000 != 0 && sizes.get(&id).copied().unwrap_or(0) > 0 {
+                if *flags & 0o1000 != 0 && self.size(id) > 0 {
                     // O_TRUNC on a file with bytes.
-                    push(&mut out, id, vec![], Change::SetSize(0), true);
-                    sizes.insert(id, 0);
-                    since_trunc0.insert(id, vec![]);
+                    self.push(i, id, vec![], Change::SetSize(0), true);
+                    self.sizes.insert(id, 0);
+                    self.since_trunc0.insert(id, vec![]);
                 }
             }
-            OpKind::Close { ino: _, .. } => {
-                if let Some(t) = since_trunc0.remove(&id) {
+            OpKind::Close { .. } => {
+                if let Some(t) = self.since_trunc0.remove(&id) {
                     if !t.is_empty() {
-                        let e = push(&mut out, id, vec![], Change::CloseAfterTruncate, true);
-                        out[e].ties = t;
+                        let e = self.push(i, id, vec![], Change::CloseAfterTruncate, true);
+                        self.out[e].ties = t;
                     }
                 }
             }
             OpKind::Write {
-                ino: _,
-                offset,
-                len,
-                flags,
-                ..
+                offset, len, flags, ..
             } => {
-                let old = sizes.get(&id).copied().unwrap_or(0);
-                let end = offset + len;
-                let e = push(
-                    &mut out,
+                let old = self.size(id);
+                let e = self.push(
+                    i,
                     id,
                     vec![],
                     Change::Write {
@@ -254,165 +267,109 @@ pub(crate) fn effects(trace: &Trace) -> Effects {
                     },
                     false,
                 );
-                out[e].grows = end > old;
-                out[e].sync = flags.sync;
-                sizes.insert(id, old.max(end));
-                writes.entry(id).or_default().push(e);
-                if let Some(t) = since_trunc0.get_mut(&id) {
+                self.out[e].grows = offset + len > old;
+                self.out[e].sync = flags.sync;
+                self.sizes.insert(id, old.max(offset + len));
+                self.writes.entry(id).or_default().push(e);
+                if let Some(t) = self.since_trunc0.get_mut(&id) {
                     t.push(e);
                 }
             }
-            OpKind::Truncate { ino: _, len } => {
-                push(&mut out, id, vec![], Change::SetSize(*len), true);
-                sizes.insert(id, *len);
+            OpKind::Truncate { len, .. } => {
+                self.push(i, id, vec![], Change::SetSize(*len), true);
+                self.sizes.insert(id, *len);
                 if *len == 0 {
-                    since_trunc0.insert(id, vec![]);
+                    self.since_trunc0.insert(id, vec![]);
                 }
             }
             OpKind::Fallocate {
-                ino: _,
-                mode,
-                offset,
-                len,
-            } => {
-                let old = sizes.get(&id).copied().unwrap_or(0);
-                let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
-                if mode & FALLOC_FL_COLLAPSE_RANGE != 0 {
-                    push(
-                        &mut out,
-                        id,
-                        vec![],
-                        Change::Collapse {
-                            offset: *offset,
-                            len: *len,
-                        },
-                        true,
-                    );
-                    sizes.insert(id, old.saturating_sub(*len));
-                } else if mode & FALLOC_FL_INSERT_RANGE != 0 {
-                    push(
-                        &mut out,
-                        id,
-                        vec![],
-                        Change::Insert {
-                            offset: *offset,
-                            len: *len,
-                        },
-                        true,
-                    );
-                    sizes.insert(id, old + len);
-                } else {
-                    if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0 {
-                        push(
-                            &mut out,
-                            id,
-                            vec![],
-                            Change::Zero {
-                                offset: *offset,
-                                len: *len,
-                            },
-                            true,
-                        );
-                    }
-                    if !keep && offset + len > old {
-                        push(&mut out, id, vec![], Change::SetSize(offset + len), true);
-                        sizes.insert(id, offset + len);
-                    }
+                mode, offset, len, ..
+            } => self.fallocate(i, id, *mode, *offset, *len),
+            OpKind::PosixFallocate { offset, len, .. } => {
+                if offset + len > self.size(id) {
+                    self.push(i, id, vec![], Change::SetSize(offset + len), true);
+                    self.sizes.insert(id, offset + len);
                 }
             }
-            OpKind::PosixFallocate {
-                ino: _,
-                offset,
-                len,
+            _ => return false,
+        }
+        true
+    }
+
+    fn fallocate(&mut self, i: usize, id: Ino, mode: u32, offset: u64, len: u64) {
+        let old = self.size(id);
+        if mode & FALLOC_FL_COLLAPSE_RANGE != 0 {
+            self.push(i, id, vec![], Change::Collapse { offset, len }, true);
+            self.sizes.insert(id, old.saturating_sub(len));
+        } else if mode & FALLOC_FL_INSERT_RANGE != 0 {
+            self.push(i, id, vec![], Change::Insert { offset, len }, true);
+            self.sizes.insert(id, old + len);
+        } else {
+            if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0 {
+                self.push(i, id, vec![], Change::Zero { offset, len }, true);
+            }
+            if mode & FALLOC_FL_KEEP_SIZE == 0 && offset + len > old {
+                self.push(i, id, vec![], Change::SetSize(offset + len), true);
+                self.sizes.insert(id, offset + len);
+            }
+        }
+    }
+
+    /// Operations on names: creations, links, renames, removals.
+    fn name_op(&mut self, i: usize, id: Ino, kind: &OpKind) {
+        match kind {
+            OpKind::Open { tmpfile: true, .. } => {
+                self.sizes.insert(id, 0);
+            }
+            OpKind::Open {
+                path,
+                flags,
+                created: true,
                 ..
             } => {
-                let old = sizes.get(&id).copied().unwrap_or(0);
-                if offset + len > old {
-                    push(&mut out, id, vec![], Change::SetSize(offset + len), true);
-                    sizes.insert(id, offset + len);
-                }
+                let d = self.dir_of(path);
+                let dir = *flags & 0o200000 != 0;
+                self.push(
+                    i,
+                    id,
+                    vec![d],
+                    Change::Create {
+                        path: path.clone(),
+                        dir,
+                    },
+                    true,
+                );
+                self.names.insert(path.clone(), id);
+                self.sizes.insert(id, 0);
             }
             OpKind::Rename {
                 from,
                 to,
-                ino: _,
                 replaced,
                 flags,
-            } => match (from, to) {
-                (Some(from), Some(to)) => {
-                    let dirs = vec![dir_of(&names, from), dir_of(&names, to)];
-                    let exchange = flags & RENAME_EXCHANGE != 0;
-                    let e = push(
-                        &mut out,
-                        id,
-                        dirs,
-                        Change::Rename {
-                            from: from.clone(),
-                            to: to.clone(),
-                            exchange,
-                        },
-                        true,
-                    );
-                    if replaced.is_some() {
-                        out[e].ties = writes.get(&id).cloned().unwrap_or_default();
-                    }
-                    rename_names(&mut names, from, to, exchange);
-                }
-                (Some(from), None) => {
-                    let d = dir_of(&names, from);
-                    push(
-                        &mut out,
-                        id,
-                        vec![d],
-                        Change::Unlink { path: from.clone() },
-                        true,
-                    );
-                    names.remove(from);
-                }
-                (None, Some(to)) => {
-                    // Arrived from outside: its bytes were not recorded; it
-                    // is modelled as an empty file (a limit the trace names).
-                    let d = dir_of(&names, to);
-                    push(
-                        &mut out,
-                        id,
-                        vec![d],
-                        Change::Create {
-                            path: to.clone(),
-                            dir: false,
-                        },
-                        true,
-                    );
-                    names.insert(to.clone(), id);
-                }
-                (None, None) => {}
-            },
-            OpKind::Link { to, ino: _, .. } => {
-                let d = dir_of(&names, to);
-                push(
-                    &mut out,
-                    id,
-                    vec![d],
-                    Change::Link { path: to.clone() },
-                    true,
-                );
-                names.insert(to.clone(), id);
+                ..
+            } => self.rename(
+                i,
+                id,
+                from.as_deref(),
+                to.as_deref(),
+                replaced.is_some(),
+                *flags,
+            ),
+            OpKind::Link { to, .. } => {
+                let d = self.dir_of(to);
+                self.push(i, id, vec![d], Change::Link { path: to.clone() }, true);
+                self.names.insert(to.clone(), id);
             }
-            OpKind::Unlink { path, ino: _ } | OpKind::Rmdir { path, ino: _ } => {
-                let d = dir_of(&names, path);
-                push(
-                    &mut out,
-                    id,
-                    vec![d],
-                    Change::Unlink { path: path.clone() },
-                    true,
-                );
-                names.remove(path);
+            OpKind::Unlink { path, .. } | OpKind::Rmdir { path, .. } => {
+                let d = self.dir_of(path);
+                self.push(i, id, vec![d], Change::Unlink { path: path.clone() }, true);
+                self.names.remove(path);
             }
-            OpKind::Mkdir { path, ino: _ } => {
-                let d = dir_of(&names, path);
-                push(
-                    &mut out,
+            OpKind::Mkdir { path, .. } => {
+                let d = self.dir_of(path);
+                self.push(
+                    i,
                     id,
                     vec![d],
                     Change::Create {
@@ -421,12 +378,68 @@ pub(crate) fn effects(trace: &Trace) -> Effects {
                     },
                     true,
                 );
-                names.insert(path.clone(), id);
+                self.names.insert(path.clone(), id);
             }
             _ => {}
         }
     }
-    Effects { list: out, op_ino }
+
+    fn rename(
+        &mut self,
+        i: usize,
+        id: Ino,
+        from: Option<&Path>,
+        to: Option<&Path>,
+        replaces: bool,
+        flags: u32,
+    ) {
+        match (from, to) {
+            (Some(from), Some(to)) => {
+                let dirs = vec![self.dir_of(from), self.dir_of(to)];
+                let exchange = flags & RENAME_EXCHANGE != 0;
+                let change = Change::Rename {
+                    from: from.to_path_buf(),
+                    to: to.to_path_buf(),
+                    exchange,
+                };
+                let e = self.push(i, id, dirs, change, true);
+                if replaces {
+                    self.out[e].ties = self.writes.get(&id).cloned().unwrap_or_default();
+                }
+                rename_names(&mut self.names, from, to, exchange);
+            }
+            (Some(from), None) => {
+                let d = self.dir_of(from);
+                self.push(
+                    i,
+                    id,
+                    vec![d],
+                    Change::Unlink {
+                        path: from.to_path_buf(),
+                    },
+                    true,
+                );
+                self.names.remove(from);
+            }
+            (None, Some(to)) => {
+                // Arrived from outside: its bytes were not recorded; it is
+                // modelled as an empty file (a limit the trace names).
+                let d = self.dir_of(to);
+                self.push(
+                    i,
+                    id,
+                    vec![d],
+                    Change::Create {
+                        path: to.to_path_buf(),
+                        dir: false,
+                    },
+                    true,
+                );
+                self.names.insert(to.to_path_buf(), id);
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 /// Each operation in words (`#17 write(c, 0..1)`), its file named as it

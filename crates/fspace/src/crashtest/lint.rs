@@ -81,29 +81,65 @@ fn is_ack(k: &OpKind) -> bool {
 /// Checks `trace` against every rule; findings in trace order per rule.
 pub fn lint(trace: &Trace) -> Vec<Finding> {
     let fx = effects(trace);
-    let (effects, op_ino) = (fx.list, fx.op_ino);
-    let durable_at = durability(trace, &effects, &op_ino, Model::Posix);
-    let ops = super::effects::describe_ops(trace);
-    let describe = |i: usize| ops[i].clone();
+    let durable_at = durability(trace, &fx.list, &fx.op_ino, Model::Posix);
     let acks: Vec<usize> = (0..trace.ops.len())
         .filter(|&i| trace.ops[i].errno.is_none() && is_ack(&trace.ops[i].kind))
         .collect();
-    let next_ack = |i: usize| acks.iter().copied().find(|&a| a > i);
+    let cx = Cx {
+        trace,
+        effects: fx.list,
+        op_ino: fx.op_ino,
+        durable_at,
+        ops: super::effects::describe_ops(trace),
+        acks,
+    };
     let mut out = Vec::new();
+    unsynced_names(&cx, &mut out);
+    rename_unsynced_data(&cx, &mut out);
+    ack_before_sync(&cx, &mut out);
+    fsync_retry(&cx, &mut out);
+    direct_without_sync(&cx, &mut out);
+    emulated_posix_fallocate(&cx, &mut out);
+    sync_file_range_only(&cx, &mut out);
+    out
+}
 
+/// What every rule reads: the trace, its effects, when each became
+/// durable under the worst case, and the acknowledgements.
+struct Cx<'a> {
+    trace: &'a Trace,
+    effects: Vec<Effect>,
+    op_ino: Vec<u64>,
+    durable_at: Vec<usize>,
+    ops: Vec<String>,
+    acks: Vec<usize>,
+}
+
+impl Cx<'_> {
+    fn describe(&self, i: usize) -> String {
+        self.ops[i].clone()
+    }
+    fn next_ack(&self, i: usize) -> Option<usize> {
+        self.acks.iter().copied().find(|&a| a > i)
+    }
+}
+
+fn unsynced_names(cx: &Cx, out: &mut Vec<Finding>) {
     // Names made and not made durable before the next acknowledgement;
     // a name removed again before it (a temporary) does not count.
-    for (e, ef) in effects.iter().enumerate() {
+    for (e, ef) in cx.effects.iter().enumerate() {
         let path = match &ef.change {
             Change::Create { path, .. } | Change::Link { path } => path,
             Change::Rename { to, .. } => to,
             _ => continue,
         };
-        let Some(a) = next_ack(ef.op) else { continue };
-        if durable_at[e] <= a {
+        let Some(a) = cx.next_ack(ef.op) else {
+            continue;
+        };
+        if cx.durable_at[e] <= a {
             continue;
         }
-        let removed = effects.iter().any(|o| {
+        let removed = cx.effects.iter().any(|o| {
             o.op > ef.op
                 && o.op < a
                 && match &o.change {
@@ -117,44 +153,46 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
         }
         out.push(Finding {
             rule: Rule::UnsyncedName,
-            ops: vec![trace.ops[ef.op].number, trace.ops[a].number],
+            ops: vec![cx.trace.ops[ef.op].number, cx.trace.ops[a].number],
             text: format!(
                 "{} is not made durable by an fsync of its directory before {}",
-                describe(ef.op),
-                describe(a)
+                cx.describe(ef.op),
+                cx.describe(a)
             ),
         });
     }
+}
 
+fn rename_unsynced_data(cx: &Cx, out: &mut Vec<Finding>) {
     // Renames over an existing file of data not yet synced.
-    for (e, ef) in effects.iter().enumerate() {
+    for (e, ef) in cx.effects.iter().enumerate() {
         let Change::Rename { .. } = ef.change else {
             continue;
         };
         let OpKind::Rename {
             replaced: Some(_), ..
-        } = trace.ops[ef.op].kind
+        } = cx.trace.ops[ef.op].kind
         else {
             continue;
         };
-        let unsynced: Vec<usize> = effects[..e]
+        let unsynced: Vec<usize> = cx.effects[..e]
             .iter()
             .enumerate()
             .filter(|(w, w_ef)| {
                 w_ef.ino == ef.ino
                     && matches!(w_ef.change, Change::Write { .. })
-                    && durable_at[*w] > ef.op
+                    && cx.durable_at[*w] > ef.op
             })
             .map(|(_, w_ef)| w_ef.op)
             .collect();
         if let Some(&last) = unsynced.last() {
             out.push(Finding {
                 rule: Rule::RenameUnsyncedData,
-                ops: vec![trace.ops[last].number, trace.ops[ef.op].number],
+                ops: vec![cx.trace.ops[last].number, cx.trace.ops[ef.op].number],
                 text: format!(
                     "{} replaces a file, but {}{} had not been synced: a crash can leave the new name with missing data",
-                    describe(ef.op),
-                    describe(last),
+                    cx.describe(ef.op),
+                    cx.describe(last),
                     match unsynced.len() - 1 {
                         0 => String::new(),
                         n => format!(" (and {n} earlier writes to it)"),
@@ -163,19 +201,22 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
             });
         }
     }
+}
 
+fn ack_before_sync(cx: &Cx, out: &mut Vec<Finding>) {
     // Acknowledgements before the sync that covers what came before them.
-    for &a in &acks {
-        let late: Vec<(usize, usize)> = effects
+    for &a in &cx.acks {
+        let late: Vec<(usize, usize)> = cx
+            .effects
             .iter()
             .enumerate()
             .filter(|(e, ef)| {
                 ef.op < a
-                    && durable_at[*e] > a + 1
-                    && durable_at[*e] != usize::MAX
-                    && !is_temporary(&effects, ef)
+                    && cx.durable_at[*e] > a + 1
+                    && cx.durable_at[*e] != usize::MAX
+                    && !is_temporary(&cx.effects, ef)
             })
-            .map(|(e, ef)| (ef.op, durable_at[e] - 1))
+            .map(|(e, ef)| (ef.op, cx.durable_at[e] - 1))
             .collect();
         if let Some(&(op, sync)) = late.first() {
             // Only when the sync is the next durability call on that file
@@ -183,113 +224,120 @@ pub fn lint(trace: &Trace) -> Vec<Finding> {
             out.push(Finding {
                 rule: Rule::AckBeforeSync,
                 ops: vec![
-                    trace.ops[op].number,
-                    trace.ops[a].number,
-                    trace.ops[sync].number,
+                    cx.trace.ops[op].number,
+                    cx.trace.ops[a].number,
+                    cx.trace.ops[sync].number,
                 ],
                 text: format!(
                     "{} comes before {}, which makes {} durable",
-                    describe(a),
-                    describe(sync),
-                    describe(op)
+                    cx.describe(a),
+                    cx.describe(sync),
+                    cx.describe(op)
                 ),
             });
         }
     }
+}
 
+fn fsync_retry(cx: &Cx, out: &mut Vec<Finding>) {
     // fsyncgate: a failed fsync, then another on the same file.
-    for (i, op) in trace.ops.iter().enumerate() {
+    for (i, op) in cx.trace.ops.iter().enumerate() {
         let (OpKind::Fsync { ino, .. }, Some(errno)) = (&op.kind, op.errno) else {
             continue;
         };
         if errno == 4 || errno == 22 {
             continue; // EINTR, EINVAL: nothing was lost
         }
-        if let Some(j) = (i + 1..trace.ops.len())
-            .find(|&j| matches!(trace.ops[j].kind, OpKind::Fsync { ino: x, .. } if x == *ino))
+        if let Some(j) = (i + 1..cx.trace.ops.len())
+            .find(|&j| matches!(cx.trace.ops[j].kind, OpKind::Fsync { ino: x, .. } if x == *ino))
         {
             out.push(Finding {
                 rule: Rule::FsyncRetry,
-                ops: vec![op.number, trace.ops[j].number],
+                ops: vec![op.number, cx.trace.ops[j].number],
                 text: format!(
                     "{} failed, and the program went on to {}: after a failed fsync the kernel may have dropped the dirty pages, so a later success proves nothing",
-                    describe(i),
-                    describe(j)
+                    cx.describe(i),
+                    cx.describe(j)
                 ),
             });
         }
     }
+}
 
+fn direct_without_sync(cx: &Cx, out: &mut Vec<Finding>) {
     // O_DIRECT without a later sync.
-    if trace.manifest.volatile_cache != Some(false) {
-        for (e, ef) in effects.iter().enumerate() {
-            let OpKind::Write { flags, .. } = &trace.ops[ef.op].kind else {
+    if cx.trace.manifest.volatile_cache != Some(false) {
+        for (e, ef) in cx.effects.iter().enumerate() {
+            let OpKind::Write { flags, .. } = &cx.trace.ops[ef.op].kind else {
                 continue;
             };
             if !flags.direct || flags.sync {
                 continue;
             }
-            let until = next_ack(ef.op).map_or(trace.ops.len(), |a| a + 1);
-            if durable_at[e] > until {
+            let until = cx.next_ack(ef.op).map_or(cx.trace.ops.len(), |a| a + 1);
+            if cx.durable_at[e] > until {
                 out.push(Finding {
                     rule: Rule::DirectWithoutSync,
-                    ops: vec![trace.ops[ef.op].number],
+                    ops: vec![cx.trace.ops[ef.op].number],
                     text: format!(
                         "{} is an O_DIRECT write with no fsync after it{}: the device's cache may still hold it",
-                        describe(ef.op),
-                        next_ack(ef.op).map_or(String::new(), |a| format!(" before {}", describe(a)))
+                        cx.describe(ef.op),
+                        cx.next_ack(ef.op).map_or(String::new(), |a| format!(" before {}", cx.describe(a)))
                     ),
                 });
                 break;
             }
         }
     }
+}
 
+fn emulated_posix_fallocate(cx: &Cx, out: &mut Vec<Finding>) {
     // posix_fallocate that glibc emulates.
-    for (i, op) in trace.ops.iter().enumerate() {
+    for (i, op) in cx.trace.ops.iter().enumerate() {
         let OpKind::PosixFallocate { fs_magic, .. } = op.kind else {
             continue;
         };
-        let emulated =
-            NETWORK_OR_FUSE_MAGICS.contains(&fs_magic) || trace.manifest.fallocate == Some(false);
+        let emulated = NETWORK_OR_FUSE_MAGICS.contains(&fs_magic)
+            || cx.trace.manifest.fallocate == Some(false);
         if emulated {
             out.push(Finding {
                 rule: Rule::EmulatedPosixFallocate,
                 ops: vec![op.number],
                 text: format!(
                     "{} on {}, where fallocate(2) is not supported: glibc writes one byte into every block instead (use fallocate(2) and handle EOPNOTSUPP, or fspace's allocate_range)",
-                    describe(i),
-                    trace.manifest.filesystem
+                    cx.describe(i),
+                    cx.trace.manifest.filesystem
                 ),
             });
         }
     }
+}
 
+fn sync_file_range_only(cx: &Cx, out: &mut Vec<Finding>) {
     // sync_file_range as the only flush of a grown file.
-    for (i, op) in trace.ops.iter().enumerate() {
+    for (i, op) in cx.trace.ops.iter().enumerate() {
         let OpKind::SyncFileRange { .. } = op.kind else {
             continue;
         };
-        let Some(a) = next_ack(i) else { continue };
-        let ino = op_ino[i];
-        let grown = effects
-            .iter()
-            .enumerate()
-            .find(|(e, ef)| ef.ino == ino && ef.op < i && ef.grows && durable_at[*e] > a + 1);
+        let Some(a) = cx.next_ack(i) else { continue };
+        let ino = cx.op_ino[i];
+        let grown =
+            cx.effects.iter().enumerate().find(|(e, ef)| {
+                ef.ino == ino && ef.op < i && ef.grows && cx.durable_at[*e] > a + 1
+            });
         if let Some((_, ef)) = grown {
             out.push(Finding {
                 rule: Rule::SyncFileRangeOnly,
-                ops: vec![trace.ops[ef.op].number, op.number, trace.ops[a].number],
+                ops: vec![cx.trace.ops[ef.op].number, op.number, cx.trace.ops[a].number],
                 text: format!(
                     "{} grew the file and {} is its only flush before {}: the new size is metadata, which sync_file_range does not write",
-                    describe(ef.op),
-                    describe(i),
-                    describe(a)
+                    cx.describe(ef.op),
+                    cx.describe(i),
+                    cx.describe(a)
                 ),
             });
         }
     }
-    out
 }
 
 /// A name later removed again, or data of a file later unlinked: not

@@ -21,17 +21,21 @@ mod effects;
 pub use effects::describe_ops;
 mod image;
 mod lint;
+mod load;
 mod model;
 mod raw;
 mod record;
+mod report;
+mod runner;
 mod states;
 mod trace;
 
-pub use check::{check, CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite};
+pub use check::check;
 pub use lint::{lint, Finding, Rule};
 pub use model::{Model, UnknownModel};
 pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};
 pub use record::{begin, Recording};
+pub use report::{CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite};
 pub use states::{CrashPoint, PointKind};
 pub use trace::{
     AckChannel, EntryKind, InitialEntry, Manifest, Op, OpKind, Trace, WriteFlags, TRACE_FORMAT,

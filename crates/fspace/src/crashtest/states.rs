@@ -119,124 +119,146 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
 /// Which effects are durable after each operation, under `model`:
 /// `durable_at[e]` is the number of operations after which effect `e` is
 /// durable (`usize::MAX`: never).
-// Effect ids index both `effects` and `at`, which the loops mark.
-#[allow(clippy::needless_range_loop)]
 pub(crate) fn durability(
     trace: &Trace,
     effects: &[Effect],
     op_ino: &[u64],
     model: Model,
 ) -> Vec<usize> {
-    let mut at = vec![usize::MAX; effects.len()];
-    let mut next = 0; // effects[..next] belong to operations already seen
+    let mut m = Marks {
+        effects,
+        at: vec![usize::MAX; effects.len()],
+        next: 0,
+        done: 0,
+    };
     for (i, op) in trace.ops.iter().enumerate() {
-        while next < effects.len() && effects[next].op <= i {
-            next += 1;
+        while m.next < effects.len() && effects[m.next].op <= i {
+            m.next += 1;
         }
         if op.errno.is_some() {
             continue;
         }
-        let done = i + 1;
-        let mark = |at: &mut Vec<usize>, e: usize| {
-            if at[e] == usize::MAX {
-                at[e] = done;
-                for &t in &effects[e].ties {
-                    if at[t] == usize::MAX {
-                        at[t] = done;
-                    }
-                }
-            }
-        };
-        let commit_metadata = |at: &mut Vec<usize>| {
-            for e in 0..next {
-                if effects[e].metadata {
-                    mark(at, e);
-                }
-            }
-        };
+        m.done = i + 1;
         match &op.kind {
             OpKind::Sync | OpKind::Syncfs => {
-                for e in 0..next {
-                    mark(&mut at, e);
+                for e in 0..m.next {
+                    m.mark(e);
                 }
             }
             OpKind::Write { .. } => {
                 // A synchronous write is durable by itself; one that grows
                 // the file commits the journal on ext4 and XFS.
-                for e in 0..next {
+                for e in 0..m.next {
                     if effects[e].op == i && effects[e].sync {
-                        mark(&mut at, e);
+                        m.mark(e);
                         if effects[e].grows && model.fsync_commits_all_metadata() {
-                            commit_metadata(&mut at);
+                            m.commit_metadata();
                         }
                     }
                 }
             }
-            OpKind::Fsync { data_only, .. } => {
-                let ino = op_ino[i];
-                let mut grows = false;
-                for e in 0..next {
-                    let ef = &effects[e];
-                    let own = !ef.is_entry() && ef.ino == ino;
-                    let in_dir = ef.is_entry() && ef.dirs.contains(&ino);
-                    let own_name =
-                        ef.is_entry() && ef.ino == ino && model.fsync_persists_own_names();
-                    if at[e] == usize::MAX && own && (ef.metadata || ef.grows) {
-                        grows = true;
-                    }
-                    if own || in_dir || own_name {
-                        mark(&mut at, e);
-                    }
-                }
-                if model.fsync_commits_all_metadata() && (!data_only || grows) {
-                    commit_metadata(&mut at);
-                }
-                if model == Model::Btrfs {
-                    // btrfs logs the directories a logged name needs
-                    // (`btrfs_log_all_parents`): the creations above it.
-                    let mut changed = true;
-                    while changed {
-                        changed = false;
-                        for e in 0..next {
-                            if at[e] == done && effects[e].is_entry() {
-                                for d in 0..next {
-                                    if at[d] == usize::MAX
-                                        && matches!(
-                                            effects[d].change,
-                                            Change::Create { dir: true, .. }
-                                        )
-                                        && effects[e].dirs.contains(&effects[d].ino)
-                                    {
-                                        mark(&mut at, d);
-                                        changed = true;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            OpKind::Fsync { data_only, .. } => m.fsync(op_ino[i], *data_only, model),
             _ => {}
         }
-        if model.metadata_in_order() {
+        if model.metadata_in_order() && model != Model::Btrfs {
             // A journal commits in order: a durable metadata effect makes
             // every earlier one durable. btrfs's log tree is outside the
             // order (it persists a file's names without a commit).
-            if model != Model::Btrfs {
-                if let Some(last) = (0..next)
-                    .rev()
-                    .find(|&e| effects[e].metadata && at[e] == done)
-                {
-                    for e in 0..last {
-                        if effects[e].metadata {
-                            mark(&mut at, e);
-                        }
+            m.journal_prefix();
+        }
+    }
+    m.at
+}
+
+/// The marking of effects durable, operation by operation.
+struct Marks<'a> {
+    effects: &'a [Effect],
+    /// `at[e]`: the operations after which effect `e` is durable.
+    at: Vec<usize>,
+    /// Effects of the operations seen so far: `effects[..next]`.
+    next: usize,
+    /// The operations done, the current one included.
+    done: usize,
+}
+
+impl Marks<'_> {
+    fn mark(&mut self, e: usize) {
+        if self.at[e] == usize::MAX {
+            self.at[e] = self.done;
+            for &t in &self.effects[e].ties {
+                if self.at[t] == usize::MAX {
+                    self.at[t] = self.done;
+                }
+            }
+        }
+    }
+
+    fn commit_metadata(&mut self) {
+        for e in 0..self.next {
+            if self.effects[e].metadata {
+                self.mark(e);
+            }
+        }
+    }
+
+    fn journal_prefix(&mut self) {
+        let last = (0..self.next)
+            .rev()
+            .find(|&e| self.effects[e].metadata && self.at[e] == self.done);
+        if let Some(last) = last {
+            for e in 0..last {
+                if self.effects[e].metadata {
+                    self.mark(e);
+                }
+            }
+        }
+    }
+
+    /// fsync or fdatasync of inode `ino`.
+    fn fsync(&mut self, ino: u64, data_only: bool, model: Model) {
+        let mut grows = false;
+        for e in 0..self.next {
+            let ef = &self.effects[e];
+            let own = !ef.is_entry() && ef.ino == ino;
+            let in_dir = ef.is_entry() && ef.dirs.contains(&ino);
+            let own_name = ef.is_entry() && ef.ino == ino && model.fsync_persists_own_names();
+            if self.at[e] == usize::MAX && own && (ef.metadata || ef.grows) {
+                grows = true;
+            }
+            if own || in_dir || own_name {
+                self.mark(e);
+            }
+        }
+        if model.fsync_commits_all_metadata() && (!data_only || grows) {
+            self.commit_metadata();
+        }
+        if model == Model::Btrfs {
+            self.btrfs_parents();
+        }
+    }
+
+    /// btrfs logs the directories a logged name needs
+    /// (`btrfs_log_all_parents`): the creations above it.
+    fn btrfs_parents(&mut self) {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for e in 0..self.next {
+                if self.at[e] != self.done || !self.effects[e].is_entry() {
+                    continue;
+                }
+                for d in 0..self.next {
+                    let is_parent =
+                        matches!(self.effects[d].change, Change::Create { dir: true, .. })
+                            && self.effects[e].dirs.contains(&self.effects[d].ino);
+                    if self.at[d] == usize::MAX && is_parent {
+                        self.mark(d);
+                        changed = true;
                     }
                 }
             }
         }
     }
-    at
 }
 
 /// The states at one point: the pending effects and the sample of what
@@ -256,168 +278,214 @@ pub(crate) fn states_at(
         point.after
     };
     let durable: Arc<Vec<usize>> = Arc::new((0..before).filter(|&e| durable_at[e] <= by).collect());
-    let pending: Vec<usize> = (0..before).filter(|&e| durable_at[e] > by).collect();
-    let n = pending.len();
-    let meta: Vec<bool> = pending
-        .iter()
-        .map(|&e| model.metadata_in_order() && effects[e].metadata)
-        .collect();
-    // ext4's replace heuristics: the pending data a pending effect carries.
-    let ties: Vec<Vec<usize>> = pending
-        .iter()
-        .map(|&e| {
-            if !model.replace_carries_data() {
-                return vec![];
-            }
-            effects[e]
-                .ties
-                .iter()
-                .filter_map(|t| pending.binary_search(t).ok())
-                .collect()
-        })
-        .collect();
-    // What must persist with what is kept (a journal persists in order;
-    // ext4 carries the tied data): O(n).
-    let close_up = |set: &mut Vec<bool>| {
-        if let Some(last) = (0..n).rev().find(|&i| set[i] && meta[i]) {
-            for j in 0..last {
-                if meta[j] {
-                    set[j] = true;
-                }
-            }
-        }
-        for i in 0..n {
-            if set[i] {
-                for &t in &ties[i] {
-                    set[t] = true;
-                }
-            }
-        }
-    };
-    // What cannot persist without what is lost: O(n).
-    let close_down = |set: &mut Vec<bool>| {
-        for i in 0..n {
-            if set[i] && ties[i].iter().any(|&t| !set[t]) {
-                set[i] = false;
-            }
-        }
-        if let Some(first) = (0..n).find(|&i| meta[i] && !set[i]) {
-            for j in first + 1..n {
-                if meta[j] {
-                    set[j] = false;
-                }
-            }
-        }
-    };
-    // The candidates, described before they are built: everything, then
-    // nothing, then (latest first) in-order prefixes, each effect lost
-    // alone, each persisted alone, and torn writes.
-    #[derive(Clone, Copy)]
-    enum Cand {
-        All,
-        Nothing,
-        Prefix(usize),
-        LoseOne(usize),
-        OnlyOne(usize),
-        /// Pending write `i`, tear variant `v`, with the earlier effects
-        /// (`false`) or all others (`true`).
-        Tear(usize, usize, bool),
-    }
-    let unit = model.tear_unit();
-    let tears_of = |i: usize| -> Vec<(std::ops::Range<u64>, bool)> {
-        let e = &effects[pending[i]];
-        let Change::Write { offset, len } = e.change else {
-            return vec![];
-        };
-        let mut t = Vec::new();
-        let first_end = ((offset / unit + 1) * unit).min(offset + len) - offset;
-        if first_end < len {
-            t.push((0..first_end, false));
-            t.push((first_end..len, false));
-        }
-        if e.grows && !model.size_with_data() {
-            t.push((0..0, true));
-        }
-        t
-    };
-    let mut descs = vec![Cand::All, Cand::Nothing];
-    let mut rest = Vec::new();
-    for i in (0..n).rev() {
-        if i > 0 {
-            rest.push(Cand::Prefix(i));
-        }
-        rest.push(Cand::LoseOne(i));
-        rest.push(Cand::OnlyOne(i));
-        for v in 0..tears_of(i).len() {
-            rest.push(Cand::Tear(i, v, false));
-            rest.push(Cand::Tear(i, v, true));
-        }
-    }
-    // Bounded: the first half of the budget in order (the latest effects
-    // first), the other half an even sample of the rest.
-    let budget = bounds.per_point.saturating_sub(descs.len());
-    if rest.len() > budget {
-        let head = budget / 2;
-        let tail = rest.split_off(head);
-        let want = budget - head;
-        let step = tail.len() as f64 / want.max(1) as f64;
-        rest.extend((0..want).map(|k| tail[((k as f64) * step) as usize]));
-    }
-    descs.extend(rest);
+    let p = Pending::new(
+        effects,
+        (0..before).filter(|&e| durable_at[e] > by).collect(),
+        model,
+    );
     let mut seen: HashSet<(Vec<bool>, Option<Tear>)> = HashSet::new();
     let mut out = Vec::new();
-    for d in descs {
-        let (set, tear) = match d {
-            Cand::All => (vec![true; n], None),
-            Cand::Nothing => (vec![false; n], None),
-            Cand::Prefix(k) => {
-                let mut s: Vec<bool> = (0..n).map(|i| i < k).collect();
-                close_up(&mut s);
-                (s, None)
-            }
-            Cand::LoseOne(i) => {
-                let mut s = vec![true; n];
-                s[i] = false;
-                close_down(&mut s);
-                (s, None)
-            }
-            Cand::OnlyOne(i) => {
-                let mut s = vec![false; n];
-                s[i] = true;
-                close_up(&mut s);
-                (s, None)
-            }
-            Cand::Tear(i, v, others) => {
-                let (keep, size_anyway) = tears_of(i)[v].clone();
-                let tear = Tear {
-                    effect: pending[i],
-                    keep,
-                    size_anyway,
-                };
-                let mut s = if others {
-                    vec![true; n]
-                } else {
-                    (0..n).map(|j| j < i).collect()
-                };
-                if others {
-                    close_down(&mut s);
-                } else {
-                    close_up(&mut s);
-                }
-                s[i] = true;
-                (s, Some(tear))
-            }
-        };
+    for d in p.candidates(bounds) {
+        let (set, tear) = p.build(d);
         if seen.insert((set.clone(), tear.clone())) {
             out.push(State {
                 point,
                 model,
-                kept: (0..n).filter(|&i| set[i]).map(|i| pending[i]).collect(),
-                lost: (0..n).filter(|&i| !set[i]).map(|i| pending[i]).collect(),
+                kept: (0..p.n).filter(|&i| set[i]).map(|i| p.list[i]).collect(),
+                lost: (0..p.n).filter(|&i| !set[i]).map(|i| p.list[i]).collect(),
                 tear,
                 durable: durable.clone(),
             });
         }
     }
     out
+}
+
+/// A candidate state, described before it is built.
+#[derive(Clone, Copy)]
+enum Cand {
+    All,
+    Nothing,
+    /// The first k pending effects, in order.
+    Prefix(usize),
+    LoseOne(usize),
+    OnlyOne(usize),
+    /// Pending write `i`, tear variant `v`, with the earlier effects
+    /// (`false`) or all others (`true`).
+    Tear(usize, usize, bool),
+}
+
+/// The effects pending at a point, and what the model ties among them.
+struct Pending<'a> {
+    effects: &'a [Effect],
+    model: Model,
+    list: Vec<usize>,
+    n: usize,
+    /// Journalled metadata, persisting in order.
+    meta: Vec<bool>,
+    /// ext4's replace heuristics: the pending data a pending effect carries
+    /// (positions in `list`).
+    ties: Vec<Vec<usize>>,
+}
+
+impl<'a> Pending<'a> {
+    fn new(effects: &'a [Effect], list: Vec<usize>, model: Model) -> Pending<'a> {
+        let meta = list
+            .iter()
+            .map(|&e| model.metadata_in_order() && effects[e].metadata)
+            .collect();
+        let ties = list
+            .iter()
+            .map(|&e| {
+                if !model.replace_carries_data() {
+                    return vec![];
+                }
+                effects[e]
+                    .ties
+                    .iter()
+                    .filter_map(|t| list.binary_search(t).ok())
+                    .collect()
+            })
+            .collect();
+        Pending {
+            effects,
+            model,
+            n: list.len(),
+            list,
+            meta,
+            ties,
+        }
+    }
+
+    /// What must persist with what is kept (a journal persists in order;
+    /// ext4 carries the tied data): O(n).
+    fn close_up(&self, set: &mut [bool]) {
+        if let Some(last) = (0..self.n).rev().find(|&i| set[i] && self.meta[i]) {
+            for j in 0..last {
+                if self.meta[j] {
+                    set[j] = true;
+                }
+            }
+        }
+        for i in 0..self.n {
+            if set[i] {
+                for &t in &self.ties[i] {
+                    set[t] = true;
+                }
+            }
+        }
+    }
+
+    /// What cannot persist without what is lost: O(n).
+    fn close_down(&self, set: &mut [bool]) {
+        for i in 0..self.n {
+            if set[i] && self.ties[i].iter().any(|&t| !set[t]) {
+                set[i] = false;
+            }
+        }
+        if let Some(first) = (0..self.n).find(|&i| self.meta[i] && !set[i]) {
+            for j in first + 1..self.n {
+                if self.meta[j] {
+                    set[j] = false;
+                }
+            }
+        }
+    }
+
+    /// The ways pending write `i` can tear: its first unit only, all but
+    /// its first unit, or (where the size can persist without the data)
+    /// the size alone.
+    fn tears_of(&self, i: usize) -> Vec<(std::ops::Range<u64>, bool)> {
+        let e = &self.effects[self.list[i]];
+        let Change::Write { offset, len } = e.change else {
+            return vec![];
+        };
+        let unit = self.model.tear_unit();
+        let mut t = Vec::new();
+        let first_end = ((offset / unit + 1) * unit).min(offset + len) - offset;
+        if first_end < len {
+            t.push((0..first_end, false));
+            t.push((first_end..len, false));
+        }
+        if e.grows && !self.model.size_with_data() {
+            t.push((0..0, true));
+        }
+        t
+    }
+
+    /// Everything, then nothing, then (latest first) in-order prefixes,
+    /// each effect lost alone, each persisted alone, and torn writes;
+    /// bounded: the first half of the budget in order, the other half an
+    /// even sample of the rest.
+    fn candidates(&self, bounds: Bounds) -> Vec<Cand> {
+        let mut descs = vec![Cand::All, Cand::Nothing];
+        let mut rest = Vec::new();
+        for i in (0..self.n).rev() {
+            if i > 0 {
+                rest.push(Cand::Prefix(i));
+            }
+            rest.push(Cand::LoseOne(i));
+            rest.push(Cand::OnlyOne(i));
+            for v in 0..self.tears_of(i).len() {
+                rest.push(Cand::Tear(i, v, false));
+                rest.push(Cand::Tear(i, v, true));
+            }
+        }
+        let budget = bounds.per_point.saturating_sub(descs.len());
+        if rest.len() > budget {
+            let head = budget / 2;
+            let tail = rest.split_off(head);
+            let want = budget - head;
+            let step = tail.len() as f64 / want.max(1) as f64;
+            rest.extend((0..want).map(|k| tail[((k as f64) * step) as usize]));
+        }
+        descs.extend(rest);
+        descs
+    }
+
+    /// The persisted set (positions in `list`) and the tear of a candidate.
+    fn build(&self, d: Cand) -> (Vec<bool>, Option<Tear>) {
+        let n = self.n;
+        match d {
+            Cand::All => (vec![true; n], None),
+            Cand::Nothing => (vec![false; n], None),
+            Cand::Prefix(k) => {
+                let mut s: Vec<bool> = (0..n).map(|i| i < k).collect();
+                self.close_up(&mut s);
+                (s, None)
+            }
+            Cand::LoseOne(i) => {
+                let mut s = vec![true; n];
+                s[i] = false;
+                self.close_down(&mut s);
+                (s, None)
+            }
+            Cand::OnlyOne(i) => {
+                let mut s = vec![false; n];
+                s[i] = true;
+                self.close_up(&mut s);
+                (s, None)
+            }
+            Cand::Tear(i, v, others) => {
+                let (keep, size_anyway) = self.tears_of(i)[v].clone();
+                let tear = Tear {
+                    effect: self.list[i],
+                    keep,
+                    size_anyway,
+                };
+                let mut s: Vec<bool> = if others {
+                    vec![true; n]
+                } else {
+                    (0..n).map(|j| j < i).collect()
+                };
+                if others {
+                    self.close_down(&mut s);
+                } else {
+                    self.close_up(&mut s);
+                }
+                s[i] = true;
+                (s, Some(tear))
+            }
+        }
+    }
 }
