@@ -105,11 +105,14 @@ fn find_in_path(program: &OsString) -> Option<PathBuf> {
     })
 }
 
-fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
-    const OP: &str = "crashtest record";
+const RECORD: &str = "crashtest record";
+
+/// The program to record, as given and as found: refuses none, one not in
+/// PATH, and one LD_PRELOAD cannot record.
+fn program_to_record(a: &CrashtestRecordArgs) -> fspace::Result<(&OsString, PathBuf)> {
     let Some(program) = a.program.first() else {
         return Err(fspace::Error::refused(
-            OP,
+            RECORD,
             &a.root,
             22,
             "no program given after --",
@@ -117,7 +120,7 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     };
     let Some(path) = find_in_path(program) else {
         return Err(fspace::Error::refused(
-            OP,
+            RECORD,
             Path::new(program),
             2,
             "no such program (not found in PATH)",
@@ -125,14 +128,19 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
     };
     if let Some(why) = unrecordable(&path) {
         return Err(fspace::Error::refused(
-            OP,
+            RECORD,
             &path,
             95,
             format!("cannot record {}: {why}; nothing was recorded (docs/crashtest.md \"What it cannot record\")", path.display()),
         ));
     }
-    let info = fspace::fs_info(&a.root)?.with_block_devices();
-    let volatile = info.block_devices.as_ref().ok().and_then(|devs| {
+    Ok((program, path))
+}
+
+/// Whether the devices under the root cache writes volatilely: none when
+/// no device says.
+fn volatile_cache(info: &fspace::FsInfo) -> Option<bool> {
+    info.block_devices.as_ref().ok().and_then(|devs| {
         let caches: Vec<&str> = devs
             .iter()
             .filter_map(|d| d.write_cache.as_deref())
@@ -142,24 +150,21 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
         } else {
             Some(caches.iter().any(|c| c.contains("back")))
         }
-    });
-    let rec = crashtest::begin(
-        &a.root,
-        &a.trace,
-        a.program
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect(),
-        info.display_name(),
-        volatile,
-    )?;
-    let mut rec = rec;
-    rec.manifest.fallocate = info.caps().map(|c| c.fallocate.supported);
+    })
+}
+
+/// Runs the program with the recording preload loaded into it, and removes
+/// the preload again whatever happened.
+fn run_recorded(
+    a: &CrashtestRecordArgs,
+    program: &OsString,
+    rec: &crashtest::Recording,
+) -> fspace::Result<std::process::ExitStatus> {
     let preload_dir = rec.dir.join(".preload");
     std::fs::create_dir_all(&preload_dir)
-        .map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+        .map_err(|e| fspace::Error::from_io(RECORD, &preload_dir, None, e))?;
     let so = super::preload::write_preload(&preload_dir)
-        .map_err(|e| fspace::Error::from_io(OP, &preload_dir, None, e))?;
+        .map_err(|e| fspace::Error::from_io(RECORD, &preload_dir, None, e))?;
     let mut ld = OsString::from(&so);
     if let Some(old) = std::env::var_os("LD_PRELOAD") {
         ld.push(" ");
@@ -180,41 +185,66 @@ fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
             )
         });
     let _ = std::fs::remove_dir_all(&preload_dir);
-    let status = status?;
+    status
+}
+
+/// The summary `record` prints on stderr.
+fn record_summary(trace: &Trace, trace_dir: &Path, status: std::process::ExitStatus) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut o = String::new();
+    line!(
+        o,
+        "fspace crashtest record: {} operations under {} by {} process{}, in {}",
+        trace.ops.len(),
+        trace.manifest.root.display(),
+        trace.processes.len(),
+        if trace.processes.len() == 1 { "" } else { "es" },
+        trace_dir.display()
+    );
+    line!(
+        o,
+        "  the program {}",
+        match (status.code(), status.signal()) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (_, Some(s)) => format!("was killed by signal {s}"),
+            _ => "ended".into(),
+        }
+    );
+    limits_text(&mut o, trace);
+    eprint!("{o}");
+}
+
+fn record(a: CrashtestRecordArgs) -> fspace::Result<()> {
+    let (program, path) = program_to_record(&a)?;
+    let info = fspace::fs_info(&a.root)?.with_block_devices();
+    let volatile = volatile_cache(&info);
+    let rec = crashtest::begin(
+        &a.root,
+        &a.trace,
+        a.program
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect(),
+        info.display_name(),
+        volatile,
+    )?;
+    let mut rec = rec;
+    rec.manifest.fallocate = info.caps().map(|c| c.fallocate.supported);
+    let status = run_recorded(&a, program, &rec)?;
     use std::os::unix::process::ExitStatusExt;
     let trace_dir = rec.dir.clone();
     rec.finish(status.code(), status.signal())?;
     let trace = Trace::load(&trace_dir)?;
     if trace.processes.is_empty() {
         return Err(fspace::Error::refused(
-            OP,
+            RECORD,
             &path,
             95,
             "the recording preload never started in the program (a setuid program, or one that clears LD_PRELOAD?): nothing was recorded",
         ));
     }
     if !a.quiet {
-        let mut o = String::new();
-        line!(
-            o,
-            "fspace crashtest record: {} operations under {} by {} process{}, in {}",
-            trace.ops.len(),
-            trace.manifest.root.display(),
-            trace.processes.len(),
-            if trace.processes.len() == 1 { "" } else { "es" },
-            trace_dir.display()
-        );
-        line!(
-            o,
-            "  the program {}",
-            match (status.code(), status.signal()) {
-                (Some(c), _) => format!("exited with status {c}"),
-                (_, Some(s)) => format!("was killed by signal {s}"),
-                _ => "ended".into(),
-            }
-        );
-        limits_text(&mut o, &trace);
-        eprint!("{o}");
+        record_summary(&trace, &trace_dir, status);
     }
     // The program's own status, as `time` and `strace` pass it on.
     set_exit_status(match (status.code(), status.signal()) {
@@ -250,8 +280,8 @@ fn limits_text(o: &mut String, trace: &Trace) {
     }
 }
 
-fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
-    let trace = Trace::load(&a.trace)?;
+/// The options `check` runs with: the defaults, changed by the command line.
+fn check_options(a: &CrashtestCheckArgs) -> CheckOptions {
     let mut opts = CheckOptions::default();
     if !a.model.is_empty() {
         opts.models.clone_from(&a.model);
@@ -274,40 +304,42 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     opts.cancel = Some(crate::output::cancel_on_signals());
     opts.loss_status = Some(a.loss_status);
     opts.work_dir.clone_from(&a.work_dir);
-    let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));
-    let report = crashtest::check(&trace, &a.checker, &opts, &|done, total| {
-        if let Ok(p) = progress.lock() {
-            p.step(done + 1, total, "");
-        }
-    })?;
-    if let Ok(p) = progress.lock() {
-        p.clear();
+    opts
+}
+
+/// `check --json`.
+fn check_json(a: &CrashtestCheckArgs, trace: &Trace, report: &CheckReport) -> fspace::Result<()> {
+    #[derive(Serialize)]
+    struct Json<'a> {
+        format: &'static str,
+        trace: &'a Path,
+        program: &'a [String],
+        verdict: &'static str,
+        #[serde(flatten)]
+        report: &'a CheckReport,
+        stories: Vec<Vec<String>>,
     }
-    set_exit_status(if report.passed() { 0 } else { EXIT_FOUND });
-    if a.json {
-        #[derive(Serialize)]
-        struct Json<'a> {
-            format: &'static str,
-            trace: &'a Path,
-            program: &'a [String],
-            verdict: &'static str,
-            #[serde(flatten)]
-            report: &'a CheckReport,
-            stories: Vec<Vec<String>>,
-        }
-        return print_json(&Json {
-            format: "fspace-crashtest-check/1",
-            trace: &a.trace,
-            program: &trace.manifest.program,
-            verdict: if report.passed() {
-                "not-found"
-            } else {
-                "found"
-            },
-            report: &report,
-            stories: report.failures.iter().map(|f| f.story(&trace)).collect(),
-        });
-    }
+    print_json(&Json {
+        format: "fspace-crashtest-check/1",
+        trace: &a.trace,
+        program: &trace.manifest.program,
+        verdict: if report.passed() {
+            "not-found"
+        } else {
+            "found"
+        },
+        report,
+        stories: report.failures.iter().map(|f| f.story(trace)).collect(),
+    })
+}
+
+/// `check`'s report in words.
+fn check_text(
+    a: &CrashtestCheckArgs,
+    trace: &Trace,
+    report: &CheckReport,
+    opts: &CheckOptions,
+) -> fspace::Result<()> {
     let mut o = String::new();
     line!(
         o,
@@ -327,7 +359,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         report.ms_per_state,
         opts.jobs
     );
-    limits_text(&mut o, &trace);
+    limits_text(&mut o, trace);
     if report.passed() {
         line!(
             o,
@@ -353,7 +385,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
             }
             shown.push(f.kind);
             line!(o, "The smallest story ({}):", f.kind.name());
-            for l in f.story(&trace) {
+            for l in f.story(trace) {
                 line!(o, "  {l}");
             }
             if let Some(d) = &f.state_dir {
@@ -380,6 +412,25 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
         }
     }
     emit(&o)
+}
+
+fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
+    let trace = Trace::load(&a.trace)?;
+    let opts = check_options(&a);
+    let progress = std::sync::Mutex::new(Progress::steps("states", a.quiet || a.json));
+    let report = crashtest::check(&trace, &a.checker, &opts, &|done, total| {
+        if let Ok(p) = progress.lock() {
+            p.step(done + 1, total, "");
+        }
+    })?;
+    if let Ok(p) = progress.lock() {
+        p.clear();
+    }
+    set_exit_status(if report.passed() { 0 } else { EXIT_FOUND });
+    if a.json {
+        return check_json(&a, &trace, &report);
+    }
+    check_text(&a, &trace, &report, &opts)
 }
 
 fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
