@@ -223,9 +223,7 @@ fn other_kind(r: RawRecord, root: &Path) -> Option<OpKind> {
             flags: r.a as u32,
         },
         kind::LINK => {
-            let Some(to) = relative(root, &r.path2) else {
-                return None;
-            };
+            let to = relative(root, &r.path2)?;
             OpKind::Link {
                 from: if r.path1.is_empty() {
                     None
@@ -237,9 +235,7 @@ fn other_kind(r: RawRecord, root: &Path) -> Option<OpKind> {
             }
         }
         kind::UNLINK | kind::RMDIR | kind::MKDIR => {
-            let Some(path) = relative(root, &r.path1) else {
-                return None;
-            };
+            let path = relative(root, &r.path1)?;
             match r.kind {
                 kind::UNLINK => OpKind::Unlink { path, ino: r.ino },
                 kind::RMDIR => OpKind::Rmdir { path, ino: r.ino },

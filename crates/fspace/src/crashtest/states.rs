@@ -119,6 +119,8 @@ pub(crate) fn points(trace: &Trace, between: usize) -> Vec<CrashPoint> {
 /// Which effects are durable after each operation, under `model`:
 /// `durable_at[e]` is the number of operations after which effect `e` is
 /// durable (`usize::MAX`: never).
+// Effect ids index both `effects` and the marks.
+#[allow(clippy::needless_range_loop)]
 pub(crate) fn durability(
     trace: &Trace,
     effects: &[Effect],
@@ -361,9 +363,9 @@ impl<'a> Pending<'a> {
     /// ext4 carries the tied data): O(n).
     fn close_up(&self, set: &mut [bool]) {
         if let Some(last) = (0..self.n).rev().find(|&i| set[i] && self.meta[i]) {
-            for j in 0..last {
-                if self.meta[j] {
-                    set[j] = true;
+            for (m, x) in self.meta[..last].iter().zip(set.iter_mut()) {
+                if *m {
+                    *x = true;
                 }
             }
         }
@@ -384,9 +386,9 @@ impl<'a> Pending<'a> {
             }
         }
         if let Some(first) = (0..self.n).find(|&i| self.meta[i] && !set[i]) {
-            for j in first + 1..self.n {
-                if self.meta[j] {
-                    set[j] = false;
+            for (m, x) in self.meta.iter().zip(set.iter_mut()).skip(first + 1) {
+                if *m {
+                    *x = false;
                 }
             }
         }
