@@ -567,11 +567,10 @@ common::per_fs! {
             let cs = parse(&std::fs::read_to_string(&cmp).unwrap());
             real = real.max(value(&cs, "fspace_probe_compare_fresh_commits_per_second", &[]).unwrap());
             if o.status.code() == Some(4) {
-                // "Could not tell" is only allowed for a busy machine, and
-                // it must still have seen the slowdown it declined to call.
+                // "Could not tell" is only allowed for a busy machine (now,
+                // or when the baseline was measured: a busy baseline is
+                // slow too, so the doctored one may not look faster).
                 assert!(t.contains("COULD NOT TELL") && t.contains("busy"), "{}: {t}", fs.name);
-                assert_eq!(value(&cs, "fspace_probe_compare_machine_busy", &[]), Some(1.0), "{t}");
-                assert!(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap() < 0.8, "{t}");
                 busy_tries += 1;
             }
             tries.push(t);
