@@ -457,13 +457,28 @@ common::per_fs! {
         // disk, but a regression needs two batches of evidence); "could
         // not tell" only on a busy machine.
         let cmp = out.path().join("compare.prom");
-        let o = fspace(
-            &["--compare-saved", "--json", "-q", "--prometheus", cmp.to_str().unwrap()],
-            dir.path(),
-            state.path(),
-        );
-        let c: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|_| panic!("{}: {}", fs.name, text(&o)));
+        // The matrix's loop devices share one host disk, and this test's
+        // other cases probe theirs at the same time: a neighbour's burst
+        // through both batches is a real slowdown of this device that the
+        // tool cannot see as load (it counts others' I/O to this device
+        // only). Three comparisons in a row saying "regressed" is not that.
+        let mut regressed = vec![];
+        let (o, c) = loop {
+            let o = fspace(
+                &["--compare-saved", "--json", "-q", "--prometheus", cmp.to_str().unwrap()],
+                dir.path(),
+                state.path(),
+            );
+            let c: Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|_| panic!("{}: {}", fs.name, text(&o)));
+            if o.status.code() != Some(1) || regressed.len() == 2 {
+                break (o, c);
+            }
+            regressed.push(c["ratio"].clone());
+        };
+        if !regressed.is_empty() {
+            eprintln!("{}: against its own save: regressed {} time(s) first (ratios {regressed:?})", fs.name, regressed.len());
+        }
         match o.status.code() {
             Some(0) => assert_eq!(c["verdict"], "no-change", "{}: {c}", fs.name),
             Some(4) => {
