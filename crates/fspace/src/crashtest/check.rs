@@ -50,7 +50,7 @@ pub fn check(
         }
     }
     let distinct = Distinct::of(&prepared, &states, opts.jobs);
-    let work = work_dir(opts, started)?;
+    let work = work_dir(opts)?;
     let run = Run {
         prepared: &prepared,
         states: &states,
@@ -118,16 +118,12 @@ fn program_of(trace: &Trace, checker: &[OsString]) -> Result<OsString> {
 
 /// Where the states are written: `--work-dir`, or a new directory in the
 /// system's temporary directory.
-fn work_dir(opts: &CheckOptions, started: Instant) -> Result<PathBuf> {
+fn work_dir(opts: &CheckOptions) -> Result<PathBuf> {
     if let Some(d) = &opts.work_dir {
         std::fs::create_dir_all(d).map_err(|e| Error::from_io("crashtest check", d, None, e))?;
         return Ok(d.clone());
     }
-    let stamp = started.elapsed().as_nanos()
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-    let d = std::env::temp_dir().join(format!("fspace-crashtest-{}-{stamp}", std::process::id()));
+    let d = std::env::temp_dir().join(crate::stale::unique_name("fspace-crashtest", "-"));
     std::fs::create_dir(&d).map_err(|e| Error::from_io("crashtest check", &d, None, e))?;
     Ok(d)
 }
