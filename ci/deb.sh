@@ -31,14 +31,16 @@ STAGE=target/deb-assets
 log() { echo "deb: $*" >&2; }
 die() { echo "deb: error: $*" >&2; exit 1; }
 
+# Debug builds: they compile in about half the time of release ones, and
+# each runs once per package for a few seconds.
 tools() {
     if ! cargo deb --version 2>/dev/null | grep -qx "cargo-deb $CARGO_DEB_VERSION"; then
         log "installing cargo-deb $CARGO_DEB_VERSION"
-        cargo install --quiet --locked cargo-deb --version "$CARGO_DEB_VERSION"
+        cargo install --quiet --locked --debug cargo-deb --version "$CARGO_DEB_VERSION"
     fi
     if ! cargo about --version 2>/dev/null | grep -qx "cargo-about $CARGO_ABOUT_VERSION"; then
         log "installing cargo-about $CARGO_ABOUT_VERSION"
-        cargo install --quiet --locked cargo-about --features cli --version "$CARGO_ABOUT_VERSION"
+        cargo install --quiet --locked --debug cargo-about --features cli --version "$CARGO_ABOUT_VERSION"
     fi
 }
 

@@ -15,6 +15,9 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # rustup's cargo, also when the caller's PATH lacks it (sudo, CI).
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 command -v cargo >/dev/null || { echo "test: cargo not found (install Rust with rustup)" >&2; exit 1; }
+# Each phase's line says how long the run has taken so far (the suite's
+# time budget is 40 minutes: docs/testing.md, "Time").
+phase() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 if [ "$(id -u)" = 0 ]; then
     ci/matrix.sh deps
@@ -23,13 +26,13 @@ elif [ "${FSPACE_REQUIRE_MATRIX:-0}" = 1 ]; then
     exit 1
 fi
 
-echo "== cargo fmt --check"
+phase "cargo fmt --check"
 cargo fmt --all --check
-echo "== cargo clippy -D warnings"
+phase "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== cargo doc"
+phase "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
-echo "== MSRV: the workspace checks with its declared rust-version"
+phase "MSRV: the workspace checks with its declared rust-version"
 # rustup fetches that toolchain (minimal profile) when it is missing; its
 # own target directory, so that the main build's artifacts stay.
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -37,10 +40,12 @@ msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 case "$msrv" in *.*.*) ;; *) msrv="$msrv.0" ;; esac  # rustup names 1.89 as 1.89.0
 rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
 msrv_target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/msrv
-CARGO_TARGET_DIR="$msrv_target" cargo "+$msrv" check --workspace --all-targets --quiet
-echo "== build"
+# The libraries and programs, which is what the rust-version promises to
+# whoever builds them; the tests are ours, checked with the current Rust.
+CARGO_TARGET_DIR="$msrv_target" cargo "+$msrv" check --workspace --lib --bins --quiet
+phase "build"
 cargo test --workspace --no-run --quiet
-echo "== cargo package: the publishable crates build from their tarballs"
+phase "cargo package: the publishable crates build from their tarballs"
 # cargo verifies each tarball against the others through a local registry,
 # and keeps what it unpacked from there under the registry's sources by
 # name and version: a second run would build against the first run's
@@ -53,7 +58,7 @@ done
 # only (no build script, the test kit left out: issue 41).
 cargo package --quiet --allow-dirty -p fspace
 cargo package --quiet --allow-dirty -p fspace-test-kit -p fspace -p fspace-cli
-echo "== C API: build and install into a scratch prefix"
+phase "C API: build and install into a scratch prefix"
 make -s -C crates/fspace-capi build CARGO="cargo --quiet"
 FSPACE_CAPI_PREFIX=$(mktemp -d)
 export FSPACE_CAPI_PREFIX
@@ -63,11 +68,11 @@ make -s -C crates/fspace-capi install PREFIX="$FSPACE_CAPI_PREFIX"
 # abidw the types), linked as the installed library is (the Makefile's
 # `shared`: libfspace.map's symbol versions, the SONAME).
 debug_lib=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/libfspace_capi.a
-echo "== C API: the ABI against its recorded baseline (ci/abi.sh)"
+phase "C API: the ABI against its recorded baseline (ci/abi.sh)"
 cargo build --quiet -p fspace-capi --lib
 make -s -C crates/fspace-capi shared STATIC="$debug_lib" OUT="$FSPACE_CAPI_PREFIX/abi-libfspace.so"
 ci/abi.sh check "$FSPACE_CAPI_PREFIX/abi-libfspace.so"
-echo "== C API: the ABI test's library, whose structs grew (docs/capi.md)"
+phase "C API: the ABI test's library, whose structs grew (docs/capi.md)"
 # Only fspace-capi recompiles; the next cargo command rebuilds it without
 # the feature. Kept beside the prefix.
 cargo build --quiet -p fspace-capi --features abi-grown-test --lib
@@ -79,7 +84,7 @@ export FSPACE_CAPI_GROWN
 if [ "$(id -u)" = 0 ]; then
     trap 'ci/matrix.sh down || echo "test: matrix teardown failed" >&2; rm -rf "$FSPACE_CAPI_PREFIX"' EXIT
     trap 'exit 130' INT TERM
-    echo "== filesystem matrix"
+    phase "filesystem matrix"
     # The last two lines: FSPACE_TEST_BIGALLOC=..., FSPACE_TEST_MOUNTS=...
     while read -r line; do
         export "${line?}"
@@ -95,7 +100,7 @@ export FSPACE_SKIP_LOG
 # none of the caller's (an empty state directory of their own).
 FSPACE_STATE_DIR=$(mktemp -d)
 export FSPACE_STATE_DIR
-echo "== cargo test"
+phase "cargo test"
 status=0
 # A test of a filesystem that is not mounted is marked ignored when it is
 # built (crates/test-kit/src/build.rs, the build script of fspace-tests and
@@ -111,7 +116,7 @@ sed -n 's/^test \(.*\) \.\.\. ignored, \(.*\)$/IGNORED \1: \2/p' "$TEST_LOG" >>"
 # purged (ci/deb.sh); it needs root and the matrix's ext4-noextents mount.
 ext3=$(tr ',' '\n' <<<"${FSPACE_TEST_MOUNTS:-}" | sed -n 's/^ext4-noextents=//p')
 if [ "$(id -u)" = 0 ] && [ -n "$ext3" ]; then
-    echo "== Debian package: build, install, check, purge"
+    phase "Debian package: build, install, check, purge"
     if ! { ci/deb.sh tools && deb=$(ci/deb.sh build) && ci/deb.sh check "$deb" "$ext3"; }; then
         echo "test: the Debian package's check failed" >&2
         status=1
@@ -124,17 +129,18 @@ fi
 # fresh venv, and pytest on the same matrix (ci/python.sh; about 1 minute
 # once the library is built in release).
 if [ "$(id -u)" = 0 ]; then
-    echo "== python package"
+    phase "python package"
     ci/python.sh || status=1
 else
     echo "test: not root: no filesystem matrix; the Python package's tests (ci/python.sh) are not run" >&2
 fi
 if [ -s "$FSPACE_SKIP_LOG" ]; then
-    echo "== skipped"
+    phase "skipped"
     sort -u "$FSPACE_SKIP_LOG"
 else
-    echo "== skipped: nothing"
+    phase "skipped: nothing"
 fi
 rm -f "$FSPACE_SKIP_LOG" "$TEST_LOG"
 rm -rf "$FSPACE_STATE_DIR" "$FSPACE_CAPI_PREFIX"
+phase "done (exit status $status)"
 exit $status

@@ -186,13 +186,17 @@ fn the_temporary_filter_sees_the_writers_names() {
 }
 
 common::per_fs! {
-    /// A quick probe with `--json --save --report --prometheus FILE`: FILE
+    /// A quick probe with `--save --report --prometheus FILE`: FILE
     /// (on the filesystem measured, with an old file in its place) is
     /// replaced by a new inode, passes promtool, agrees with the JSON of
-    /// the same run, and no temporary file stays. Then `--compare-saved`
+    /// the same run (embedded in the report), and no temporary file stays. Then `--compare-saved`
     /// against that save (exit 0, with its own metrics file), against the
     /// save doctored to twice the rate (exit 1, the numbers said), and
-    /// with nothing saved (exit 3).
+    /// with nothing saved (exit 3). Every text output of these (the
+    /// probe's, with its progress and, on ext4, btrfs and tmpfs, every
+    /// engine's advice; the comparisons'; the errors'; info and grow after
+    /// the save) fits 80 columns, run under a directory named wider than a
+    /// line.
     fn probe_prometheus_and_compare_saved(fs) {
         let Some(promtool) = promtool() else {
             assert!(
@@ -204,33 +208,63 @@ common::per_fs! {
         };
         let _m = measuring();
         let _g = fs.lock();
-        let dir = fs.tempdir();
+        // Under a name wider than a line: every text output below must
+        // fit 80 columns all the same (paths wrapped, not printed whole).
+        let top = fs.tempdir();
+        let dir_long = top.path().join(LONG);
+        std::fs::create_dir(&dir_long).unwrap();
         let out = fs.tempdir();
         let state = tempfile::tempdir().unwrap();
         let prom = out.path().join("fspace.prom");
         std::fs::write(&prom, "old\n").unwrap();
         let old_inode = std::fs::metadata(&prom).unwrap().ino();
         let report = state.path().join("probe.html");
-        let o = fspace(
-            &[
-                "--quick",
-                "--json",
-                "-q",
-                "--save",
-                "--report",
-                report.to_str().unwrap(),
-                "--prometheus",
-                prom.to_str().unwrap(),
-            ],
-            dir.path(),
-            state.path(),
-        );
+        let configs = state.path().join("configs");
+        std::fs::create_dir(&configs).unwrap();
+        // The text with its progress on stderr (the JSON is the report's);
+        // the engines' advice where its text differs most (each engine
+        // adds seconds: probe_engines.rs checks every engine's advice).
+        let engines = matches!(fs.name.as_str(), "ext4" | "btrfs" | "tmpfs");
+        let mut args = vec![
+            "--quick",
+            "--save",
+            "--report",
+            report.to_str().unwrap(),
+            "--prometheus",
+            prom.to_str().unwrap(),
+        ];
+        if engines {
+            args.extend(["--for", "postgresql,mariadb,rocksdb", "--write-config", configs.to_str().unwrap()]);
+        }
+        let o = fspace(&args, &dir_long, state.path());
         assert!(o.status.success(), "{}: {}", fs.name, text(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+        assert_fits(&fs.name, "probe --quick --save --report --prometheus", &o, false);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("probe: ["), "{}: no progress: {}", fs.name, text(&o));
+        let v = embedded_json(&std::fs::read_to_string(&report).unwrap());
+        if engines {
+            assert_eq!(common::listing(&configs).len(), 3, "{}: {:?}", fs.name, common::listing(&configs));
+        }
+        // After the save: info and an auto growth follow it, in lines
+        // that fit.
+        let info = Command::new(bin()).arg("info").arg(&dir_long).env("FSPACE_STATE_DIR", state.path()).output().unwrap();
+        assert!(info.status.success(), "{}: {}", fs.name, text(&info));
+        assert_fits(&fs.name, "info after --save", &info, false);
+        let grown = dir_long.join("after-save.img");
+        let g = Command::new(bin())
+            .args(["grow", "--create", "--for", "log"])
+            .arg(&grown)
+            .arg("1M")
+            .env("FSPACE_STATE_DIR", state.path())
+            .output()
+            .unwrap();
+        assert!(g.status.success(), "{}: {}", fs.name, text(&g));
+        assert_fits(&fs.name, "grow after --save", &g, false);
+        std::fs::remove_file(&grown).unwrap();
+        let dir = &dir_long;
         assert!(report.exists());
         assert_ne!(std::fs::metadata(&prom).unwrap().ino(), old_inode, "{}: not replaced by a rename", fs.name);
         assert_eq!(listing(out.path()), ["fspace.prom"], "{}", fs.name);
-        assert!(scratch_left(dir.path()).is_empty());
+        assert!(scratch_left(dir).is_empty());
         promtool_accepts(&promtool, &prom, &fs.name);
         let samples = parse(&std::fs::read_to_string(&prom).unwrap());
 
@@ -466,7 +500,7 @@ common::per_fs! {
         let (o, c) = loop {
             let o = fspace(
                 &["--compare-saved", "--json", "-q", "--prometheus", cmp.to_str().unwrap()],
-                dir.path(),
+                dir,
                 state.path(),
             );
             let c: Value = serde_json::from_slice(&o.stdout)
@@ -548,7 +582,7 @@ common::per_fs! {
         );
         assert!(close(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap(), ratio));
         assert_eq!(listing(out.path()), ["compare.prom", "fspace.prom"], "{}", fs.name);
-        assert!(listing(dir.path()).is_empty(), "{}: {:?}", fs.name, listing(dir.path()));
+        assert!(listing(dir).is_empty(), "{}: {:?}", fs.name, listing(dir));
 
         // The save doctored to twice the real rate: exit 1, with the
         // numbers. The real rate is the highest median measured so far
@@ -571,8 +605,9 @@ common::per_fs! {
                     .collect(),
             );
             std::fs::write(&saved[0], serde_json::to_string_pretty(&doctored).unwrap()).unwrap();
-            let o = fspace(&["--compare-saved", "-q", "--prometheus", cmp.to_str().unwrap()], dir.path(), state.path());
+            let o = fspace(&["--compare-saved", "-q", "--prometheus", cmp.to_str().unwrap()], dir, state.path());
             let t = text(&o);
+            assert_fits(&fs.name, "probe --compare-saved", &o, false);
             if o.status.code() == Some(1) {
                 break t;
             }
@@ -614,13 +649,21 @@ common::per_fs! {
             assert!(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap() < 0.8, "{t}");
         }
 
-        // Nothing saved: exit 3, said so, nothing measured or written.
+        // Nothing saved: exit 3, said so, nothing measured or written; in
+        // text, in lines that fit.
         let empty = tempfile::tempdir().unwrap();
-        let o = fspace(&["--compare-saved", "-q", "--json"], dir.path(), empty.path());
+        let o = fspace(&["--compare-saved"], dir, empty.path());
+        assert_eq!(o.status.code(), Some(3), "{}: {}", fs.name, text(&o));
+        assert_fits(&fs.name, "probe --compare-saved with nothing saved", &o, false);
+        // A directory that does not exist: exit 1, the path wrapped.
+        let o = fspace(&["--quick"], &dir.join("missing"), state.path());
+        assert_eq!(o.status.code(), Some(1), "{}: {}", fs.name, text(&o));
+        assert_fits(&fs.name, "probe of a missing directory", &o, false);
+        let o = fspace(&["--compare-saved", "-q", "--json"], dir, empty.path());
         assert_eq!(o.status.code(), Some(3), "{}: {}", fs.name, text(&o));
         let e: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(e["error"].as_str().unwrap().contains("nothing to compare with"), "{e}");
-        assert!(listing(dir.path()).is_empty());
+        assert!(listing(dir).is_empty());
         assert!(listing(empty.path()).is_empty());
     }
 }

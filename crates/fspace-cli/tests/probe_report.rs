@@ -306,14 +306,6 @@ common::per_fs! {
     }
 }
 
-/// The JSON document embedded in a report page.
-fn embedded_json(page: &str) -> Value {
-    let start = "<script type=\"application/json\" id=\"probe-json\">";
-    let from = page.find(start).expect("embedded JSON") + start.len();
-    let to = from + page[from..].find("</script>").expect("end of the JSON");
-    serde_json::from_str(&page[from..to]).expect("embedded JSON parses")
-}
-
 common::per_fs! {
     /// A quick probe's text, with the report of the same run: the log
     /// recommendation's line on fspace's log against plain appending says
@@ -324,14 +316,19 @@ common::per_fs! {
     fn probe_log_against_appending_agrees_with_its_figures(fs) on [ext4, btrfs, sshfs] {
         let _m = measuring();
         let _g = fs.lock();
-        let dir = fs.tempdir();
+        let top = fs.tempdir();
+        // A path that holds "</script>": the page's embedded JSON must
+        // not end there.
+        let dir = top.path().join("<").join("script>");
+        std::fs::create_dir_all(&dir).unwrap();
         let work = tempfile::tempdir().unwrap();
         let html = work.path().join("quick.html");
-        let o = probe(&["--quick", "-q", "--report", html.to_str().unwrap()], dir.path(), None);
+        let o = probe(&["--quick", "-q", "--report", html.to_str().unwrap()], &dir, None);
         assert!(o.status.success(), "{}: {}", fs.name, text(&o));
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         let page = std::fs::read_to_string(&html).unwrap();
         let v = embedded_json(&page);
+        assert_eq!(v["directory"].as_str(), dir.to_str(), "{}", fs.name);
         let lv = check_log_vs_append(&fs.name, &v);
         let outcome = match lv["outcome"].as_str().unwrap() {
             "not-measured" => "not measured",
@@ -394,7 +391,7 @@ common::per_fs! {
             fs.name,
             lv["text"].as_str().unwrap()
         );
-        assert!(scratch_left(dir.path()).is_empty());
+        assert!(scratch_left(&dir).is_empty());
     }
 }
 

@@ -2,42 +2,20 @@
 //! (errors, hints, warnings, progress), paths included: each command's
 //! text output on each filesystem of the matrix, run in a directory whose
 //! path alone is wider than a line, so that a path printed whole would
-//! fail. JSON is not text output and is not checked here.
+//! fail. JSON is not text output and is not checked here. The probe's
+//! own outputs (a quick probe with every engine, saved, with its report
+//! and metrics; the comparisons with the save; its errors) are checked
+//! the same way where they are made anyway, in `probe_prometheus.rs`:
+//! each costs half a minute per filesystem.
 
 mod probe_common;
 use fspace_test_kit as common;
 
 use fspace::wal::{Wal, WalOptions};
 use fspace::Lsn;
-use probe_common::{bin, measuring, text};
-use std::path::{Path, PathBuf};
+use probe_common::{assert_fits, bin, text, COLUMNS, LONG};
+use std::path::Path;
 use std::process::{Command, Output};
-
-/// The width of a line.
-const COLUMNS: usize = 80;
-
-/// A directory name that makes every path under it wider than a line.
-const LONG: &str = "a-directory-named-at-such-length-that-any-path-through-it-passes-80-columns";
-
-/// The lines of `o` (stdout, then stderr) wider than [`COLUMNS`]; with
-/// `json`, stderr's only: JSON on stdout is for programs, its lines as long
-/// as its values.
-fn too_wide(o: &Output, json: bool) -> Vec<String> {
-    let out: &[&Vec<u8>] = if json {
-        &[&o.stderr]
-    } else {
-        &[&o.stdout, &o.stderr]
-    };
-    out.iter()
-        .flat_map(|b| {
-            String::from_utf8_lossy(b)
-                .lines()
-                .filter(|l| l.chars().count() > COLUMNS)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
 
 /// Runs `fspace args` with the state directory `state`, checks that every
 /// line fits and that it exits `want` (`None`: 0 or a failure, as the
@@ -53,19 +31,7 @@ fn run(fs: &str, state: &Path, args: &[&str], want: Option<i32>) -> Output {
         // Not a usage error.
         None => assert_ne!(o.status.code(), Some(2), "{fs}: {args:?}: {}", text(&o)),
     }
-    // Something printed: a command that printed nothing would pass for the
-    // wrong reason.
-    assert!(
-        !o.stdout.is_empty() || !o.stderr.is_empty(),
-        "{fs}: {args:?} printed nothing"
-    );
-    let wide = too_wide(&o, args.contains(&"--json"));
-    assert!(
-        wide.is_empty(),
-        "{fs}: {args:?}: {} line(s) wider than {COLUMNS} columns:\n{}",
-        wide.len(),
-        wide.join("\n")
-    );
+    assert_fits(fs, &format!("{args:?}"), &o, args.contains(&"--json"));
     o
 }
 
@@ -209,37 +175,5 @@ common::per_fs! {
         ] {
             run(n, st, &args, Some(2));
         }
-    }
-}
-
-common::per_fs! {
-    /// A quick probe for every engine, saved, with a report, metrics and
-    /// the fragments written (progress on stderr); then the comparison
-    /// with the save, and info and grow following it; and the probe's
-    /// errors.
-    fn probe_fits_80_columns(fs) {
-        let _m = measuring();
-        let _g = fs.lock();
-        let top = fs.tempdir();
-        let dir = top.path().join(LONG);
-        std::fs::create_dir(&dir).expect("mkdir");
-        let local = tempfile::tempdir().expect("tempdir");
-        let out: PathBuf = local.path().join(LONG);
-        std::fs::create_dir(&out).expect("mkdir");
-        let state = out.join("state");
-        let n = fs.name.as_str();
-        let html = out.join("probe.html");
-        let prom = out.join("fspace.prom");
-        run(n, &state, &["probe", "--quick", "--save", "--force", "--for", "postgresql,mariadb,rocksdb",
-            "--report", s(&html), "--prometheus", s(&prom), "--write-config", s(&out), s(&dir)], Some(0));
-        // Its verdict and exit status are the disk's and the machine's.
-        run_any(n, &state, &["probe", "--compare-saved", "--prometheus", s(&prom), s(&dir)]);
-        run(n, &state, &["info", s(&dir)], Some(0));
-        run(n, &state, &["grow", "--create", "--for", "log", s(&dir.join("after-save.img")), "1M"], Some(0));
-        // Errors: nothing saved in another state directory, a missing
-        // directory.
-        let other = out.join("other-state");
-        run(n, &other, &["probe", "--compare-saved", s(&dir)], Some(3));
-        run(n, &state, &["probe", "--quick", s(&dir.join("missing"))], Some(1));
     }
 }

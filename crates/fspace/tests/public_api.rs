@@ -143,7 +143,26 @@ fn text_where_a_type_belongs(line: &str) -> bool {
         "error" | "unsupported" | "not_measured" | "unmeasured" | "note"
     ) || name.ends_with("_error")
         || name.ends_with("_note");
-    named && ty.contains(STRING)
+    named && ty.contains(STRING) || static_text_as_a_kind(name, ty)
+}
+
+/// A public field of static text that is not one of the few that are
+/// words by nature (an operation's name, a schema, a version, a
+/// description): a set of names a caller would compare against, where an
+/// enum belongs (`untorn::Answer::limit` was `Option<&'static str>`).
+fn static_text_as_a_kind(name: &str, ty: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "op",             // Error::*::op: the system call's name
+        "flags",          // Error::Io::flags: the flags as written in the call
+        "what",           // ParseError::what: the value's description
+        "option",         // InvalidOption::option: the option's name
+        "expected",       // ParseError::expected: the accepted spellings
+        "schema",         // a JSON document's schema name
+        "fspace_version", // the library's version
+        "versions",       // EngineAdvice::versions: the versions it was checked on
+        "offsets",        // UntornCost::offsets: how its offsets were drawn
+    ];
+    ty.contains("&'static str") && !WORDS.contains(&name)
 }
 
 #[test]
@@ -169,6 +188,9 @@ fn the_text_rule_sees_what_it_should() {
         "pub fspace::FsInfo::capabilities: core::result::Result<alloc::sync::Arc<fspace::Capabilities>, alloc::string::String>",
         "pub fspace::bench::CommitResult::unsupported: core::option::Option<alloc::string::String>",
         "pub fn fspace::untorn::x() -> core::result::Result<u8, alloc::string::String>",
+        "pub fspace::untorn::Answer::limit: core::option::Option<&'static str>",
+        "pub fspace::untorn::Refusal::NotSupported::state: &'static str",
+        "pub fspace::bench::SuiteReport::direct_io: &'static str",
     ] {
         assert!(text_where_a_type_belongs(bad), "{bad}");
     }
@@ -177,6 +199,8 @@ fn the_text_rule_sees_what_it_should() {
         "pub fspace::FsInfo::allocation_unit_note: core::option::Option<fspace::Note>",
         "pub fspace::Error::Context::note: alloc::string::String",
         "pub fspace::Plan::reason: alloc::string::String",
+        "pub fspace::untorn::Answer::limit: core::option::Option<fspace::untorn::Limit>",
+        "pub fspace::Error::Io::op: &'static str",
         "pub fn fspace::internals::parse_saved(text: &str) -> core::result::Result<fspace::probe::SavedPolicy, alloc::string::String>",
     ] {
         assert!(!text_where_a_type_belongs(good), "{good}");

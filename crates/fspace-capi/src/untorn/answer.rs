@@ -12,7 +12,7 @@ use super::{
 };
 use crate::abi;
 use crate::ffi::{arg, c_string, ffi, json_string, offset_arg, out, CResult, Failure};
-use fspace::untorn::{self, IoPath, WritePath};
+use fspace::untorn::{self, IoPath, Limit, WritePath};
 use std::ffi::{c_char, c_int};
 
 fn write_path_to_c(p: Option<WritePath>) -> fspace_write_path {
@@ -24,19 +24,19 @@ fn write_path_to_c(p: Option<WritePath>) -> fspace_write_path {
     }
 }
 
-/// The constant of a limit's name (`Refusal::name`, or the answer's
-/// `refused-by-kernel`).
-fn limit_to_c(name: Option<&str>) -> fspace_untorn_limit {
-    match name {
+/// The constant of a limit.
+fn limit_to_c(limit: Option<Limit>) -> fspace_untorn_limit {
+    match limit {
         None => FSPACE_UNTORN_LIMIT_NONE,
-        Some("not-supported") => FSPACE_UNTORN_LIMIT_NOT_SUPPORTED,
-        Some("buffered") => FSPACE_UNTORN_LIMIT_BUFFERED,
-        Some("not-power-of-two") => FSPACE_UNTORN_LIMIT_NOT_POWER_OF_TWO,
-        Some("below-minimum") => FSPACE_UNTORN_LIMIT_BELOW_MINIMUM,
-        Some("above-maximum") => FSPACE_UNTORN_LIMIT_ABOVE_MAXIMUM,
-        Some("misaligned") => FSPACE_UNTORN_LIMIT_MISALIGNED,
-        Some("buffer-address") => FSPACE_UNTORN_LIMIT_BUFFER_ADDRESS,
-        Some("refused-by-kernel") => FSPACE_UNTORN_LIMIT_REFUSED_BY_KERNEL,
+        Some(Limit::NotSupported) => FSPACE_UNTORN_LIMIT_NOT_SUPPORTED,
+        Some(Limit::Buffered) => FSPACE_UNTORN_LIMIT_BUFFERED,
+        Some(Limit::NotPowerOfTwo) => FSPACE_UNTORN_LIMIT_NOT_POWER_OF_TWO,
+        Some(Limit::BelowMinimum) => FSPACE_UNTORN_LIMIT_BELOW_MINIMUM,
+        Some(Limit::AboveMaximum) => FSPACE_UNTORN_LIMIT_ABOVE_MAXIMUM,
+        Some(Limit::Misaligned) => FSPACE_UNTORN_LIMIT_MISALIGNED,
+        Some(Limit::BufferAddress) => FSPACE_UNTORN_LIMIT_BUFFER_ADDRESS,
+        Some(Limit::RefusedByKernel) => FSPACE_UNTORN_LIMIT_REFUSED_BY_KERNEL,
+        // A limit this library's header does not list yet.
         Some(_) => FSPACE_UNTORN_LIMIT_OTHER,
     }
 }
@@ -83,7 +83,7 @@ pub unsafe extern "C" fn fspace_untorn_answer_new(
         let answer = untorn::answer(&h.facts, page_size, io);
         let json = json_string(F, &answer)?;
         o.set(Box::into_raw(Box::new(fspace_untorn_answer {
-            limit_name: c_string(answer.limit.unwrap_or("")),
+            limit_name: c_string(answer.limit.map_or("", Limit::name)),
             reason: c_string(answer.reason.clone()),
             answer,
             json,

@@ -119,7 +119,7 @@ pub unsafe extern "C" fn fspace_untorn_facts_get(
             _ => (0, 0, 0, 0),
         };
         let statx_errno = match &f.limits {
-            Limits::Unknown { errno, .. } => errno.unwrap_or(0),
+            Limits::Unknown { reason } => reason.errno.unwrap_or(0),
             _ => 0,
         };
         let g = &f.geometry;

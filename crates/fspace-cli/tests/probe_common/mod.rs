@@ -31,6 +31,59 @@ pub fn probe(args: &[&str], dir: &Path, state: Option<&Path>) -> Output {
     c.output().expect("run fspace probe")
 }
 
+/// The width of a line of text output.
+pub const COLUMNS: usize = 80;
+
+/// A directory name that makes every path under it wider than a line.
+pub const LONG: &str =
+    "a-directory-named-at-such-length-that-any-path-through-it-passes-80-columns";
+
+/// The lines of `o` (stdout, then stderr) wider than [`COLUMNS`]; with
+/// `json`, stderr's only: JSON on stdout is for programs, its lines as long
+/// as its values.
+pub fn too_wide(o: &Output, json: bool) -> Vec<String> {
+    let out: &[&Vec<u8>] = if json {
+        &[&o.stderr]
+    } else {
+        &[&o.stdout, &o.stderr]
+    };
+    out.iter()
+        .flat_map(|b| {
+            String::from_utf8_lossy(b)
+                .lines()
+                .filter(|l| l.chars().count() > COLUMNS)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Asserts that `o` printed something and that every line of it fits
+/// [`COLUMNS`] (`json`: stdout is JSON and not checked).
+pub fn assert_fits(fs: &str, what: &str, o: &Output, json: bool) {
+    // Something printed: a command that printed nothing would pass for the
+    // wrong reason.
+    assert!(
+        !o.stdout.is_empty() || !o.stderr.is_empty(),
+        "{fs}: {what} printed nothing"
+    );
+    let wide = too_wide(o, json);
+    assert!(
+        wide.is_empty(),
+        "{fs}: {what}: {} line(s) wider than {COLUMNS} columns:\n{}",
+        wide.len(),
+        wide.join("\n")
+    );
+}
+
+/// The JSON document embedded in a report page.
+pub fn embedded_json(page: &str) -> Value {
+    let start = "<script type=\"application/json\" id=\"probe-json\">";
+    let from = page.find(start).expect("embedded JSON") + start.len();
+    let to = from + page[from..].find("</script>").expect("end of the JSON");
+    serde_json::from_str(&page[from..to]).expect("embedded JSON parses")
+}
+
 pub fn scratch_left(d: &Path) -> Vec<String> {
     common::listing(d)
         .into_iter()

@@ -129,14 +129,7 @@ impl UntornFacts {
             _ => (None, None, None, None),
         };
         let error = match &f.limits {
-            Limits::Unknown { reason, errno } => Some(super::common::Reason {
-                kind: errno
-                    .map_or(fspace::ErrorKind::Io, fspace::ErrorKind::from_raw_os_error)
-                    .name()
-                    .to_string(),
-                errno: *errno,
-                text: reason.clone(),
-            }),
+            Limits::Unknown { reason } => Some(super::common::reason(reason)),
             _ => None,
         };
         let (devices, devices_error) = match &f.devices {
@@ -159,7 +152,7 @@ impl UntornFacts {
             path: os(&f.path),
             scratch: f.scratch,
             filesystem: f.filesystem.clone(),
-            state: f.limits.state().into(),
+            state: f.limits.state().name().into(),
             error,
             unit_min,
             unit_max,
@@ -225,7 +218,7 @@ impl UntornAnswer {
             io: a.io.name().into(),
             untorn: a.untorn,
             path: a.path.map(|p| p.name().into()),
-            limit: a.limit.map(str::to_string),
+            limit: a.limit.map(|l| l.name().to_string()),
             confirmed: a.confirmed,
             reason: a.reason.clone(),
             json: json_of(a),
@@ -335,7 +328,7 @@ impl UntornReady {
         };
         UntornReady {
             unit: r.unit,
-            state: r.limits.state().into(),
+            state: r.limits.state().name().into(),
             collapses: r.collapses,
             extent_size_hint: r.extent_size_hint,
             hint_note: r.hint_note.as_ref().map(super::common::note),

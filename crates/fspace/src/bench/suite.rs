@@ -75,8 +75,10 @@ pub struct SuiteReport {
     pub file_size: u64,
     /// The log's segment size.
     pub segment_size: u64,
-    /// `O_DIRECT` for the log: `auto`, `on` or `off`.
-    pub direct_io: &'static str,
+    /// `O_DIRECT` for the log as asked: `None` for the log's own choice,
+    /// or forced on or off. In JSON `auto`, `on` or `off`.
+    #[serde(serialize_with = "auto_on_off")]
+    pub direct_io: Option<bool>,
     /// The sync methods measured, in order (empty: each mode's default).
     pub sync_methods: Vec<SyncMethod>,
     /// One row per run, in order (each with its writer count).
@@ -268,11 +270,7 @@ pub fn run_suite(
         seconds_per_mode: o.duration.as_secs_f64(),
         file_size: o.file_size,
         segment_size: o.segment_size,
-        direct_io: match o.direct_io {
-            None => "auto",
-            Some(true) => "on",
-            Some(false) => "off",
-        },
+        direct_io: o.direct_io,
         sync_methods: o.sync_methods.clone(),
         results: with_ratios(&results),
         curves: if writer_counts(o).len() > 1 {
@@ -333,4 +331,17 @@ pub fn with_ratios(results: &[CommitResult]) -> Vec<SuiteRow> {
             result: r.clone(),
         })
         .collect()
+}
+
+/// `auto`, `on` or `off`: how the suite's JSON says the `O_DIRECT` asked.
+#[allow(clippy::ref_option)] // serde's serialize_with passes a reference
+fn auto_on_off<S: serde::Serializer>(
+    v: &Option<bool>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(match v {
+        None => "auto",
+        Some(true) => "on",
+        Some(false) => "off",
+    })
 }

@@ -1,10 +1,11 @@
 //! The library's part of a recording: the trace directory, the initial
-//! copy of the directory and the manifest. Running the program under the
+//! copy of the directory (holes kept) and the manifest. Running the program under the
 //! recording preload is the command line's (`fspace crashtest record`).
 
 use super::raw::MAGIC;
 use super::trace::{EntryKind, InitialEntry, Manifest, TRACE_FORMAT};
 use crate::error::{Error, Result};
+use crate::sparse::{copy, CopyOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -164,7 +165,10 @@ fn copy_tree(
                 target: Some(t),
             });
         } else if ft.is_file() {
-            std::fs::copy(&p, &target).map_err(|err| Error::from_io(OP, &p, None, err))?;
+            // fspace's own copy: holes stay holes (a database's
+            // preallocated file costs the trace nothing), a reflink where
+            // the filesystem shares blocks, mode and times kept.
+            copy(&p, &target, &CopyOptions::default().preserve(true))?;
             out.push(InitialEntry {
                 path: rel,
                 kind: EntryKind::File,

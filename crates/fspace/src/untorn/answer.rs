@@ -1,7 +1,7 @@
 //! One answer a database setting can rest on: is a page write of this size,
 //! through this I/O path, untorn here?
 
-use super::check::{check, Refusal};
+use super::check::{check, Limit, Refusal};
 use super::facts::{Limits, UntornFacts, WritePath};
 use crate::units::format_human;
 use serde::Serialize;
@@ -103,10 +103,10 @@ pub struct Answer {
     pub untorn: bool,
     /// The path that makes it untorn, when it is.
     pub path: Option<WritePath>,
-    /// When it is not: the limit or rule that fails ([`Refusal::name`], or
-    /// `refused-by-kernel` when the limits allowed it and a trial write
-    /// failed).
-    pub limit: Option<&'static str>,
+    /// When it is not: the limit or rule that fails ([`Refusal::limit`],
+    /// or [`Limit::RefusedByKernel`] when the limits allowed it and a
+    /// trial write failed).
+    pub limit: Option<Limit>,
     /// Whether a trial write of this size and path on a scratch file
     /// agreed (`None`: no trial was made, e.g. for an existing file).
     pub confirmed: Option<bool>,
@@ -124,8 +124,8 @@ impl Answer {
         match (self.untorn, self.path, self.limit) {
             (true, Some(p), _) => format!("yes ({} path)", p.name()),
             (true, None, _) => "yes".into(),
-            (false, _, Some("buffered")) => "no (O_DIRECT only)".into(),
-            (false, _, Some(l)) => format!("no ({l})"),
+            (false, _, Some(Limit::Buffered)) => "no (O_DIRECT only)".into(),
+            (false, _, Some(l)) => format!("no ({})", l.name()),
             (false, _, None) => "no".into(),
         }
     }
@@ -166,7 +166,7 @@ pub fn answer(facts: &UntornFacts, page_size: u64, io: IoPath) -> Answer {
     };
     match (ruled, trial) {
         (Ok(()), Some(t)) if !t.ok => {
-            a.limit = Some("refused-by-kernel");
+            a.limit = Some(Limit::RefusedByKernel);
             a.reason = format!(
                 "statx reports {} untorn writes of {h}, but the kernel refused one on a scratch file here ({})",
                 facts.limits.words(),
@@ -197,7 +197,7 @@ pub fn answer(facts: &UntornFacts, page_size: u64, io: IoPath) -> Answer {
             );
         }
         (Err(r), _) => {
-            a.limit = Some(r.name());
+            a.limit = Some(r.limit());
             a.reason = match r {
                 Refusal::Buffered => format!(
                     "buffered writes are not untorn: the kernel takes RWF_ATOMIC only with O_DIRECT{}, whatever the device offers{}",
@@ -243,14 +243,14 @@ mod tests {
         let f = xfs_software();
         let a = answer(&f, 8192, IoPath::Buffered);
         assert!(!a.untorn);
-        assert_eq!(a.limit, Some("buffered"));
+        assert_eq!(a.limit, Some(Limit::Buffered));
         assert!(a.reason.contains("only with O_DIRECT"), "{}", a.reason);
         let a = answer(&f, 16384, IoPath::Direct);
         assert!(a.untorn, "{a:?}");
         assert_eq!(a.path, Some(WritePath::Software));
         assert_eq!(a.short(), "yes (software path)");
         let a = answer(&f, 12288, IoPath::Direct);
-        assert_eq!(a.limit, Some("not-power-of-two"));
+        assert_eq!(a.limit, Some(Limit::NotPowerOfTwo));
         let z = facts_with(FsKind::Ext4, Limits::Zero);
         let a = answer(&z, 16384, IoPath::Direct);
         assert_eq!(a.short(), "no (not-supported)");

@@ -1,6 +1,6 @@
 //! The untorn write call, and the limit a refused one fails.
 
-use super::facts::Limits;
+use super::facts::{Limits, State};
 use crate::error::{Error, Result};
 use crate::sys::{self, Errno};
 use crate::units::format_human;
@@ -8,6 +8,49 @@ use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
 use serde::Serialize;
 use std::path::Path;
+
+/// The limit or rule an untorn write fails: [`Refusal::limit`], and
+/// [`Answer::limit`](super::Answer::limit). Serialized (and named by
+/// [`Limit::name`]) in kebab case: `not-supported`, `buffered`,
+/// `not-power-of-two`, `below-minimum`, `above-maximum`, `misaligned`,
+/// `buffer-address`, `refused-by-kernel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Limit {
+    /// The file's limits allow no untorn write.
+    NotSupported,
+    /// Not through `O_DIRECT`: the kernel makes no buffered write untorn.
+    Buffered,
+    /// The size is not a power of two.
+    NotPowerOfTwo,
+    /// The size is below the smallest unit.
+    BelowMinimum,
+    /// The size is above the largest unit.
+    AboveMaximum,
+    /// The offset is not a multiple of the size.
+    Misaligned,
+    /// The buffer's address is not aligned as `O_DIRECT` needs.
+    BufferAddress,
+    /// The limits allowed it, and a trial write on a scratch file failed.
+    RefusedByKernel,
+}
+
+impl Limit {
+    /// The name in JSON and in the CLI's answers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::NotSupported => "not-supported",
+            Limit::Buffered => "buffered",
+            Limit::NotPowerOfTwo => "not-power-of-two",
+            Limit::BelowMinimum => "below-minimum",
+            Limit::AboveMaximum => "above-maximum",
+            Limit::Misaligned => "misaligned",
+            Limit::BufferAddress => "buffer-address",
+            Limit::RefusedByKernel => "refused-by-kernel",
+        }
+    }
+}
 
 /// Why an untorn write is refused before it is issued. Each names the one
 /// limit that fails; [`Refusal::errno`] is what the kernel would say.
@@ -17,8 +60,8 @@ use std::path::Path;
 pub enum Refusal {
     /// The file's limits allow no untorn write (`EOPNOTSUPP`).
     NotSupported {
-        /// [`Limits::state`]: `not-reported`, `zero` or `unknown`.
-        state: &'static str,
+        /// [`Limits::state`]: not reported, zero or unknown.
+        state: State,
     },
     /// The file is not open with `O_DIRECT`: the kernel makes no buffered
     /// write untorn (`EOPNOTSUPP`).
@@ -67,19 +110,22 @@ impl Refusal {
         .raw_os_error()
     }
 
-    /// The limit's name in JSON (`not-supported`, `buffered`,
-    /// `not-power-of-two`, `below-minimum`, `above-maximum`,
-    /// `misaligned`, `buffer-address`).
-    pub fn name(&self) -> &'static str {
+    /// The limit that fails.
+    pub fn limit(&self) -> Limit {
         match self {
-            Refusal::NotSupported { .. } => "not-supported",
-            Refusal::Buffered => "buffered",
-            Refusal::NotPowerOfTwo { .. } => "not-power-of-two",
-            Refusal::BelowMinimum { .. } => "below-minimum",
-            Refusal::AboveMaximum { .. } => "above-maximum",
-            Refusal::Misaligned { .. } => "misaligned",
-            Refusal::BufferAddress { .. } => "buffer-address",
+            Refusal::NotSupported { .. } => Limit::NotSupported,
+            Refusal::Buffered => Limit::Buffered,
+            Refusal::NotPowerOfTwo { .. } => Limit::NotPowerOfTwo,
+            Refusal::BelowMinimum { .. } => Limit::BelowMinimum,
+            Refusal::AboveMaximum { .. } => Limit::AboveMaximum,
+            Refusal::Misaligned { .. } => Limit::Misaligned,
+            Refusal::BufferAddress { .. } => Limit::BufferAddress,
         }
+    }
+
+    /// The limit's name in JSON ([`Limit::name`]).
+    pub fn name(&self) -> &'static str {
+        self.limit().name()
     }
 
     /// The refusal in words.
@@ -88,9 +134,9 @@ impl Refusal {
         match self {
             Refusal::NotSupported { state } => format!(
                 "untorn writes are not supported here (statx: {})",
-                match *state {
-                    "not-reported" => "the filesystem does not report STATX_WRITE_ATOMIC",
-                    "zero" => "the filesystem reports no untorn unit for this file",
+                match state {
+                    State::NotReported => "the filesystem does not report STATX_WRITE_ATOMIC",
+                    State::Zero => "the filesystem reports no untorn unit for this file",
                     _ => "the limits could not be read",
                 }
             ),

@@ -5,6 +5,7 @@ use crate::durable::parent_dir;
 use crate::error::{Error, Result};
 use crate::fs_info::scratch::scratch;
 use crate::fs_info::{self, BlockDevice, FsInfo, FsKind};
+use crate::reason::Reason;
 use crate::sys::{self, Errno, StatxAtomic};
 use crate::units::format_human;
 use rustix::fd::{AsFd, BorrowedFd};
@@ -21,10 +22,8 @@ use std::path::{Path, PathBuf};
 pub enum Limits {
     /// `statx` itself failed, so nothing is known.
     Unknown {
-        /// Why, in words.
-        reason: String,
-        /// The errno `statx` failed with.
-        errno: Option<i32>,
+        /// Why: the errno `statx` failed with, its kind, in words.
+        reason: Reason,
     },
     /// `STATX_WRITE_ATOMIC` absent from `stx_mask`: the filesystem does not
     /// report untorn-write limits (btrfs, tmpfs, FUSE, NFS; every
@@ -55,11 +54,13 @@ impl Limits {
     pub(crate) fn from_statx(r: std::result::Result<StatxAtomic, Errno>) -> Limits {
         match r {
             Err(e) => Limits::Unknown {
-                reason: format!(
-                    "statx failed: {}",
-                    std::io::Error::from_raw_os_error(e.raw_os_error())
+                reason: Reason::errno(
+                    e.raw_os_error(),
+                    format!(
+                        "statx failed: {}",
+                        std::io::Error::from_raw_os_error(e.raw_os_error())
+                    ),
                 ),
-                errno: Some(e.raw_os_error()),
             },
             Ok(s) if !s.reported => Limits::NotReported,
             Ok(s) if !s.attribute || s.unit_max == 0 => Limits::Zero,
@@ -77,14 +78,14 @@ impl Limits {
         Limits::from_statx(sys::statx_atomic(fd))
     }
 
-    /// The state's name in JSON and in `fspace info`: `unknown`,
-    /// `not-reported`, `zero`, `supported`.
-    pub fn state(&self) -> &'static str {
+    /// Which of the four cases this is ([`State::name`] is its name in
+    /// JSON and in `fspace info`).
+    pub fn state(&self) -> State {
         match self {
-            Limits::Unknown { .. } => "unknown",
-            Limits::NotReported => "not-reported",
-            Limits::Zero => "zero",
-            Limits::Supported { .. } => "supported",
+            Limits::Unknown { .. } => State::Unknown,
+            Limits::NotReported => State::NotReported,
+            Limits::Zero => State::Zero,
+            Limits::Supported { .. } => State::Supported,
         }
     }
 
@@ -96,7 +97,7 @@ impl Limits {
     /// One line for people.
     pub fn words(&self) -> String {
         match self {
-            Limits::Unknown { reason, .. } => format!("unknown ({reason})"),
+            Limits::Unknown { reason } => format!("unknown ({})", reason.text),
             Limits::NotReported => {
                 "not reported (statx has no STATX_WRITE_ATOMIC here): no untorn writes".into()
             }
@@ -121,6 +122,33 @@ impl Limits {
                 segments_max,
                 if *segments_max == 1 { "" } else { "s" }
             ),
+        }
+    }
+}
+
+/// The case of [`Limits`], without its figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum State {
+    /// [`Limits::Unknown`].
+    Unknown,
+    /// [`Limits::NotReported`].
+    NotReported,
+    /// [`Limits::Zero`].
+    Zero,
+    /// [`Limits::Supported`].
+    Supported,
+}
+
+impl State {
+    /// `unknown`, `not-reported`, `zero`, `supported`.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Unknown => "unknown",
+            State::NotReported => "not-reported",
+            State::Zero => "zero",
+            State::Supported => "supported",
         }
     }
 }
@@ -616,7 +644,7 @@ mod tests {
         );
         assert!(Limits::from_statx(Ok(statx(true, true, 4096, 1 << 20, 0))).supported());
         let u = Limits::from_statx(Err(Errno::NOSYS));
-        assert_eq!(u.state(), "unknown");
+        assert_eq!(u.state(), State::Unknown);
     }
 
     #[test]

@@ -33,13 +33,13 @@ mod ready;
 pub use answer::{answer, Answer, Cost, IoPath};
 pub(crate) use buf::AlignedBuf;
 pub(crate) use check::takes_unit;
-pub use check::{check, write_untorn, Refusal};
+pub use check::{check, write_untorn, Limit, Refusal};
 pub(crate) use facts::facts_of_fs_with;
 #[cfg(test)]
 pub(crate) use facts::tests_support;
 pub use facts::{
-    facts, facts_of_fs, DeviceAtomic, Geometry, Limits, Source, Trial, UntornFacts, WritePath,
-    TRIAL_SIZES,
+    facts, facts_of_fs, DeviceAtomic, Geometry, Limits, Source, State, Trial, UntornFacts,
+    WritePath, TRIAL_SIZES,
 };
 pub use layout::{check_layout, BadUnit, LayoutCheck, UnitFault, FIRST_BAD};
 pub(crate) use layout::{layout_of, merge as merge_extents};

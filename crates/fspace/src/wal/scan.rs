@@ -76,7 +76,10 @@ pub(crate) struct Scan {
     file_len: u64,
     pos: u64,
     expect: u64,
+    /// Read-ahead: its first `held` bytes are the file's from `buf_off`;
+    /// the rest is room kept for the next read (not zeroed again).
     buf: Vec<u8>,
+    held: usize,
     buf_off: u64,
 }
 
@@ -95,6 +98,7 @@ impl Scan {
             pos: SEGMENT_HEADER_LEN as u64,
             expect: header.first_lsn,
             buf: Vec::new(),
+            held: 0,
             buf_off: 0,
         }
     }
@@ -103,26 +107,30 @@ impl Scan {
     /// follower continuing after the writer added records where the
     /// read-ahead saw zeros).
     pub(crate) fn forget_buffer(&mut self) {
-        self.buf.clear();
+        self.held = 0;
         self.buf_off = self.pos;
     }
 
     /// Makes the buffer hold `need` bytes from `pos` if the file has them;
     /// returns how many it holds.
     fn fill(&mut self, need: usize) -> Result<usize> {
-        let held = (self.buf_off + self.buf.len() as u64).saturating_sub(self.pos);
+        let held = (self.buf_off + self.held as u64).saturating_sub(self.pos);
         if self.pos >= self.buf_off && held >= need as u64 {
             return Ok(held as usize);
         }
         let end = self.header.size.min(self.file_len);
         let want = (need.max(SCAN_READ) as u64).min(end.saturating_sub(self.pos)) as usize;
-        self.buf.resize(want, 0);
-        let n = read_at(&*self.fd, &self.path, &mut self.buf, self.pos)?;
+        if self.buf.len() < want {
+            // A fresh zeroed allocation: what the old one held is read
+            // again anyway.
+            self.buf = vec![0u8; want];
+        }
+        let n = read_at(&*self.fd, &self.path, &mut self.buf[..want], self.pos)?;
         if n < want {
             // The file is shorter than when the scan began: it ends here.
             self.file_len = self.pos + n as u64;
         }
-        self.buf.truncate(n);
+        self.held = n;
         self.buf_off = self.pos;
         Ok(n)
     }
@@ -175,7 +183,7 @@ impl Scan {
                     self.pos += span as u64;
                     self.expect += 1;
                     let start = (offset - self.buf_off) as usize;
-                    let len = span.min(self.buf.len() - start);
+                    let len = span.min(self.held - start);
                     let b = &self.buf[start..start + len];
                     let plen = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
                     let payload = &b[RECORD_HEADER_LEN..RECORD_HEADER_LEN + plen];

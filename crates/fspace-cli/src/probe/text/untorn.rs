@@ -94,7 +94,7 @@ pub(super) fn untorn_text(r: &ProbeResult) -> String {
     }
     let mut cached = false;
     for a in &u.answers {
-        if !a.untorn && a.limit == Some("buffered") {
+        if !a.untorn && a.limit == Some(fspace::untorn::Limit::Buffered) {
             cached = true;
             continue;
         }
@@ -135,7 +135,9 @@ fn none_here(
         fspace::untorn::Limits::NotReported => {
             "the filesystem reports no untorn-write limits".into()
         }
-        fspace::untorn::Limits::Unknown { reason, .. } => format!("unknown limits ({reason})"),
+        fspace::untorn::Limits::Unknown { reason } => {
+            format!("unknown limits ({})", reason.text)
+        }
         _ => "the kernel refused every trial write".into(),
     })
 }

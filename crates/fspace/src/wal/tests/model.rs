@@ -307,9 +307,7 @@ impl Inner {
                         _ => self.below(2) == 0,
                     };
                     if keep {
-                        if img.len() < abs + (end - pos) {
-                            img.resize(abs + (end - pos), 0);
-                        }
+                        grow_zeroed(&mut img, abs + (end - pos));
                         img[abs..abs + (end - pos)].copy_from_slice(&data[pos..end]);
                     }
                     pos = end;
@@ -368,9 +366,7 @@ impl Inner {
     fn write(&mut self, ino: usize, off: u64, data: &[u8]) {
         let f = &mut self.inodes[ino];
         let end = off as usize + data.len();
-        if f.live.len() < end {
-            f.live.resize(end, 0);
-        }
+        grow_zeroed(&mut f.live, end);
         f.live[off as usize..end].copy_from_slice(data);
         f.pending.push((off, data.to_vec()));
     }
@@ -382,9 +378,7 @@ impl Inner {
     fn write_durable(&mut self, ino: usize, off: u64, data: &[u8]) {
         let f = &mut self.inodes[ino];
         let (start, end) = (off as usize, off as usize + data.len());
-        if f.live.len() < end {
-            f.live.resize(end, 0);
-        }
+        grow_zeroed(&mut f.live, end);
         f.live[start..end].copy_from_slice(data);
         let mut kept = Vec::with_capacity(f.pending.len());
         for (o, d) in std::mem::take(&mut f.pending) {
@@ -401,9 +395,7 @@ impl Inner {
             }
         }
         f.pending = kept;
-        if f.durable.len() < end {
-            f.durable.resize(end, 0);
-        }
+        grow_zeroed(&mut f.durable, end);
         f.durable[start..end].copy_from_slice(data);
     }
 
@@ -684,5 +676,14 @@ impl SegmentFile for File {
             strategy: Strategy::ZeroFill,
             fallbacks: vec![],
         })
+    }
+}
+
+/// Grows `v` to `len` bytes with zeros, by one copy of zeroed memory: a
+/// debug build's `Vec::resize` writes byte by byte, and was about half of
+/// the power-cut test's time (perf, 1,500 cuts).
+fn grow_zeroed(v: &mut Vec<u8>, len: usize) {
+    if v.len() < len {
+        v.extend_from_slice(&vec![0u8; len - v.len()]);
     }
 }

@@ -23,6 +23,7 @@ use crate::wal::options::WalOptions;
 use crate::wal::types::Lsn;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 const ROOT: &str = "/model";
@@ -365,6 +366,70 @@ fn report(seed: u64, cut: Option<u64>, v: &Verdict) -> String {
     )
 }
 
+/// What one seed family's cuts found.
+struct Family {
+    points: u64,
+    cuts_taken: u64,
+    failures: Vec<String>,
+    method: &'static str,
+    padded: bool,
+    flying: bool,
+}
+
+/// Every family's findings, summed.
+#[derive(Default)]
+struct Tally {
+    points: u64,
+    cuts_taken: u64,
+    failures: Vec<String>,
+    per_method: BTreeMap<&'static str, u64>,
+    padded: u64,
+    flying: u64,
+    families: u64,
+    last_seed: u64,
+}
+
+impl Tally {
+    fn add(&mut self, seed: u64, f: Family) {
+        self.points += f.points;
+        self.cuts_taken += f.cuts_taken;
+        self.failures.extend(f.failures);
+        *self.per_method.entry(f.method).or_insert(0) += 1;
+        self.padded += u64::from(f.padded);
+        self.flying += u64::from(f.flying);
+        self.families += 1;
+        self.last_seed = self.last_seed.max(seed);
+    }
+}
+
+/// Runs family `seed` whole, then cut before each of its calls in turn,
+/// until `done` (cut points taken by every worker) reaches `want`.
+fn cut_family(seed: u64, want: u64, done: &AtomicU64) -> Family {
+    let sh = shape(seed, &mut Rng(seed));
+    let (v, total, _) = run(seed, None);
+    assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
+    let mut f = Family {
+        points: 0,
+        cuts_taken: 0,
+        failures: vec![],
+        method: sync_method_of(seed).name(),
+        padded: sh.pad,
+        flying: sh.in_flight > 1 && sh.sync == SyncMethod::DirectDsync,
+    };
+    for n in 1..=total + 1 {
+        let (v, _, ev) = run(seed, Some(n));
+        f.points += 1;
+        f.cuts_taken += u64::from(ev.is_some());
+        if !v.ok() {
+            f.failures.push(report(seed, Some(n), &v));
+        }
+        if done.fetch_add(1, Ordering::Relaxed) + 1 >= want {
+            break;
+        }
+    }
+    f
+}
+
 #[test]
 fn power_cut_at_every_call_loses_no_acknowledged_record() {
     if let Ok(only) = std::env::var("FSPACE_POWER_CUT_ONLY") {
@@ -377,36 +442,36 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     }
     let want = env_u64("FSPACE_POWER_CUTS").unwrap_or(10_000);
     let first = env_u64("FSPACE_POWER_CUT_SEED").unwrap_or(1);
-    let mut points = 0u64;
-    let mut cuts_taken = 0u64;
-    let mut failures = vec![];
-    let mut seed = first;
-    let mut per_method = std::collections::BTreeMap::new();
-    let mut padded = 0u64;
-    // Families whose log keeps several durable writes in flight.
-    let mut flying = 0u64;
-    while points < want {
-        *per_method
-            .entry(sync_method_of(seed).name())
-            .or_insert(0u64) += 1;
-        let sh = shape(seed, &mut Rng(seed));
-        padded += u64::from(sh.pad);
-        flying += u64::from(sh.in_flight > 1 && sh.sync == SyncMethod::DirectDsync);
-        let (v, total, _) = run(seed, None);
-        assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
-        for n in 1..=total + 1 {
-            let (v, _, ev) = run(seed, Some(n));
-            points += 1;
-            cuts_taken += u64::from(ev.is_some());
-            if !v.ok() {
-                failures.push(report(seed, Some(n), &v));
-            }
-            if points >= want {
-                break;
-            }
+    // Seed families on every CPU: each run is its own model, and the
+    // whole test is CPU-bound (it was the unit tests' last four minutes
+    // on one core of two). Every (seed, cut) stays reproducible alone
+    // with FSPACE_POWER_CUT_ONLY.
+    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let next_seed = AtomicU64::new(first);
+    let done = AtomicU64::new(0);
+    let tally = Mutex::new(Tally::default());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while done.load(Ordering::Relaxed) < want {
+                    let seed = next_seed.fetch_add(1, Ordering::Relaxed);
+                    let family = cut_family(seed, want, &done);
+                    tally.lock().unwrap().add(seed, family);
+                }
+            });
         }
-        seed += 1;
-    }
+    });
+    let Tally {
+        points,
+        cuts_taken,
+        failures,
+        per_method,
+        padded,
+        flying,
+        families,
+        last_seed,
+    } = tally.into_inner().unwrap();
+    let seed = last_seed + 1;
     let overlapped = OVERLAPPED.load(std::sync::atomic::Ordering::Relaxed);
     let flown = FLOWN.load(std::sync::atomic::Ordering::Relaxed);
     eprintln!(
@@ -427,7 +492,6 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
             SyncMethod::ALL.len(),
             "every sync method must be cut: {per_method:?}"
         );
-        let families = seed - first;
         assert!(
             padded > 0 && padded < families,
             "both layouts must be cut: {padded} of {families} seed families padded"
