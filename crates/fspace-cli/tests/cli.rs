@@ -522,6 +522,38 @@ fn dev_null_is_refused() {
     assert!(has(&text(&o), "/nonexistent/path"));
 }
 
+/// A directory whose name is not UTF-8: `info --json` and `grow --json`
+/// still print their JSON (the name with U+FFFD where the bytes were not
+/// text), never a serialization failure after the work was done.
+#[test]
+fn non_utf8_paths_in_json() {
+    use std::os::unix::ffi::OsStrExt;
+    let top = tempfile::tempdir().unwrap();
+    let dir = top
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"not-\xff-utf8"));
+    std::fs::create_dir(&dir).unwrap();
+    let o = Command::new(bin())
+        .args(["info", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v = json(&o);
+    assert!(
+        v["path"].as_str().unwrap().ends_with("not-\u{fffd}-utf8"),
+        "{v}"
+    );
+    let o = Command::new(bin())
+        .args(["grow", "--json", "--create"])
+        .arg(dir.join("f"))
+        .arg("1M")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    json(&o);
+}
+
 common::per_fs! {
     /// Ctrl-C during a long zero-fill puts the file back (and a created file
     /// never appears).

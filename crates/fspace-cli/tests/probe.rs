@@ -82,40 +82,37 @@ common::per_fs! {
     /// writer on the same device): the machine is reported busy, and no
     /// recommendation leaves the built-in policy without the words of a
     /// significant difference ("beat ... across the runs"); ext4 without
-    /// extents never gets fallocate. Three probes
-    /// on ext4, one elsewhere.
+    /// extents never gets fallocate. One probe on each (how often noise
+    /// misleads a decision is a benchmark's question, not the suite's).
     fn probe_under_noise_keeps_the_policy(fs) on [ext4, btrfs, ext4_noextents] {
         let _m = measuring();
         let _g = fs.lock();
         let dir = fs.tempdir();
-        let runs = if fs.name == "ext4" { 3 } else { 1 };
-        for i in 0..runs {
-            let noise = Noise::start(dir.path());
-            let o = probe(&["--quick", "--json", "--quiet"], dir.path(), None);
-            drop(noise);
-            assert!(o.status.success(), "{}: {}", fs.name, text(&o));
-            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-            let line = check_document(&fs.name, &v);
-            let log = rec(&v, "log");
-            let reason = log["reason"].as_str().unwrap();
-            // Zero-fill everywhere here (on btrfs on NOCOW files, as
-            // fspace's log prepares its segments).
-            let built_in = "zero-fill";
-            if log["strategy"] != built_in {
-                assert!(reason.contains("across the runs"), "{}: {reason}", fs.name);
-            }
-            if log["strategy"] == built_in && log["recycle"] == false {
-                assert!(reason.contains("rank test"), "{}: {reason}", fs.name);
-            }
-            let sync_built_in = if fs.name == "btrfs" { "fdatasync" } else { "direct-dsync" };
-            if log["sync_method"] != sync_built_in {
-                let why = log["sync_reason"].as_str().unwrap();
-                assert!(why.contains("across the runs"), "{}: {why}", fs.name);
-            }
-            assert_eq!(v["machine"]["busy"], true, "{}: noise not seen: {}", fs.name, v["machine"]);
-            eprintln!("noisy {} {i}: {line}; {}", fs.name, v["machine"]["reasons"]);
-            assert!(scratch_left(dir.path()).is_empty());
+        let noise = Noise::start(dir.path());
+        let o = probe(&["--quick", "--json", "--quiet"], dir.path(), None);
+        drop(noise);
+        assert!(o.status.success(), "{}: {}", fs.name, text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let line = check_document(&fs.name, &v);
+        let log = rec(&v, "log");
+        let reason = log["reason"].as_str().unwrap();
+        // Zero-fill everywhere here (on btrfs on NOCOW files, as
+        // fspace's log prepares its segments).
+        let built_in = "zero-fill";
+        if log["strategy"] != built_in {
+            assert!(reason.contains("across the runs"), "{}: {reason}", fs.name);
         }
+        if log["strategy"] == built_in && log["recycle"] == false {
+            assert!(reason.contains("rank test"), "{}: {reason}", fs.name);
+        }
+        let sync_built_in = if fs.name == "btrfs" { "fdatasync" } else { "direct-dsync" };
+        if log["sync_method"] != sync_built_in {
+            let why = log["sync_reason"].as_str().unwrap();
+            assert!(why.contains("across the runs"), "{}: {why}", fs.name);
+        }
+        assert_eq!(v["machine"]["busy"], true, "{}: noise not seen: {}", fs.name, v["machine"]);
+        eprintln!("noisy {}: {line}; {}", fs.name, v["machine"]["reasons"]);
+        assert!(scratch_left(dir.path()).is_empty());
     }
 }
 

@@ -213,13 +213,19 @@ common::per_fs! {
         let top = fs.tempdir();
         let dir_long = top.path().join(LONG);
         std::fs::create_dir(&dir_long).unwrap();
-        let out = fs.tempdir();
-        let state = tempfile::tempdir().unwrap();
-        let prom = out.path().join("fspace.prom");
+        // The files it writes, the state directory and so the saved
+        // file's path, under such names too: the lines naming them wrap.
+        let out_top = fs.tempdir();
+        let out = out_top.path().join(LONG);
+        std::fs::create_dir(&out).unwrap();
+        let state_top = tempfile::tempdir().unwrap();
+        let state = state_top.path().join(LONG);
+        std::fs::create_dir(&state).unwrap();
+        let prom = out.join("fspace.prom");
         std::fs::write(&prom, "old\n").unwrap();
         let old_inode = std::fs::metadata(&prom).unwrap().ino();
-        let report = state.path().join("probe.html");
-        let configs = state.path().join("configs");
+        let report = state.join("probe.html");
+        let configs = state.join("configs");
         std::fs::create_dir(&configs).unwrap();
         // The text with its progress on stderr (the JSON is the report's);
         // the engines' advice where its text differs most (each engine
@@ -236,7 +242,7 @@ common::per_fs! {
         if engines {
             args.extend(["--for", "postgresql,mariadb,rocksdb", "--write-config", configs.to_str().unwrap()]);
         }
-        let o = fspace(&args, &dir_long, state.path());
+        let o = fspace(&args, &dir_long, &state);
         assert!(o.status.success(), "{}: {}", fs.name, text(&o));
         assert_fits(&fs.name, "probe --quick --save --report --prometheus", &o, false);
         assert!(String::from_utf8_lossy(&o.stderr).contains("probe: ["), "{}: no progress: {}", fs.name, text(&o));
@@ -246,7 +252,7 @@ common::per_fs! {
         }
         // After the save: info and an auto growth follow it, in lines
         // that fit.
-        let info = Command::new(bin()).arg("info").arg(&dir_long).env("FSPACE_STATE_DIR", state.path()).output().unwrap();
+        let info = Command::new(bin()).arg("info").arg(&dir_long).env("FSPACE_STATE_DIR", &state).output().unwrap();
         assert!(info.status.success(), "{}: {}", fs.name, text(&info));
         assert_fits(&fs.name, "info after --save", &info, false);
         let grown = dir_long.join("after-save.img");
@@ -254,7 +260,7 @@ common::per_fs! {
             .args(["grow", "--create", "--for", "log"])
             .arg(&grown)
             .arg("1M")
-            .env("FSPACE_STATE_DIR", state.path())
+            .env("FSPACE_STATE_DIR", &state)
             .output()
             .unwrap();
         assert!(g.status.success(), "{}: {}", fs.name, text(&g));
@@ -263,7 +269,7 @@ common::per_fs! {
         let dir = &dir_long;
         assert!(report.exists());
         assert_ne!(std::fs::metadata(&prom).unwrap().ino(), old_inode, "{}: not replaced by a rename", fs.name);
-        assert_eq!(listing(out.path()), ["fspace.prom"], "{}", fs.name);
+        assert_eq!(listing(&out), ["fspace.prom"], "{}", fs.name);
         assert!(scratch_left(dir).is_empty());
         promtool_accepts(&promtool, &prom, &fs.name);
         let samples = parse(&std::fs::read_to_string(&prom).unwrap());
@@ -469,7 +475,7 @@ common::per_fs! {
                 }
             }
         }
-        let saved: Vec<PathBuf> = std::fs::read_dir(state.path().join("probes"))
+        let saved: Vec<PathBuf> = std::fs::read_dir(state.join("probes"))
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
@@ -490,7 +496,7 @@ common::per_fs! {
         // never "regressed" (the matrix's loop devices share the host's
         // disk, but a regression needs two batches of evidence); "could
         // not tell" only on a busy machine.
-        let cmp = out.path().join("compare.prom");
+        let cmp = out.join("compare.prom");
         // The matrix's loop devices share one host disk, and this test's
         // other cases probe theirs at the same time: a neighbour's burst
         // through both batches is a real slowdown of this device that the
@@ -498,11 +504,9 @@ common::per_fs! {
         // only). Three comparisons in a row saying "regressed" is not that.
         let mut regressed = vec![];
         let (o, c) = loop {
-            let o = fspace(
-                &["--compare-saved", "--json", "-q", "--prometheus", cmp.to_str().unwrap()],
-                dir,
-                state.path(),
-            );
+            // With its progress on stderr, whose lines must fit.
+            let o = fspace(&["--compare-saved", "--json", "--prometheus", cmp.to_str().unwrap()], dir, &state);
+            assert_fits(&fs.name, "probe --compare-saved --json (stderr)", &o, true);
             let c: Value = serde_json::from_slice(&o.stdout)
                 .unwrap_or_else(|_| panic!("{}: {}", fs.name, text(&o)));
             if o.status.code() != Some(1) || regressed.len() == 2 {
@@ -581,7 +585,7 @@ common::per_fs! {
             Some(if busy { 1.0 } else { 0.0 })
         );
         assert!(close(value(&cs, "fspace_probe_compare_ratio", &[]).unwrap(), ratio));
-        assert_eq!(listing(out.path()), ["compare.prom", "fspace.prom"], "{}", fs.name);
+        assert_eq!(listing(&out), ["compare.prom", "fspace.prom"], "{}", fs.name);
         assert!(listing(dir).is_empty(), "{}: {:?}", fs.name, listing(dir));
 
         // The save doctored to twice the real rate: exit 1, with the
@@ -605,7 +609,7 @@ common::per_fs! {
                     .collect(),
             );
             std::fs::write(&saved[0], serde_json::to_string_pretty(&doctored).unwrap()).unwrap();
-            let o = fspace(&["--compare-saved", "-q", "--prometheus", cmp.to_str().unwrap()], dir, state.path());
+            let o = fspace(&["--compare-saved", "-q", "--prometheus", cmp.to_str().unwrap()], dir, &state);
             let t = text(&o);
             assert_fits(&fs.name, "probe --compare-saved", &o, false);
             if o.status.code() == Some(1) {
@@ -651,20 +655,22 @@ common::per_fs! {
 
         // Nothing saved: exit 3, said so, nothing measured or written; in
         // text, in lines that fit.
-        let empty = tempfile::tempdir().unwrap();
-        let o = fspace(&["--compare-saved"], dir, empty.path());
+        let empty_top = tempfile::tempdir().unwrap();
+        let empty = empty_top.path().join(LONG);
+        std::fs::create_dir(&empty).unwrap();
+        let o = fspace(&["--compare-saved"], dir, &empty);
         assert_eq!(o.status.code(), Some(3), "{}: {}", fs.name, text(&o));
         assert_fits(&fs.name, "probe --compare-saved with nothing saved", &o, false);
         // A directory that does not exist: exit 1, the path wrapped.
-        let o = fspace(&["--quick"], &dir.join("missing"), state.path());
+        let o = fspace(&["--quick"], &dir.join("missing"), &state);
         assert_eq!(o.status.code(), Some(1), "{}: {}", fs.name, text(&o));
         assert_fits(&fs.name, "probe of a missing directory", &o, false);
-        let o = fspace(&["--compare-saved", "-q", "--json"], dir, empty.path());
+        let o = fspace(&["--compare-saved", "-q", "--json"], dir, &empty);
         assert_eq!(o.status.code(), Some(3), "{}: {}", fs.name, text(&o));
         let e: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(e["error"].as_str().unwrap().contains("nothing to compare with"), "{e}");
         assert!(listing(dir).is_empty());
-        assert!(listing(empty.path()).is_empty());
+        assert!(listing(&empty).is_empty());
     }
 }
 

@@ -296,6 +296,18 @@ pub(crate) fn ser_path_lossy<S: serde::Serializer>(
     s.serialize_str(&p.to_string_lossy())
 }
 
+/// [`ser_path_lossy`] for an optional path (`null` when absent).
+#[allow(clippy::ref_option)] // serde's serialize_with passes a reference
+pub(crate) fn ser_opt_path_lossy<S: serde::Serializer>(
+    p: &Option<std::path::PathBuf>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_str(&p.to_string_lossy()),
+        None => s.serialize_none(),
+    }
+}
+
 /// Serializes a duration as milliseconds with microsecond precision
 /// (`elapsed_ms` in every report).
 pub(crate) fn ser_ms<S: serde::Serializer>(

@@ -200,7 +200,7 @@ fn the_text_rule_sees_what_it_should() {
         "pub fspace::Error::Context::note: alloc::string::String",
         "pub fspace::Plan::reason: alloc::string::String",
         "pub fspace::untorn::Answer::limit: core::option::Option<fspace::untorn::Limit>",
-        "pub fspace::Error::Io::op: &'static str",
+        "pub fspace::ParseError::what: &'static str",
         "pub fn fspace::internals::parse_saved(text: &str) -> core::result::Result<fspace::probe::SavedPolicy, alloc::string::String>",
     ] {
         assert!(!text_where_a_type_belongs(good), "{good}");

@@ -62,6 +62,7 @@ pub struct SuiteReport {
     /// Its filesystem.
     pub filesystem: String,
     /// Its mount point, when known.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub mount_point: Option<PathBuf>,
     /// The mounted source, when known.
     pub source: Option<String>,

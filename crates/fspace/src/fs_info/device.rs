@@ -63,6 +63,7 @@ pub struct BlockDevice {
     /// a multiple of this (0: no boundary).
     pub atomic_write_boundary_bytes: Option<u64>,
     /// For a loop device: its backing file.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub backing_file: Option<PathBuf>,
     /// The devices this one sits on: a loop device's backing file's
     /// device, a device-mapper or md device's slaves.

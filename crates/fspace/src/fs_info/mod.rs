@@ -139,6 +139,7 @@ impl Capabilities {
 #[non_exhaustive]
 pub struct FsInfo {
     /// The path asked about.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub path: PathBuf,
     /// The family from the statfs magic.
     pub kind: FsKind,
@@ -150,6 +151,7 @@ pub struct FsInfo {
     /// The FUSE subtype (`sshfs`), when visible.
     pub fuse_subtype: Option<String>,
     /// The mount point, when found in mountinfo.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub mount_point: Option<PathBuf>,
     /// The mounted device or source, when found.
     pub source: Option<String>,

@@ -140,7 +140,7 @@ pub struct GrowReport {
     pub reason: String,
     /// The saved `fspace probe` measurement that `auto` followed, if any
     /// (`None`: the built-in policy, or an explicit strategy).
-    #[serde(serialize_with = "ser_opt_path")]
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub saved_probe: Option<PathBuf>,
     /// Strategies tried before it, with their errors.
     pub fallbacks: Vec<Fallback>,
@@ -174,14 +174,4 @@ pub struct GrowReport {
     /// ([`GrowOptions::nocow`]): set for log space on btrfs, where the
     /// reason says so, and where it was refused.
     pub nocow: bool,
-}
-
-fn ser_opt_path<S: serde::Serializer>(
-    p: &Option<PathBuf>,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    match p {
-        Some(p) => s.serialize_str(&p.to_string_lossy()),
-        None => s.serialize_none(),
-    }
 }

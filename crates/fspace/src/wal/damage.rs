@@ -129,6 +129,7 @@ impl From<EndReason> for StopReason {
 #[non_exhaustive]
 pub struct WalDamage {
     /// The file holding it (for a missing segment, the name it should have).
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub segment: PathBuf,
     /// That segment's sequence number.
     pub seq: u64,

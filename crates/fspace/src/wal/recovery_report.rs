@@ -40,6 +40,7 @@ pub struct RecoveryReport {
     /// short (its `fdatasync` never returned, so none of its records was
     /// acknowledged). The log ends before it, and the file is kept aside
     /// under this name (`NNNNNNNNNNNN.seg.torn-header`), never read again.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub torn_header: Option<PathBuf>,
     /// Damage before the log's end, where reading stopped: only in a
     /// look that reads up to the damage
@@ -60,6 +61,7 @@ pub struct RecoveryReport {
 #[non_exhaustive]
 pub struct TailReport {
     /// The segment file.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub segment: PathBuf,
     /// Its sequence number.
     pub seq: u64,

@@ -125,6 +125,9 @@ impl Scan {
             // again anyway.
             self.buf = vec![0u8; want];
         }
+        // Nothing held while the read overwrites the buffer: a read that
+        // fails part way leaves no bytes described as the file's.
+        self.held = 0;
         let n = read_at(&*self.fd, &self.path, &mut self.buf[..want], self.pos)?;
         if n < want {
             // The file is shorter than when the scan began: it ends here.

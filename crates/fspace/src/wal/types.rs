@@ -29,6 +29,7 @@ pub struct SegmentInfo {
     /// The LSN of its first record (of the next record, if it has none).
     pub first_lsn: Lsn,
     /// Its file.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
@@ -419,6 +420,7 @@ pub struct IoFallback {
     /// What was refused.
     pub refused: IoRefusal,
     /// The segment it was refused on.
+    #[serde(serialize_with = "crate::units::ser_path_lossy")]
     pub path: PathBuf,
     /// The error number the kernel returned.
     pub errno: i32,

@@ -466,11 +466,7 @@ fn footer_html(r: &ProbeResult) -> String {
         }
         h.push_str("</ul>\n");
     }
-    // "</" escaped as JSON allows ("<\/"), so that no string of the
-    // document (a directory named "</script>") ends the script element.
-    let json = serde_json::to_string(r)
-        .unwrap_or_default()
-        .replace("</", "<\\/");
+    let json = serde_json::to_string(r).unwrap_or_default();
     let _ = writeln!(
         h,
         "<footer>Measured by <code>fspace probe{}</code> (schema {}). The JSON document is embedded below.</footer>\n\

@@ -23,7 +23,7 @@ use crate::wal::options::WalOptions;
 use crate::wal::types::Lsn;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 const ROOT: &str = "/model";
@@ -402,12 +402,34 @@ impl Tally {
     }
 }
 
-/// Runs family `seed` whole, then cut before each of its calls in turn,
-/// until `done` (cut points taken by every worker) reaches `want`.
-fn cut_family(seed: u64, want: u64, done: &AtomicU64) -> Family {
+/// Sets its flag when the thread holding it unwinds.
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs family `seed` whole, then cut before each of its calls in turn:
+/// as many of them as are left of the `want` cut points when its whole
+/// run is done (claimed from `claimed`, which every worker shares), so
+/// that only the last family claimed is swept in part. `None` when no
+/// cut point was left for it.
+fn cut_family(seed: u64, want: u64, claimed: &AtomicU64) -> Option<Family> {
     let sh = shape(seed, &mut Rng(seed));
     let (v, total, _) = run(seed, None);
     assert!(v.ok(), "without a cut: {}", report(seed, None, &v));
+    let mut cuts = 0;
+    let _ = claimed.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+        cuts = (total + 1).min(want.saturating_sub(c));
+        (cuts > 0).then_some(c + cuts)
+    });
+    if cuts == 0 {
+        return None;
+    }
     let mut f = Family {
         points: 0,
         cuts_taken: 0,
@@ -416,18 +438,15 @@ fn cut_family(seed: u64, want: u64, done: &AtomicU64) -> Family {
         padded: sh.pad,
         flying: sh.in_flight > 1 && sh.sync == SyncMethod::DirectDsync,
     };
-    for n in 1..=total + 1 {
+    for n in 1..=cuts {
         let (v, _, ev) = run(seed, Some(n));
         f.points += 1;
         f.cuts_taken += u64::from(ev.is_some());
         if !v.ok() {
             f.failures.push(report(seed, Some(n), &v));
         }
-        if done.fetch_add(1, Ordering::Relaxed) + 1 >= want {
-            break;
-        }
     }
-    f
+    Some(f)
 }
 
 #[test]
@@ -448,15 +467,19 @@ fn power_cut_at_every_call_loses_no_acknowledged_record() {
     // with FSPACE_POWER_CUT_ONLY.
     let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let next_seed = AtomicU64::new(first);
-    let done = AtomicU64::new(0);
+    let claimed = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
     let tally = Mutex::new(Tally::default());
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                while done.load(Ordering::Relaxed) < want {
+                // A worker that fails stops the others.
+                let _stop = StopOnPanic(&stop);
+                while claimed.load(Ordering::Relaxed) < want && !stop.load(Ordering::Relaxed) {
                     let seed = next_seed.fetch_add(1, Ordering::Relaxed);
-                    let family = cut_family(seed, want, &done);
-                    tally.lock().unwrap().add(seed, family);
+                    if let Some(family) = cut_family(seed, want, &claimed) {
+                        tally.lock().unwrap().add(seed, family);
+                    }
                 }
             });
         }
