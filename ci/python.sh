@@ -6,7 +6,9 @@
 #      tagged cp39-abi3-manylinux_2_*_x86_64);
 #   3. that wheel, pytest and mypy installed into the venv (not an editable
 #      install: `import fspace` must find the installed copy);
-#   4. pytest on crates/fspace-py/tests, per filesystem of
+#   4. the `fspace` command built (release) and put on PATH: the crash-test
+#      tests record their traces with it;
+#   5. pytest on crates/fspace-py/tests, per filesystem of
 #      FSPACE_TEST_MOUNTS (ci/matrix.sh up); FSPACE_REQUIRE_MATRIX=1 turns a
 #      missing filesystem into a failure.
 # ci/test.sh runs it after the cargo tests on the matrix it mounted. Skipped
@@ -63,6 +65,15 @@ venv = sys.argv[1]
 assert fspace.__file__.startswith(venv), f"fspace imported from {fspace.__file__}, not the venv"
 print(f"fspace {fspace.__version__} from {fspace._fspace.__file__}")
 EOF
+
+# The crash test's functions check traces that the `fspace` command records
+# (its preload is inside the binary): the tests and docs/python.md's example
+# find it on PATH. ci/test.sh's Debian package step has built it already.
+echo "== python: the fspace command, for the crash-test traces (cargo build --release)"
+(cd "$REPO" && cargo build --release --quiet -p fspace-cli)
+target_dir=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+export PATH="$target_dir/release:$PATH"
 
 echo "== python: pytest"
 status=0

@@ -9,6 +9,7 @@
 //! library. Documented in docs/python.md; tested by ci/python.sh.
 
 mod args;
+mod crashtest;
 mod errors;
 mod ops;
 mod reports;
@@ -29,6 +30,7 @@ fn _fspace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::map, m)?)?;
     m.add_function(wrap_pyfunction!(ops::probe, m)?)?;
     reports::register(m)?;
+    crashtest::register(m)?;
     untorn::register(m)?;
     wal::register(m)?;
     Ok(())

@@ -17,7 +17,7 @@ use std::fmt;
 pub struct ParseError {
     /// What was being parsed: `strategy`, `sync method`, `intent`,
     /// `engine`, `I/O path`, `mode` (of `fspace bench commit`),
-    /// `sparse mode`, `reflink mode`.
+    /// `sparse mode`, `reflink mode`, `crash model`.
     pub what: &'static str,
     /// The text given.
     pub input: String,

@@ -21,6 +21,32 @@ fn parse_errors_are_values() {
     assert!(e.expected.contains(&"appended"), "{e:?}");
     let e = "mysql".parse::<fspace::probe::Engine>().unwrap_err();
     assert_eq!(e.expected, ["postgresql", "mariadb", "rocksdb"]);
+    let e = "zfs".parse::<fspace::crashtest::Model>().unwrap_err();
+    assert_eq!(
+        (e.what, e.expected),
+        ("crash model", vec!["posix", "ext4", "xfs", "btrfs"])
+    );
+}
+
+/// Over the public API's inventory (docs/public-api.txt): every `FromStr`
+/// fails with `ParseError`, except `Size`, whose `SizeError` says what is
+/// wrong in the number or its unit rather than listing names.
+#[test]
+fn every_from_str_fails_with_parse_error() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/public-api.txt");
+    let inventory = std::fs::read_to_string(&file).expect("read docs/public-api.txt");
+    let errs: Vec<&str> = inventory
+        .lines()
+        .filter(|l| l.starts_with("pub type ") && l.contains("::Err = "))
+        .collect();
+    assert!(errs.len() >= 10, "{errs:?}");
+    for l in errs {
+        assert!(
+            l.ends_with("= fspace::ParseError")
+                || l == "pub type fspace::Size::Err = fspace::SizeError",
+            "a FromStr that does not fail with fspace::ParseError: {l}"
+        );
+    }
 }
 
 #[test]

@@ -37,7 +37,7 @@ fn wrapped(o: &mut String, text: &str) {
     }
 }
 
-use fspace::crashtest::{self, CheckOptions, CheckReport, FailureKind, Finding, OpKind, Trace};
+use fspace::crashtest::{self, CheckOptions, CheckReport, FailureKind, OpKind, Trace};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -307,32 +307,6 @@ fn check_options(a: &CrashtestCheckArgs) -> CheckOptions {
     opts
 }
 
-/// `check --json`.
-fn check_json(a: &CrashtestCheckArgs, trace: &Trace, report: &CheckReport) -> fspace::Result<()> {
-    #[derive(Serialize)]
-    struct Json<'a> {
-        format: &'static str,
-        trace: &'a Path,
-        program: &'a [String],
-        verdict: &'static str,
-        #[serde(flatten)]
-        report: &'a CheckReport,
-        stories: Vec<Vec<String>>,
-    }
-    print_json(&Json {
-        format: "fspace-crashtest-check/1",
-        trace: &a.trace,
-        program: &trace.manifest.program,
-        verdict: if report.passed() {
-            "not-found"
-        } else {
-            "found"
-        },
-        report,
-        stories: report.failures.iter().map(|f| f.story(trace)).collect(),
-    })
-}
-
 /// `check`'s report in words.
 fn check_text(
     a: &CrashtestCheckArgs,
@@ -428,7 +402,7 @@ fn check(a: CrashtestCheckArgs) -> fspace::Result<()> {
     }
     set_exit_status(if report.passed() { 0 } else { EXIT_FOUND });
     if a.json {
-        return check_json(&a, &trace, &report);
+        return print_json(&report.document(&a.trace, &trace));
     }
     check_text(&a, &trace, &report, &opts)
 }
@@ -438,31 +412,7 @@ fn lint(a: CrashtestLintArgs) -> fspace::Result<()> {
     let findings = crashtest::lint(&trace);
     set_exit_status(if findings.is_empty() { 0 } else { EXIT_FOUND });
     if a.json {
-        #[derive(Serialize)]
-        struct J<'a> {
-            source: &'static str,
-            #[serde(flatten)]
-            finding: &'a Finding,
-        }
-        #[derive(Serialize)]
-        struct Json<'a> {
-            format: &'static str,
-            trace: &'a Path,
-            findings: Vec<J<'a>>,
-            limits: Vec<usize>,
-        }
-        return print_json(&Json {
-            format: "fspace-crashtest-lint/1",
-            trace: &a.trace,
-            findings: findings
-                .iter()
-                .map(|f| J {
-                    source: f.rule.source(),
-                    finding: f,
-                })
-                .collect(),
-            limits: trace.limits().iter().map(|o| o.number).collect(),
-        });
+        return print_json(&crashtest::lint_document(&a.trace, &trace, &findings));
     }
     let mut o = String::new();
     line!(

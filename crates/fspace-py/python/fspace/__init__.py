@@ -3,8 +3,10 @@
 fspace grows files the right way for their filesystem and intent, allocates
 space without glibc's one-byte-per-block emulation, copies files without
 losing holes, maps and digs holes, measures a disk, keeps a durable
-segment log, and says whether page writes are untorn (and makes them). Every call returns a report of what it did; every failure is
-an OSError that keeps the errno and names the operation and the path.
+segment log, says whether page writes are untorn (and makes them), and
+checks the crash states of a recorded run. Every call returns a report of
+what it did; every failure is an OSError that keeps the errno and names
+the operation and the path.
 
 The functions release the GIL while they do I/O. See docs/python.md.
 """
@@ -14,12 +16,16 @@ from ._fspace import (
     Capability,
     CopyFallback,
     CopyReport,
+    CrashCheckReport,
+    CrashFailure,
     DigReport,
     Extent,
     ExtentMap,
     Fallback,
     FsInfo,
     GrowReport,
+    LintFinding,
+    LintReport,
     MapSummary,
     Note,
     Plan,
@@ -29,6 +35,7 @@ from ._fspace import (
     Recommendation,
     Record,
     ReleaseReport,
+    TornWrite,
     UntornAnswer,
     UntornDevice,
     UntornFacts,
@@ -42,6 +49,8 @@ from ._fspace import (
     allocate,
     check_untorn_layout,
     copy,
+    crashtest_check,
+    crashtest_lint,
     dig,
     grow,
     info,
@@ -58,12 +67,16 @@ __all__ = [
     "Capability",
     "CopyFallback",
     "CopyReport",
+    "CrashCheckReport",
+    "CrashFailure",
     "DigReport",
     "Extent",
     "ExtentMap",
     "Fallback",
     "FsInfo",
     "GrowReport",
+    "LintFinding",
+    "LintReport",
     "MapSummary",
     "Note",
     "Plan",
@@ -73,6 +86,7 @@ __all__ = [
     "Recommendation",
     "Record",
     "ReleaseReport",
+    "TornWrite",
     "UntornAnswer",
     "UntornDevice",
     "UntornFacts",
@@ -86,6 +100,8 @@ __all__ = [
     "allocate",
     "check_untorn_layout",
     "copy",
+    "crashtest_check",
+    "crashtest_lint",
     "dig",
     "grow",
     "info",

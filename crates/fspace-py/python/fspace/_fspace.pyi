@@ -2,7 +2,20 @@
 
 import os
 from types import TracebackType
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Type, Union, final
+from typing import (
+    IO,
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+    final,
+)
 
 __version__: str
 __all__ = [
@@ -47,6 +60,13 @@ __all__ = [
     "BadUnit",
     "UntornLayout",
     "UntornReady",
+    "crashtest_check",
+    "crashtest_lint",
+    "TornWrite",
+    "CrashFailure",
+    "CrashCheckReport",
+    "LintFinding",
+    "LintReport",
 ]
 
 _StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -774,3 +794,139 @@ def check_untorn_layout(
     length: Optional[int] = None,
 ) -> UntornLayout:
     """Whether each unit of the range lies in one written, aligned extent."""
+
+@final
+class TornWrite:
+    """A write that persisted only in part."""
+
+    @property
+    def op(self) -> int: ...
+    @property
+    def persisted(self) -> Tuple[int, int]: ...
+    @property
+    def range(self) -> Tuple[int, int]: ...
+    @property
+    def size_without_data(self) -> bool: ...
+
+@final
+class CrashFailure:
+    """A crash state the checker rejected, with its story."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def models(self) -> List[str]: ...
+    @property
+    def after(self) -> int: ...
+    @property
+    def point(self) -> str: ...
+    @property
+    def persisted(self) -> List[int]: ...
+    @property
+    def lost(self) -> List[int]: ...
+    @property
+    def torn(self) -> Optional[TornWrite]: ...
+    @property
+    def exit_status(self) -> Optional[int]: ...
+    @property
+    def signal(self) -> Optional[int]: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def same_states(self) -> int: ...
+    @property
+    def state_dir(self) -> Optional[str]: ...
+    @property
+    def story(self) -> List[str]: ...
+
+@final
+class CrashCheckReport:
+    """What crashtest_check found."""
+
+    @property
+    def trace(self) -> str: ...
+    @property
+    def program(self) -> List[str]: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def models(self) -> List[str]: ...
+    @property
+    def ops(self) -> int: ...
+    @property
+    def points(self) -> int: ...
+    @property
+    def states(self) -> int: ...
+    @property
+    def distinct(self) -> int: ...
+    @property
+    def failed_states(self) -> int: ...
+    @property
+    def inconsistent_states(self) -> int: ...
+    @property
+    def lost_states(self) -> int: ...
+    @property
+    def failed_distinct(self) -> int: ...
+    @property
+    def failures(self) -> List[CrashFailure]: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def ms_per_state(self) -> float: ...
+    @property
+    def limits(self) -> List[int]: ...
+    @property
+    def work_dir(self) -> Optional[str]: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The document of `fspace crashtest check --json` (fspace-crashtest-check/1)."""
+    def to_json(self) -> str: ...
+
+@final
+class LintFinding:
+    """A rule the trace breaks."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def ops(self) -> List[int]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+
+@final
+class LintReport:
+    """What crashtest_lint found."""
+
+    @property
+    def trace(self) -> str: ...
+    @property
+    def findings(self) -> List[LintFinding]: ...
+    @property
+    def limits(self) -> List[int]: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """The document of `fspace crashtest lint --json` (fspace-crashtest-lint/1)."""
+    def to_json(self) -> str: ...
+
+def crashtest_check(
+    trace: _StrPath,
+    checker: Sequence[_StrPath],
+    *,
+    models: Optional[List[str]] = None,
+    states_per_point: int = 64,
+    between: int = 1,
+    jobs: Optional[int] = None,
+    timeout: float = 60.0,
+    keep: bool = False,
+    work_dir: Optional[_StrPath] = None,
+    max_failures: int = 20,
+    loss_status: Optional[int] = 3,
+) -> CrashCheckReport:
+    """Runs checker in every distinct crash state of a recorded trace."""
+
+def crashtest_lint(trace: _StrPath) -> LintReport:
+    """The static rules the recorded trace breaks."""

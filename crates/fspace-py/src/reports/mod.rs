@@ -8,6 +8,7 @@
 //! conversions every report shares.
 
 mod common;
+mod crashtest;
 mod extents;
 mod grow;
 mod info;
@@ -16,6 +17,7 @@ mod sparse;
 mod untorn;
 mod wal;
 
+pub(crate) use crashtest::{CrashCheckReport, LintReport};
 pub(crate) use extents::ExtentMap;
 pub(crate) use grow::{GrowReport, RangeReport};
 pub(crate) use info::FsInfo;
@@ -24,6 +26,7 @@ pub(crate) use sparse::{CopyReport, DigReport};
 pub(crate) use untorn::{UntornAnswer, UntornFacts, UntornLayout};
 pub(crate) use wal::{Record, ReleaseReport};
 
+use crashtest::{CrashFailure, LintFinding, TornWrite};
 use extents::{Extent, MapSummary};
 use grow::Fallback;
 use info::{Capability, Plan};
@@ -59,5 +62,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BadUnit>()?;
     m.add_class::<UntornLayout>()?;
     m.add_class::<UntornReady>()?;
+    m.add_class::<TornWrite>()?;
+    m.add_class::<CrashFailure>()?;
+    m.add_class::<CrashCheckReport>()?;
+    m.add_class::<LintFinding>()?;
+    m.add_class::<LintReport>()?;
     Ok(())
 }

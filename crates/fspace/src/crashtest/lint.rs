@@ -78,6 +78,47 @@ fn is_ack(k: &OpKind) -> bool {
     matches!(k, OpKind::Ack { channel, .. } if *channel != AckChannel::Stderr)
 }
 
+/// The schema of [`lint_document`].
+pub const LINT_FORMAT: &str = "fspace-crashtest-lint/1";
+
+/// `findings` (from [`lint`] of `trace`) as the JSON document of `fspace
+/// crashtest lint --json` (schema [`LINT_FORMAT`], docs/crashtest.md): the
+/// trace's path, each finding with its rule's source, and the operation
+/// numbers of the recorder's limits. The Python package's `to_dict()` is
+/// the same document.
+pub fn lint_document<'a>(
+    trace_path: &'a std::path::Path,
+    trace: &'a Trace,
+    findings: &'a [Finding],
+) -> impl Serialize + 'a {
+    #[derive(Serialize)]
+    struct Sourced<'a> {
+        source: &'static str,
+        #[serde(flatten)]
+        finding: &'a Finding,
+    }
+    #[derive(Serialize)]
+    struct Document<'a> {
+        format: &'static str,
+        // Lossy: the document must not fail after the lint was made.
+        trace: std::borrow::Cow<'a, str>,
+        findings: Vec<Sourced<'a>>,
+        limits: Vec<usize>,
+    }
+    Document {
+        format: LINT_FORMAT,
+        trace: trace_path.to_string_lossy(),
+        findings: findings
+            .iter()
+            .map(|f| Sourced {
+                source: f.rule.source(),
+                finding: f,
+            })
+            .collect(),
+        limits: trace.limits().iter().map(|o| o.number).collect(),
+    }
+}
+
 /// Checks `trace` against every rule; findings in trace order per rule.
 pub fn lint(trace: &Trace) -> Vec<Finding> {
     let fx = effects(trace);

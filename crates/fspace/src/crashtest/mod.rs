@@ -31,11 +31,13 @@ mod states;
 mod trace;
 
 pub use check::check;
-pub use lint::{lint, Finding, Rule};
-pub use model::{Model, UnknownModel};
+pub use lint::{lint, lint_document, Finding, Rule, LINT_FORMAT};
+pub use model::Model;
 pub use raw::{MAGIC as OPS_MAGIC, VERSION as OPS_VERSION};
 pub use record::{begin, Recording};
-pub use report::{CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite};
+pub use report::{
+    CheckOptions, CheckReport, CheckerExit, Failure, FailureKind, TornWrite, CHECK_FORMAT,
+};
 pub use states::{CrashPoint, PointKind};
 pub use trace::{
     AckChannel, EntryKind, InitialEntry, Manifest, Op, OpKind, Trace, WriteFlags, TRACE_FORMAT,

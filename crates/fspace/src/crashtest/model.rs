@@ -2,6 +2,7 @@
 //! the crash states are built under. Each rule cites where it comes from
 //! (docs/crashtest.md "Models" has the sources in full).
 
+use crate::invalid::ParseError;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -106,17 +107,14 @@ impl fmt::Display for Model {
     }
 }
 
-/// A model name that is not one of [`Model::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown crash model {0:?}: expected posix, ext4, xfs or btrfs")]
-pub struct UnknownModel(pub String);
-
 impl FromStr for Model {
-    type Err = UnknownModel;
-    fn from_str(s: &str) -> Result<Model, UnknownModel> {
+    type Err = ParseError;
+    /// A model by its [`name`](Model::name); any other text is a
+    /// [`ParseError`] listing the names.
+    fn from_str(s: &str) -> Result<Model, ParseError> {
         Model::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownModel(s.to_string()))
+            .ok_or_else(|| ParseError::new("crash model", s, Model::ALL.map(Model::name)))
     }
 }

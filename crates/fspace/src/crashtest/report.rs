@@ -5,7 +5,7 @@ use super::model::Model;
 use super::states::CrashPoint;
 use super::trace::Trace;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How `check` explores and runs.
@@ -148,6 +148,7 @@ pub struct Failure {
     /// acknowledgements.
     pub same_states: usize,
     /// The state's directory, when kept.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub state_dir: Option<PathBuf>,
 }
 
@@ -182,13 +183,44 @@ pub struct CheckReport {
     /// What the recorder could not see: operation numbers of its limits.
     pub limits: Vec<usize>,
     /// Where the states were written, when kept.
+    #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub work_dir: Option<PathBuf>,
 }
+
+/// The schema of [`CheckReport::document`].
+pub const CHECK_FORMAT: &str = "fspace-crashtest-check/1";
 
 impl CheckReport {
     /// No state failed.
     pub fn passed(&self) -> bool {
         self.failed_states == 0
+    }
+
+    /// The report as the JSON document of `fspace crashtest check --json`
+    /// (schema [`CHECK_FORMAT`], docs/crashtest.md): the trace's path and
+    /// program, the verdict (`found` or `not-found`), the report's fields
+    /// and each failure's story. The Python package's `to_dict()` is the
+    /// same document.
+    pub fn document<'a>(&'a self, trace_path: &'a Path, trace: &'a Trace) -> impl Serialize + 'a {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            format: &'static str,
+            // Lossy: the document must not fail after the check was made.
+            trace: std::borrow::Cow<'a, str>,
+            program: &'a [String],
+            verdict: &'static str,
+            #[serde(flatten)]
+            report: &'a CheckReport,
+            stories: Vec<Vec<String>>,
+        }
+        Document {
+            format: CHECK_FORMAT,
+            trace: trace_path.to_string_lossy(),
+            program: &trace.manifest.program,
+            verdict: if self.passed() { "not-found" } else { "found" },
+            report: self,
+            stories: self.failures.iter().map(|f| f.story(trace)).collect(),
+        }
     }
 }
 

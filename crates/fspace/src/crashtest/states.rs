@@ -27,6 +27,19 @@ pub enum PointKind {
     End,
 }
 
+impl PointKind {
+    /// Its name in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            PointKind::BeforeSync => "before-sync",
+            PointKind::DuringSyncWrite => "during-sync-write",
+            PointKind::AfterAck => "after-ack",
+            PointKind::Between => "between",
+            PointKind::End => "end",
+        }
+    }
+}
+
 /// A moment the power may fail: after the first `after` operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CrashPoint {

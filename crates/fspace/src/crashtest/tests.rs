@@ -362,3 +362,48 @@ fn lint_fsync_retry_direct_writes_and_emulated_posix_fallocate() {
         assert_eq!(found, !works);
     }
 }
+
+/// Every kind's `name()` is its JSON name, which the Python and C faces
+/// hand out in place of the enum.
+#[test]
+fn names_are_the_json_names() {
+    fn json<T: serde::Serialize>(v: T) -> String {
+        serde_json::to_value(v)
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+    for m in Model::ALL {
+        assert_eq!(json(m), m.name());
+        assert_eq!(m.name().parse::<Model>().unwrap(), m);
+    }
+    for k in [
+        PointKind::BeforeSync,
+        PointKind::DuringSyncWrite,
+        PointKind::AfterAck,
+        PointKind::Between,
+        PointKind::End,
+    ] {
+        assert_eq!(json(k), k.name());
+    }
+    for k in [
+        FailureKind::Inconsistent,
+        FailureKind::Crashed,
+        FailureKind::TimedOut,
+        FailureKind::Lost,
+    ] {
+        assert_eq!(json(k), k.name());
+    }
+    for r in [
+        Rule::UnsyncedName,
+        Rule::RenameUnsyncedData,
+        Rule::AckBeforeSync,
+        Rule::FsyncRetry,
+        Rule::DirectWithoutSync,
+        Rule::EmulatedPosixFallocate,
+        Rule::SyncFileRangeOnly,
+    ] {
+        assert_eq!(json(r), r.name());
+    }
+}
