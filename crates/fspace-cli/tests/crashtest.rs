@@ -511,7 +511,8 @@ fn crashtest_sqlite_wal_by_synchronous_mode() {
 }
 
 /// `--keep` leaves the failing states (the smallest story's holds what the
-/// story says); without it nothing is left behind.
+/// story says); without it nothing is left behind. What `--work-dir`
+/// held before is never touched, also when the check fails.
 #[test]
 fn crashtest_keep_leaves_the_failing_states() {
     let dir = tempfile::tempdir().unwrap();
@@ -522,6 +523,8 @@ fn crashtest_keep_leaves_the_failing_states() {
     let check = programs().join("check.sh");
     for keep in [true, false] {
         let work = run.join(format!("work-{keep}"));
+        std::fs::create_dir(&work).unwrap();
+        std::fs::write(work.join("mine.txt"), "the caller's").unwrap();
         let mut args = vec![
             "crashtest",
             "check",
@@ -554,13 +557,32 @@ fn crashtest_keep_leaves_the_failing_states() {
             assert!(!state.join("data.tmp").exists());
         } else {
             assert!(f["state_dir"].is_null(), "{f}");
-            let left: Vec<String> = common::listing(&work)
-                .into_iter()
-                .filter(|n| n.starts_with("state-"))
-                .collect();
-            assert!(left.is_empty(), "{left:?}");
+            assert_eq!(common::listing(&work), ["mine.txt"]);
         }
+        assert_eq!(
+            std::fs::read(work.join("mine.txt")).unwrap(),
+            b"the caller's"
+        );
     }
+    // A check that stops (its checker rejects the state left when nothing
+    // crashed) removes its own directory and nothing else.
+    let work = run.join("work-refused");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("mine.txt"), "the caller's").unwrap();
+    let o = fspace(
+        &[
+            "crashtest",
+            "check",
+            "--work-dir",
+            work.to_str().unwrap(),
+            trace.to_str().unwrap(),
+            "--",
+            "false",
+        ],
+        run,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(common::listing(&work), ["mine.txt"]);
 }
 
 /// The recording preload itself (tests/crashtest_record/smoke.py): every

@@ -55,11 +55,14 @@ fn checker(obj: &Bound<'_, PyAny>) -> PyResult<Vec<OsString>> {
 /// states for a debugger. `report.passed` is True when no state failed;
 /// each failure has its `story`.
 ///
-/// Raises ValueError for an unknown model or a bad count; OSError with the
-/// errno and path when the check cannot run (the trace cannot be read, the
-/// checker cannot start or rejects the state the program left when nothing
-/// crashed, a state cannot be written). Ctrl-C stops it (no new checker
-/// starts) and removes the states.
+/// Raises ValueError for an unknown model, a count below its minimum or a
+/// timeout outside (0, 86400]; TypeError for a checker given as a str;
+/// OSError with the errno and path when the check cannot run (the trace
+/// cannot be read, the checker cannot start or rejects the state the
+/// program left when nothing crashed, a state cannot be written). Ctrl-C
+/// stops it (running checkers are killed, no new one starts, the states
+/// are removed) and raises KeyboardInterrupt. `work_dir` gets a new
+/// directory of the check's own; nothing else in it is touched.
 #[pyfunction]
 #[pyo3(signature = (trace, checker, *, models = None, states_per_point = 64, between = 1,
                     jobs = None, timeout = 60.0, keep = false, work_dir = None,
@@ -73,13 +76,13 @@ pub(crate) fn crashtest_check(
     trace: &Bound<'_, PyAny>,
     checker: &Bound<'_, PyAny>,
     models: Option<Vec<String>>,
-    states_per_point: usize,
-    between: usize,
-    jobs: Option<usize>,
+    states_per_point: i64,
+    between: i64,
+    jobs: Option<i64>,
     timeout: f64,
     keep: bool,
     work_dir: Option<&Bound<'_, PyAny>>,
-    max_failures: usize,
+    max_failures: i64,
     loss_status: Option<i32>,
 ) -> PyResult<CrashCheckReport> {
     let path = args::path(trace)?;
@@ -98,12 +101,12 @@ pub(crate) fn crashtest_check(
         opts.models.sort();
         opts.models.dedup();
     }
-    // As the CLI's: `between` may be 0 (no sampled points).
-    if states_per_point == 0 || max_failures == 0 || jobs == Some(0) {
-        return Err(PyValueError::new_err(
-            "states_per_point, jobs and max_failures must be at least 1",
-        ));
-    }
+    // As the CLI's: `between` may be 0 (no sampled points), the others
+    // start at 1. Taken as i64 so that a negative one is a ValueError too.
+    let states_per_point = count(states_per_point, "states_per_point", 1)?;
+    let between = count(between, "between", 0)?;
+    let jobs = jobs.map(|j| count(j, "jobs", 1)).transpose()?;
+    let max_failures = count(max_failures, "max_failures", 1)?;
     if !(timeout > 0.0 && timeout <= 86_400.0) {
         return Err(PyValueError::new_err(format!(
             "timeout must be a number of seconds above 0 and at most 86400, not {timeout}"
@@ -124,16 +127,36 @@ pub(crate) fn crashtest_check(
     let stop = Interrupt::new();
     let r = py.detach(|| -> fspace::Result<CrashCheckReport> {
         let t = fspace::crashtest::Trace::load(&path)?;
-        let progress = |_: usize, _: usize| {
-            stop.poll();
-            if stop.cancel.load(Ordering::SeqCst) {
-                cancel.store(true, Ordering::SeqCst);
+        // The library reports progress from its worker threads, where
+        // Python runs no signal handler: the check runs in a thread of its
+        // own while this (the caller's) thread looks for Ctrl-C and, when
+        // it comes, sets the library's cancel flag.
+        let report = std::thread::scope(|s| {
+            let worker = s.spawn(|| fspace::crashtest::check(&t, &program, &opts, &|_, _| {}));
+            while !worker.is_finished() {
+                stop.poll();
+                if stop.cancel.load(Ordering::SeqCst) {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-        };
-        let report = fspace::crashtest::check(&t, &program, &opts, &progress)?;
+            // A panic in the check goes on as one (PyO3 raises it as
+            // PanicException); it never crosses into Python unwinding.
+            worker
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })?;
         Ok(CrashCheckReport::from(&path, &t, &report))
     });
     stop.result(r)
+}
+
+/// `v` as a count of at least `min`, or a ValueError naming `what`.
+fn count(v: i64, what: &str, min: usize) -> PyResult<usize> {
+    usize::try_from(v)
+        .ok()
+        .filter(|&n| n >= min)
+        .ok_or_else(|| PyValueError::new_err(format!("{what} must be at least {min}, not {v}")))
 }
 
 /// crashtest_lint(trace) -> LintReport

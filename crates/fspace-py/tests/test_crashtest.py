@@ -4,12 +4,15 @@ the replace-by-rename bug of the CLI's tests (crashtest_programs/bugs.py) is
 found with its story and its fix passes, and the Python report is the CLI's
 `--json` document field for field. Also: the refusals."""
 
+import _thread
 import errno
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -142,8 +145,10 @@ def test_crashtest_refusals(tmp_path):
         fspace.crashtest_check(trace, checker("replace"), models=["zfs"])
     with pytest.raises(ValueError, match="models is empty"):
         fspace.crashtest_check(trace, checker("replace"), models=[])
-    with pytest.raises(ValueError, match="at least 1"):
-        fspace.crashtest_check(trace, checker("replace"), states_per_point=0)
+    for bad in (dict(states_per_point=0), dict(jobs=-1), dict(max_failures=0),
+                dict(between=-1)):
+        with pytest.raises(ValueError, match="must be at least"):
+            fspace.crashtest_check(trace, checker("replace"), **bad)
     for t in (0.0, -1.0, float("nan"), 1e9):
         with pytest.raises(ValueError, match="timeout"):
             fspace.crashtest_check(trace, checker("replace"), timeout=t)
@@ -154,11 +159,41 @@ def test_crashtest_refusals(tmp_path):
             call()
         assert e.value.errno == errno.ENOENT and missing in str(e.value.filename)
     # A checker that rejects the state the program left when nothing
-    # crashed: the check cannot tell anything, and says so.
+    # crashed: the check cannot tell anything, and says so; the work
+    # directory keeps what it held.
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mine.txt").write_text("the caller's")
     with pytest.raises(OSError) as e:
-        fspace.crashtest_check(trace, ["sh", "-c", "echo no; exit 1"])
+        fspace.crashtest_check(trace, ["sh", "-c", "echo no; exit 1"], work_dir=work)
+    assert os.listdir(work) == ["mine.txt"]
     assert e.value.errno == errno.EINVAL and e.value.filename == trace
     assert "rejects the state the program left when nothing crashed" in str(e.value)
     assert "saying: no" in str(e.value)
     # Nothing was changed: the trace still checks.
     assert not fspace.crashtest_check(trace, checker("replace"), models=["posix"]).passed
+
+
+def test_crashtest_ctrl_c_stops_the_check(tmp_path):
+    """SIGINT while checkers run (here: each sleeps 30 s) raises
+    KeyboardInterrupt within seconds, kills them and leaves no state."""
+    run = tmp_path / "run"
+    (run / "db").mkdir(parents=True)
+    (run / "db" / "data").write_text("old")
+    trace = record(str(run), "replace", False)
+    work = tmp_path / "work"
+    # Accepts the state left when nothing crashed (data = new) at once, and
+    # sleeps in every crash state.
+    slow = ["sh", "-c", 'grep -q new data 2>/dev/null && [ "$(cat data)" = new ] && '
+            '[ -s "$FSPACE_CRASH_ACKS" ] && exit 0; sleep 30']
+    timer = threading.Timer(2.0, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fspace.crashtest_check(trace, slow, work_dir=work, jobs=2)
+    finally:
+        timer.cancel()
+    took = time.monotonic() - started
+    assert took < 15, f"the check went on {took:.1f} s after Ctrl-C"
+    assert os.listdir(work) == [], os.listdir(work)

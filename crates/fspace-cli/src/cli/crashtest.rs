@@ -71,7 +71,8 @@ pub(crate) struct CrashtestCheckArgs {
     /// Leave the failing states' directories (the first 20) for a debugger.
     #[arg(long)]
     pub keep: bool,
-    /// Write the states here instead of a new directory in $TMPDIR.
+    /// Make the states' directory inside DIR (created if missing) instead of in $TMPDIR; nothing
+    /// else in DIR is touched.
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
     /// Print JSON.

@@ -10,7 +10,6 @@ from typing import (
     Iterator,
     List,
     Optional,
-    Sequence,
     Tuple,
     Type,
     Union,
@@ -914,7 +913,7 @@ class LintReport:
 
 def crashtest_check(
     trace: _StrPath,
-    checker: Sequence[_StrPath],
+    checker: Union[List[str], List[bytes], List[_StrPath], Tuple[_StrPath, ...]],
     *,
     models: Optional[List[str]] = None,
     states_per_point: int = 64,

@@ -70,7 +70,7 @@ pub fn check(
     };
     let found = run.failures(&results);
     let kept_any = found.failures.iter().any(|f| f.state_dir.is_some());
-    if !kept_any && opts.work_dir.is_none() {
+    if !kept_any {
         let _ = std::fs::remove_dir_all(&work);
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -116,14 +116,21 @@ fn program_of(trace: &Trace, checker: &[OsString]) -> Result<OsString> {
     })
 }
 
-/// Where the states are written: `--work-dir`, or a new directory in the
-/// system's temporary directory.
+/// Where the states are written: a new directory of this check's own,
+/// inside `--work-dir` (made when missing) or the system's temporary
+/// directory. Only that new directory is ever removed: a work directory
+/// the caller named may hold other files (their home directory, a
+/// project), and a failed or cancelled check must not touch them.
 fn work_dir(opts: &CheckOptions) -> Result<PathBuf> {
-    if let Some(d) = &opts.work_dir {
-        std::fs::create_dir_all(d).map_err(|e| Error::from_io("crashtest check", d, None, e))?;
-        return Ok(d.clone());
-    }
-    let d = std::env::temp_dir().join(crate::stale::unique_name("fspace-crashtest", "-"));
+    let parent = match &opts.work_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::from_io("crashtest check", d, None, e))?;
+            d.clone()
+        }
+        None => std::env::temp_dir(),
+    };
+    let d = parent.join(crate::stale::unique_name("fspace-crashtest", "-"));
     std::fs::create_dir(&d).map_err(|e| Error::from_io("crashtest check", &d, None, e))?;
     Ok(d)
 }

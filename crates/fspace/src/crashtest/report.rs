@@ -24,8 +24,10 @@ pub struct CheckOptions {
     pub timeout: Duration,
     /// Leave the failing states' directories for a debugger.
     pub keep: bool,
-    /// Where the states are written (a new directory in the system's
-    /// temporary directory by default).
+    /// Where the states are written: in a new directory made inside this
+    /// one (created when missing; the system's temporary directory by
+    /// default). Only that new directory is removed afterwards, never
+    /// anything else in this one.
     pub work_dir: Option<PathBuf>,
     /// At most this many distinct failures are described (20).
     pub max_failures: usize,
@@ -182,7 +184,8 @@ pub struct CheckReport {
     pub ms_per_state: f64,
     /// What the recorder could not see: operation numbers of its limits.
     pub limits: Vec<usize>,
-    /// Where the states were written, when kept.
+    /// Where the states were written (this check's own directory), when
+    /// some were kept.
     #[serde(serialize_with = "crate::units::ser_opt_path_lossy")]
     pub work_dir: Option<PathBuf>,
 }
