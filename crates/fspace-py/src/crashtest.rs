@@ -11,7 +11,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::ffi::OsString;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,8 +97,6 @@ pub(crate) fn crashtest_check(
             .iter()
             .map(|m| args::named::<fspace::crashtest::Model>(m))
             .collect::<PyResult<_>>()?;
-        opts.models.sort();
-        opts.models.dedup();
     }
     // As the CLI's: `between` may be 0 (no sampled points), the others
     // start at 1. Taken as i64 so that a negative one is a ValueError too.
@@ -122,22 +119,18 @@ pub(crate) fn crashtest_check(
     opts.work_dir = work_dir.map(args::path).transpose()?;
     opts.max_failures = max_failures;
     opts.loss_status = loss_status;
-    let cancel = Arc::new(AtomicBool::new(false));
-    opts.cancel = Some(Arc::clone(&cancel));
     let stop = Interrupt::new();
+    opts.cancel = Some(Arc::clone(&stop.cancel));
     let r = py.detach(|| -> fspace::Result<CrashCheckReport> {
         let t = fspace::crashtest::Trace::load(&path)?;
         // The library reports progress from its worker threads, where
         // Python runs no signal handler: the check runs in a thread of its
-        // own while this (the caller's) thread looks for Ctrl-C and, when
-        // it comes, sets the library's cancel flag.
+        // own while this (the caller's) thread looks for Ctrl-C, which sets
+        // the cancel flag the check reads.
         let report = std::thread::scope(|s| {
             let worker = s.spawn(|| fspace::crashtest::check(&t, &program, &opts, &|_, _| {}));
             while !worker.is_finished() {
                 stop.poll();
-                if stop.cancel.load(Ordering::SeqCst) {
-                    cancel.store(true, Ordering::SeqCst);
-                }
                 std::thread::sleep(Duration::from_millis(20));
             }
             // A panic in the check goes on as one (PyO3 raises it as

@@ -3,7 +3,7 @@
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// EIO: the errno given when an error carries none (it always does today:
@@ -38,7 +38,9 @@ const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 /// cleanly (rolling back as it documents) and fails with ECANCELED, and
 /// [`Interrupt::result`] raises the kept exception instead.
 pub(crate) struct Interrupt {
-    pub(crate) cancel: AtomicBool,
+    /// Shared: `crashtest_check` hands it to the library (`CheckOptions`
+    /// takes an `Arc`); the other calls borrow it.
+    pub(crate) cancel: Arc<AtomicBool>,
     raised: Mutex<Option<PyErr>>,
     last_check: Mutex<Instant>,
 }
@@ -46,7 +48,7 @@ pub(crate) struct Interrupt {
 impl Interrupt {
     pub(crate) fn new() -> Self {
         Interrupt {
-            cancel: AtomicBool::new(false),
+            cancel: Arc::new(AtomicBool::new(false)),
             raised: Mutex::new(None),
             last_check: Mutex::new(Instant::now()),
         }

@@ -285,8 +285,6 @@ fn check_options(a: &CrashtestCheckArgs) -> CheckOptions {
     let mut opts = CheckOptions::default();
     if !a.model.is_empty() {
         opts.models.clone_from(&a.model);
-        opts.models.sort();
-        opts.models.dedup();
     }
     if let Some(n) = a.states_per_point {
         opts.per_point = n;

@@ -39,8 +39,13 @@ pub fn check(
         initial: Image::initial(trace)?,
     };
     let pts = points(trace, opts.between);
+    // In the models' own order (the worst case first), each once, however
+    // the caller listed them.
+    let mut models = opts.models.clone();
+    models.sort();
+    models.dedup();
     let mut states: Vec<State> = Vec::new();
-    for &model in &opts.models {
+    for &model in &models {
         let durable_at = durability(trace, &prepared.effects, &fx.op_ino, model);
         let bounds = Bounds {
             per_point: opts.per_point.max(2),
@@ -76,7 +81,7 @@ pub fn check(
     let seconds = started.elapsed().as_secs_f64();
     let total = distinct.reps.len();
     Ok(CheckReport {
-        models: opts.models.clone(),
+        models,
         ops: trace.ops.len(),
         points: pts.len(),
         states: states.len(),

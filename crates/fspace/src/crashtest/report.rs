@@ -11,7 +11,8 @@ use std::time::Duration;
 /// How `check` explores and runs.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
-    /// The models to build states under (all four by default).
+    /// The models to build states under (all four by default); explored
+    /// in [`Model::ALL`]'s order, each once, whatever the order given.
     pub models: Vec<Model>,
     /// At most this many states per crash point and model (64).
     pub per_point: usize,
